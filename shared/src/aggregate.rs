@@ -1,0 +1,283 @@
+//! Aggregating launches by kernel name, and ranking kernels by their share of time.
+//!
+//! The 2020 hierarchical-roofline study (Yang et al., "Hierarchical Roofline Performance Analysis
+//! for Deep Learning Applications", arXiv:2009.05257) groups Nsight Compute launches by kernel
+//! name, sums every counter and counts the launches. We do the same, and take a kernel's time as
+//! the sum of its launches' times.
+
+use rustc_hash::FxHashMap;
+
+use crate::bundle::{Complexity, Kernel, KernelTime, LaunchStats};
+
+#[derive(Default)]
+struct Acc {
+    launches: u64,
+    min: f64,
+    max: f64,
+    sum_sq: f64,
+    /// Per-launch times, kept while every member is a single launch (for the median).
+    singles: Vec<f64>,
+    all_single: bool,
+    stats_known: bool,
+    complexity_known: bool,
+}
+
+/// Groups kernels by (device, name), in order of first appearance: FLOPs, bytes, complexity,
+/// launches and time are summed; per-launch statistics are combined (min, max, mean and the
+/// pooled standard deviation; the median only when every member is a single launch). Grid,
+/// block, NVTX range, display name and tags are kept where every member agrees.
+pub fn aggregate_by_name(kernels: &[Kernel]) -> Vec<Kernel> {
+    let mut index: FxHashMap<(Option<&str>, &str), usize> = FxHashMap::default();
+    let mut out: Vec<Kernel> = Vec::new();
+    let mut accs: Vec<Acc> = Vec::new();
+    for k in kernels {
+        let key = (k.device.as_deref(), k.name.as_str());
+        let i = *index.entry(key).or_insert_with(|| {
+            out.push(Kernel {
+                launches: 0,
+                time: KernelTime {
+                    total_s: 0.0,
+                    per_launch: None,
+                },
+                flops: Default::default(),
+                bytes: Default::default(),
+                complexity: k.complexity.map(|_| Complexity {
+                    flops: 0.0,
+                    bytes: 0.0,
+                }),
+                ..k.clone()
+            });
+            accs.push(Acc {
+                min: f64::INFINITY,
+                max: f64::NEG_INFINITY,
+                all_single: true,
+                stats_known: true,
+                complexity_known: true,
+                ..Acc::default()
+            });
+            out.len() - 1
+        });
+        let (agg, acc) = (&mut out[i], &mut accs[i]);
+        merge_into(agg, acc, k);
+    }
+    for (agg, acc) in out.iter_mut().zip(accs) {
+        finish(agg, acc);
+    }
+    out
+}
+
+fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
+    agg.launches += k.launches;
+    agg.time.total_s += k.time.total_s;
+    agg.flops.add(&k.flops);
+    agg.bytes.add(&k.bytes);
+    match (&mut agg.complexity, k.complexity) {
+        (Some(a), Some(c)) if acc.complexity_known => {
+            a.flops += c.flops;
+            a.bytes += c.bytes;
+        }
+        _ => acc.complexity_known = false,
+    }
+    if agg.grid != k.grid {
+        agg.grid = None;
+    }
+    if agg.block != k.block {
+        agg.block = None;
+    }
+    if agg.nvtx_range != k.nvtx_range {
+        agg.nvtx_range = None;
+    }
+    if agg.display_name != k.display_name {
+        agg.display_name = None;
+    }
+    if agg.tags != k.tags {
+        agg.tags.retain(|key, v| k.tags.get(key) == Some(v));
+    }
+    acc.launches += k.launches;
+    // Launch counts are far below 2^53.
+    #[allow(clippy::cast_precision_loss)]
+    let n = k.launches as f64;
+    if k.launches == 1 {
+        let t = k.time.total_s;
+        acc.min = acc.min.min(t);
+        acc.max = acc.max.max(t);
+        acc.sum_sq += t * t;
+        acc.singles.push(t);
+    } else {
+        acc.all_single = false;
+        acc.singles = Vec::new();
+        match &k.time.per_launch {
+            Some(s) if acc.stats_known => {
+                acc.min = acc.min.min(s.min_s);
+                acc.max = acc.max.max(s.max_s);
+                match s.stddev_s {
+                    // Σ t² over the member's launches = n (σ² + μ²).
+                    Some(sd) => acc.sum_sq += n * (sd * sd + s.mean_s * s.mean_s),
+                    None => acc.sum_sq = f64::NAN,
+                }
+            }
+            _ => acc.stats_known = false,
+        }
+    }
+}
+
+fn finish(agg: &mut Kernel, mut acc: Acc) {
+    if !acc.complexity_known {
+        agg.complexity = None;
+    }
+    if !acc.stats_known || acc.launches == 0 {
+        agg.time.per_launch = None;
+        return;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let n = acc.launches as f64;
+    let mean = agg.time.total_s / n;
+    let var = acc.sum_sq / n - mean * mean;
+    let median = if acc.all_single && !acc.singles.is_empty() {
+        Some(median(&mut acc.singles))
+    } else {
+        None
+    };
+    agg.time.per_launch = Some(LaunchStats {
+        min_s: acc.min,
+        median_s: median,
+        mean_s: mean.clamp(acc.min, acc.max),
+        max_s: acc.max,
+        // Rounding can push a tiny variance below zero.
+        stddev_s: var.is_finite().then(|| var.max(0.0).sqrt()),
+    });
+}
+
+/// The median of a non-empty slice (reorders it).
+fn median(v: &mut [f64]) -> f64 {
+    let mid = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
+    let m = *m;
+    if v.len() % 2 == 1 {
+        m
+    } else {
+        let lower = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lower + m) / 2.0
+    }
+}
+
+/// Indices of the `n` items with the largest `time`, largest first (ties keep input order).
+pub fn top_by_time<T>(items: &[T], n: usize, time: impl Fn(&T) -> f64) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..items.len()).collect();
+    idx.sort_by(|&a, &b| time(&items[b]).total_cmp(&time(&items[a])));
+    idx.truncate(n);
+    idx
+}
+
+/// Share of total time, `T_k / Σ T` (0 when the total is 0).
+pub fn share_of_time(time_s: f64, total_s: f64) -> f64 {
+    if total_s > 0.0 { time_s / total_s } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Bytes, DataSource, Flops};
+
+    fn launch(name: &str, t: f64, fp32: f64, hbm: f64) -> Kernel {
+        Kernel {
+            name: name.into(),
+            display_name: None,
+            device: None,
+            launches: 1,
+            grid: Some([1, 1, 1]),
+            block: Some([128, 1, 1]),
+            time: KernelTime {
+                total_s: t,
+                per_launch: None,
+            },
+            flops: Flops {
+                fp32: Some(fp32),
+                ..Flops::default()
+            },
+            bytes: Bytes {
+                hbm: Some(hbm),
+                ..Bytes::default()
+            },
+            complexity: Some(Complexity {
+                flops: fp32,
+                bytes: hbm,
+            }),
+            source: DataSource::NsightCompute,
+            tags: Default::default(),
+            nvtx_range: None,
+        }
+    }
+
+    #[test]
+    fn sums_counters_and_computes_statistics() {
+        let mut b2 = launch("b", 4.0, 10.0, 1.0);
+        b2.grid = Some([2, 1, 1]);
+        let ks = vec![
+            launch("a", 1.0, 100.0, 10.0),
+            launch("b", 2.0, 10.0, 1.0),
+            launch("a", 3.0, 100.0, 10.0),
+            b2,
+            launch("a", 2.0, 100.0, 10.0),
+        ];
+        let agg = aggregate_by_name(&ks);
+        assert_eq!(agg.len(), 2);
+        let a = &agg[0];
+        assert_eq!(a.name, "a");
+        assert_eq!(a.launches, 3);
+        assert_eq!(a.time.total_s, 6.0);
+        assert_eq!(a.flops.fp32, Some(300.0));
+        assert_eq!(a.bytes.hbm, Some(30.0));
+        assert_eq!(a.bytes.l1, None);
+        assert_eq!(a.complexity.unwrap().flops, 300.0);
+        let s = a.time.per_launch.as_ref().unwrap();
+        assert_eq!((s.min_s, s.median_s, s.mean_s, s.max_s), (1.0, Some(2.0), 2.0, 3.0));
+        // Population σ of {1, 3, 2} = sqrt(2/3).
+        assert!((s.stddev_s.unwrap() - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(a.grid, Some([1, 1, 1]));
+        let b = &agg[1];
+        assert_eq!(b.grid, None, "launches disagree on the grid");
+        assert_eq!(b.block, Some([128, 1, 1]));
+        assert_eq!(b.time.per_launch.as_ref().unwrap().median_s, Some(3.0));
+    }
+
+    #[test]
+    fn re_aggregation_pools_statistics() {
+        let ks: Vec<Kernel> = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .map(|t| launch("k", *t, 1.0, 1.0))
+            .collect();
+        let once = aggregate_by_name(&ks);
+        let halves = [aggregate_by_name(&ks[..2]), aggregate_by_name(&ks[2..])].concat();
+        let twice = aggregate_by_name(&halves);
+        let (a, b) = (
+            once[0].time.per_launch.as_ref().unwrap(),
+            twice[0].time.per_launch.as_ref().unwrap(),
+        );
+        assert_eq!(twice[0].launches, 6);
+        assert_eq!((a.min_s, a.max_s, a.mean_s), (b.min_s, b.max_s, b.mean_s));
+        assert!((a.stddev_s.unwrap() - b.stddev_s.unwrap()).abs() < 1e-12);
+        assert_eq!(b.median_s, None, "the median of medians is not the median");
+        assert_eq!(a.median_s, Some(3.5));
+    }
+
+    #[test]
+    fn unknown_complexity_and_stats_propagate() {
+        let mut x = launch("k", 1.0, 1.0, 1.0);
+        x.complexity = None;
+        let mut y = launch("k", 1.0, 1.0, 1.0);
+        y.launches = 5;
+        let agg = aggregate_by_name(&[launch("k", 1.0, 1.0, 1.0), x, y]);
+        assert_eq!(agg[0].complexity, None);
+        assert_eq!(agg[0].time.per_launch, None);
+        assert_eq!(agg[0].launches, 7);
+    }
+
+    #[test]
+    fn top_n_and_share() {
+        let times = [3.0, 9.0, 1.0, 9.0];
+        assert_eq!(top_by_time(&times, 3, |t| *t), vec![1, 3, 0]);
+        assert_eq!(share_of_time(1.0, 4.0), 0.25);
+        assert_eq!(share_of_time(1.0, 0.0), 0.0);
+    }
+}

@@ -1,0 +1,262 @@
+//! Per-kernel analysis: every figure `roofline info`, the charts and the viewer's table show.
+//!
+//! One [`KernelAnalysis`] per kernel entry, computed once from the bundle and the device's
+//! [`Ceilings`] by the formulas in [`crate::hierarchical`] and [`crate::time_based`].
+
+use rustc_hash::FxHashMap;
+
+use crate::aggregate::share_of_time;
+use crate::bundle::{Bundle, Kernel, MemoryLevel};
+use crate::ceilings::Ceilings;
+use crate::hierarchical::{self, HierarchicalBound};
+use crate::time_based::{self, TimeBound};
+
+/// What the time-based roofline uses as a kernel's F and B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComplexitySource {
+    /// The analytical complexity recorded with the kernel.
+    Analytical,
+    /// Measured counters: all FLOPs, and the bytes moved at HBM.
+    Counters,
+}
+
+/// The analysis of one kernel entry (one launch, or one aggregated name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelAnalysis {
+    /// Index of the kernel in the slice that was analysed.
+    pub index: usize,
+    /// Run time, seconds (all launches).
+    pub time_s: f64,
+    /// Share of the analysed kernels' total time.
+    pub share_of_time: f64,
+    /// All FLOPs (CUDA cores and Tensor Cores).
+    pub flops: f64,
+    /// FLOPs on Tensor Cores.
+    pub flops_tensor: f64,
+    /// Bytes at L1, L2, HBM (in [`MemoryLevel::KERNEL_LEVELS`] order).
+    pub bytes: [Option<f64>; 3],
+    /// Arithmetic intensity at L1, L2, HBM, `F / B_l`.
+    pub ai: [Option<f64>; 3],
+    /// Achieved performance `F / T`, FLOP/s.
+    pub flop_per_s: Option<f64>,
+    /// The effective compute peak of the kernel's precision mix, FLOP/s.
+    pub peak: Option<f64>,
+    /// The hierarchical verdict: binding ceiling, attainable performance.
+    pub hierarchical: Option<HierarchicalBound>,
+    /// Headroom, attainable / achieved.
+    pub headroom: Option<f64>,
+    /// The time-based verdict.
+    pub time_bound: Option<TimeBound>,
+    /// Where the time-based F and B came from.
+    pub complexity_source: ComplexitySource,
+    /// Time-based F, FLOPs.
+    pub complexity_flops: f64,
+    /// Time-based B, bytes (None when unknown).
+    pub complexity_bytes: Option<f64>,
+    /// `T / T_bound`.
+    pub gap: Option<f64>,
+}
+
+/// Analyses kernels against the ceilings of the device each ran on. Kernels whose device has no
+/// machine characterization get their intensities and achieved performance, but no bound.
+pub fn analyze(bundle: &Bundle, kernels: &[Kernel]) -> Vec<KernelAnalysis> {
+    analyze_with(kernels, |k| {
+        bundle
+            .device_of(k)
+            .and_then(|d| bundle.machine_for(d))
+            .map(Ceilings::from_machine)
+    })
+}
+
+/// Analyses kernels with ceilings chosen per device id by `ceilings_for` (the viewer uses this to
+/// swap in another bundle's machine or edited ceilings). Ceilings are resolved once per device.
+pub fn analyze_with(
+    kernels: &[Kernel],
+    ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>,
+) -> Vec<KernelAnalysis> {
+    let total: f64 = kernels.iter().map(|k| k.time.total_s).sum();
+    let mut cache: FxHashMap<Option<&str>, Option<Ceilings>> = FxHashMap::default();
+    kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let c = cache
+                .entry(k.device.as_deref())
+                .or_insert_with(|| ceilings_for(k));
+            analyze_kernel(i, k, c.as_ref(), total)
+        })
+        .collect()
+}
+
+/// Analyses one kernel; `total_time_s` is the denominator of its share of time.
+pub fn analyze_kernel(
+    index: usize,
+    k: &Kernel,
+    ceilings: Option<&Ceilings>,
+    total_time_s: f64,
+) -> KernelAnalysis {
+    let flops = k.flops.total();
+    let t = k.time.total_s;
+    let bytes = MemoryLevel::KERNEL_LEVELS.map(|l| k.bytes.get(l));
+    let ai = bytes.map(|b| b.and_then(|b| hierarchical::arithmetic_intensity(flops, b)));
+    let flop_per_s = hierarchical::achieved_performance(flops, t).filter(|_| flops > 0.0);
+
+    let (complexity_source, complexity_flops, complexity_bytes) = match k.complexity {
+        Some(c) => (ComplexitySource::Analytical, c.flops, Some(c.bytes)),
+        None => (ComplexitySource::Counters, flops, k.bytes.hbm),
+    };
+
+    let mut a = KernelAnalysis {
+        index,
+        time_s: t,
+        share_of_time: share_of_time(t, total_time_s),
+        flops,
+        flops_tensor: k.flops.tensor(),
+        bytes,
+        ai,
+        flop_per_s,
+        peak: None,
+        hierarchical: None,
+        headroom: None,
+        time_bound: None,
+        complexity_source,
+        complexity_flops,
+        complexity_bytes,
+        gap: None,
+    };
+    let Some(c) = ceilings else { return a };
+
+    a.peak = hierarchical::effective_peak(&k.flops, c);
+    a.hierarchical = hierarchical::bind(&k.flops, k.bytes.iter(), c);
+    a.headroom = match (&a.hierarchical, flop_per_s) {
+        (Some(h), Some(p)) => hierarchical::headroom(h.attainable, p),
+        _ => None,
+    };
+
+    // Time-based: the compute term is F / P for the kernel's precision mix. With analytical F,
+    // the mix's effective peak converts it; with counters, Σ F_p / P_p directly.
+    let compute_s = match complexity_source {
+        ComplexitySource::Counters => hierarchical::compute_time_floor(&k.flops, c).0,
+        ComplexitySource::Analytical => a.peak.map(|p| complexity_flops / p),
+    };
+    a.time_bound = time_based::time_bound(
+        compute_s,
+        complexity_bytes,
+        c.bandwidth(MemoryLevel::Hbm),
+        k.launches,
+        c.launch_overhead_s,
+    );
+    a.gap = a
+        .time_bound
+        .as_ref()
+        .and_then(|tb| time_based::gap(t, tb.bound_s));
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{
+        BandwidthCeiling, Bytes, Complexity, ComputeCeiling, DataSource, Datapath, Flops,
+        KernelTime, LaunchOverhead, Machine, Method,
+    };
+
+    fn ceilings() -> Ceilings {
+        Ceilings::from_machine(&Machine {
+            device: "0".into(),
+            bandwidth: vec![BandwidthCeiling {
+                level: MemoryLevel::Hbm,
+                value: 1e12,
+                method: Method::Empirical,
+                implementation: None,
+                clock_hz: None,
+                samples: vec![],
+            }],
+            compute: vec![ComputeCeiling {
+                datapath: Datapath::Fp32,
+                value: 10e12,
+                method: Method::Empirical,
+                implementation: None,
+                clock_hz: None,
+                samples: vec![],
+            }],
+            launch_overhead: Some(LaunchOverhead {
+                value_s: 5e-6,
+                method: Method::Empirical,
+                back_to_back_s: None,
+                graph_s: None,
+                samples: vec![],
+                implementation: None,
+            }),
+            sweep: vec![],
+        })
+    }
+
+    fn kernel(t: f64, fp32: f64, hbm: f64, launches: u64) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            display_name: None,
+            device: None,
+            launches,
+            grid: None,
+            block: None,
+            time: KernelTime {
+                total_s: t,
+                per_launch: None,
+            },
+            flops: Flops {
+                fp32: Some(fp32),
+                ..Flops::default()
+            },
+            bytes: Bytes {
+                hbm: Some(hbm),
+                ..Bytes::default()
+            },
+            complexity: None,
+            source: DataSource::Suite,
+            tags: Default::default(),
+            nvtx_range: None,
+        }
+    }
+
+    #[test]
+    fn hand_computed_kernel() {
+        // 1 GFLOP, 0.5 GB at HBM, 1 ms. AI = 2; achieved 1 TFLOP/s; attainable min(10T, 1T×2) =
+        // 2 TFLOP/s; headroom 2; time-based: F/P = 0.1 ms, B/BW = 0.5 ms, n t = 5 µs; gap 2.
+        let a = analyze_kernel(0, &kernel(1e-3, 1e9, 5e8, 1), Some(&ceilings()), 2e-3);
+        assert_eq!(a.ai[2], Some(2.0));
+        assert_eq!(a.ai[0], None);
+        assert_eq!(a.flop_per_s, Some(1e12));
+        assert_eq!(a.share_of_time, 0.5);
+        let h = a.hierarchical.as_ref().unwrap();
+        assert_eq!(h.bound, hierarchical::Bound::Memory(MemoryLevel::Hbm));
+        assert!((h.attainable - 2e12).abs() < 1.0);
+        assert!((a.headroom.unwrap() - 2.0).abs() < 1e-12);
+        let tb = a.time_bound.unwrap();
+        assert_eq!(tb.region, time_based::Region::Bandwidth);
+        assert!((tb.bound_s - 5e-4).abs() < 1e-15);
+        assert!((a.gap.unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(a.complexity_source, ComplexitySource::Counters);
+    }
+
+    #[test]
+    fn analytical_complexity_and_launch_bound() {
+        let mut k = kernel(1e-3, 1e6, 1e6, 100);
+        k.complexity = Some(Complexity {
+            flops: 1e6,
+            bytes: 1e6,
+        });
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
+        assert_eq!(a.complexity_source, ComplexitySource::Analytical);
+        let tb = a.time_bound.unwrap();
+        assert_eq!(tb.region, time_based::Region::LaunchOverhead);
+        assert!((tb.bound_s - 5e-4).abs() < 1e-15);
+    }
+
+    #[test]
+    fn without_ceilings_only_measured_figures() {
+        let a = analyze_kernel(0, &kernel(1e-3, 1e9, 5e8, 1), None, 1e-3);
+        assert_eq!(a.flop_per_s, Some(1e12));
+        assert!(a.hierarchical.is_none() && a.time_bound.is_none() && a.headroom.is_none());
+    }
+}

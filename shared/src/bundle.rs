@@ -1,0 +1,658 @@
+//! Bundle format v1: the portable JSON document the collector writes and the viewer reads.
+//!
+//! Units are SI base units throughout: FLOP (or integer operation for the int8 datapath), byte,
+//! second, hertz; every rate is per second (FLOP/s, byte/s). No field is scaled by 2^30 or 10^9.
+//! A bundle may hold a machine characterization only, kernels only, or both, for one or more
+//! devices. `schema/bundle-v1.schema.json` is generated from these types (see [`crate::schema`]).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One roofline bundle: provenance, devices, their measured ceilings and profiled kernels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Roofline bundle", extend("$id" = "https://roofline.invalid/schema/bundle-v1.schema.json"))]
+pub struct Bundle {
+    /// Format version; this build reads and writes version 1.
+    pub schema_version: u32,
+    /// False when a run stopped early (an error, out of memory, an interrupted phase): what was
+    /// measured is kept, and `notes` says what is missing.
+    pub complete: bool,
+    /// Free text describing what the bundle is (for example, how a hand-built example was made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Who and what produced the bundle.
+    pub provenance: Provenance,
+    /// The GPUs the bundle describes; `id` is unique.
+    #[serde(default)]
+    pub devices: Vec<Device>,
+    /// Measured ceilings, one entry per device at most.
+    #[serde(default)]
+    pub machines: Vec<Machine>,
+    /// Kernels: one entry per launch, or per kernel name once aggregated.
+    #[serde(default)]
+    pub kernels: Vec<Kernel>,
+    /// Measurements that were attempted but skipped, each with its reason (never silently).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+    /// Human-readable remarks: why the bundle is incomplete, which metric replaced which.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Where a bundle came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// Name of the producing tool (`roofline` for the collector, or `hand` for hand-built bundles).
+    pub tool: String,
+    /// Version of the producing tool.
+    pub tool_version: String,
+    /// The command line that produced the bundle, one argument per element.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+    /// Host name of the machine that ran the command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// When the bundle was created, RFC 3339 (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// NVIDIA driver version, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_version: Option<String>,
+    /// CUDA version (driver API), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_version: Option<String>,
+    /// Nsight Compute version, where counters came from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncu_version: Option<String>,
+}
+
+/// A GPU the bundle describes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    /// Key that machines and kernels refer to; unique in the bundle (for example `"0"` or a UUID).
+    pub id: String,
+    /// Marketing name, as the driver reports it (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability as `major.minor` (`"9.0"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+\.[0-9]+$"))]
+    pub compute_capability: Option<String>,
+    /// Number of streaming multiprocessors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_count: Option<u32>,
+    /// Maximum SM clock, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_hz: Option<f64>,
+    /// Maximum memory clock, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_clock_hz: Option<f64>,
+    /// Device memory size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<f64>,
+    /// Memory bus width, bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bus_width_bits: Option<u32>,
+    /// L2 cache size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_bytes: Option<f64>,
+}
+
+/// The measured (or theoretical) characterization of one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// The [`Device::id`] this characterization belongs to.
+    pub device: String,
+    /// Bandwidth ceilings, several per level allowed (one per method or implementation).
+    #[serde(default)]
+    pub bandwidth: Vec<BandwidthCeiling>,
+    /// Compute ceilings, several per datapath allowed (own kernel, library, theoretical).
+    #[serde(default)]
+    pub compute: Vec<ComputeCeiling>,
+    /// Kernel launch overhead: the `t_launch` of the time-based roofline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_overhead: Option<LaunchOverhead>,
+    /// The raw ERT-style sweep: working set × FLOPs per element, as measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<SweepPoint>,
+}
+
+/// A level of the memory hierarchy.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryLevel {
+    /// L1 data cache / texture path (per SM).
+    L1,
+    /// Shared memory (per SM; on NVIDIA GPUs the same SRAM as L1).
+    Shared,
+    /// The L2 cache (device-wide).
+    L2,
+    /// Device memory (HBM or GDDR).
+    Hbm,
+    /// The host link (PCIe or NVLink-C2C), optional.
+    HostLink,
+}
+
+impl MemoryLevel {
+    /// Every level, from closest to the cores to farthest.
+    pub const ALL: [MemoryLevel; 5] = [
+        MemoryLevel::L1,
+        MemoryLevel::Shared,
+        MemoryLevel::L2,
+        MemoryLevel::Hbm,
+        MemoryLevel::HostLink,
+    ];
+    /// The three levels a kernel's bytes are counted at (hierarchical roofline).
+    pub const KERNEL_LEVELS: [MemoryLevel; 3] = [MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm];
+
+    /// Short display label (`L1`, `HBM`).
+    pub fn label(self) -> &'static str {
+        match self {
+            MemoryLevel::L1 => "L1",
+            MemoryLevel::Shared => "Shared",
+            MemoryLevel::L2 => "L2",
+            MemoryLevel::Hbm => "HBM",
+            MemoryLevel::HostLink => "Host link",
+        }
+    }
+
+    /// The JSON name (`l1`, `hbm`).
+    pub fn key(self) -> &'static str {
+        match self {
+            MemoryLevel::L1 => "l1",
+            MemoryLevel::Shared => "shared",
+            MemoryLevel::L2 => "l2",
+            MemoryLevel::Hbm => "hbm",
+            MemoryLevel::HostLink => "host_link",
+        }
+    }
+}
+
+/// A precision on a datapath: CUDA cores or Tensor Cores.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Datapath {
+    /// FP64 on CUDA cores.
+    Fp64,
+    /// FP32 on CUDA cores.
+    Fp32,
+    /// FP16 on CUDA cores (packed half2).
+    Fp16,
+    /// BF16 on CUDA cores (packed bfloat162).
+    Bf16,
+    /// Tensor Cores, FP16 inputs.
+    TensorFp16,
+    /// Tensor Cores, BF16 inputs.
+    TensorBf16,
+    /// Tensor Cores, TF32 inputs.
+    TensorTf32,
+    /// Tensor Cores, FP8 inputs (sm_89 and later).
+    TensorFp8,
+    /// Tensor Cores, INT8 inputs (integer operations, counted like FLOPs).
+    TensorInt8,
+    /// Tensor Cores, FP64 (sm_80 and later).
+    TensorFp64,
+}
+
+impl Datapath {
+    /// Every datapath, CUDA cores first.
+    pub const ALL: [Datapath; 10] = [
+        Datapath::Fp64,
+        Datapath::Fp32,
+        Datapath::Fp16,
+        Datapath::Bf16,
+        Datapath::TensorFp16,
+        Datapath::TensorBf16,
+        Datapath::TensorTf32,
+        Datapath::TensorFp8,
+        Datapath::TensorInt8,
+        Datapath::TensorFp64,
+    ];
+
+    /// True for the Tensor Core datapaths.
+    pub fn is_tensor(self) -> bool {
+        !matches!(self, Datapath::Fp64 | Datapath::Fp32 | Datapath::Fp16 | Datapath::Bf16)
+    }
+
+    /// Display label (`FP32`, `Tensor BF16`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Datapath::Fp64 => "FP64",
+            Datapath::Fp32 => "FP32",
+            Datapath::Fp16 => "FP16",
+            Datapath::Bf16 => "BF16",
+            Datapath::TensorFp16 => "Tensor FP16",
+            Datapath::TensorBf16 => "Tensor BF16",
+            Datapath::TensorTf32 => "Tensor TF32",
+            Datapath::TensorFp8 => "Tensor FP8",
+            Datapath::TensorInt8 => "Tensor INT8",
+            Datapath::TensorFp64 => "Tensor FP64",
+        }
+    }
+
+    /// The JSON name (`fp32`, `tensor_bf16`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Datapath::Fp64 => "fp64",
+            Datapath::Fp32 => "fp32",
+            Datapath::Fp16 => "fp16",
+            Datapath::Bf16 => "bf16",
+            Datapath::TensorFp16 => "tensor_fp16",
+            Datapath::TensorBf16 => "tensor_bf16",
+            Datapath::TensorTf32 => "tensor_tf32",
+            Datapath::TensorFp8 => "tensor_fp8",
+            Datapath::TensorInt8 => "tensor_int8",
+            Datapath::TensorFp64 => "tensor_fp64",
+        }
+    }
+}
+
+/// How a ceiling was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Measured by running a kernel and timing it.
+    Empirical,
+    /// Computed from device attributes (units × operations per clock × clock).
+    Theoretical,
+}
+
+/// A bandwidth ceiling at one memory level, in byte/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BandwidthCeiling {
+    /// The memory level.
+    pub level: MemoryLevel,
+    /// Bandwidth, byte/s.
+    pub value: f64,
+    /// Empirical or theoretical.
+    pub method: Method,
+    /// What produced it (`read-only 16-byte loads`, `device-to-device copy`, `ERT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// The SM clock observed while measuring (or assumed, for theoretical figures), Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<f64>,
+    /// Raw repeat measurements, byte/s; `value` is derived from them (median unless stated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+}
+
+/// A compute ceiling on one datapath, in FLOP/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComputeCeiling {
+    /// The datapath and precision.
+    pub datapath: Datapath,
+    /// Throughput, FLOP/s (integer operations per second for int8).
+    pub value: f64,
+    /// Empirical or theoretical.
+    pub method: Method,
+    /// What produced it (`own mma.sync kernel`, `cuBLASLt GEMM 8192³`, `FMA chains`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// The SM clock observed while measuring (or assumed, for theoretical figures), Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<f64>,
+    /// Raw repeat measurements, FLOP/s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+}
+
+/// Kernel launch overhead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchOverhead {
+    /// Launch-to-completion latency of an empty kernel, seconds: the time-based roofline's `t_launch`.
+    pub value_s: f64,
+    /// Empirical or theoretical (an assumed figure from the literature is theoretical).
+    pub method: Method,
+    /// Time per launch when empty kernels are launched back to back, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back_to_back_s: Option<f64>,
+    /// Time per kernel launched from a CUDA graph, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_s: Option<f64>,
+    /// Raw repeat measurements of `value_s`, seconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// Where the figure comes from, when not measured in this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+}
+
+/// One point of the ERT-style sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepPoint {
+    /// The datapath the FMA chains ran on.
+    pub datapath: Datapath,
+    /// Working set, bytes.
+    pub working_set_bytes: f64,
+    /// FLOPs per element loaded.
+    pub flops_per_element: f64,
+    /// Total FLOPs executed.
+    pub flops: f64,
+    /// Total bytes moved.
+    pub bytes: f64,
+    /// Median time, seconds.
+    pub time_s: f64,
+}
+
+/// A profiled or benchmarked kernel: one launch, or all launches of one name once aggregated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// Full demangled name.
+    pub name: String,
+    /// Short name for charts; derived from `name` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The [`Device::id`] it ran on; may be omitted when the bundle has one device or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Number of launches this entry covers (1 for a single launch).
+    pub launches: u64,
+    /// Grid dimensions (x, y, z), when all launches share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 3]>,
+    /// Block dimensions (x, y, z), when all launches share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<[u32; 3]>,
+    /// Run time.
+    pub time: KernelTime,
+    /// FLOPs per datapath, summed over the launches.
+    #[serde(default)]
+    pub flops: Flops,
+    /// Bytes moved per memory level, summed over the launches.
+    #[serde(default)]
+    pub bytes: Bytes,
+    /// Analytical compute and bandwidth complexity (F, B), summed over the launches, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complexity: Option<Complexity>,
+    /// Where the numbers came from.
+    pub source: DataSource,
+    /// Free tags: sweep parameter and value, algorithm, precision, tensor on/off, direction.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// The NVTX range the launches ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvtx_range: Option<String>,
+}
+
+/// A kernel's run time, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KernelTime {
+    /// Sum of all launches' times, seconds; must be positive.
+    pub total_s: f64,
+    /// Per-launch statistics, where more than the total is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_launch: Option<LaunchStats>,
+}
+
+/// Per-launch time statistics, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchStats {
+    /// Shortest launch.
+    pub min_s: f64,
+    /// Median launch, where the individual times were available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_s: Option<f64>,
+    /// Mean launch.
+    pub mean_s: f64,
+    /// Longest launch.
+    pub max_s: f64,
+    /// Population standard deviation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stddev_s: Option<f64>,
+}
+
+/// FLOPs per datapath (absent = not measured, 0 = measured as none).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)] // each field is named after its [`Datapath`]
+pub struct Flops {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf16: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp16: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_bf16: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_tf32: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp8: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_int8: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp64: Option<f64>,
+}
+
+impl Flops {
+    /// The count on one datapath.
+    pub fn get(&self, d: Datapath) -> Option<f64> {
+        *self.slot(d)
+    }
+
+    /// Sets the count on one datapath.
+    pub fn set(&mut self, d: Datapath, v: Option<f64>) {
+        *self.slot_mut(d) = v;
+    }
+
+    fn slot(&self, d: Datapath) -> &Option<f64> {
+        match d {
+            Datapath::Fp64 => &self.fp64,
+            Datapath::Fp32 => &self.fp32,
+            Datapath::Fp16 => &self.fp16,
+            Datapath::Bf16 => &self.bf16,
+            Datapath::TensorFp16 => &self.tensor_fp16,
+            Datapath::TensorBf16 => &self.tensor_bf16,
+            Datapath::TensorTf32 => &self.tensor_tf32,
+            Datapath::TensorFp8 => &self.tensor_fp8,
+            Datapath::TensorInt8 => &self.tensor_int8,
+            Datapath::TensorFp64 => &self.tensor_fp64,
+        }
+    }
+
+    fn slot_mut(&mut self, d: Datapath) -> &mut Option<f64> {
+        match d {
+            Datapath::Fp64 => &mut self.fp64,
+            Datapath::Fp32 => &mut self.fp32,
+            Datapath::Fp16 => &mut self.fp16,
+            Datapath::Bf16 => &mut self.bf16,
+            Datapath::TensorFp16 => &mut self.tensor_fp16,
+            Datapath::TensorBf16 => &mut self.tensor_bf16,
+            Datapath::TensorTf32 => &mut self.tensor_tf32,
+            Datapath::TensorFp8 => &mut self.tensor_fp8,
+            Datapath::TensorInt8 => &mut self.tensor_int8,
+            Datapath::TensorFp64 => &mut self.tensor_fp64,
+        }
+    }
+
+    /// The datapaths with a known, positive count.
+    pub fn iter(&self) -> impl Iterator<Item = (Datapath, f64)> + '_ {
+        Datapath::ALL
+            .into_iter()
+            .filter_map(|d| self.get(d).filter(|v| *v > 0.0).map(|v| (d, v)))
+    }
+
+    /// True when no datapath has a count at all (not even zero).
+    pub fn is_unknown(&self) -> bool {
+        Datapath::ALL.into_iter().all(|d| self.get(d).is_none())
+    }
+
+    /// All FLOPs, CUDA cores and Tensor Cores together.
+    pub fn total(&self) -> f64 {
+        self.iter().map(|(_, v)| v).sum()
+    }
+
+    /// FLOPs on Tensor Cores only.
+    pub fn tensor(&self) -> f64 {
+        self.iter().filter(|(d, _)| d.is_tensor()).map(|(_, v)| v).sum()
+    }
+
+    /// Adds another count datapath by datapath (unknown + unknown stays unknown).
+    pub fn add(&mut self, other: &Flops) {
+        for d in Datapath::ALL {
+            let sum = match (self.get(d), other.get(d)) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            self.set(d, sum);
+        }
+    }
+}
+
+/// Bytes moved at each memory level (absent = not measured).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bytes {
+    /// Bytes through L1 (or the L1/shared path, per the counter definition in the bundle notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1: Option<f64>,
+    /// Bytes through L2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2: Option<f64>,
+    /// Bytes to and from device memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm: Option<f64>,
+}
+
+impl Bytes {
+    /// Bytes at one of the kernel levels (L1, L2, HBM); `None` for other levels.
+    pub fn get(&self, level: MemoryLevel) -> Option<f64> {
+        match level {
+            MemoryLevel::L1 => self.l1,
+            MemoryLevel::L2 => self.l2,
+            MemoryLevel::Hbm => self.hbm,
+            MemoryLevel::Shared | MemoryLevel::HostLink => None,
+        }
+    }
+
+    /// The levels with a known count.
+    pub fn iter(&self) -> impl Iterator<Item = (MemoryLevel, f64)> + '_ {
+        MemoryLevel::KERNEL_LEVELS
+            .into_iter()
+            .filter_map(|l| self.get(l).map(|v| (l, v)))
+    }
+
+    /// Adds another count level by level (unknown + unknown stays unknown).
+    pub fn add(&mut self, other: &Bytes) {
+        fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+            match (a, b) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            }
+        }
+        self.l1 = sum(self.l1, other.l1);
+        self.l2 = sum(self.l2, other.l2);
+        self.hbm = sum(self.hbm, other.hbm);
+    }
+}
+
+/// Analytical complexity of a kernel (Wang et al. 2020): the work it must do, independent of how.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Complexity {
+    /// Compute complexity F, FLOPs.
+    pub flops: f64,
+    /// Bandwidth complexity B, bytes: every input read once and every output written once.
+    pub bytes: f64,
+}
+
+/// Where a kernel's numbers came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSource {
+    /// Our own benchmark suite (CUDA events, analytical complexity).
+    Suite,
+    /// Nsight Compute counters collected by `roofline profile`.
+    NsightCompute,
+    /// Imported from existing Nsight Compute output by `roofline import`.
+    Import,
+    /// Typed in from published figures.
+    Published,
+}
+
+impl DataSource {
+    /// The JSON name.
+    pub fn key(self) -> &'static str {
+        match self {
+            DataSource::Suite => "suite",
+            DataSource::NsightCompute => "nsight_compute",
+            DataSource::Import => "import",
+            DataSource::Published => "published",
+        }
+    }
+}
+
+/// Something a run meant to measure but skipped, with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Skipped {
+    /// What was skipped (`tensor_fp8 peak`, `conv2d stride=3 algo=FFT`).
+    pub what: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl Kernel {
+    /// The name to show on charts: `display_name`, else a shortened `name`.
+    pub fn short_name(&self) -> String {
+        match &self.display_name {
+            Some(d) if !d.is_empty() => d.clone(),
+            _ => crate::names::shorten(&self.name),
+        }
+    }
+}
+
+impl Bundle {
+    /// An empty, complete bundle with the given provenance.
+    pub fn new(provenance: Provenance) -> Self {
+        Bundle {
+            schema_version: SCHEMA_VERSION,
+            complete: true,
+            description: None,
+            provenance,
+            devices: Vec::new(),
+            machines: Vec::new(),
+            kernels: Vec::new(),
+            skipped: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The machine characterization for a device id.
+    pub fn machine_for(&self, device: &str) -> Option<&Machine> {
+        self.machines.iter().find(|m| m.device == device)
+    }
+
+    /// The device a kernel ran on: its own `device`, or the only device of the bundle.
+    pub fn device_of<'a>(&'a self, kernel: &'a Kernel) -> Option<&'a str> {
+        match &kernel.device {
+            Some(d) => Some(d.as_str()),
+            None if self.devices.len() == 1 => Some(self.devices[0].id.as_str()),
+            None => None,
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The hierarchical roofline: one kernel, several memory levels, several precisions.
+//!
+//! Sources: S. Williams, A. Waterman, D. Patterson, "Roofline: an insightful visual performance
+//! model for multicore architectures", CACM 52(4), 2009 (the model); C. Yang, T. Kurth,
+//! S. Williams, "Hierarchical Roofline analysis for GPUs: Accelerating performance optimization
+//! for the NERSC-9 Perlmutter system", CCPE 2020, and Y. Wang, C. Yang, S. Farrell, Y. Zhang,
+//! T. Kurth, S. Williams, "Hierarchical Roofline Performance Analysis for Deep Learning
+//! Applications", 2020 (arXiv:2009.05257): intensity per memory level, one point per level.
+
+use crate::bundle::{Datapath, Flops, MemoryLevel};
+use crate::ceilings::Ceilings;
+
+/// Arithmetic intensity at a memory level, `AI_l = F / B_l` (FLOP/byte).
+///
+/// `None` when no byte moved at that level (the intensity is unbounded, there is no point to
+/// plot) or an input is not a finite, non-negative number.
+pub fn arithmetic_intensity(flops: f64, bytes: f64) -> Option<f64> {
+    (flops.is_finite() && bytes.is_finite() && flops >= 0.0 && bytes > 0.0).then(|| flops / bytes)
+}
+
+/// Achieved performance, `F / T` (FLOP/s); `None` for a non-positive time.
+pub fn achieved_performance(flops: f64, time_s: f64) -> Option<f64> {
+    (flops.is_finite() && flops >= 0.0 && time_s.is_finite() && time_s > 0.0)
+        .then(|| flops / time_s)
+}
+
+/// Attainable performance at intensity `ai` under one bandwidth ceiling and one compute peak,
+/// `min(peak, BW × AI)` (Williams et al. 2009, eq. 1).
+pub fn attainable_performance(peak: f64, bandwidth: f64, ai: f64) -> f64 {
+    peak.min(bandwidth * ai)
+}
+
+/// The ridge point, `AI* = peak / BW` (FLOP/byte): below it a kernel is bandwidth-bound at that
+/// level, above it compute-bound (Williams et al. 2009).
+pub fn ridge_point(peak: f64, bandwidth: f64) -> f64 {
+    peak / bandwidth
+}
+
+/// Headroom, `attainable / achieved`: how many times faster the kernel could run before it hits
+/// the ceiling that binds it. 1 means it runs at its ceiling.
+pub fn headroom(attainable: f64, achieved: f64) -> Option<f64> {
+    (achieved > 0.0 && attainable.is_finite()).then(|| attainable / achieved)
+}
+
+/// The compute time floor of a precision mix, `T_c = Σ_p F_p / peak_p` (seconds).
+///
+/// Tensor Core and CUDA-core work, and each precision, are counted against their own peak; for a
+/// kernel on one datapath this is `F / peak`. The datapaths whose peak is unknown are left out
+/// and returned, so the floor is a lower bound on the time the known work takes. `None` when no
+/// FLOP has a known peak.
+pub fn compute_time_floor(flops: &Flops, ceilings: &Ceilings) -> (Option<f64>, Vec<Datapath>) {
+    let mut floor = None;
+    let mut missing = Vec::new();
+    for (d, f) in flops.iter() {
+        match ceilings.peak(d) {
+            Some(p) => *floor.get_or_insert(0.0) += f / p,
+            None => missing.push(d),
+        }
+    }
+    (floor, missing)
+}
+
+/// The effective compute peak for a precision mix, `F_total / Σ_p (F_p / peak_p)` (FLOP/s): the
+/// roof a mixed kernel sees. Equals the datapath's peak for a single-datapath kernel. `None`
+/// when no FLOP has a known peak.
+pub fn effective_peak(flops: &Flops, ceilings: &Ceilings) -> Option<f64> {
+    let (floor, missing) = compute_time_floor(flops, ceilings);
+    let known: f64 = flops
+        .iter()
+        .filter(|(d, _)| !missing.contains(d))
+        .map(|(_, f)| f)
+        .sum();
+    floor.filter(|t| *t > 0.0).map(|t| known / t)
+}
+
+/// The ceiling that binds a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bound {
+    /// The compute peak of its precision mix.
+    Compute,
+    /// The bandwidth of a memory level.
+    Memory(MemoryLevel),
+}
+
+impl Bound {
+    /// The name used in tables and CSV: `compute`, `l1`, `l2`, `hbm`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::Memory(l) => l.key(),
+        }
+    }
+}
+
+/// The hierarchical verdict on one kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HierarchicalBound {
+    /// The time floor, seconds: `max(T_c, B_l / BW_l for every level)`.
+    pub floor_s: f64,
+    /// Which term is largest.
+    pub bound: Bound,
+    /// Attainable performance, `F / floor` (FLOP/s): the lowest of the ceilings at the kernel's
+    /// intensities, for its precision mix.
+    pub attainable: f64,
+    /// Datapaths with FLOPs but no known peak (left out of the compute term).
+    pub missing_peaks: Vec<Datapath>,
+}
+
+/// Binds a kernel against every ceiling at once: the compute floor of its precision mix and the
+/// time each memory level needs, `T_l = B_l / BW_l`. The largest term is the binding ceiling,
+/// and `F / max(...)` equals `min(peak, BW_l × AI_l)` over the levels, the hierarchical roofline's
+/// attainable performance (Yang et al. 2020) generalised to a precision mix.
+///
+/// `bytes` are `(level, bytes)` pairs; levels without a ceiling are skipped. `None` when no term
+/// is known or the kernel did no FLOP (a pure copy has no roofline point).
+pub fn bind(
+    flops: &Flops,
+    bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
+    ceilings: &Ceilings,
+) -> Option<HierarchicalBound> {
+    let total = flops.total();
+    if total <= 0.0 {
+        return None;
+    }
+    let (compute, missing_peaks) = compute_time_floor(flops, ceilings);
+    let mut best: Option<(f64, Bound)> = compute.map(|t| (t, Bound::Compute));
+    for (level, b) in bytes {
+        let Some(bw) = ceilings.bandwidth(level) else {
+            continue;
+        };
+        let t = b / bw;
+        if best.is_none_or(|(bt, _)| t > bt) {
+            best = Some((t, Bound::Memory(level)));
+        }
+    }
+    let (floor_s, bound) = best.filter(|(t, _)| *t > 0.0)?;
+    Some(HierarchicalBound {
+        floor_s,
+        bound,
+        attainable: total / floor_s,
+        missing_peaks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{BandwidthCeiling, ComputeCeiling, Machine, Method};
+
+    /// The V100 ceilings of the 2020 study (reference README).
+    fn v100() -> Ceilings {
+        let bw = |level, v: f64| BandwidthCeiling {
+            level,
+            value: v * 1e9,
+            method: Method::Empirical,
+            implementation: None,
+            clock_hz: None,
+            samples: vec![],
+        };
+        let cp = |datapath, v: f64| ComputeCeiling {
+            datapath,
+            value: v * 1e9,
+            method: Method::Empirical,
+            implementation: None,
+            clock_hz: None,
+            samples: vec![],
+        };
+        Ceilings::from_machine(&Machine {
+            device: "0".into(),
+            bandwidth: vec![
+                bw(MemoryLevel::L1, 14336.0),
+                bw(MemoryLevel::L2, 2996.77),
+                bw(MemoryLevel::Hbm, 828.758),
+            ],
+            compute: vec![
+                cp(Datapath::Fp32, 15158.6),
+                cp(Datapath::Fp16, 29181.6),
+                cp(Datapath::TensorFp16, 106496.0),
+            ],
+            ..Machine::default()
+        })
+    }
+
+    #[test]
+    fn basic_formulas() {
+        assert_eq!(arithmetic_intensity(100.0, 50.0), Some(2.0));
+        assert_eq!(arithmetic_intensity(100.0, 0.0), None);
+        assert_eq!(arithmetic_intensity(f64::NAN, 1.0), None);
+        assert_eq!(achieved_performance(10.0, 2.0), Some(5.0));
+        assert_eq!(achieved_performance(10.0, 0.0), None);
+        assert_eq!(attainable_performance(100.0, 10.0, 2.0), 20.0);
+        assert_eq!(attainable_performance(100.0, 10.0, 20.0), 100.0);
+        assert_eq!(headroom(20.0, 5.0), Some(4.0));
+        assert_eq!(headroom(20.0, 0.0), None);
+        // V100 HBM ridge: 15158.6 / 828.758 = 18.29074 FLOP/byte.
+        assert!((ridge_point(15158.6e9, 828.758e9) - 18.290_743).abs() < 1e-5);
+    }
+
+    #[test]
+    fn mixed_precision_floor_sums_per_datapath_times() {
+        let c = v100();
+        let f = Flops {
+            fp32: Some(15158.6e9),           // 1 s of FP32 work
+            tensor_fp16: Some(2.0 * 106496e9), // 2 s of tensor work
+            ..Flops::default()
+        };
+        let (floor, missing) = compute_time_floor(&f, &c);
+        assert!((floor.unwrap() - 3.0).abs() < 1e-12);
+        assert!(missing.is_empty());
+        let peak = effective_peak(&f, &c).unwrap();
+        assert!((peak - (15158.6e9 + 2.0 * 106496e9) / 3.0).abs() < 1.0);
+        // A datapath without a peak is reported, not silently counted.
+        let g = Flops {
+            fp64: Some(1e9),
+            fp32: Some(15158.6e9),
+            ..Flops::default()
+        };
+        let (floor, missing) = compute_time_floor(&g, &c);
+        assert_eq!(floor, Some(1.0));
+        assert_eq!(missing, vec![Datapath::Fp64]);
+    }
+
+    #[test]
+    fn binding_ceiling_is_the_slowest_term() {
+        let c = v100();
+        let f = Flops {
+            fp32: Some(1e9),
+            ..Flops::default()
+        };
+        // HBM: 1 GB at 828.758 GB/s = 1.2066 ms; compute: 1 GFLOP at 15158.6 GFLOP/s = 66 µs.
+        let b = bind(
+            &f,
+            [(MemoryLevel::L1, 2e9), (MemoryLevel::L2, 1.5e9), (MemoryLevel::Hbm, 1e9)],
+            &c,
+        )
+        .unwrap();
+        assert_eq!(b.bound, Bound::Memory(MemoryLevel::Hbm));
+        assert!((b.floor_s - 1e9 / 828.758e9).abs() < 1e-15);
+        // Attainable equals min over levels of BW_l × AI_l and the peak.
+        let expect = [
+            attainable_performance(15158.6e9, 14336e9, 1e9 / 2e9),
+            attainable_performance(15158.6e9, 2996.77e9, 1e9 / 1.5e9),
+            attainable_performance(15158.6e9, 828.758e9, 1e9 / 1e9),
+        ]
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+        assert!((b.attainable - expect).abs() / expect < 1e-12);
+
+        // A kernel with high intensity everywhere is compute-bound.
+        let b = bind(&f, [(MemoryLevel::Hbm, 1e6)], &c).unwrap();
+        assert_eq!(b.bound, Bound::Compute);
+        assert!((b.attainable - 15158.6e9).abs() < 1.0);
+
+        // No FLOP: no roofline point.
+        assert!(bind(&Flops::default(), [(MemoryLevel::Hbm, 1e6)], &c).is_none());
+    }
+}

@@ -1,0 +1,26 @@
+//! The roofline model: bundle format, roofline maths and chart geometry.
+//!
+//! Pure functions only: no file system, no processes, no threads, no clocks, no GPU. The crate
+//! compiles natively (for the `roofline` CLI) and to `wasm32-unknown-unknown` (for the viewer),
+//! so that every figure on a chart is computed here, once.
+//!
+//! - [`bundle`]: the bundle types (format v1) and [`schema`] their JSON Schema;
+//! - [`read`]: parsing and validation with typed errors that name the JSON path;
+//! - [`ceilings`]: choosing the ceiling per level and datapath from a machine characterization;
+//! - [`hierarchical`] and [`time_based`]: the two rooflines' formulas;
+//! - [`aggregate`] and [`analysis`]: launches grouped by name, and per-kernel verdicts;
+//! - [`merge`]: joining bundles (one per rank);
+//! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space.
+
+pub mod aggregate;
+pub mod analysis;
+pub mod bundle;
+pub mod ceilings;
+pub mod hierarchical;
+pub mod names;
+pub mod read;
+pub mod schema;
+pub mod time_based;
+
+pub use bundle::{Bundle, SCHEMA_VERSION};
+pub use read::{ReadError, parse_bundle, to_json, validate};
