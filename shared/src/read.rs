@@ -407,11 +407,11 @@ impl Validator {
             }
         }
         for (i, k) in b.kernels.iter().enumerate() {
-            self.kernel(i, k, &ids);
+            self.kernel(i, k, &ids, b.devices.len());
         }
     }
 
-    fn kernel(&mut self, i: usize, k: &Kernel, ids: &HashSet<&str>) {
+    fn kernel(&mut self, i: usize, k: &Kernel, ids: &HashSet<&str>, n_devices: usize) {
         let p = format!("$.kernels[{i}]");
         if k.name.is_empty() {
             self.push(format!("{p}.name"), Problem::Empty);
@@ -423,7 +423,7 @@ impl Validator {
             Some(d) if !ids.contains(d.as_str()) => {
                 self.push(format!("{p}.device"), Problem::UnknownDevice(d.clone()));
             }
-            None if ids.len() > 1 => self.push(format!("{p}.device"), Problem::AmbiguousDevice),
+            None if n_devices > 1 => self.push(format!("{p}.device"), Problem::AmbiguousDevice),
             _ => {}
         }
         self.positive(&|| format!("{p}.time.total_s"), k.time.total_s);
@@ -456,6 +456,144 @@ impl Validator {
         if let Some(c) = &k.complexity {
             self.non_negative(&|| format!("{p}.complexity.flops"), c.flops);
             self.non_negative(&|| format!("{p}.complexity.bytes"), c.bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{
+  "schema_version": 1,
+  "complete": true,
+  "provenance": {"tool": "hand", "tool_version": "0"},
+  "devices": [{"id": "0", "name": "Tesla V100-SXM2-16GB"}],
+  "kernels": [
+    {"name": "k", "launches": 1, "time": {"total_s": 1e-3}, "source": "published",
+     "flops": {"fp32": 1e9}, "bytes": {"hbm": 1e8}}
+  ]
+}"#;
+
+    fn with(find: &str, replace: &str) -> String {
+        assert!(MINIMAL.contains(find), "{find}");
+        MINIMAL.replacen(find, replace, 1)
+    }
+
+    fn invalid(text: &str) -> Vec<Issue> {
+        match parse_bundle(text) {
+            Err(ReadError::Invalid(issues)) => issues,
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn minimal_bundle_reads_and_round_trips() {
+        let b = parse_bundle(MINIMAL).unwrap();
+        assert_eq!(b.kernels[0].flops.fp32, Some(1e9));
+        let again = parse_bundle(&to_json(&b).unwrap()).unwrap();
+        assert_eq!(b, again);
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let e = parse_bundle("{\n  \"schema_version\": 1,\n  oops\n}").unwrap_err();
+        let ReadError::Syntax { line, column, .. } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((line, column), (3, 3));
+        assert!(e.to_string().starts_with("malformed JSON at line 3, column 3"));
+    }
+
+    #[test]
+    fn nan_and_infinity_literals_are_explained() {
+        let e = parse_bundle(&with("1e9", "NaN")).unwrap_err();
+        assert!(matches!(e, ReadError::Syntax { .. }), "{e:?}");
+        assert!(e.to_string().contains("NaN is not a JSON number"), "{e}");
+        let e = parse_bundle(&with("1e9", "Infinity")).unwrap_err();
+        assert!(e.to_string().contains("Infinity is not a JSON number"), "{e}");
+        // A number too large for f64 is refused by the parser, not turned into infinity.
+        assert!(parse_bundle(&with("1e9", "1e999")).is_err());
+    }
+
+    #[test]
+    fn unknown_versions_are_refused_by_number() {
+        let e = parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": 3")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "this bundle is schema v3; this build reads v1 (it was written by a newer roofline; upgrade to read it)"
+        );
+        let e = parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": 0")).unwrap_err();
+        assert!(matches!(e, ReadError::UnsupportedVersion { found: 0, .. }));
+        let e = parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": \"1\"")).unwrap_err();
+        assert_eq!(e, ReadError::MissingVersion);
+        assert_eq!(
+            parse_bundle("[1, 2]").unwrap_err(),
+            ReadError::NotAnObject { found: "an array" }
+        );
+    }
+
+    #[test]
+    fn shape_errors_name_the_path() {
+        let e = parse_bundle(&with("\"launches\": 1", "\"launches\": \"one\"")).unwrap_err();
+        let ReadError::Shape { path, .. } = &e else { panic!("{e:?}") };
+        assert_eq!(path, "$.kernels[0].launches");
+        let e = parse_bundle(&with("\"fp32\"", "\"fp33\"")).unwrap_err();
+        let ReadError::Shape { path, message, .. } = &e else { panic!("{e:?}") };
+        assert_eq!(path, "$.kernels[0].flops.fp33");
+        assert!(message.contains("unknown field"), "{message}");
+        let e = parse_bundle(&with("\"time\": {\"total_s\": 1e-3}, ", "")).unwrap_err();
+        assert!(e.to_string().contains("missing field `time`"), "{e}");
+    }
+
+    #[test]
+    fn impossible_figures_are_listed_with_paths() {
+        let issues = invalid(&with("\"total_s\": 1e-3", "\"total_s\": 0"));
+        assert_eq!(issues[0].path, "$.kernels[0].time.total_s");
+        assert_eq!(issues[0].problem, Problem::Zero);
+        let issues = invalid(&with("\"hbm\": 1e8", "\"hbm\": -5"));
+        assert_eq!(issues[0].path, "$.kernels[0].bytes.hbm");
+        assert_eq!(issues[0].problem, Problem::Negative(-5.0));
+        let issues = invalid(&with("\"launches\": 1", "\"launches\": 0"));
+        assert_eq!(issues[0].problem, Problem::NoLaunches);
+    }
+
+    #[test]
+    fn bytes_without_a_level_are_refused() {
+        let issues = invalid(&with("{\"hbm\": 1e8}", "1e8"));
+        assert_eq!(issues[0].path, "$.kernels[0].bytes");
+        assert!(matches!(issues[0].problem, Problem::BytesWithoutLevel(_)));
+        let issues = invalid(&with("{\"hbm\": 1e8}", "{\"dram\": 1e8}"));
+        assert!(issues[0].to_string().contains("unknown level \"dram\""), "{}", issues[0]);
+    }
+
+    #[test]
+    fn device_references_are_checked() {
+        let dup = with(
+            "[{\"id\": \"0\", \"name\": \"Tesla V100-SXM2-16GB\"}]",
+            "[{\"id\": \"0\", \"name\": \"a\"}, {\"id\": \"0\", \"name\": \"b\"}]",
+        );
+        let issues = invalid(&dup);
+        assert!(issues.iter().any(|i| i.path == "$.devices[1].id"
+            && i.problem == Problem::DuplicateDevice("0".into())));
+        // Two devices and a kernel that names neither.
+        assert!(issues.iter().any(|i| i.problem == Problem::AmbiguousDevice));
+        let issues = invalid(&with("\"name\": \"k\",", "\"name\": \"k\", \"device\": \"7\","));
+        assert_eq!(issues[0].problem, Problem::UnknownDevice("7".into()));
+    }
+
+    #[test]
+    fn writing_refuses_non_finite_figures() {
+        let mut b = parse_bundle(MINIMAL).unwrap();
+        b.kernels[0].flops.fp32 = Some(f64::NAN);
+        let e = to_json(&b).unwrap_err();
+        assert!(e.to_string().contains("`$.kernels[0].flops.fp32`: NaN is not a finite number"), "{e}");
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics() {
+        for text in ["", "{", "null", "\u{feff}{}", "{\"schema_version\": 1}", "{\"schema_version\": 18446744073709551616}", "\"\\ud800\""] {
+            assert!(parse_bundle(text).is_err(), "{text:?}");
         }
     }
 }
