@@ -17,6 +17,7 @@ pub mod analysis;
 pub mod bundle;
 pub mod ceilings;
 pub mod hierarchical;
+pub mod merge;
 pub mod names;
 pub mod read;
 pub mod schema;
