@@ -1,1 +1,28 @@
-//! placeholder
+//! The `roofline` collector: the only crate that touches CUDA, processes and the file system.
+//!
+//! `main` parses the command line ([`cli`]), validates it once into a [`config::Config`], and
+//! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
+//! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod export;
+pub mod gpu;
+pub mod io;
+pub mod provenance;
+
+pub use error::Error;
+
+/// Formats an error with its chain of causes, `error: a: b: c` style.
+pub fn report_chain(e: &dyn std::error::Error) -> String {
+    let mut s = format!("error: {e}");
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

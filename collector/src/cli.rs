@@ -1,0 +1,200 @@
+//! The command line as clap sees it: raw arguments, before validation (see [`crate::config`]).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Hierarchical and time-based rooflines for GPU deep-learning work.
+///
+/// Measure a GPU's ceilings, profile kernels with Nsight Compute, and read, merge, report and
+/// plot the resulting bundles. Bundles are portable JSON (schema v1); open them in the viewer too.
+#[derive(Debug, Parser)]
+#[command(name = "roofline", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check that bundles are readable and their figures possible; exit non-zero if not.
+    Validate(ValidateArgs),
+    /// Print a bundle's devices, ceilings and kernels (sorted by share of time) with their bounds.
+    Info(InfoArgs),
+    /// Draw the hierarchical or time-based roofline of a bundle as a static SVG.
+    Plot(PlotArgs),
+    /// Join several bundles (for example one per MPI rank) into one.
+    Merge(MergeArgs),
+    /// Measure this GPU's ceilings per memory level and precision, and its launch overhead (GPU).
+    Machine(MachineArgs),
+    /// Run the time-based roofline study of conv2d, LSTM and GEMM kernels (GPU).
+    Suite(SuiteArgs),
+    /// Profile an application under Nsight Compute with the hierarchical roofline metrics (GPU).
+    Profile(ProfileArgs),
+    /// Turn existing Nsight Compute CSV or report files into a bundle.
+    Import(ImportArgs),
+}
+
+/// `roofline validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Bundle files to check.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Output formats of `roofline info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InfoFormat {
+    /// Aligned text for a terminal.
+    Table,
+    /// One row per kernel name, stable column names (for pandas).
+    Csv,
+    /// Devices, ceilings and the kernel rows as JSON.
+    Json,
+}
+
+/// `roofline info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The bundle.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
+    pub format: InfoFormat,
+    /// Show only the N kernels with the largest share of time (table only; csv and json hold all).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// The charts `roofline plot` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartKind {
+    /// Performance against arithmetic intensity, one point per kernel and memory level.
+    Hierarchical,
+    /// FLOPs against bytes (Wang et al. 2020), each kernel joined to its time vertex.
+    Time,
+}
+
+/// `roofline plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The bundle.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Which chart.
+    #[arg(long, value_enum, default_value_t = ChartKind::Hierarchical)]
+    pub chart: ChartKind,
+    /// The SVG file to write.
+    #[arg(short, long, value_name = "OUT.svg")]
+    pub output: PathBuf,
+    /// Label and draw only the N kernels with the largest share of time.
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub top: usize,
+    /// Width of the SVG in pixels.
+    #[arg(long, default_value_t = 960)]
+    pub width: u32,
+    /// Height of the SVG in pixels.
+    #[arg(long, default_value_t = 640)]
+    pub height: u32,
+    /// The device to draw, by id, when the bundle holds several.
+    #[arg(long, value_name = "ID")]
+    pub device: Option<String>,
+}
+
+/// `roofline merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Bundles to join, in order.
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The merged bundle.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+/// `roofline machine`.
+#[derive(Debug, Args)]
+pub struct MachineArgs {
+    /// Where to write the bundle.
+    #[arg(short, long, value_name = "FILE", default_value = "machine.json")]
+    pub output: PathBuf,
+    /// The CUDA device to measure.
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "all_devices")]
+    pub device: u32,
+    /// Measure every visible device.
+    #[arg(long)]
+    pub all_devices: bool,
+    /// Coarser sweeps: a few seconds instead of about thirty.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// `roofline suite`.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Which study to run: conv2d, lstm, gemm or all.
+    #[arg(value_name = "STUDY", default_value = "all")]
+    pub study: String,
+    /// Precisions, comma-separated: fp32, fp16, bf16.
+    #[arg(long, value_delimiter = ',', default_value = "fp32,fp16,bf16")]
+    pub precision: Vec<String>,
+    /// Tensor Cores: on, off or both.
+    #[arg(long, default_value = "both")]
+    pub tensor: String,
+    /// A bundle holding this GPU's machine characterization.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+    /// Where to write the bundle.
+    #[arg(short, long, value_name = "FILE", default_value = "suite.json")]
+    pub output: PathBuf,
+}
+
+/// `roofline profile`.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Where to write the bundle; `{rank}`, `{host}` and `{device}` are filled in.
+    #[arg(short, long, value_name = "FILE", default_value = "profile.json")]
+    pub output: PathBuf,
+    /// A bundle holding this GPU's machine characterization.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+    /// Profile only inside this NVTX range.
+    #[arg(long, value_name = "RANGE")]
+    pub nvtx: Option<String>,
+    /// Profile only kernels whose name matches.
+    #[arg(long, value_name = "REGEX")]
+    pub kernel: Option<String>,
+    /// Skip this many launches first.
+    #[arg(long, value_name = "N")]
+    pub launch_skip: Option<u64>,
+    /// Profile at most this many launches.
+    #[arg(long, value_name = "N")]
+    pub launch_count: Option<u64>,
+    /// The Nsight Compute executable.
+    #[arg(long, value_name = "PATH")]
+    pub ncu: Option<PathBuf>,
+    /// The program to profile and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `roofline import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Nsight Compute CSV files (raw or details page) or `.ncu-rep` reports.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Where to write the bundle.
+    #[arg(short, long, value_name = "FILE", default_value = "import.json")]
+    pub output: PathBuf,
+    /// A bundle holding the GPU's machine characterization.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+}

@@ -1,0 +1,153 @@
+//! The subcommands, each taking its validated [`Config`] and returning a typed error.
+
+use std::path::{Path, PathBuf};
+
+use roofline_model::Bundle;
+
+use crate::cli::{ChartKind, InfoFormat};
+use crate::config::Config;
+use crate::error::Error;
+use crate::export;
+use crate::io::{read_bundle, write_atomic, write_bundle, write_output};
+
+/// Runs a validated command.
+///
+/// # Errors
+/// Whatever the command fails with; see [`Error`].
+pub fn run(config: Config) -> Result<(), Error> {
+    match config {
+        Config::Validate { files } => validate(&files),
+        Config::Info {
+            file,
+            format,
+            top,
+            output,
+        } => {
+            let bundle = read_bundle(&file)?;
+            let bytes = match format {
+                InfoFormat::Table => export::info::to_table(&bundle, top),
+                InfoFormat::Csv => export::info::to_csv(&bundle),
+                InfoFormat::Json => export::info::to_json(&bundle),
+            };
+            write_output(output.as_deref(), &bytes)
+        }
+        Config::Plot {
+            file,
+            chart,
+            output,
+            top,
+            size,
+            device,
+        } => {
+            let bundle = read_bundle(&file)?;
+            let svg = plot(&bundle, chart, top, size, device.as_deref())?;
+            write_atomic(&output, &svg)?;
+            eprintln!("wrote {}", output.display());
+            Ok(())
+        }
+        Config::Merge { files, output } => merge(&files, &output),
+        Config::Pending {
+            command,
+            needs_gpu,
+            what,
+        } => {
+            if needs_gpu {
+                crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
+            }
+            Err(Error::NotYetAvailable { command, what })
+        }
+    }
+}
+
+fn validate(files: &[PathBuf]) -> Result<(), Error> {
+    let mut failed = 0;
+    for f in files {
+        match read_bundle(f) {
+            Ok(b) => println!(
+                "{}: ok (schema v{}, {}, {} device{}, {} machine{}, {} kernel entr{})",
+                f.display(),
+                b.schema_version,
+                if b.complete { "complete" } else { "incomplete" },
+                b.devices.len(),
+                if b.devices.len() == 1 { "" } else { "s" },
+                b.machines.len(),
+                if b.machines.len() == 1 { "" } else { "s" },
+                b.kernels.len(),
+                if b.kernels.len() == 1 { "y" } else { "ies" },
+            ),
+            Err(e) => {
+                failed += 1;
+                eprintln!("{}", crate::report_chain(&e));
+            }
+        }
+    }
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(Error::ValidationFailed {
+            failed,
+            total: files.len(),
+        })
+    }
+}
+
+/// Renders a chart of a bundle to SVG bytes.
+///
+/// # Errors
+/// [`Error::Nothing`] when the bundle has nothing to draw on that chart; [`Error::Usage`] for an
+/// unknown device.
+pub fn plot(
+    bundle: &Bundle,
+    chart: ChartKind,
+    top: usize,
+    size: (f64, f64),
+    device: Option<&str>,
+) -> Result<Vec<u8>, Error> {
+    let device = match device {
+        Some(d) if !bundle.devices.iter().any(|x| x.id == d) => {
+            return Err(Error::Usage(format!(
+                "--device {d}: the bundle has no such device (it has {})",
+                bundle
+                    .devices
+                    .iter()
+                    .map(|x| x.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Some(d) => Some(d.to_string()),
+        None => bundle.devices.first().map(|d| d.id.clone()),
+    };
+    let options = roofline_model::chart::ChartOptions {
+        width: size.0,
+        height: size.1,
+        top_kernels: top,
+        device,
+        ..roofline_model::chart::ChartOptions::default()
+    };
+    let scene = match chart {
+        ChartKind::Hierarchical => roofline_model::chart::hierarchical(bundle, &options),
+        ChartKind::Time => roofline_model::chart::time_based(bundle, &options),
+    }
+    .map_err(|e| Error::Nothing(e.to_string()))?;
+    Ok(export::svg::render(&scene))
+}
+
+fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
+    let inputs = files
+        .iter()
+        .map(|f| Ok((f.display().to_string(), read_bundle(f)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let merged = roofline_model::merge::merge(&inputs, crate::provenance::current())
+        .map_err(Error::Merge)?;
+    write_bundle(output, &merged)?;
+    eprintln!(
+        "wrote {} ({} device{}, {} kernel entr{})",
+        output.display(),
+        merged.devices.len(),
+        if merged.devices.len() == 1 { "" } else { "s" },
+        merged.kernels.len(),
+        if merged.kernels.len() == 1 { "y" } else { "ies" }
+    );
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The collector's error type: each variant names the file, command or device concerned.
+
+use std::path::PathBuf;
+
+use roofline_model::ReadError;
+use roofline_model::merge::MergeError;
+
+use crate::gpu::GpuError;
+
+/// Everything a `roofline` command can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read.
+    #[error("cannot read {}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not a readable bundle.
+    #[error("{} is not a readable bundle", path.display())]
+    Bundle {
+        /// The file.
+        path: PathBuf,
+        /// The reading error, with JSON path or line and column.
+        #[source]
+        source: ReadError,
+    },
+    /// A bundle about to be written holds impossible figures (a bug upstream; nothing is written).
+    #[error("refusing to write {}: the bundle holds impossible figures", path.display())]
+    InvalidOutput {
+        /// The file that was not written.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: ReadError,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}", path.display())]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bundles could not be merged.
+    #[error("cannot merge the bundles")]
+    Merge(#[source] MergeError),
+    /// Arguments that clap accepted but that make no sense together.
+    #[error("invalid arguments: {0}")]
+    Usage(String),
+    /// Some of the files given to `validate` are not valid.
+    #[error("{failed} of {total} bundle{} failed validation", if *total == 1 { "" } else { "s" })]
+    ValidationFailed {
+        /// How many failed.
+        failed: usize,
+        /// How many were checked.
+        total: usize,
+    },
+    /// Nothing to draw or report.
+    #[error("{0}")]
+    Nothing(String),
+    /// The GPU could not be used.
+    #[error("roofline {command} needs a CUDA GPU")]
+    Gpu {
+        /// The subcommand.
+        command: &'static str,
+        /// Why the GPU is unusable.
+        #[source]
+        source: GpuError,
+    },
+    /// A subcommand whose implementation has not landed yet.
+    #[error(
+        "roofline {command} is not available in this build yet ({what}); no measurement was made and nothing was written"
+    )]
+    NotYetAvailable {
+        /// The subcommand.
+        command: &'static str,
+        /// What it will do and where it is tracked.
+        what: &'static str,
+    },
+}

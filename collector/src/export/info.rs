@@ -1,0 +1,448 @@
+//! `roofline info`: a bundle's devices, ceilings and kernels as a table, CSV or JSON.
+//!
+//! Launches are aggregated by name and each kernel analysed by `roofline_model::analysis`; this
+//! module only lays the figures out. The CSV and JSON column names are a stable interface (users
+//! load them in pandas): add columns at the end, never rename.
+
+use std::fmt::Write as _;
+
+use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::analysis::{self, ComplexitySource, KernelAnalysis};
+use roofline_model::bundle::{Bundle, Kernel, Method};
+use roofline_model::ceilings::Ceilings;
+use roofline_model::geometry::si::format_si;
+use serde::Serialize;
+
+/// The stable CSV columns, in order; the first sixteen are the documented core set.
+pub const CSV_COLUMNS: [&str; 25] = [
+    "name",
+    "launches",
+    "time_s",
+    "flops",
+    "flops_tensor",
+    "bytes_l1",
+    "bytes_l2",
+    "bytes_hbm",
+    "ai_l1",
+    "ai_l2",
+    "ai_hbm",
+    "flop_per_s",
+    "bound",
+    "headroom",
+    "t_bound_s",
+    "region",
+    "display_name",
+    "device",
+    "share",
+    "attainable_flop_per_s",
+    "peak_flop_per_s",
+    "gap",
+    "complexity_flops",
+    "complexity_bytes",
+    "complexity_source",
+];
+
+/// One kernel name's figures, as `info --format csv|json` writes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfoRow {
+    /// Full demangled name.
+    pub name: String,
+    /// Launches.
+    pub launches: u64,
+    /// Total time, seconds.
+    pub time_s: f64,
+    /// All FLOPs.
+    pub flops: f64,
+    /// Tensor Core FLOPs.
+    pub flops_tensor: f64,
+    /// Bytes at L1.
+    pub bytes_l1: Option<f64>,
+    /// Bytes at L2.
+    pub bytes_l2: Option<f64>,
+    /// Bytes at HBM.
+    pub bytes_hbm: Option<f64>,
+    /// FLOP/byte at L1.
+    pub ai_l1: Option<f64>,
+    /// FLOP/byte at L2.
+    pub ai_l2: Option<f64>,
+    /// FLOP/byte at HBM.
+    pub ai_hbm: Option<f64>,
+    /// Achieved FLOP/s.
+    pub flop_per_s: Option<f64>,
+    /// Binding ceiling of the hierarchical roofline: compute, l1, l2 or hbm.
+    pub bound: Option<&'static str>,
+    /// Attainable / achieved.
+    pub headroom: Option<f64>,
+    /// Time-based bound, seconds.
+    pub t_bound_s: Option<f64>,
+    /// Time-based region: compute, bandwidth or launch.
+    pub region: Option<&'static str>,
+    /// Short name.
+    pub display_name: String,
+    /// Device id.
+    pub device: Option<String>,
+    /// Share of the bundle's kernel time.
+    pub share: f64,
+    /// Hierarchical attainable FLOP/s.
+    pub attainable_flop_per_s: Option<f64>,
+    /// Effective peak of the precision mix.
+    pub peak_flop_per_s: Option<f64>,
+    /// `T / T_bound`.
+    pub gap: Option<f64>,
+    /// Time-based F.
+    pub complexity_flops: f64,
+    /// Time-based B.
+    pub complexity_bytes: Option<f64>,
+    /// `analytical` or `counters`.
+    pub complexity_source: &'static str,
+}
+
+/// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
+pub struct Report {
+    /// Aggregated kernels.
+    pub kernels: Vec<Kernel>,
+    /// Their analyses, sorted by time, largest first (`index` points into `kernels`).
+    pub analyses: Vec<KernelAnalysis>,
+}
+
+impl Report {
+    /// Aggregates and analyses a bundle's kernels.
+    pub fn new(bundle: &Bundle) -> Self {
+        let kernels = aggregate_by_name(&bundle.kernels);
+        let mut analyses = analysis::analyze(bundle, &kernels);
+        analyses.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+        Report { kernels, analyses }
+    }
+
+    /// The rows of the CSV and JSON outputs, in time order.
+    pub fn rows(&self, bundle: &Bundle) -> Vec<InfoRow> {
+        self.analyses
+            .iter()
+            .map(|a| {
+                let k = &self.kernels[a.index];
+                InfoRow {
+                    name: k.name.clone(),
+                    launches: k.launches,
+                    time_s: a.time_s,
+                    flops: a.flops,
+                    flops_tensor: a.flops_tensor,
+                    bytes_l1: a.bytes[0],
+                    bytes_l2: a.bytes[1],
+                    bytes_hbm: a.bytes[2],
+                    ai_l1: a.ai[0],
+                    ai_l2: a.ai[1],
+                    ai_hbm: a.ai[2],
+                    flop_per_s: a.flop_per_s,
+                    bound: a.hierarchical.as_ref().map(|h| h.bound.key()),
+                    headroom: a.headroom,
+                    t_bound_s: a.time_bound.map(|t| t.bound_s),
+                    region: a.time_bound.map(|t| t.region.key()),
+                    display_name: k.short_name(),
+                    device: bundle.device_of(k).map(str::to_string),
+                    share: a.share_of_time,
+                    attainable_flop_per_s: a.hierarchical.as_ref().map(|h| h.attainable),
+                    peak_flop_per_s: a.peak,
+                    gap: a.gap,
+                    complexity_flops: a.complexity_flops,
+                    complexity_bytes: a.complexity_bytes,
+                    complexity_source: match a.complexity_source {
+                        ComplexitySource::Analytical => "analytical",
+                        ComplexitySource::Counters => "counters",
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// A number as CSV and JSON carry it: the shortest text that reads back as the same f64.
+fn num(v: f64) -> String {
+    format!("{v:?}")
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// RFC 4180 quoting: fields holding a comma, quote or line break are quoted, quotes doubled.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV: a header of [`CSV_COLUMNS`], then one row per kernel name; unknown figures are empty.
+pub fn to_csv(bundle: &Bundle) -> Vec<u8> {
+    let mut out = CSV_COLUMNS.join(",");
+    out.push('\n');
+    for r in Report::new(bundle).rows(bundle) {
+        let cells = [
+            csv_field(&r.name),
+            r.launches.to_string(),
+            num(r.time_s),
+            num(r.flops),
+            num(r.flops_tensor),
+            opt(r.bytes_l1),
+            opt(r.bytes_l2),
+            opt(r.bytes_hbm),
+            opt(r.ai_l1),
+            opt(r.ai_l2),
+            opt(r.ai_hbm),
+            opt(r.flop_per_s),
+            r.bound.unwrap_or_default().to_string(),
+            opt(r.headroom),
+            opt(r.t_bound_s),
+            r.region.unwrap_or_default().to_string(),
+            csv_field(&r.display_name),
+            csv_field(r.device.as_deref().unwrap_or_default()),
+            num(r.share),
+            opt(r.attainable_flop_per_s),
+            opt(r.peak_flop_per_s),
+            opt(r.gap),
+            num(r.complexity_flops),
+            opt(r.complexity_bytes),
+            r.complexity_source.to_string(),
+        ];
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+#[derive(Serialize)]
+struct JsonCeiling {
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    method: Method,
+}
+
+#[derive(Serialize)]
+struct JsonDevice<'a> {
+    id: &'a str,
+    name: &'a str,
+    compute_capability: Option<&'a str>,
+    ceilings: Vec<JsonCeiling>,
+    launch_overhead_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct JsonInfo<'a> {
+    schema_version: u32,
+    complete: bool,
+    description: Option<&'a str>,
+    devices: Vec<JsonDevice<'a>>,
+    kernels: Vec<InfoRow>,
+}
+
+fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
+    let bw = c.levels().map(|(l, c)| JsonCeiling {
+        name: l.key(),
+        value: c.value,
+        unit: "byte/s",
+        method: c.method,
+    });
+    let cp = c.datapaths().map(|(d, c)| JsonCeiling {
+        name: d.key(),
+        value: c.value,
+        unit: "FLOP/s",
+        method: c.method,
+    });
+    bw.chain(cp).collect()
+}
+
+/// The JSON: devices with the ceilings used for bounds, and the same rows as the CSV.
+pub fn to_json(bundle: &Bundle) -> Vec<u8> {
+    let devices = bundle
+        .devices
+        .iter()
+        .map(|d| {
+            let c = bundle.machine_for(&d.id).map(Ceilings::from_machine);
+            JsonDevice {
+                id: &d.id,
+                name: &d.name,
+                compute_capability: d.compute_capability.as_deref(),
+                ceilings: c.as_ref().map(ceiling_list).unwrap_or_default(),
+                launch_overhead_s: c.and_then(|c| c.launch_overhead_s),
+            }
+        })
+        .collect();
+    let info = JsonInfo {
+        schema_version: bundle.schema_version,
+        complete: bundle.complete,
+        description: bundle.description.as_deref(),
+        devices,
+        kernels: Report::new(bundle).rows(bundle),
+    };
+    let mut s = serde_json::to_string_pretty(&info).unwrap_or_default();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// Lays out rows of cells in columns; the last column is left unpadded.
+fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from("  ");
+        for (c, cell) in r.iter().enumerate() {
+            let pad = widths[c].saturating_sub(cell.chars().count());
+            let last = c + 1 == r.len();
+            if right_aligned.get(c).copied().unwrap_or(false) {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if !last {
+                    line.push_str(&" ".repeat(pad));
+                }
+            }
+            if !last {
+                line.push_str("  ");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn si_opt(v: Option<f64>, unit: &str) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format_si(v, unit))
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format!("{v:.2}"))
+}
+
+fn intensity(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format_si(v, ""))
+}
+
+/// The human-readable table: devices and ceilings, then the `top` kernels by share of time.
+pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "bundle schema v{}, {}; {} device{}, {} kernel entr{}",
+        bundle.schema_version,
+        if bundle.complete { "complete" } else { "INCOMPLETE" },
+        bundle.devices.len(),
+        if bundle.devices.len() == 1 { "" } else { "s" },
+        bundle.kernels.len(),
+        if bundle.kernels.len() == 1 { "y" } else { "ies" },
+    );
+    if let Some(d) = &bundle.description {
+        let _ = writeln!(out, "  {d}");
+    }
+    for n in &bundle.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    for d in &bundle.devices {
+        let _ = writeln!(
+            out,
+            "\ndevice {}: {}{}{}",
+            d.id,
+            d.name,
+            d.compute_capability
+                .as_deref()
+                .map(|c| format!(", compute capability {c}"))
+                .unwrap_or_default(),
+            d.sm_count.map(|n| format!(", {n} SMs")).unwrap_or_default(),
+        );
+        let Some(m) = bundle.machine_for(&d.id) else {
+            let _ = writeln!(out, "  no machine characterization (run `roofline machine`)");
+            continue;
+        };
+        let c = Ceilings::from_machine(m);
+        let mut rows = vec![vec!["ceiling".into(), "value".into(), "method".into()]];
+        for (l, v) in c.levels() {
+            rows.push(vec![l.label().into(), format_si(v.value, "B/s"), method(v.method).into()]);
+        }
+        for (p, v) in c.datapaths() {
+            rows.push(vec![p.label().into(), format_si(v.value, "FLOP/s"), method(v.method).into()]);
+        }
+        if let Some(l) = &m.launch_overhead {
+            rows.push(vec!["launch overhead".into(), format_si(l.value_s, "s"), method(l.method).into()]);
+        }
+        out.push_str(&columns(&rows, &[false, true, false]));
+    }
+    let report = Report::new(bundle);
+    let total: f64 = report.analyses.iter().map(|a| a.time_s).sum();
+    let launches: u64 = report.kernels.iter().map(|k| k.launches).sum();
+    let _ = writeln!(
+        out,
+        "\nkernels: {} name{}, {} launch{}, {} in all",
+        report.kernels.len(),
+        if report.kernels.len() == 1 { "" } else { "s" },
+        launches,
+        if launches == 1 { "" } else { "es" },
+        format_si(total, "s"),
+    );
+    if report.kernels.is_empty() {
+        return out.into_bytes();
+    }
+    let shown = top.unwrap_or(usize::MAX).min(report.analyses.len());
+    let mut rows = vec![
+        [
+            "share", "time", "launches", "FLOP/s", "AI L1", "AI L2", "AI HBM", "bound", "headroom",
+            "region", "T/Tbound", "kernel",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for a in &report.analyses[..shown] {
+        let k = &report.kernels[a.index];
+        rows.push(vec![
+            format!("{:.1}%", a.share_of_time * 100.0),
+            format_si(a.time_s, "s"),
+            k.launches.to_string(),
+            si_opt(a.flop_per_s, ""),
+            intensity(a.ai[0]),
+            intensity(a.ai[1]),
+            intensity(a.ai[2]),
+            a.hierarchical
+                .as_ref()
+                .map_or("–", |h| h.bound.key())
+                .to_string(),
+            ratio(a.headroom),
+            a.time_bound.map_or("–", |t| t.region.key()).to_string(),
+            ratio(a.gap),
+            k.short_name(),
+        ]);
+    }
+    out.push_str(&columns(
+        &rows,
+        &[true, true, true, true, true, true, true, false, true, false, true, false],
+    ));
+    if shown < report.analyses.len() {
+        let _ = writeln!(
+            out,
+            "  … {} more (use --top or --format csv)",
+            report.analyses.len() - shown
+        );
+    }
+    out.push_str(
+        "\n  AI: FLOP/byte at each level. bound: the ceiling that limits the kernel (hierarchical roofline).\n  \
+         headroom: attainable/achieved. region and T/Tbound: the time-based roofline (Wang et al. 2020).\n",
+    );
+    out.into_bytes()
+}
+
+fn method(m: Method) -> &'static str {
+    match m {
+        Method::Empirical => "empirical",
+        Method::Theoretical => "theoretical",
+    }
+}

@@ -1,0 +1,4 @@
+//! Exporters: each turns a bundle or a chart into bytes; [`crate::io`] writes them.
+
+pub mod info;
+pub mod svg;

@@ -1,0 +1,967 @@
+//! Chart scenes: everything a roofline chart shows, in pixel coordinates, computed once here.
+//!
+//! [`hierarchical`] and [`time_based`] turn a bundle into a [`Scene`]: axes with ticks, ceiling
+//! lines with their labels, kernel markers and the links between them, and a legend. The CLI's
+//! SVG exporter and the viewer's components only draw a scene; neither computes a figure. The
+//! scene keeps its [`Viewport`] so that a pointer position can be turned back into data (hover).
+
+use crate::aggregate::{aggregate_by_name, top_by_time};
+use crate::analysis::{self, KernelAnalysis};
+use crate::bundle::{Bundle, Datapath, Kernel, MemoryLevel};
+use crate::ceilings::Ceilings;
+use crate::geometry::roofline as shapes;
+use crate::geometry::scale::{Rect, Viewport, fit_log_domain};
+use crate::geometry::si::format_si;
+use crate::geometry::ticks::log_ticks;
+use crate::hierarchical::Bound;
+use crate::time_based::Region;
+
+/// What to draw and how large.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartOptions {
+    /// Width of the whole chart, pixels.
+    pub width: f64,
+    /// Height of the whole chart, pixels.
+    pub height: f64,
+    /// Only the kernels with the largest share of time are drawn.
+    pub top_kernels: usize,
+    /// The device whose kernels and ceilings are drawn; the first device when `None`.
+    pub device: Option<String>,
+    /// Memory levels drawn (ceilings and kernel points).
+    pub levels: Vec<MemoryLevel>,
+    /// Datapaths whose roofs are drawn; all measured ones when `None`.
+    pub datapaths: Option<Vec<Datapath>>,
+    /// Ceilings to use instead of the bundle's (a swapped or edited machine).
+    pub ceilings: Option<Ceilings>,
+    /// Width of the kernel list on the right, pixels (0 to leave it out).
+    pub side_panel: f64,
+}
+
+impl Default for ChartOptions {
+    fn default() -> Self {
+        ChartOptions {
+            width: 960.0,
+            height: 640.0,
+            top_kernels: 12,
+            device: None,
+            levels: vec![MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm],
+            datapaths: None,
+            ceilings: None,
+            side_panel: 280.0,
+        }
+    }
+}
+
+/// Why a chart cannot be drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChartError {
+    /// No ceiling and no kernel point.
+    #[error(
+        "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; measure the machine with `roofline machine` or add kernels"
+    )]
+    Nothing(String),
+}
+
+/// A drawn line's meaning (the renderer picks its style from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LineRole {
+    /// A bandwidth ceiling.
+    Bandwidth(MemoryLevel),
+    /// A compute roof.
+    Compute(Datapath),
+    /// Time-based plane: `F = (P / BW) × B`.
+    MachineBalance(Datapath),
+    /// Time-based plane: the box below which `n` launches are launch-overhead bound.
+    LaunchBox {
+        /// Launch count.
+        launches: u64,
+    },
+    /// The line joining one kernel's points (levels, or measured point and time vertex).
+    KernelLink {
+        /// Index into [`Scene::kernels`].
+        kernel: usize,
+    },
+}
+
+/// A polyline in pixel coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// What it is.
+    pub role: LineRole,
+    /// Vertices, pixels.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed (theoretical ceilings, the launch box).
+    pub dashed: bool,
+}
+
+/// How text is anchored at its position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// Text starts at the point.
+    Start,
+    /// Text is centred on the point.
+    Middle,
+    /// Text ends at the point.
+    End,
+}
+
+/// A text label in pixel coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    /// The text.
+    pub text: String,
+    /// Position, pixels (baseline).
+    pub at: (f64, f64),
+    /// Rotation, degrees clockwise (SVG convention).
+    pub angle_deg: f64,
+    /// Horizontal anchor.
+    pub anchor: Anchor,
+    /// What it labels (for colour).
+    pub role: LineRole,
+}
+
+/// What a marker shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// A kernel at one memory level (hierarchical chart).
+    Level(MemoryLevel),
+    /// A kernel's complexity point (B, F) (time-based chart).
+    Complexity,
+    /// A kernel's time vertex (B*, F*) (time-based chart).
+    TimeVertex,
+}
+
+/// A kernel marker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    /// Index into [`Scene::kernels`].
+    pub kernel: usize,
+    /// What it shows.
+    pub kind: MarkerKind,
+    /// Position, pixels.
+    pub at: (f64, f64),
+    /// Position, data units (x, y).
+    pub data: (f64, f64),
+    /// Radius, pixels (grows with the kernel's share of time).
+    pub radius: f64,
+}
+
+/// A kernel drawn on the chart, with the figures a hover shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneKernel {
+    /// 1-based rank by time, shown next to its markers.
+    pub rank: usize,
+    /// Short name.
+    pub name: String,
+    /// Full name.
+    pub full_name: String,
+    /// The analysis behind the markers.
+    pub analysis: KernelAnalysis,
+    /// Launches.
+    pub launches: u64,
+    /// One line of figures for tooltips.
+    pub summary: String,
+    /// A short line for the side panel (share, performance, verdict).
+    pub brief: String,
+}
+
+/// An axis: its label and ticks (positions in pixels along the axis).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Title with unit.
+    pub title: String,
+    /// Ticks: pixel position, major or minor, label.
+    pub ticks: Vec<(f64, bool, Option<String>)>,
+}
+
+/// A legend entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    /// Colour source.
+    pub role: LegendRole,
+    /// Text.
+    pub text: String,
+}
+
+/// Legend swatch kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegendRole {
+    /// A memory level's colour (ceiling and kernel points).
+    Level(MemoryLevel),
+    /// A datapath's roof.
+    Datapath(Datapath),
+    /// The time-based complexity point.
+    Complexity,
+    /// The time-based vertex.
+    TimeVertex,
+    /// The launch-overhead box.
+    LaunchBox,
+}
+
+/// A whole chart, ready to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scene {
+    /// Total size, pixels.
+    pub width: f64,
+    /// Total size, pixels.
+    pub height: f64,
+    /// Title.
+    pub title: String,
+    /// Subtitle (device, source).
+    pub subtitle: String,
+    /// The plotting area and its log scales.
+    pub viewport: Viewport,
+    /// x axis.
+    pub x_axis: Axis,
+    /// y axis.
+    pub y_axis: Axis,
+    /// Ceilings, boxes and kernel links, in drawing order.
+    pub lines: Vec<Line>,
+    /// Ceiling labels.
+    pub labels: Vec<Label>,
+    /// Kernel markers, drawn above lines (largest first, so small ones stay visible).
+    pub markers: Vec<Marker>,
+    /// Kernels drawn, by rank.
+    pub kernels: Vec<SceneKernel>,
+    /// Legend.
+    pub legend: Vec<LegendEntry>,
+    /// Remarks shown under the chart (missing ceilings, kernels left out).
+    pub notes: Vec<String>,
+    /// The side panel's area (kernel list), if any.
+    pub side_panel: Option<Rect>,
+}
+
+/// Colours shared by the SVG export and the viewer (Okabe–Ito palette, readable by
+/// colour-blind readers).
+pub mod style {
+    use super::{Datapath, LegendRole, LineRole, MarkerKind, MemoryLevel};
+
+    /// The colour of a memory level.
+    pub fn level(l: MemoryLevel) -> &'static str {
+        match l {
+            MemoryLevel::L1 => "#0072B2",
+            MemoryLevel::Shared => "#56B4E9",
+            MemoryLevel::L2 => "#009E73",
+            MemoryLevel::Hbm => "#D55E00",
+            MemoryLevel::HostLink => "#999999",
+        }
+    }
+
+    /// The colour of a compute roof.
+    pub fn datapath(d: Datapath) -> &'static str {
+        if d.is_tensor() { "#CC79A7" } else { "#444444" }
+    }
+
+    /// The colour of a line.
+    pub fn line(r: LineRole) -> &'static str {
+        match r {
+            LineRole::Bandwidth(l) => level(l),
+            LineRole::Compute(d) | LineRole::MachineBalance(d) => datapath(d),
+            LineRole::LaunchBox { .. } => "#E69F00",
+            LineRole::KernelLink { .. } => "#888888",
+        }
+    }
+
+    /// The colour of a marker.
+    pub fn marker(k: MarkerKind) -> &'static str {
+        match k {
+            MarkerKind::Level(l) => level(l),
+            MarkerKind::Complexity => "#0072B2",
+            MarkerKind::TimeVertex => "#D55E00",
+        }
+    }
+
+    /// The colour of a legend swatch.
+    pub fn legend(r: LegendRole) -> &'static str {
+        match r {
+            LegendRole::Level(l) => level(l),
+            LegendRole::Datapath(d) => datapath(d),
+            LegendRole::Complexity => marker(MarkerKind::Complexity),
+            LegendRole::TimeVertex => marker(MarkerKind::TimeVertex),
+            LegendRole::LaunchBox => "#E69F00",
+        }
+    }
+}
+
+/// Margins around the plotting area: left (y tick labels and title), top (title), right,
+/// bottom (x tick labels, title, notes).
+const MARGIN: (f64, f64, f64, f64) = (78.0, 56.0, 20.0, 96.0);
+/// Marker radius: `MIN + SCALE × sqrt(share of time)`, so that area grows with the share.
+const MARKER_MIN: f64 = 3.0;
+const MARKER_SCALE: f64 = 10.0;
+
+struct Prepared<'a> {
+    device: Option<String>,
+    device_name: String,
+    ceilings: Ceilings,
+    kernels: Vec<Kernel>,
+    /// Top kernels by time (analyses of `kernels`), largest first.
+    top: Vec<KernelAnalysis>,
+    total_kernels: usize,
+    bundle: &'a Bundle,
+}
+
+fn prepare<'a>(bundle: &'a Bundle, o: &ChartOptions) -> Prepared<'a> {
+    let device = o
+        .device
+        .clone()
+        .or_else(|| bundle.devices.first().map(|d| d.id.clone()));
+    let device_name = device
+        .as_deref()
+        .and_then(|id| bundle.devices.iter().find(|d| d.id == id))
+        .map(|d| d.name.clone())
+        .unwrap_or_default();
+    let ceilings = o.ceilings.clone().unwrap_or_else(|| {
+        device
+            .as_deref()
+            .and_then(|d| bundle.machine_for(d))
+            .map(Ceilings::from_machine)
+            .unwrap_or_default()
+    });
+    let on_device: Vec<Kernel> = bundle
+        .kernels
+        .iter()
+        .filter(|k| device.is_none() || bundle.device_of(k) == device.as_deref())
+        .cloned()
+        .collect();
+    let kernels = aggregate_by_name(&on_device);
+    let c = ceilings.clone();
+    let analyses = analysis::analyze_with(&kernels, |_| Some(c.clone()));
+    let total_kernels = analyses.len();
+    let top = top_by_time(&analyses, o.top_kernels, |a| a.time_s)
+        .into_iter()
+        .map(|i| analyses[i].clone())
+        .collect();
+    Prepared {
+        device,
+        device_name,
+        ceilings,
+        kernels,
+        top,
+        total_kernels,
+        bundle,
+    }
+}
+
+fn plot_area(o: &ChartOptions) -> Rect {
+    let (l, t, r, b) = MARGIN;
+    let panel = if o.side_panel > 0.0 { o.side_panel } else { 0.0 };
+    Rect::new(
+        l,
+        t,
+        (o.width - l - r - panel).max(40.0),
+        (o.height - t - b).max(40.0),
+    )
+}
+
+fn axis(domain: (f64, f64), unit: &str, title: &str, project: impl Fn(f64) -> f64) -> Axis {
+    Axis {
+        title: title.to_string(),
+        ticks: log_ticks(domain, unit, 10)
+            .into_iter()
+            .map(|t| (project(t.value), t.major, t.label))
+            .collect(),
+    }
+}
+
+fn marker_radius(share: f64) -> f64 {
+    MARKER_MIN + MARKER_SCALE * share.clamp(0.0, 1.0).sqrt()
+}
+
+/// Angle (degrees, SVG clockwise) of the segment from `a` to `b` in pixels.
+fn angle(a: (f64, f64), b: (f64, f64)) -> f64 {
+    (b.1 - a.1).atan2(b.0 - a.0).to_degrees()
+}
+
+fn push_clipped(
+    lines: &mut Vec<Line>,
+    vp: &Viewport,
+    role: LineRole,
+    dashed: bool,
+    pieces: Vec<Vec<(f64, f64)>>,
+) -> Option<(f64, f64, f64, f64)> {
+    // Returns the first visible piece's ends in pixels (for labels).
+    let mut first = None;
+    for piece in pieces {
+        if piece.len() < 2 {
+            continue;
+        }
+        let px: Vec<(f64, f64)> = piece.iter().map(|p| vp.project(*p)).collect();
+        if first.is_none() {
+            let (a, b) = (px[0], px[px.len() - 1]);
+            first = Some((a.0, a.1, b.0, b.1));
+        }
+        lines.push(Line {
+            role,
+            points: px,
+            dashed,
+        });
+    }
+    first
+}
+
+fn kernel_summary(k: &Kernel, a: &KernelAnalysis) -> String {
+    let mut s = format!(
+        "{} in {} launch{} ({:.1}% of time)",
+        format_si(a.time_s, "s"),
+        k.launches,
+        if k.launches == 1 { "" } else { "es" },
+        a.share_of_time * 100.0
+    );
+    if let Some(p) = a.flop_per_s {
+        s.push_str(&format!(", {}", format_si(p, "FLOP/s")));
+    }
+    if let Some(h) = &a.hierarchical {
+        s.push_str(&format!(", {}-bound", h.bound.key()));
+    }
+    if let Some(h) = a.headroom {
+        s.push_str(&format!(", headroom {h:.2}×"));
+    }
+    if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
+        s.push_str(&format!(", {} region, T/Tbound {g:.2}", tb.region.key()));
+    }
+    s
+}
+
+fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
+    let mut parts = vec![format!("{:.1}%", a.share_of_time * 100.0)];
+    if time_chart {
+        parts.push(format_si(a.time_s, "s"));
+        if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
+            parts.push(format!("{} · T/Tbound {g:.2}", tb.region.key()));
+        }
+    } else {
+        if let Some(p) = a.flop_per_s {
+            parts.push(format_si(p, "FLOP/s"));
+        }
+        if let Some(h) = &a.hierarchical {
+            parts.push(format!("{}-bound", h.bound.key()));
+        }
+    }
+    parts.join(" · ")
+}
+
+fn scene_kernels(p: &Prepared<'_>, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
+    drawn
+        .iter()
+        .enumerate()
+        .map(|(rank, &i)| {
+            let a = &p.top[i];
+            let k = &p.kernels[a.index];
+            SceneKernel {
+                rank: rank + 1,
+                name: k.short_name(),
+                full_name: k.name.clone(),
+                analysis: a.clone(),
+                launches: k.launches,
+                summary: kernel_summary(k, a),
+                brief: kernel_brief(a, time_chart),
+            }
+        })
+        .collect()
+}
+
+fn subtitle(p: &Prepared<'_>) -> String {
+    let mut s = if p.device_name.is_empty() {
+        "no device".to_string()
+    } else {
+        p.device_name.clone()
+    };
+    if let Some(d) = &p.device {
+        s.push_str(&format!(" (device {d})"));
+    }
+    if !p.bundle.complete {
+        s.push_str(" — INCOMPLETE bundle");
+    }
+    s
+}
+
+fn ceiling_label(name: &str, value: f64, unit: &str, theoretical: bool) -> String {
+    format!(
+        "{name} {}{}",
+        format_si(value, unit),
+        if theoretical { " (theoretical)" } else { "" }
+    )
+}
+
+/// The hierarchical roofline (Yang et al. 2020): performance (FLOP/s) against arithmetic
+/// intensity (FLOP/byte), log-log; a bandwidth ceiling per memory level up to the top compute
+/// roof, a flat roof per datapath; each kernel as one point per level (`AI_l`, `F / T`), joined.
+///
+/// # Errors
+/// [`ChartError::Nothing`] when there are neither ceilings nor kernel points.
+pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
+    let p = prepare(bundle, o);
+    let c = &p.ceilings;
+    let levels: Vec<(MemoryLevel, f64, bool)> = c
+        .levels()
+        .filter(|(l, _)| o.levels.contains(l))
+        .map(|(l, v)| (l, v.value, v.method == crate::bundle::Method::Theoretical))
+        .collect();
+    let roofs: Vec<(Datapath, f64, bool)> = c
+        .datapaths()
+        .filter(|(d, _)| o.datapaths.as_ref().is_none_or(|ds| ds.contains(d)))
+        .map(|(d, v)| (d, v.value, v.method == crate::bundle::Method::Theoretical))
+        .collect();
+    // Kernels with FLOPs and at least one drawn level.
+    let drawn: Vec<usize> = (0..p.top.len())
+        .filter(|&i| {
+            let a = &p.top[i];
+            a.flop_per_s.is_some()
+                && MemoryLevel::KERNEL_LEVELS
+                    .iter()
+                    .zip(a.ai)
+                    .any(|(l, ai)| ai.is_some() && o.levels.contains(l))
+        })
+        .collect();
+    if levels.is_empty() && roofs.is_empty() && drawn.is_empty() {
+        return Err(ChartError::Nothing(device_suffix(&p)));
+    }
+
+    let top_peak = roofs.iter().map(|r| r.1).reduce(f64::max);
+    let top_bw = levels.iter().map(|l| l.1).reduce(f64::max);
+    let low_bw = levels.iter().map(|l| l.1).reduce(f64::min);
+    let low_peak = roofs.iter().map(|r| r.1).reduce(f64::min);
+
+    // Domains: every kernel point, every ridge, every roof.
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for &i in &drawn {
+        let a = &p.top[i];
+        for (l, ai) in MemoryLevel::KERNEL_LEVELS.iter().zip(a.ai) {
+            if let (Some(ai), true) = (ai, o.levels.contains(l)) {
+                xs.push(ai);
+            }
+        }
+        ys.extend(a.flop_per_s);
+    }
+    if let (Some(pk), Some(hi), Some(lo)) = (top_peak, top_bw, low_bw) {
+        xs.push(pk / lo);
+        xs.push(low_peak.unwrap_or(pk) / hi);
+    }
+    ys.extend(roofs.iter().map(|r| r.1));
+    let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((0.01, 1000.0));
+    // Leave room under the lowest point and the diagonals' start.
+    if let Some(lo) = low_bw {
+        ys.push(lo * dx.0 * 3.0);
+    }
+    let dy = fit_log_domain(ys.iter().copied(), 0.3).unwrap_or((1e9, 1e15));
+
+    let area = plot_area(o);
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let mut lines = Vec::new();
+    let mut labels = Vec::new();
+
+    // Bandwidth diagonals, up to the top roof.
+    for &(l, bw, theo) in &levels {
+        let roof = top_peak.unwrap_or(bw * dx.1);
+        let seg = shapes::bandwidth_diagonal(bw, roof, dx.0);
+        let role = LineRole::Bandwidth(l);
+        if let Some((x0, y0, x1, y1)) = push_clipped(
+            &mut lines,
+            &vp,
+            role,
+            theo,
+            shapes::clip_polyline_loglog(&seg, dx, dy),
+        ) {
+            // Label along the line, a little way in from its visible start.
+            let t = 0.08;
+            let at = (x0 + (x1 - x0) * t + 4.0, y0 + (y1 - y0) * t - 6.0);
+            labels.push(Label {
+                text: ceiling_label(l.label(), bw, "B/s", theo),
+                at,
+                angle_deg: angle((x0, y0), (x1, y1)),
+                anchor: Anchor::Start,
+                role,
+            });
+        }
+    }
+    // Compute roofs, from their ridge with the highest bandwidth to the right edge.
+    for &(d, peak, theo) in &roofs {
+        let from_bw = top_bw.unwrap_or(peak / dx.0);
+        let seg = shapes::compute_roof(peak, from_bw, dx.1);
+        let role = LineRole::Compute(d);
+        if let Some((_, _, x1, y1)) = push_clipped(
+            &mut lines,
+            &vp,
+            role,
+            theo,
+            shapes::clip_polyline_loglog(&seg, dx, dy),
+        ) {
+            labels.push(Label {
+                text: ceiling_label(d.label(), peak, "FLOP/s", theo),
+                at: (x1 - 4.0, y1 - 5.0),
+                angle_deg: 0.0,
+                anchor: Anchor::End,
+                role,
+            });
+        }
+    }
+
+    // Kernels: markers per level, joined.
+    let kernels = scene_kernels(&p, &drawn, false);
+    let mut markers = Vec::new();
+    for (si, k) in kernels.iter().enumerate() {
+        let a = &k.analysis;
+        let Some(perf) = a.flop_per_s else { continue };
+        let mut pts = Vec::new();
+        for (l, ai) in MemoryLevel::KERNEL_LEVELS.iter().zip(a.ai) {
+            let Some(ai) = ai.filter(|_| o.levels.contains(l)) else {
+                continue;
+            };
+            let at = vp.project((ai, perf));
+            pts.push(at);
+            markers.push(Marker {
+                kernel: si,
+                kind: MarkerKind::Level(*l),
+                at,
+                data: (ai, perf),
+                radius: marker_radius(a.share_of_time),
+            });
+        }
+        if pts.len() > 1 {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            lines.push(Line {
+                role: LineRole::KernelLink { kernel: si },
+                points: pts,
+                dashed: false,
+            });
+        }
+    }
+    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+
+    let mut legend: Vec<LegendEntry> = levels
+        .iter()
+        .map(|&(l, _, _)| LegendEntry {
+            role: LegendRole::Level(l),
+            text: format!("{} (ceiling and kernel points)", l.label()),
+        })
+        .collect();
+    legend.extend(roofs.iter().map(|&(d, _, _)| LegendEntry {
+        role: LegendRole::Datapath(d),
+        text: format!("{} roof", d.label()),
+    }));
+
+    let mut notes = common_notes(&p, drawn.len());
+    if levels.is_empty() {
+        notes.push("no bandwidth ceiling: measure the machine to see memory bounds".into());
+    }
+    let bound_counts = count_bounds(&kernels);
+    if !bound_counts.is_empty() {
+        notes.push(bound_counts);
+    }
+
+    Ok(Scene {
+        width: o.width,
+        height: o.height,
+        title: "Hierarchical roofline".into(),
+        subtitle: subtitle(&p),
+        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| vp.x.project(v)),
+        y_axis: axis(dy, "FLOP/s", "Performance (FLOP/s)", |v| vp.y.project(v)),
+        viewport: vp,
+        lines,
+        labels,
+        markers,
+        kernels,
+        legend,
+        notes,
+        side_panel: side_panel(o),
+    })
+}
+
+fn device_suffix(p: &Prepared<'_>) -> String {
+    p.device
+        .as_deref()
+        .map(|d| format!(" for device {d}"))
+        .unwrap_or_default()
+}
+
+fn side_panel(o: &ChartOptions) -> Option<Rect> {
+    (o.side_panel > 0.0).then(|| {
+        let area = plot_area(o);
+        Rect::new(area.right() + 24.0, area.y, o.side_panel - 28.0, area.height)
+    })
+}
+
+fn common_notes(p: &Prepared<'_>, drawn: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if p.total_kernels > drawn {
+        notes.push(format!(
+            "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
+            p.total_kernels
+        ));
+    }
+    notes
+}
+
+fn count_bounds(kernels: &[SceneKernel]) -> String {
+    let mut counts: Vec<(Bound, usize)> = Vec::new();
+    for k in kernels {
+        if let Some(h) = &k.analysis.hierarchical {
+            match counts.iter_mut().find(|(b, _)| *b == h.bound) {
+                Some(c) => c.1 += 1,
+                None => counts.push((h.bound, 1)),
+            }
+        }
+    }
+    if counts.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(b, n)| format!("{n} {}-bound", b.key()))
+        .collect();
+    format!("binding ceilings: {}", parts.join(", "))
+}
+
+/// The time-based roofline (Wang et al. 2020): compute complexity F (FLOPs) against bandwidth
+/// complexity B (bytes), log-log. The machine-balance line `F = (P / BW) × B` per datapath in
+/// use, the launch-overhead box for each launch count drawn, and each kernel's complexity point
+/// joined to its time vertex `(B*, F*)` on its iso-intensity line: the longer the link, the
+/// farther the kernel is from its bound.
+///
+/// # Errors
+/// [`ChartError::Nothing`] when no kernel has both F and B, and there are no ceilings.
+pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
+    let p = prepare(bundle, o);
+    let c = &p.ceilings;
+    let bw = c.bandwidth(MemoryLevel::Hbm);
+    let drawn: Vec<usize> = (0..p.top.len())
+        .filter(|&i| {
+            let a = &p.top[i];
+            a.complexity_flops > 0.0 && a.complexity_bytes.is_some_and(|b| b > 0.0)
+        })
+        .collect();
+    if drawn.is_empty() && c.is_empty() {
+        return Err(ChartError::Nothing(device_suffix(&p)));
+    }
+    // The datapaths in use among drawn kernels, by their FLOPs; all measured if none.
+    let mut in_use: Vec<Datapath> = Vec::new();
+    for &i in &drawn {
+        let k = &p.kernels[p.top[i].index];
+        for (d, _) in k.flops.iter() {
+            if !in_use.contains(&d) && c.peak(d).is_some() {
+                in_use.push(d);
+            }
+        }
+    }
+    if in_use.is_empty() {
+        in_use = c.datapaths().map(|(d, _)| d).collect();
+    }
+    in_use.sort();
+
+    // Per kernel: the complexity point and the vertex.
+    struct Pt {
+        si: usize,
+        b: f64,
+        f: f64,
+        vertex: Option<(f64, f64)>,
+    }
+    let kernels = scene_kernels(&p, &drawn, true);
+    let pts: Vec<Pt> = kernels
+        .iter()
+        .enumerate()
+        .filter_map(|(si, k)| {
+            let a = &k.analysis;
+            let b = a.complexity_bytes?;
+            let f = a.complexity_flops;
+            let vertex = match (a.peak, bw) {
+                (Some(pk), Some(bw)) => {
+                    crate::time_based::time_vertex(a.time_s, f, b, pk, bw)
+                }
+                _ => None,
+            };
+            Some(Pt { si, b, f, vertex })
+        })
+        .collect();
+    let mut launch_counts: Vec<u64> = kernels.iter().map(|k| k.launches).collect();
+    launch_counts.sort_unstable();
+    launch_counts.dedup();
+    launch_counts.truncate(4);
+    let boxes: Vec<(u64, (f64, f64))> = match (c.launch_overhead_s, bw, in_use.first()) {
+        (Some(t), Some(bw), Some(_)) => {
+            let peak = in_use
+                .iter()
+                .filter_map(|d| c.peak(*d))
+                .fold(0.0, f64::max);
+            let ns = if launch_counts.is_empty() { vec![1] } else { launch_counts };
+            ns.into_iter()
+                .map(|n| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let nf = n as f64;
+                    (n, shapes::launch_overhead_box(nf, t, peak, bw))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for pt in &pts {
+        xs.push(pt.b);
+        ys.push(pt.f);
+        if let Some((vb, vf)) = pt.vertex {
+            xs.push(vb);
+            ys.push(vf);
+        }
+    }
+    for (_, (cb, cf)) in &boxes {
+        xs.push(*cb);
+        ys.push(*cf);
+    }
+    if xs.is_empty() {
+        // Ceilings only: a plane around one launch of a microsecond to a second.
+        if let (Some(bw), Some(pk)) = (bw, c.top_peak()) {
+            xs.extend([bw * 1e-6, bw]);
+            ys.extend([pk * 1e-6, pk]);
+        }
+    }
+    let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((1e3, 1e12));
+    let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
+    let area = plot_area(o);
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+
+    let mut lines = Vec::new();
+    let mut labels = Vec::new();
+    if let Some(bw) = bw {
+        for &d in &in_use {
+            let Some(pk) = c.peak(d) else { continue };
+            let role = LineRole::MachineBalance(d);
+            if let Some((x0, y0, x1, y1)) = push_clipped(
+                &mut lines,
+                &vp,
+                role,
+                false,
+                shapes::machine_balance_line(pk, bw, dx, dy),
+            ) {
+                let t = 0.75;
+                labels.push(Label {
+                    text: format!(
+                        "{} balance {} FLOP/B",
+                        d.label(),
+                        format_si(crate::time_based::machine_balance(pk, bw), "")
+                    ),
+                    at: (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0),
+                    angle_deg: angle((x0, y0), (x1, y1)),
+                    anchor: Anchor::End,
+                    role,
+                });
+            }
+        }
+    }
+    for (n, corner) in &boxes {
+        let role = LineRole::LaunchBox { launches: *n };
+        let outline = shapes::launch_box_outline(*corner, dx, dy);
+        if outline.len() >= 2 {
+            let px: Vec<(f64, f64)> = outline.iter().map(|q| vp.project(*q)).collect();
+            let corner_px = vp.project(*corner);
+            lines.push(Line {
+                role,
+                points: px,
+                dashed: true,
+            });
+            if area.contains(corner_px.0, corner_px.1) {
+                labels.push(Label {
+                    text: format!(
+                        "{n} launch{} × {}",
+                        if *n == 1 { "" } else { "es" },
+                        format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
+                    ),
+                    at: (corner_px.0 - 4.0, corner_px.1 + 14.0),
+                    angle_deg: 0.0,
+                    anchor: Anchor::End,
+                    role,
+                });
+            }
+        }
+    }
+
+    let mut markers = Vec::new();
+    for pt in &pts {
+        let share = kernels[pt.si].analysis.share_of_time;
+        let at = vp.project((pt.b, pt.f));
+        markers.push(Marker {
+            kernel: pt.si,
+            kind: MarkerKind::Complexity,
+            at,
+            data: (pt.b, pt.f),
+            radius: marker_radius(share),
+        });
+        if let Some(v) = pt.vertex {
+            let vat = vp.project(v);
+            lines.push(Line {
+                role: LineRole::KernelLink { kernel: pt.si },
+                points: vec![at, vat],
+                dashed: false,
+            });
+            markers.push(Marker {
+                kernel: pt.si,
+                kind: MarkerKind::TimeVertex,
+                at: vat,
+                data: v,
+                radius: MARKER_MIN + 1.0,
+            });
+        }
+    }
+    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+
+    let mut legend = vec![
+        LegendEntry {
+            role: LegendRole::Complexity,
+            text: "kernel (B, F): complexity".into(),
+        },
+        LegendEntry {
+            role: LegendRole::TimeVertex,
+            text: "time vertex (B*, F*): where the machine would take the measured T".into(),
+        },
+    ];
+    if !boxes.is_empty() {
+        legend.push(LegendEntry {
+            role: LegendRole::LaunchBox,
+            text: "launch-overhead bound below n × t_launch".into(),
+        });
+    }
+    legend.extend(in_use.iter().map(|d| LegendEntry {
+        role: LegendRole::Datapath(*d),
+        text: format!("{} machine balance P/BW(HBM)", d.label()),
+    }));
+
+    let mut notes = common_notes(&p, drawn.len());
+    if bw.is_none() {
+        notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
+    }
+    let mut regions: Vec<(Region, usize)> = Vec::new();
+    for k in &kernels {
+        if let Some(tb) = &k.analysis.time_bound {
+            match regions.iter_mut().find(|(r, _)| *r == tb.region) {
+                Some(r) => r.1 += 1,
+                None => regions.push((tb.region, 1)),
+            }
+        }
+    }
+    if !regions.is_empty() {
+        let parts: Vec<String> = regions
+            .iter()
+            .map(|(r, n)| format!("{n} {}-bound", r.key()))
+            .collect();
+        notes.push(format!("regions: {}", parts.join(", ")));
+    }
+
+    Ok(Scene {
+        width: o.width,
+        height: o.height,
+        title: "Time-based roofline".into(),
+        subtitle: subtitle(&p),
+        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| vp.x.project(v)),
+        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| vp.y.project(v)),
+        viewport: vp,
+        lines,
+        labels,
+        markers,
+        kernels,
+        legend,
+        notes,
+        side_panel: side_panel(o),
+    })
+}
