@@ -108,7 +108,7 @@ impl Config {
                 }
             }
             Command::Merge(a) => {
-                if a.files.iter().any(|f| *f == a.output) {
+                if a.files.contains(&a.output) {
                     return Err(Error::Usage(format!(
                         "-o {} is also an input; write the merged bundle to a new file",
                         a.output.display()

@@ -11,7 +11,7 @@ use crate::bundle::{Bundle, Datapath, Kernel, MemoryLevel};
 use crate::ceilings::Ceilings;
 use crate::geometry::roofline as shapes;
 use crate::geometry::scale::{Rect, Viewport, fit_log_domain};
-use crate::geometry::si::format_si;
+use crate::geometry::si::{format_plain, format_si};
 use crate::geometry::ticks::log_ticks;
 use crate::hierarchical::Bound;
 use crate::time_based::Region;
@@ -249,7 +249,18 @@ pub mod style {
 
     /// The colour of a compute roof.
     pub fn datapath(d: Datapath) -> &'static str {
-        if d.is_tensor() { "#CC79A7" } else { "#444444" }
+        match d {
+            Datapath::Fp64 => "#000000",
+            Datapath::Fp32 => "#4d4d4d",
+            Datapath::Fp16 => "#7f7f7f",
+            Datapath::Bf16 => "#a6a6a6",
+            Datapath::TensorFp16 => "#CC79A7",
+            Datapath::TensorBf16 => "#AA4499",
+            Datapath::TensorTf32 => "#882255",
+            Datapath::TensorFp8 => "#E69F00",
+            Datapath::TensorInt8 => "#999933",
+            Datapath::TensorFp64 => "#332288",
+        }
     }
 
     /// The colour of a line.
@@ -285,7 +296,7 @@ pub mod style {
 
 /// Margins around the plotting area: left (y tick labels and title), top (title), right,
 /// bottom (x tick labels, title, notes).
-const MARGIN: (f64, f64, f64, f64) = (78.0, 56.0, 20.0, 96.0);
+const MARGIN: (f64, f64, f64, f64) = (100.0, 56.0, 20.0, 96.0);
 /// Marker radius: `MIN + SCALE × sqrt(share of time)`, so that area grows with the share.
 const MARKER_MIN: f64 = 3.0;
 const MARKER_SCALE: f64 = 10.0;
@@ -354,12 +365,20 @@ fn plot_area(o: &ChartOptions) -> Rect {
     )
 }
 
+/// An axis over `domain`; an empty `unit` marks a ratio, labelled in plain decimals.
 fn axis(domain: (f64, f64), unit: &str, title: &str, project: impl Fn(f64) -> f64) -> Axis {
     Axis {
         title: title.to_string(),
         ticks: log_ticks(domain, unit, 10)
             .into_iter()
-            .map(|t| (project(t.value), t.major, t.label))
+            .map(|t| {
+                let label = if unit.is_empty() {
+                    t.label.map(|_| format_plain(t.value))
+                } else {
+                    t.label
+                };
+                (project(t.value), t.major, label)
+            })
             .collect(),
     }
 }
@@ -428,7 +447,7 @@ fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
     if time_chart {
         parts.push(format_si(a.time_s, "s"));
         if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
-            parts.push(format!("{} · T/Tbound {g:.2}", tb.region.key()));
+            parts.push(format!("{} · gap {g:.2}", tb.region.key()));
         }
     } else {
         if let Some(p) = a.flop_per_s {
@@ -825,7 +844,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     let mut lines = Vec::new();
     let mut labels = Vec::new();
     if let Some(bw) = bw {
-        for &d in &in_use {
+        for (j, &d) in in_use.iter().enumerate() {
             let Some(pk) = c.peak(d) else { continue };
             let role = LineRole::MachineBalance(d);
             if let Some((x0, y0, x1, y1)) = push_clipped(
@@ -835,12 +854,14 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
                 false,
                 shapes::machine_balance_line(pk, bw, dx, dy),
             ) {
-                let t = 0.75;
+                // Stagger the labels of parallel lines so that they do not overlap.
+                #[allow(clippy::cast_precision_loss)]
+                let t = 0.9 - 0.17 * (j % 4) as f64;
                 labels.push(Label {
                     text: format!(
                         "{} balance {} FLOP/B",
                         d.label(),
-                        format_si(crate::time_based::machine_balance(pk, bw), "")
+                        format_plain(crate::time_based::machine_balance(pk, bw))
                     ),
                     at: (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0),
                     angle_deg: angle((x0, y0), (x1, y1)),
@@ -850,6 +871,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
             }
         }
     }
+    let mut last_label_y = f64::INFINITY;
     for (n, corner) in &boxes {
         let role = LineRole::LaunchBox { launches: *n };
         let outline = shapes::launch_box_outline(*corner, dx, dy);
@@ -861,7 +883,9 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
                 points: px,
                 dashed: true,
             });
-            if area.contains(corner_px.0, corner_px.1) {
+            // Boxes grow with n; label a box only where it clears the previous label.
+            if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
+                last_label_y = corner_px.1;
                 labels.push(Label {
                     text: format!(
                         "{n} launch{} × {}",
@@ -913,18 +937,18 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         },
         LegendEntry {
             role: LegendRole::TimeVertex,
-            text: "time vertex (B*, F*): where the machine would take the measured T".into(),
+            text: "time vertex (B*, F*): bound = measured T".into(),
         },
     ];
     if !boxes.is_empty() {
         legend.push(LegendEntry {
             role: LegendRole::LaunchBox,
-            text: "launch-overhead bound below n × t_launch".into(),
+            text: "launch-bound box: n × t_launch".into(),
         });
     }
     legend.extend(in_use.iter().map(|d| LegendEntry {
         role: LegendRole::Datapath(*d),
-        text: format!("{} machine balance P/BW(HBM)", d.label()),
+        text: format!("{} balance P/BW (HBM)", d.label()),
     }));
 
     let mut notes = common_notes(&p, drawn.len());

@@ -16,6 +16,8 @@ pub mod aggregate;
 pub mod analysis;
 pub mod bundle;
 pub mod ceilings;
+pub mod chart;
+pub mod geometry;
 pub mod hierarchical;
 pub mod merge;
 pub mod names;

@@ -66,10 +66,10 @@ pub fn time_bound(
         (bandwidth_s, Region::Bandwidth),
         (launch_s, Region::LaunchOverhead),
     ] {
-        if let Some(t) = term.filter(|t| t.is_finite()) {
-            if best.is_none_or(|(b, _)| t > b) {
-                best = Some((t, region));
-            }
+        if let Some(t) = term.filter(|t| t.is_finite())
+            && best.is_none_or(|(b, _)| t > b)
+        {
+            best = Some((t, region));
         }
     }
     let (bound_s, region) = best.filter(|(t, _)| *t > 0.0)?;

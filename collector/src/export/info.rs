@@ -10,7 +10,7 @@ use roofline_model::aggregate::aggregate_by_name;
 use roofline_model::analysis::{self, ComplexitySource, KernelAnalysis};
 use roofline_model::bundle::{Bundle, Kernel, Method};
 use roofline_model::ceilings::Ceilings;
-use roofline_model::geometry::si::format_si;
+use roofline_model::geometry::si::{format_plain, format_si};
 use serde::Serialize;
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
@@ -327,7 +327,7 @@ fn ratio(v: Option<f64>) -> String {
 }
 
 fn intensity(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |v| format_si(v, ""))
+    v.map_or_else(|| "–".to_string(), format_plain)
 }
 
 /// The human-readable table: devices and ceilings, then the `top` kernels by share of time.

@@ -158,7 +158,7 @@ pub fn render(scene: &Scene) -> Vec<u8> {
     let _ = writeln!(
         s,
         r##"<text transform="translate({:.1},{cy:.1}) rotate(-90)" text-anchor="middle" font-size="13" fill="#111">{}</text>"##,
-        area.x - 62.0,
+        area.x - 84.0,
         esc(&scene.y_axis.title)
     );
 
@@ -179,6 +179,22 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         );
     }
     let _ = writeln!(s, "</g>");
+
+    // Ceiling labels.
+    for l in &scene.labels {
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            l.at.0,
+            l.at.1,
+            l.angle_deg,
+            l.at.0,
+            l.at.1,
+            anchor(l.anchor),
+            style::line(l.role),
+            esc(&l.text)
+        );
+    }
 
     // Markers, largest first; numbers next to each kernel's first marker.
     let _ = writeln!(s, r#"<g clip-path="url(#plot)">"#);
@@ -227,22 +243,6 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         }
     }
     let _ = writeln!(s, "</g>");
-
-    // Ceiling labels.
-    for l in &scene.labels {
-        let _ = writeln!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-            l.at.0,
-            l.at.1,
-            l.angle_deg,
-            l.at.0,
-            l.at.1,
-            anchor(l.anchor),
-            style::line(l.role),
-            esc(&l.text)
-        );
-    }
 
     // Side panel: kernels by time, then the legend.
     let mut y_notes = area.bottom() + 58.0;

