@@ -9,7 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Measure a GPU's ceilings, profile kernels with Nsight Compute, and read, merge, report and
 /// plot the resulting bundles. Bundles are portable JSON (schema v1); open them in the viewer too.
 #[derive(Debug, Parser)]
-#[command(name = "roofline", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "roofline",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -126,7 +131,12 @@ pub struct MachineArgs {
     #[arg(short, long, value_name = "FILE", default_value = "machine.json")]
     pub output: PathBuf,
     /// The CUDA device to measure.
-    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "all_devices")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        conflicts_with = "all_devices"
+    )]
     pub device: u32,
     /// Measure every visible device.
     #[arg(long)]

@@ -147,7 +147,11 @@ fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
         merged.devices.len(),
         if merged.devices.len() == 1 { "" } else { "s" },
         merged.kernels.len(),
-        if merged.kernels.len() == 1 { "y" } else { "ies" }
+        if merged.kernels.len() == 1 {
+            "y"
+        } else {
+            "ies"
+        }
     );
     Ok(())
 }

@@ -231,7 +231,10 @@ mod tests {
         assert_eq!(a.bytes.l1, None);
         assert_eq!(a.complexity.unwrap().flops, 300.0);
         let s = a.time.per_launch.as_ref().unwrap();
-        assert_eq!((s.min_s, s.median_s, s.mean_s, s.max_s), (1.0, Some(2.0), 2.0, 3.0));
+        assert_eq!(
+            (s.min_s, s.median_s, s.mean_s, s.max_s),
+            (1.0, Some(2.0), 2.0, 3.0)
+        );
         // Population σ of {1, 3, 2} = sqrt(2/3).
         assert!((s.stddev_s.unwrap() - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(a.grid, Some([1, 1, 1]));

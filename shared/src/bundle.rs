@@ -153,7 +153,8 @@ impl MemoryLevel {
         MemoryLevel::HostLink,
     ];
     /// The three levels a kernel's bytes are counted at (hierarchical roofline).
-    pub const KERNEL_LEVELS: [MemoryLevel; 3] = [MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm];
+    pub const KERNEL_LEVELS: [MemoryLevel; 3] =
+        [MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm];
 
     /// Short display label (`L1`, `HBM`).
     pub fn label(self) -> &'static str {
@@ -223,7 +224,10 @@ impl Datapath {
 
     /// True for the Tensor Core datapaths.
     pub fn is_tensor(self) -> bool {
-        !matches!(self, Datapath::Fp64 | Datapath::Fp32 | Datapath::Fp16 | Datapath::Bf16)
+        !matches!(
+            self,
+            Datapath::Fp64 | Datapath::Fp32 | Datapath::Fp16 | Datapath::Bf16
+        )
     }
 
     /// Display label (`FP32`, `Tensor BF16`).
@@ -508,7 +512,10 @@ impl Flops {
 
     /// FLOPs on Tensor Cores only.
     pub fn tensor(&self) -> f64 {
-        self.iter().filter(|(d, _)| d.is_tensor()).map(|(_, v)| v).sum()
+        self.iter()
+            .filter(|(d, _)| d.is_tensor())
+            .map(|(_, v)| v)
+            .sum()
     }
 
     /// Adds another count datapath by datapath (unknown + unknown stays unknown).

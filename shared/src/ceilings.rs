@@ -183,7 +183,11 @@ mod tests {
         };
         let c = Ceilings::from_machine(&m);
         assert_eq!(c.bandwidth(MemoryLevel::Hbm), Some(3.0e12));
-        assert_eq!(c.bandwidth(MemoryLevel::L2), None, "a zero ceiling is ignored");
+        assert_eq!(
+            c.bandwidth(MemoryLevel::L2),
+            None,
+            "a zero ceiling is ignored"
+        );
         assert_eq!(c.peak(Datapath::TensorFp16), Some(7.5e14));
         assert_eq!(
             c.peak_ceiling(Datapath::Fp32).map(|c| c.method),

@@ -356,7 +356,11 @@ fn prepare<'a>(bundle: &'a Bundle, o: &ChartOptions) -> Prepared<'a> {
 
 fn plot_area(o: &ChartOptions) -> Rect {
     let (l, t, r, b) = MARGIN;
-    let panel = if o.side_panel > 0.0 { o.side_panel } else { 0.0 };
+    let panel = if o.side_panel > 0.0 {
+        o.side_panel
+    } else {
+        0.0
+    };
     Rect::new(
         l,
         t,
@@ -675,7 +679,9 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
         height: o.height,
         title: "Hierarchical roofline".into(),
         subtitle: subtitle(&p),
-        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| vp.x.project(v)),
+        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| {
+            vp.x.project(v)
+        }),
         y_axis: axis(dy, "FLOP/s", "Performance (FLOP/s)", |v| vp.y.project(v)),
         viewport: vp,
         lines,
@@ -698,7 +704,12 @@ fn device_suffix(p: &Prepared<'_>) -> String {
 fn side_panel(o: &ChartOptions) -> Option<Rect> {
     (o.side_panel > 0.0).then(|| {
         let area = plot_area(o);
-        Rect::new(area.right() + 24.0, area.y, o.side_panel - 28.0, area.height)
+        Rect::new(
+            area.right() + 24.0,
+            area.y,
+            o.side_panel - 28.0,
+            area.height,
+        )
     })
 }
 
@@ -785,9 +796,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
             let b = a.complexity_bytes?;
             let f = a.complexity_flops;
             let vertex = match (a.peak, bw) {
-                (Some(pk), Some(bw)) => {
-                    crate::time_based::time_vertex(a.time_s, f, b, pk, bw)
-                }
+                (Some(pk), Some(bw)) => crate::time_based::time_vertex(a.time_s, f, b, pk, bw),
                 _ => None,
             };
             Some(Pt { si, b, f, vertex })
@@ -799,11 +808,12 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     launch_counts.truncate(4);
     let boxes: Vec<(u64, (f64, f64))> = match (c.launch_overhead_s, bw, in_use.first()) {
         (Some(t), Some(bw), Some(_)) => {
-            let peak = in_use
-                .iter()
-                .filter_map(|d| c.peak(*d))
-                .fold(0.0, f64::max);
-            let ns = if launch_counts.is_empty() { vec![1] } else { launch_counts };
+            let peak = in_use.iter().filter_map(|d| c.peak(*d)).fold(0.0, f64::max);
+            let ns = if launch_counts.is_empty() {
+                vec![1]
+            } else {
+                launch_counts
+            };
             ns.into_iter()
                 .map(|n| {
                     #[allow(clippy::cast_precision_loss)]
@@ -977,8 +987,12 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         height: o.height,
         title: "Time-based roofline".into(),
         subtitle: subtitle(&p),
-        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| vp.x.project(v)),
-        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| vp.y.project(v)),
+        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| {
+            vp.x.project(v)
+        }),
+        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| {
+            vp.y.project(v)
+        }),
         viewport: vp,
         lines,
         labels,

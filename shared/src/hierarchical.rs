@@ -200,7 +200,7 @@ mod tests {
     fn mixed_precision_floor_sums_per_datapath_times() {
         let c = v100();
         let f = Flops {
-            fp32: Some(15158.6e9),           // 1 s of FP32 work
+            fp32: Some(15158.6e9),             // 1 s of FP32 work
             tensor_fp16: Some(2.0 * 106496e9), // 2 s of tensor work
             ..Flops::default()
         };
@@ -230,7 +230,11 @@ mod tests {
         // HBM: 1 GB at 828.758 GB/s = 1.2066 ms; compute: 1 GFLOP at 15158.6 GFLOP/s = 66 µs.
         let b = bind(
             &f,
-            [(MemoryLevel::L1, 2e9), (MemoryLevel::L2, 1.5e9), (MemoryLevel::Hbm, 1e9)],
+            [
+                (MemoryLevel::L1, 2e9),
+                (MemoryLevel::L2, 1.5e9),
+                (MemoryLevel::Hbm, 1e9),
+            ],
             &c,
         )
         .unwrap();

@@ -116,7 +116,7 @@ pub fn merge(inputs: &[(String, Bundle)], provenance: Provenance) -> Result<Bund
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{Device, Kernel, KernelTime, Machine, DataSource};
+    use crate::bundle::{DataSource, Device, Kernel, KernelTime, Machine};
 
     fn device(id: &str, name: &str) -> Device {
         Device {
@@ -167,7 +167,10 @@ mod tests {
         let mut r1 = rank("b", device("0", "H100"), false);
         r1.complete = false;
         let inputs = vec![
-            ("run-0.json".to_string(), rank("a", device("0", "H100"), true)),
+            (
+                "run-0.json".to_string(),
+                rank("a", device("0", "H100"), true),
+            ),
             ("run-1.json".to_string(), r1),
         ];
         let m = merge(&inputs, Provenance::default()).unwrap();
@@ -186,7 +189,11 @@ mod tests {
             ("b.json".to_string(), rank("b", device("0", "A100"), false)),
         ];
         let e = merge(&inputs, Provenance::default()).unwrap_err();
-        assert!(e.to_string().contains("device \"0\" differs between a.json and b.json (\"H100\" vs \"A100\")"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("device \"0\" differs between a.json and b.json (\"H100\" vs \"A100\")"),
+            "{e}"
+        );
 
         let mut other = rank("b", device("0", "H100"), true);
         other.machines[0].launch_overhead = Some(crate::bundle::LaunchOverhead {
@@ -203,6 +210,9 @@ mod tests {
         ];
         let e = merge(&inputs, Provenance::default()).unwrap_err();
         assert!(matches!(e, MergeError::MachineConflict { .. }), "{e}");
-        assert_eq!(merge(&[], Provenance::default()).unwrap_err(), MergeError::Empty);
+        assert_eq!(
+            merge(&[], Provenance::default()).unwrap_err(),
+            MergeError::Empty
+        );
     }
 }

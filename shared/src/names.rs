@@ -46,7 +46,9 @@ mod tests {
     #[test]
     fn strips_signature_templates_and_namespaces() {
         assert_eq!(
-            shorten("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(at::native::ReduceOp<float>)"),
+            shorten(
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(at::native::ReduceOp<float>)"
+            ),
             "reduce_kernel"
         );
         assert_eq!(
@@ -54,10 +56,15 @@ mod tests {
             "computeOffsetsKernel"
         );
         assert_eq!(
-            shorten("void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward<float, float>(float*, float const*)"),
+            shorten(
+                "void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward<float, float>(float*, float const*)"
+            ),
             "cunn_SpatialSoftMaxForward"
         );
-        assert_eq!(shorten("volta_fp16_sgemm_fp16_128x32_nt"), "volta_fp16_sgemm_fp16_128x32_nt");
+        assert_eq!(
+            shorten("volta_fp16_sgemm_fp16_128x32_nt"),
+            "volta_fp16_sgemm_fp16_128x32_nt"
+        );
     }
 
     #[test]

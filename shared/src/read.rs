@@ -112,7 +112,9 @@ pub enum Problem {
     #[error("a kernel entry must cover at least one launch")]
     NoLaunches,
     /// Bytes given without saying at which memory level.
-    #[error("bytes must be given per memory level (`l1`, `l2`, `hbm`), e.g. {{\"hbm\": 1.0e9}}; {0}")]
+    #[error(
+        "bytes must be given per memory level (`l1`, `l2`, `hbm`), e.g. {{\"hbm\": 1.0e9}}; {0}"
+    )]
     BytesWithoutLevel(String),
     /// Two devices share an id.
     #[error("device id {0:?} appears more than once")]
@@ -130,7 +132,9 @@ pub enum Problem {
     #[error("must not be empty")]
     Empty,
     /// Per-launch statistics out of order.
-    #[error("per-launch statistics must satisfy min ≤ mean ≤ max (got min {min}, mean {mean}, max {max})")]
+    #[error(
+        "per-launch statistics must satisfy min ≤ mean ≤ max (got min {min}, mean {mean}, max {max})"
+    )]
     StatsOutOfOrder {
         /// Minimum.
         min: f64,
@@ -146,7 +150,8 @@ pub enum Problem {
 /// # Errors
 /// Any [`ReadError`]; the message names the line and column or the JSON path of the problem.
 pub fn parse_bundle(text: &str) -> Result<Bundle, ReadError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| syntax_error(text, &e))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| syntax_error(text, &e))?;
     check_version(&value)?;
     check_bytes_levels(&value)?;
     let mut de = serde_json::Deserializer::from_str(text);
@@ -255,7 +260,9 @@ fn check_bytes_levels(value: &serde_json::Value) -> Result<(), ReadError> {
     };
     let mut issues = Vec::new();
     for (i, k) in kernels.iter().enumerate() {
-        let Some(bytes) = k.get("bytes") else { continue };
+        let Some(bytes) = k.get("bytes") else {
+            continue;
+        };
         let path = format!("$.kernels[{i}].bytes");
         match bytes {
             serde_json::Value::Number(n) => issues.push(Issue {
@@ -273,7 +280,11 @@ fn check_bytes_levels(value: &serde_json::Value) -> Result<(), ReadError> {
                         problem: Problem::BytesWithoutLevel(format!(
                             "unknown level{} {}",
                             if unknown.len() == 1 { "" } else { "s" },
-                            unknown.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ")
+                            unknown
+                                .iter()
+                                .map(|k| format!("{k:?}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )),
                     });
                 }
@@ -373,10 +384,16 @@ impl Validator {
         for (i, m) in b.machines.iter().enumerate() {
             let p = format!("$.machines[{i}]");
             if !ids.contains(m.device.as_str()) {
-                self.push(format!("{p}.device"), Problem::UnknownDevice(m.device.clone()));
+                self.push(
+                    format!("{p}.device"),
+                    Problem::UnknownDevice(m.device.clone()),
+                );
             }
             if !machine_devices.insert(m.device.as_str()) {
-                self.push(format!("{p}.device"), Problem::DuplicateMachine(m.device.clone()));
+                self.push(
+                    format!("{p}.device"),
+                    Problem::DuplicateMachine(m.device.clone()),
+                );
             }
             for (j, c) in m.bandwidth.iter().enumerate() {
                 let q = format!("{p}.bandwidth[{j}]");
@@ -502,7 +519,10 @@ mod tests {
             panic!("{e:?}")
         };
         assert_eq!((line, column), (3, 3));
-        assert!(e.to_string().starts_with("malformed JSON at line 3, column 3"));
+        assert!(
+            e.to_string()
+                .starts_with("malformed JSON at line 3, column 3")
+        );
     }
 
     #[test]
@@ -511,7 +531,10 @@ mod tests {
         assert!(matches!(e, ReadError::Syntax { .. }), "{e:?}");
         assert!(e.to_string().contains("NaN is not a JSON number"), "{e}");
         let e = parse_bundle(&with("1e9", "Infinity")).unwrap_err();
-        assert!(e.to_string().contains("Infinity is not a JSON number"), "{e}");
+        assert!(
+            e.to_string().contains("Infinity is not a JSON number"),
+            "{e}"
+        );
         // A number too large for f64 is refused by the parser, not turned into infinity.
         assert!(parse_bundle(&with("1e9", "1e999")).is_err());
     }
@@ -525,7 +548,8 @@ mod tests {
         );
         let e = parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": 0")).unwrap_err();
         assert!(matches!(e, ReadError::UnsupportedVersion { found: 0, .. }));
-        let e = parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": \"1\"")).unwrap_err();
+        let e =
+            parse_bundle(&with("\"schema_version\": 1", "\"schema_version\": \"1\"")).unwrap_err();
         assert_eq!(e, ReadError::MissingVersion);
         assert_eq!(
             parse_bundle("[1, 2]").unwrap_err(),
@@ -536,10 +560,14 @@ mod tests {
     #[test]
     fn shape_errors_name_the_path() {
         let e = parse_bundle(&with("\"launches\": 1", "\"launches\": \"one\"")).unwrap_err();
-        let ReadError::Shape { path, .. } = &e else { panic!("{e:?}") };
+        let ReadError::Shape { path, .. } = &e else {
+            panic!("{e:?}")
+        };
         assert_eq!(path, "$.kernels[0].launches");
         let e = parse_bundle(&with("\"fp32\"", "\"fp33\"")).unwrap_err();
-        let ReadError::Shape { path, message, .. } = &e else { panic!("{e:?}") };
+        let ReadError::Shape { path, message, .. } = &e else {
+            panic!("{e:?}")
+        };
         assert_eq!(path, "$.kernels[0].flops.fp33");
         assert!(message.contains("unknown field"), "{message}");
         let e = parse_bundle(&with("\"time\": {\"total_s\": 1e-3}, ", "")).unwrap_err();
@@ -564,7 +592,11 @@ mod tests {
         assert_eq!(issues[0].path, "$.kernels[0].bytes");
         assert!(matches!(issues[0].problem, Problem::BytesWithoutLevel(_)));
         let issues = invalid(&with("{\"hbm\": 1e8}", "{\"dram\": 1e8}"));
-        assert!(issues[0].to_string().contains("unknown level \"dram\""), "{}", issues[0]);
+        assert!(
+            issues[0].to_string().contains("unknown level \"dram\""),
+            "{}",
+            issues[0]
+        );
     }
 
     #[test]
@@ -574,11 +606,16 @@ mod tests {
             "[{\"id\": \"0\", \"name\": \"a\"}, {\"id\": \"0\", \"name\": \"b\"}]",
         );
         let issues = invalid(&dup);
-        assert!(issues.iter().any(|i| i.path == "$.devices[1].id"
-            && i.problem == Problem::DuplicateDevice("0".into())));
+        assert!(
+            issues.iter().any(|i| i.path == "$.devices[1].id"
+                && i.problem == Problem::DuplicateDevice("0".into()))
+        );
         // Two devices and a kernel that names neither.
         assert!(issues.iter().any(|i| i.problem == Problem::AmbiguousDevice));
-        let issues = invalid(&with("\"name\": \"k\",", "\"name\": \"k\", \"device\": \"7\","));
+        let issues = invalid(&with(
+            "\"name\": \"k\",",
+            "\"name\": \"k\", \"device\": \"7\",",
+        ));
         assert_eq!(issues[0].problem, Problem::UnknownDevice("7".into()));
     }
 
@@ -587,12 +624,24 @@ mod tests {
         let mut b = parse_bundle(MINIMAL).unwrap();
         b.kernels[0].flops.fp32 = Some(f64::NAN);
         let e = to_json(&b).unwrap_err();
-        assert!(e.to_string().contains("`$.kernels[0].flops.fp32`: NaN is not a finite number"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`$.kernels[0].flops.fp32`: NaN is not a finite number"),
+            "{e}"
+        );
     }
 
     #[test]
     fn arbitrary_text_never_panics() {
-        for text in ["", "{", "null", "\u{feff}{}", "{\"schema_version\": 1}", "{\"schema_version\": 18446744073709551616}", "\"\\ud800\""] {
+        for text in [
+            "",
+            "{",
+            "null",
+            "\u{feff}{}",
+            "{\"schema_version\": 1}",
+            "{\"schema_version\": 18446744073709551616}",
+            "\"\\ud800\"",
+        ] {
             assert!(parse_bundle(text).is_err(), "{text:?}");
         }
     }

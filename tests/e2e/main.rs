@@ -1,3 +1,5 @@
 //! End-to-end tests across the roofline crates, on the fixtures in `tests/fixtures/`.
 
+mod schema;
+mod snapshots;
 mod v100_reference;

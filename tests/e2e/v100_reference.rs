@@ -225,22 +225,16 @@ fn analysis_reproduces_the_studys_per_kernel_table() {
         let name = k.name.as_str();
         let row = table.row(name);
 
-        // The fixture holds the study's inputs (FLOPs by the study's convention), exactly but
-        // for the time.
+        // The fixture holds the study's inputs (FLOPs by the study's convention), exactly.
         assert_eq!(
             k.launches as f64,
             table.num(row, "Count"),
             "{name}: launches"
         );
-        // Within one unit in the last place, not exactly: serde_json, without its
-        // `float_roundtrip` feature, does not always round a 17-digit decimal to the nearest f64
-        // (it reads the study's 0.013283508090886513 as 0.013283508090886511).
+        // Exactly: serde_json's `float_roundtrip` feature (enabled for the workspace) reads a
+        // 17-digit decimal as the nearest f64, as Rust's own parser does.
         let time = table.num(row, "Time");
-        assert!(
-            (k.time.total_s - time).abs() <= f64::EPSILON * time,
-            "{name}: time {time} read as {}",
-            k.time.total_s
-        );
+        assert_eq!(k.time.total_s, time, "{name}: time");
         let fp32 = 2.0 * raw(row, "ffma") + raw(row, "fmul") + raw(row, "fadd");
         let fp16 = 2.0 * raw(row, "hfma") + raw(row, "hmul") + raw(row, "hadd");
         assert_eq!(k.flops.get(Datapath::Fp32), Some(fp32), "{name}: fp32");

@@ -17,7 +17,9 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         _ => {
-            eprintln!("usage: cargo xtask <test|demo>\n  test  run every check CI runs\n  demo  report on and plot the sample bundles");
+            eprintln!(
+                "usage: cargo xtask <test|demo>\n  test  run every check CI runs\n  demo  report on and plot the sample bundles"
+            );
             return ExitCode::from(2);
         }
     };
@@ -58,7 +60,11 @@ fn ensure_wasm_target() -> Result<(), String> {
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == WASM))
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == WASM)
+        })
         .unwrap_or(false);
     if installed {
         return Ok(());
@@ -74,12 +80,28 @@ fn test() -> Result<(), String> {
     c.args(["fmt", "--all", "--", "--check"]);
     run("cargo fmt --check", c)?;
     let mut c = cargo();
-    c.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    c.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     run("clippy (native)", c)?;
     let mut c = cargo();
     c.args([
-        "clippy", "-p", "roofline-model", "-p", "roofline-viewer", "--lib", "--target", WASM, "--",
-        "-D", "warnings",
+        "clippy",
+        "-p",
+        "roofline-model",
+        "-p",
+        "roofline-viewer",
+        "--lib",
+        "--target",
+        WASM,
+        "--",
+        "-D",
+        "warnings",
     ]);
     run("clippy (wasm32: model and viewer)", c)?;
     let mut c = cargo();
@@ -111,7 +133,10 @@ fn demo() -> Result<(), String> {
         for chart in ["hierarchical", "time"] {
             let svg = out.join(format!("{stem}-{chart}.svg"));
             let mut c = Command::new(&bin);
-            c.arg("plot").arg(f).args(["--chart", chart, "-o"]).arg(&svg);
+            c.arg("plot")
+                .arg(f)
+                .args(["--chart", chart, "-o"])
+                .arg(&svg);
             run(&format!("roofline plot --chart {chart}"), c)?;
         }
     }

@@ -337,11 +337,19 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
         out,
         "bundle schema v{}, {}; {} device{}, {} kernel entr{}",
         bundle.schema_version,
-        if bundle.complete { "complete" } else { "INCOMPLETE" },
+        if bundle.complete {
+            "complete"
+        } else {
+            "INCOMPLETE"
+        },
         bundle.devices.len(),
         if bundle.devices.len() == 1 { "" } else { "s" },
         bundle.kernels.len(),
-        if bundle.kernels.len() == 1 { "y" } else { "ies" },
+        if bundle.kernels.len() == 1 {
+            "y"
+        } else {
+            "ies"
+        },
     );
     if let Some(d) = &bundle.description {
         let _ = writeln!(out, "  {d}");
@@ -362,19 +370,34 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
             d.sm_count.map(|n| format!(", {n} SMs")).unwrap_or_default(),
         );
         let Some(m) = bundle.machine_for(&d.id) else {
-            let _ = writeln!(out, "  no machine characterization (run `roofline machine`)");
+            let _ = writeln!(
+                out,
+                "  no machine characterization (run `roofline machine`)"
+            );
             continue;
         };
         let c = Ceilings::from_machine(m);
         let mut rows = vec![vec!["ceiling".into(), "value".into(), "method".into()]];
         for (l, v) in c.levels() {
-            rows.push(vec![l.label().into(), format_si(v.value, "B/s"), method(v.method).into()]);
+            rows.push(vec![
+                l.label().into(),
+                format_si(v.value, "B/s"),
+                method(v.method).into(),
+            ]);
         }
         for (p, v) in c.datapaths() {
-            rows.push(vec![p.label().into(), format_si(v.value, "FLOP/s"), method(v.method).into()]);
+            rows.push(vec![
+                p.label().into(),
+                format_si(v.value, "FLOP/s"),
+                method(v.method).into(),
+            ]);
         }
         if let Some(l) = &m.launch_overhead {
-            rows.push(vec!["launch overhead".into(), format_si(l.value_s, "s"), method(l.method).into()]);
+            rows.push(vec![
+                "launch overhead".into(),
+                format_si(l.value_s, "s"),
+                method(l.method).into(),
+            ]);
         }
         out.push_str(&columns(&rows, &[false, true, false]));
     }
@@ -424,7 +447,9 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
     }
     out.push_str(&columns(
         &rows,
-        &[true, true, true, true, true, true, true, false, true, false, true, false],
+        &[
+            true, true, true, true, true, true, true, false, true, false, true, false,
+        ],
     ));
     if shown < report.analyses.len() {
         let _ = writeln!(

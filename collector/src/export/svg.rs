@@ -63,7 +63,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="{FONT}" font-size="12">"#
     );
-    let _ = writeln!(s, "<title>{}</title>", esc(&format!("{} — {}", scene.title, scene.subtitle)));
+    let _ = writeln!(
+        s,
+        "<title>{}</title>",
+        esc(&format!("{} — {}", scene.title, scene.subtitle))
+    );
     let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
     let _ = writeln!(
         s,
@@ -170,7 +174,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
             LineRole::LaunchBox { .. } => (1.5, 1.0),
             _ => (2.2, 1.0),
         };
-        let dash = if line.dashed { r#" stroke-dasharray="6 4""# } else { "" };
+        let dash = if line.dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
             r#"<polyline points="{}" stroke="{}" stroke-width="{width}" stroke-opacity="{opacity}"{dash}/>"#,
@@ -202,7 +210,9 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         let colour = style::marker(m.kind);
         let k = &scene.kernels[m.kernel];
         let tip = match m.kind {
-            MarkerKind::Level(l) => format!("{}. {} at {}: {}", k.rank, k.name, l.label(), k.summary),
+            MarkerKind::Level(l) => {
+                format!("{}. {} at {}: {}", k.rank, k.name, l.label(), k.summary)
+            }
             MarkerKind::Complexity => format!("{}. {}: {}", k.rank, k.name, k.summary),
             MarkerKind::TimeVertex => format!("{}. {} time vertex", k.rank, k.name),
         };
@@ -257,7 +267,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         let chars = ((p.width / 6.3) as usize).max(12);
         for k in &scene.kernels {
             if y > p.bottom() - 120.0 {
-                let _ = writeln!(s, r##"<text x="{:.1}" y="{y:.1}" fill="#555">…</text>"##, p.x);
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{:.1}" y="{y:.1}" fill="#555">…</text>"##,
+                    p.x
+                );
                 y += 16.0;
                 break;
             }
@@ -279,7 +293,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
             y += 31.0;
         }
         y += 8.0;
-        let _ = writeln!(s, r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111">Legend</text>"##, p.x);
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111">Legend</text>"##,
+            p.x
+        );
         y += 16.0;
         for e in &scene.legend {
             let _ = writeln!(

@@ -1,0 +1,151 @@
+//! The `roofline` binary as a user runs it: exit codes, messages, files written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn roofline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args(args)
+        // No GPU driver is reachable from the tests, whatever the host has.
+        .env("LD_LIBRARY_PATH", "/nonexistent")
+        .output()
+        .unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/bundles")
+        .join(name)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const V100: &str = "v100-deepcam-example.json";
+
+#[test]
+fn validate_accepts_the_fixture_and_refuses_garbage() {
+    let ok = roofline(&["validate", arg(&fixture(V100))]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains(": ok (schema v1"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema_version\": 3}").unwrap();
+    let o = roofline(&["validate", arg(&fixture(V100)), arg(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "bad.json is not a readable bundle: this bundle is schema v3; this build reads v1"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("error: 1 of 2 bundles failed validation"), "{e}");
+
+    let o = roofline(&["validate", arg(&dir.path().join("missing.json"))]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+}
+
+#[test]
+fn gpu_commands_say_there_is_no_driver() {
+    for cmd in [&["machine"][..], &["suite"], &["profile", "--", "true"]] {
+        let o = roofline(cmd);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}");
+        let e = stderr(&o);
+        let expected = format!(
+            "error: roofline {} needs a CUDA GPU: no CUDA driver found (libcuda could not be loaded)",
+            cmd[0]
+        );
+        assert!(e.starts_with(&expected), "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    let o = roofline(&["import", "x.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("roofline import is not available in this build yet"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn plot_writes_an_svg_and_checks_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("h.svg");
+    let o = roofline(&["plot", arg(&fixture(V100)), "-o", arg(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+
+    let o = roofline(&["plot", arg(&fixture(V100)), "-o", "x.png"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("name the file *.svg"), "{}", stderr(&o));
+    let o = roofline(&["plot", arg(&fixture(V100)), "-o", "x.svg", "--device", "7"]);
+    assert!(
+        stderr(&o).contains("--device 7: the bundle has no such device (it has 0)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!Path::new("x.svg").exists());
+}
+
+#[test]
+fn info_formats_and_output_file() {
+    let o = roofline(&["info", arg(&fixture(V100)), "--format", "csv"]);
+    assert!(o.status.success());
+    let csv = String::from_utf8(o.stdout).unwrap();
+    assert!(csv.starts_with("name,launches,time_s,flops,flops_tensor,"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.json");
+    let o = roofline(&[
+        "info",
+        arg(&fixture(V100)),
+        "--format",
+        "json",
+        "-o",
+        arg(&out),
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(v["devices"][0]["name"], "Tesla V100-SXM2-16GB");
+}
+
+#[test]
+fn merge_joins_and_refuses_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.json");
+    let f = fixture(V100);
+    let o = roofline(&["merge", arg(&f), arg(&f), "-o", arg(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let single = roofline_model::parse_bundle(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!(merged.kernels.len(), 2 * single.kernels.len());
+    assert_eq!(merged.devices.len(), 1);
+    assert_eq!(merged.provenance.tool, "roofline");
+
+    // Same device id, another GPU: refused, and nothing is written.
+    let mut other = single.clone();
+    other.devices[0].name = "NVIDIA A100-SXM4-40GB".into();
+    let other_path = dir.path().join("a100.json");
+    std::fs::write(&other_path, roofline_model::to_json(&other).unwrap()).unwrap();
+    let never = dir.path().join("never.json");
+    let o = roofline(&["merge", arg(&f), arg(&other_path), "-o", arg(&never)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: cannot merge the bundles: device \"0\" differs between"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!never.exists());
+
+    let o = roofline(&["merge", arg(&f), "-o", arg(&f)]);
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+}
