@@ -132,7 +132,7 @@ fn merge_joins_and_refuses_conflicts() {
     assert_eq!(merged.provenance.tool, "roofline");
 
     // Same device id, another GPU: refused, and nothing is written.
-    let mut other = single.clone();
+    let mut other = single;
     other.devices[0].name = "NVIDIA A100-SXM4-40GB".into();
     let other_path = dir.path().join("a100.json");
     std::fs::write(&other_path, roofline_model::to_json(&other).unwrap()).unwrap();

@@ -78,19 +78,20 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
         }
         _ => acc.complexity_known = false,
     }
-    if agg.grid != k.grid {
+    // Keep what every launch agrees on; once a field is dropped there is nothing to compare.
+    if agg.grid.is_some() && agg.grid != k.grid {
         agg.grid = None;
     }
-    if agg.block != k.block {
+    if agg.block.is_some() && agg.block != k.block {
         agg.block = None;
     }
-    if agg.nvtx_range != k.nvtx_range {
+    if agg.nvtx_range.is_some() && agg.nvtx_range != k.nvtx_range {
         agg.nvtx_range = None;
     }
-    if agg.display_name != k.display_name {
+    if agg.display_name.is_some() && agg.display_name != k.display_name {
         agg.display_name = None;
     }
-    if agg.tags != k.tags {
+    if !agg.tags.is_empty() && agg.tags != k.tags {
         agg.tags.retain(|key, v| k.tags.get(key) == Some(v));
     }
     acc.launches += k.launches;

@@ -126,8 +126,9 @@ pub fn analyze_kernel(
     };
     let Some(c) = ceilings else { return a };
 
-    a.peak = hierarchical::effective_peak(&k.flops, c);
-    a.hierarchical = hierarchical::bind(&k.flops, k.bytes.iter(), c);
+    let (floor, missing) = hierarchical::compute_time_floor(&k.flops, c);
+    a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
+    a.hierarchical = hierarchical::bind_with_floor(flops, floor, missing, k.bytes.iter(), c);
     a.headroom = match (&a.hierarchical, flop_per_s) {
         (Some(h), Some(p)) => hierarchical::headroom(h.attainable, p),
         _ => None,
@@ -136,7 +137,7 @@ pub fn analyze_kernel(
     // Time-based: the compute term is F / P for the kernel's precision mix. With analytical F,
     // the mix's effective peak converts it; with counters, Σ F_p / P_p directly.
     let compute_s = match complexity_source {
-        ComplexitySource::Counters => hierarchical::compute_time_floor(&k.flops, c).0,
+        ComplexitySource::Counters => floor,
         ComplexitySource::Analytical => a.peak.map(|p| complexity_flops / p),
     };
     a.time_bound = time_based::time_bound(

@@ -520,13 +520,24 @@ impl Flops {
 
     /// Adds another count datapath by datapath (unknown + unknown stays unknown).
     pub fn add(&mut self, other: &Flops) {
-        for d in Datapath::ALL {
-            let sum = match (self.get(d), other.get(d)) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            };
-            self.set(d, sum);
-        }
+        // Field by field: this runs once per launch when a million launches are aggregated.
+        add_opt(&mut self.fp64, other.fp64);
+        add_opt(&mut self.fp32, other.fp32);
+        add_opt(&mut self.fp16, other.fp16);
+        add_opt(&mut self.bf16, other.bf16);
+        add_opt(&mut self.tensor_fp16, other.tensor_fp16);
+        add_opt(&mut self.tensor_bf16, other.tensor_bf16);
+        add_opt(&mut self.tensor_tf32, other.tensor_tf32);
+        add_opt(&mut self.tensor_fp8, other.tensor_fp8);
+        add_opt(&mut self.tensor_int8, other.tensor_int8);
+        add_opt(&mut self.tensor_fp64, other.tensor_fp64);
+    }
+}
+
+/// `a += b` where an unknown count is absent: unknown + unknown stays unknown, unknown + x = x.
+fn add_opt(a: &mut Option<f64>, b: Option<f64>) {
+    if let Some(b) = b {
+        *a = Some(a.unwrap_or(0.0) + b);
     }
 }
 
@@ -565,15 +576,9 @@ impl Bytes {
 
     /// Adds another count level by level (unknown + unknown stays unknown).
     pub fn add(&mut self, other: &Bytes) {
-        fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-            match (a, b) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            }
-        }
-        self.l1 = sum(self.l1, other.l1);
-        self.l2 = sum(self.l2, other.l2);
-        self.hbm = sum(self.hbm, other.hbm);
+        add_opt(&mut self.l1, other.l1);
+        add_opt(&mut self.l2, other.l2);
+        add_opt(&mut self.hbm, other.hbm);
     }
 }
 

@@ -24,12 +24,13 @@ pub struct Ceilings {
     pub launch_overhead_s: Option<f64>,
 }
 
+// The enums' declaration order is the order of their `ALL` arrays (checked by a test).
 fn level_index(l: MemoryLevel) -> usize {
-    MemoryLevel::ALL.iter().position(|x| *x == l).unwrap_or(0)
+    l as usize
 }
 
 fn datapath_index(d: Datapath) -> usize {
-    Datapath::ALL.iter().position(|x| *x == d).unwrap_or(0)
+    d as usize
 }
 
 /// Keeps the better of two candidates: empirical beats theoretical, then the higher value.
@@ -161,6 +162,16 @@ mod tests {
             implementation: None,
             clock_hz: None,
             samples: vec![],
+        }
+    }
+
+    #[test]
+    fn indices_follow_the_all_arrays() {
+        for (i, l) in MemoryLevel::ALL.into_iter().enumerate() {
+            assert_eq!(level_index(l), i);
+        }
+        for (i, d) in Datapath::ALL.into_iter().enumerate() {
+            assert_eq!(datapath_index(d), i);
         }
     }
 

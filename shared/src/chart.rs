@@ -1003,3 +1003,189 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         side_panel: side_panel(o),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{
+        BandwidthCeiling, Bytes, ComputeCeiling, DataSource, Device, Flops, KernelTime,
+        LaunchOverhead, Machine, Method, Provenance,
+    };
+
+    fn bundle() -> Bundle {
+        let mut b = Bundle::new(Provenance::default());
+        b.devices.push(Device {
+            id: "0".into(),
+            name: "test GPU".into(),
+            compute_capability: None,
+            sm_count: None,
+            sm_clock_hz: None,
+            memory_clock_hz: None,
+            memory_bytes: None,
+            memory_bus_width_bits: None,
+            l2_bytes: None,
+        });
+        let bw = |level, value| BandwidthCeiling {
+            level,
+            value,
+            method: Method::Empirical,
+            implementation: None,
+            clock_hz: None,
+            samples: vec![],
+        };
+        b.machines.push(Machine {
+            device: "0".into(),
+            bandwidth: vec![bw(MemoryLevel::L2, 10e12), bw(MemoryLevel::Hbm, 2e12)],
+            compute: vec![ComputeCeiling {
+                datapath: Datapath::Fp32,
+                value: 50e12,
+                method: Method::Empirical,
+                implementation: None,
+                clock_hz: None,
+                samples: vec![],
+            }],
+            launch_overhead: Some(LaunchOverhead {
+                value_s: 4e-6,
+                method: Method::Empirical,
+                back_to_back_s: None,
+                graph_s: None,
+                samples: vec![],
+                implementation: None,
+            }),
+            sweep: vec![],
+        });
+        // 1 GFLOP, 100 MB at HBM, 200 MB at L2, 1 ms: AI_HBM = 10, AI_L2 = 5, 1 TFLOP/s.
+        b.kernels.push(Kernel {
+            name: "void gemm<float>(float*)".into(),
+            display_name: None,
+            device: None,
+            launches: 1,
+            grid: None,
+            block: None,
+            time: KernelTime {
+                total_s: 1e-3,
+                per_launch: None,
+            },
+            flops: Flops {
+                fp32: Some(1e9),
+                ..Flops::default()
+            },
+            bytes: Bytes {
+                l1: None,
+                l2: Some(2e8),
+                hbm: Some(1e8),
+            },
+            complexity: None,
+            source: DataSource::Suite,
+            tags: Default::default(),
+            nvtx_range: None,
+        });
+        b
+    }
+
+    fn close(a: (f64, f64), b: (f64, f64)) -> bool {
+        (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6
+    }
+
+    #[test]
+    fn hierarchical_markers_sit_at_their_intensities_and_invert() {
+        let s = hierarchical(&bundle(), &ChartOptions::default()).unwrap();
+        assert_eq!(s.kernels.len(), 1);
+        assert_eq!(s.kernels[0].name, "gemm");
+        let hbm = s
+            .markers
+            .iter()
+            .find(|m| m.kind == MarkerKind::Level(MemoryLevel::Hbm))
+            .unwrap();
+        assert_eq!(hbm.data, (10.0, 1e12));
+        assert!(close(hbm.at, s.viewport.project((10.0, 1e12))));
+        let back = s.viewport.invert(hbm.at);
+        assert!((back.0 / 10.0 - 1.0).abs() < 1e-9 && (back.1 / 1e12 - 1.0).abs() < 1e-9);
+        // Both levels are drawn and joined.
+        assert_eq!(s.markers.len(), 2);
+        assert!(
+            s.lines
+                .iter()
+                .any(|l| l.role == LineRole::KernelLink { kernel: 0 })
+        );
+    }
+
+    #[test]
+    fn hierarchical_ceilings_meet_the_roof_at_the_ridge() {
+        let s = hierarchical(&bundle(), &ChartOptions::default()).unwrap();
+        let hbm = s
+            .lines
+            .iter()
+            .find(|l| l.role == LineRole::Bandwidth(MemoryLevel::Hbm))
+            .unwrap();
+        let end = *hbm.points.last().unwrap();
+        // The HBM diagonal ends where it meets the FP32 roof: AI = 50e12 / 2e12 = 25.
+        assert!(close(end, s.viewport.project((25.0, 50e12))), "{end:?}");
+        let roof = s
+            .lines
+            .iter()
+            .find(|l| l.role == LineRole::Compute(Datapath::Fp32))
+            .unwrap();
+        // The roof starts at the ridge with the highest bandwidth (L2: 50/10 = 5) and runs to
+        // the right edge of the plot.
+        assert!(close(roof.points[0], s.viewport.project((5.0, 50e12))));
+        assert!((roof.points.last().unwrap().0 - s.viewport.area.right()).abs() < 1e-6);
+        // Everything drawn stays inside the plot area.
+        for l in &s.lines {
+            for p in &l.points {
+                assert!(
+                    p.0 >= s.viewport.area.x - 1e-6 && p.0 <= s.viewport.area.right() + 1e-6,
+                    "{l:?}"
+                );
+            }
+        }
+        assert!(s.labels.iter().any(|l| l.text == "HBM 2 TB/s"));
+        assert!(s.labels.iter().any(|l| l.text == "FP32 50 TFLOP/s"));
+        assert!(s.notes.iter().any(|n| n == "binding ceilings: 1 hbm-bound"));
+    }
+
+    #[test]
+    fn time_based_vertex_and_launch_box() {
+        let s = time_based(&bundle(), &ChartOptions::default()).unwrap();
+        let point = s
+            .markers
+            .iter()
+            .find(|m| m.kind == MarkerKind::Complexity)
+            .unwrap();
+        assert_eq!(point.data, (1e8, 1e9));
+        let vertex = s
+            .markers
+            .iter()
+            .find(|m| m.kind == MarkerKind::TimeVertex)
+            .unwrap();
+        // AI = 10 < balance 25: bandwidth side, B* = T × BW = 2e9, F* = B* × AI = 2e10.
+        assert!((vertex.data.0 / 2e9 - 1.0).abs() < 1e-12);
+        assert!((vertex.data.1 / 2e10 - 1.0).abs() < 1e-12);
+        let lb = s
+            .lines
+            .iter()
+            .find(|l| l.role == LineRole::LaunchBox { launches: 1 })
+            .unwrap();
+        // The box's corner is (n t BW, n t P) = (8e6, 2e8).
+        assert!(
+            lb.points
+                .iter()
+                .any(|p| close(*p, s.viewport.project((8e6, 2e8))))
+        );
+        assert!(s.labels.iter().any(|l| l.text == "FP32 balance 25 FLOP/B"));
+    }
+
+    #[test]
+    fn nothing_to_plot_is_an_error_not_a_panic() {
+        let mut b = bundle();
+        b.machines.clear();
+        b.kernels.clear();
+        assert!(hierarchical(&b, &ChartOptions::default()).is_err());
+        assert!(time_based(&b, &ChartOptions::default()).is_err());
+        // Ceilings alone still make a chart.
+        let mut c = bundle();
+        c.kernels.clear();
+        assert!(hierarchical(&c, &ChartOptions::default()).is_ok());
+        assert!(time_based(&c, &ChartOptions::default()).is_ok());
+    }
+}

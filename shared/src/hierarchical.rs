@@ -65,6 +65,15 @@ pub fn compute_time_floor(flops: &Flops, ceilings: &Ceilings) -> (Option<f64>, V
 /// when no FLOP has a known peak.
 pub fn effective_peak(flops: &Flops, ceilings: &Ceilings) -> Option<f64> {
     let (floor, missing) = compute_time_floor(flops, ceilings);
+    effective_peak_from_floor(flops, floor, &missing)
+}
+
+/// [`effective_peak`] from an already computed [`compute_time_floor`].
+pub fn effective_peak_from_floor(
+    flops: &Flops,
+    floor: Option<f64>,
+    missing: &[Datapath],
+) -> Option<f64> {
     let known: f64 = flops
         .iter()
         .filter(|(d, _)| !missing.contains(d))
@@ -118,11 +127,22 @@ pub fn bind(
     bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
     ceilings: &Ceilings,
 ) -> Option<HierarchicalBound> {
-    let total = flops.total();
-    if total <= 0.0 {
+    let (compute, missing) = compute_time_floor(flops, ceilings);
+    bind_with_floor(flops.total(), compute, missing, bytes, ceilings)
+}
+
+/// [`bind`] from an already computed [`compute_time_floor`] (`compute`, `missing_peaks`) and the
+/// kernel's total FLOPs.
+pub fn bind_with_floor(
+    total_flops: f64,
+    compute: Option<f64>,
+    missing_peaks: Vec<Datapath>,
+    bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
+    ceilings: &Ceilings,
+) -> Option<HierarchicalBound> {
+    if total_flops <= 0.0 {
         return None;
     }
-    let (compute, missing_peaks) = compute_time_floor(flops, ceilings);
     let mut best: Option<(f64, Bound)> = compute.map(|t| (t, Bound::Compute));
     for (level, b) in bytes {
         let Some(bw) = ceilings.bandwidth(level) else {
@@ -137,7 +157,7 @@ pub fn bind(
     Some(HierarchicalBound {
         floor_s,
         bound,
-        attainable: total / floor_s,
+        attainable: total_flops / floor_s,
         missing_peaks,
     })
 }

@@ -37,7 +37,7 @@ pub fn format_plain(value: f64) -> String {
     if value == 0.0 {
         return "0".into();
     }
-    let sci = format!("{:.2e}", value);
+    let sci = format!("{value:.2e}");
     let Some((m, e)) = sci.split_once('e') else {
         return sci;
     };
@@ -245,15 +245,15 @@ mod tests {
 
     #[test]
     fn plain_numbers_for_ratios() {
-        assert_eq!(super::format_plain(0.001), "0.001");
-        assert_eq!(super::format_plain(0.01), "0.01");
-        assert_eq!(super::format_plain(18.290_743), "18.3");
-        assert_eq!(super::format_plain(1000.0), "1000");
-        assert_eq!(super::format_plain(12_500.0), "12500");
-        assert_eq!(super::format_plain(0.875_3), "0.875");
-        assert_eq!(super::format_plain(1e-4), "1e-4");
-        assert_eq!(super::format_plain(2.5e6), "2.5e6");
-        assert_eq!(super::format_plain(0.0), "0");
-        assert_eq!(super::format_plain(-3.0), "-3");
+        assert_eq!(format_plain(0.001), "0.001");
+        assert_eq!(format_plain(0.01), "0.01");
+        assert_eq!(format_plain(18.290_743), "18.3");
+        assert_eq!(format_plain(1000.0), "1000");
+        assert_eq!(format_plain(12_500.0), "12500");
+        assert_eq!(format_plain(0.875_3), "0.875");
+        assert_eq!(format_plain(1e-4), "1e-4");
+        assert_eq!(format_plain(2.5e6), "2.5e6");
+        assert_eq!(format_plain(0.0), "0");
+        assert_eq!(format_plain(-3.0), "-3");
     }
 }
