@@ -5,6 +5,9 @@
 //! Target: under 100 ms on one core for the whole pipeline. Run with
 //! `cargo bench -p roofline-model --bench analysis`.
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
