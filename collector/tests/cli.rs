@@ -149,3 +149,40 @@ fn merge_joins_and_refuses_conflicts() {
     let o = roofline(&["merge", arg(&f), "-o", arg(&f)]);
     assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
 }
+
+/// The "driver present, no GPU" path: a stand-in `libcuda.so.1` whose `cuInit` answers
+/// `CUDA_ERROR_NO_DEVICE` (100), built here with the system C compiler. This is a test double
+/// for the driver library only; no GPU figure ever comes from it.
+#[test]
+fn a_driver_without_a_gpu_is_reported_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("stub.c");
+    std::fs::write(
+        &src,
+        "int cuInit(unsigned int flags) { (void)flags; return 100; }\n\
+         int cuGetErrorString(int e, const char **s) { (void)e; *s = \"no CUDA-capable device is detected\"; return 0; }\n\
+         int cuGetErrorName(int e, const char **s) { (void)e; *s = \"CUDA_ERROR_NO_DEVICE\"; return 0; }\n",
+    )
+    .unwrap();
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        let status = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.path().join(name))
+            .arg(&src)
+            .status()
+            .expect("a C compiler (cc) is needed to build the stub driver");
+        assert!(status.success());
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .arg("machine")
+        .env("LD_LIBRARY_PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("error: roofline machine needs a CUDA GPU: the CUDA driver found no GPU"),
+        "{e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+}

@@ -106,9 +106,47 @@ fn test() -> Result<(), String> {
     run("clippy (wasm32: model and viewer)", c)?;
     let mut c = cargo();
     c.args(["test", "--workspace"]);
-    run("cargo test --workspace", c)?;
+    let (passed, failed) = run_counting_tests("cargo test --workspace", c)?;
     eprintln!("\nall checks passed");
+    // One closing line for every test binary together, in the plain form CI reads.
+    println!("{passed} passed, {failed} failed");
     Ok(())
+}
+
+/// Runs `cargo test`, echoing its output, and adds up its `test result:` lines.
+fn run_counting_tests(step: &str, mut cmd: Command) -> Result<(usize, usize), String> {
+    use std::io::{BufRead, BufReader};
+    eprintln!("\n==> {step}");
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    let (mut passed, mut failed) = (0, 0);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                passed += count(rest, " passed");
+                failed += count(rest, " failed");
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| format!("{step}: {e}"))?;
+    if status.success() {
+        Ok((passed, failed))
+    } else {
+        Err(format!(
+            "{step} failed ({status}): {passed} passed, {failed} failed"
+        ))
+    }
+}
+
+/// The number before `label` in a `test result:` line (`ok. 12 passed; 0 failed; …`).
+fn count(line: &str, label: &str) -> usize {
+    line.find(label)
+        .and_then(|i| line[..i].rsplit([' ', '.']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 fn demo() -> Result<(), String> {
