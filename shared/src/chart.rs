@@ -839,8 +839,8 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         xs.push(*cb);
         ys.push(*cf);
     }
-    if xs.is_empty() {
-        // Ceilings only: a plane around one launch of a microsecond to a second.
+    if pts.is_empty() {
+        // Ceilings only: the plane of kernels taking from a microsecond to a second.
         if let (Some(bw), Some(pk)) = (bw, c.top_peak()) {
             xs.extend([bw * 1e-6, bw]);
             ys.extend([pk * 1e-6, pk]);
@@ -940,16 +940,17 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     }
     markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
 
-    let mut legend = vec![
-        LegendEntry {
+    let mut legend = Vec::new();
+    if !pts.is_empty() {
+        legend.push(LegendEntry {
             role: LegendRole::Complexity,
             text: "kernel (B, F): complexity".into(),
-        },
-        LegendEntry {
+        });
+        legend.push(LegendEntry {
             role: LegendRole::TimeVertex,
             text: "time vertex (B*, F*): bound = measured T".into(),
-        },
-    ];
+        });
+    }
     if !boxes.is_empty() {
         legend.push(LegendEntry {
             role: LegendRole::LaunchBox,

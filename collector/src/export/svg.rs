@@ -265,6 +265,14 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         );
         y += 18.0;
         let chars = ((p.width / 6.3) as usize).max(12);
+        if scene.kernels.is_empty() {
+            let _ = writeln!(
+                s,
+                r##"<text x="{:.1}" y="{y:.1}" fill="#555">none with a point on this chart</text>"##,
+                p.x
+            );
+            y += 16.0;
+        }
         for k in &scene.kernels {
             if y > p.bottom() - 120.0 {
                 let _ = writeln!(
