@@ -14,8 +14,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use roofline_model::aggregate::aggregate_by_name;
 use roofline_model::analysis::analyze;
 use roofline_model::bundle::{
-    BandwidthCeiling, Bundle, Bytes, ComputeCeiling, DataSource, Datapath, Device, Flops, Kernel,
-    KernelTime, LaunchOverhead, Machine, MemoryLevel, Method, Provenance,
+    BandwidthCeiling, Bundle, ComputeCeiling, DataSource, Datapath, Device, Kernel, LaunchOverhead,
+    Machine, MemoryLevel, Method, Provenance,
 };
 
 const LAUNCHES: usize = 1_000_000;
@@ -42,33 +42,9 @@ fn synthetic_bundle() -> Bundle {
         ..Provenance::default()
     });
     b.description = Some("SYNTHETIC launches for benchmarking only".into());
-    b.devices.push(Device {
-        id: "0".into(),
-        name: "synthetic".into(),
-        compute_capability: None,
-        sm_count: None,
-        sm_clock_hz: None,
-        memory_clock_hz: None,
-        memory_bytes: None,
-        memory_bus_width_bits: None,
-        l2_bytes: None,
-    });
-    let bw = |level, value| BandwidthCeiling {
-        level,
-        value,
-        method: Method::Empirical,
-        implementation: None,
-        clock_hz: None,
-        samples: vec![],
-    };
-    let cp = |datapath, value| ComputeCeiling {
-        datapath,
-        value,
-        method: Method::Empirical,
-        implementation: None,
-        clock_hz: None,
-        samples: vec![],
-    };
+    b.devices.push(Device::new("0", "synthetic"));
+    let bw = |level, value| BandwidthCeiling::new(level, value, Method::Empirical);
+    let cp = |datapath, value| ComputeCeiling::new(datapath, value, Method::Empirical);
     b.machines.push(Machine {
         device: "0".into(),
         bandwidth: vec![
@@ -77,14 +53,7 @@ fn synthetic_bundle() -> Bundle {
             bw(MemoryLevel::Hbm, 3e12),
         ],
         compute: vec![cp(Datapath::Fp32, 60e12), cp(Datapath::TensorBf16, 900e12)],
-        launch_overhead: Some(LaunchOverhead {
-            value_s: 3e-6,
-            method: Method::Empirical,
-            back_to_back_s: None,
-            graph_s: None,
-            samples: vec![],
-            implementation: None,
-        }),
+        launch_overhead: Some(LaunchOverhead::new(3e-6, Method::Empirical)),
         sweep: vec![],
     });
     let names: Vec<String> = (0..NAMES)
@@ -97,32 +66,16 @@ fn synthetic_bundle() -> Bundle {
         .map(|i| {
             let f = 1e6 + rng.unit() * 1e10;
             let hbm = 1e5 + rng.unit() * 1e9;
-            Kernel {
-                name: names[i % NAMES].clone(),
-                display_name: None,
-                device: None,
-                launches: 1,
-                grid: Some([128, 1, 1]),
-                block: Some([256, 1, 1]),
-                time: KernelTime {
-                    total_s: 2e-6 + rng.unit() * 1e-3,
-                    per_launch: None,
-                },
-                flops: Flops {
-                    fp32: Some(f * 0.1),
-                    tensor_bf16: Some(f * 0.9),
-                    ..Flops::default()
-                },
-                bytes: Bytes {
-                    l1: Some(hbm * 4.0),
-                    l2: Some(hbm * 2.0),
-                    hbm: Some(hbm),
-                },
-                complexity: None,
-                source: DataSource::NsightCompute,
-                tags: Default::default(),
-                nvtx_range: None,
-            }
+            let t = 2e-6 + rng.unit() * 1e-3;
+            let mut k = Kernel::new(names[i % NAMES].clone(), t, DataSource::NsightCompute);
+            k.grid = Some([128, 1, 1]);
+            k.block = Some([256, 1, 1]);
+            k.flops.fp32 = Some(f * 0.1);
+            k.flops.tensor_bf16 = Some(f * 0.9);
+            k.bytes.l1 = Some(hbm * 4.0);
+            k.bytes.l2 = Some(hbm * 2.0);
+            k.bytes.hbm = Some(hbm);
+            k
         })
         .collect();
     b

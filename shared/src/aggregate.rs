@@ -178,36 +178,19 @@ pub fn share_of_time(time_s: f64, total_s: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{Bytes, DataSource, Flops};
+    use crate::bundle::DataSource;
 
     fn launch(name: &str, t: f64, fp32: f64, hbm: f64) -> Kernel {
-        Kernel {
-            name: name.into(),
-            display_name: None,
-            device: None,
-            launches: 1,
-            grid: Some([1, 1, 1]),
-            block: Some([128, 1, 1]),
-            time: KernelTime {
-                total_s: t,
-                per_launch: None,
-            },
-            flops: Flops {
-                fp32: Some(fp32),
-                ..Flops::default()
-            },
-            bytes: Bytes {
-                hbm: Some(hbm),
-                ..Bytes::default()
-            },
-            complexity: Some(Complexity {
-                flops: fp32,
-                bytes: hbm,
-            }),
-            source: DataSource::NsightCompute,
-            tags: Default::default(),
-            nvtx_range: None,
-        }
+        let mut k = Kernel::new(name, t, DataSource::NsightCompute);
+        k.grid = Some([1, 1, 1]);
+        k.block = Some([128, 1, 1]);
+        k.flops.fp32 = Some(fp32);
+        k.bytes.hbm = Some(hbm);
+        k.complexity = Some(Complexity {
+            flops: fp32,
+            bytes: hbm,
+        });
+        k
     }
 
     #[test]

@@ -158,66 +158,28 @@ pub fn analyze_kernel(
 mod tests {
     use super::*;
     use crate::bundle::{
-        BandwidthCeiling, Bytes, Complexity, ComputeCeiling, DataSource, Datapath, Flops,
-        KernelTime, LaunchOverhead, Machine, Method,
+        BandwidthCeiling, Complexity, ComputeCeiling, DataSource, Datapath, LaunchOverhead,
+        Machine, Method,
     };
 
     fn ceilings() -> Ceilings {
+        let hbm = BandwidthCeiling::new(MemoryLevel::Hbm, 1e12, Method::Empirical);
+        let fp32 = ComputeCeiling::new(Datapath::Fp32, 10e12, Method::Empirical);
         Ceilings::from_machine(&Machine {
             device: "0".into(),
-            bandwidth: vec![BandwidthCeiling {
-                level: MemoryLevel::Hbm,
-                value: 1e12,
-                method: Method::Empirical,
-                implementation: None,
-                clock_hz: None,
-                samples: vec![],
-            }],
-            compute: vec![ComputeCeiling {
-                datapath: Datapath::Fp32,
-                value: 10e12,
-                method: Method::Empirical,
-                implementation: None,
-                clock_hz: None,
-                samples: vec![],
-            }],
-            launch_overhead: Some(LaunchOverhead {
-                value_s: 5e-6,
-                method: Method::Empirical,
-                back_to_back_s: None,
-                graph_s: None,
-                samples: vec![],
-                implementation: None,
-            }),
+            bandwidth: vec![hbm],
+            compute: vec![fp32],
+            launch_overhead: Some(LaunchOverhead::new(5e-6, Method::Empirical)),
             sweep: vec![],
         })
     }
 
     fn kernel(t: f64, fp32: f64, hbm: f64, launches: u64) -> Kernel {
-        Kernel {
-            name: "k".into(),
-            display_name: None,
-            device: None,
-            launches,
-            grid: None,
-            block: None,
-            time: KernelTime {
-                total_s: t,
-                per_launch: None,
-            },
-            flops: Flops {
-                fp32: Some(fp32),
-                ..Flops::default()
-            },
-            bytes: Bytes {
-                hbm: Some(hbm),
-                ..Bytes::default()
-            },
-            complexity: None,
-            source: DataSource::Suite,
-            tags: Default::default(),
-            nvtx_range: None,
-        }
+        let mut k = Kernel::new("k", t, DataSource::Suite);
+        k.flops.fp32 = Some(fp32);
+        k.bytes.hbm = Some(hbm);
+        k.launches = launches;
+        k
     }
 
     #[test]

@@ -628,7 +628,88 @@ pub struct Skipped {
     pub reason: String,
 }
 
+impl Device {
+    /// A device with an id and a name, every other attribute unknown.
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        Device {
+            id: id.into(),
+            name: name.into(),
+            compute_capability: None,
+            sm_count: None,
+            sm_clock_hz: None,
+            memory_clock_hz: None,
+            memory_bytes: None,
+            memory_bus_width_bits: None,
+            l2_bytes: None,
+        }
+    }
+}
+
+impl BandwidthCeiling {
+    /// A ceiling with a value and a method, nothing else recorded.
+    pub fn new(level: MemoryLevel, value: f64, method: Method) -> Self {
+        BandwidthCeiling {
+            level,
+            value,
+            method,
+            implementation: None,
+            clock_hz: None,
+            samples: Vec::new(),
+        }
+    }
+}
+
+impl ComputeCeiling {
+    /// A ceiling with a value and a method, nothing else recorded.
+    pub fn new(datapath: Datapath, value: f64, method: Method) -> Self {
+        ComputeCeiling {
+            datapath,
+            value,
+            method,
+            implementation: None,
+            clock_hz: None,
+            samples: Vec::new(),
+        }
+    }
+}
+
+impl LaunchOverhead {
+    /// A launch overhead with its value and method, nothing else recorded.
+    pub fn new(value_s: f64, method: Method) -> Self {
+        LaunchOverhead {
+            value_s,
+            method,
+            back_to_back_s: None,
+            graph_s: None,
+            samples: Vec::new(),
+            implementation: None,
+        }
+    }
+}
+
 impl Kernel {
+    /// One launch of `name` that took `time_s`, on the bundle's only device, with no counters yet.
+    pub fn new(name: impl Into<String>, time_s: f64, source: DataSource) -> Self {
+        Kernel {
+            name: name.into(),
+            display_name: None,
+            device: None,
+            launches: 1,
+            grid: None,
+            block: None,
+            time: KernelTime {
+                total_s: time_s,
+                per_launch: None,
+            },
+            flops: Flops::default(),
+            bytes: Bytes::default(),
+            complexity: None,
+            source,
+            tags: BTreeMap::new(),
+            nvtx_range: None,
+        }
+    }
+
     /// The name to show on charts: `display_name`, else a shortened `name`.
     pub fn short_name(&self) -> String {
         match &self.display_name {

@@ -143,28 +143,6 @@ mod tests {
     use super::*;
     use crate::bundle::{BandwidthCeiling, ComputeCeiling};
 
-    fn bw(level: MemoryLevel, value: f64, method: Method) -> BandwidthCeiling {
-        BandwidthCeiling {
-            level,
-            value,
-            method,
-            implementation: None,
-            clock_hz: None,
-            samples: vec![],
-        }
-    }
-
-    fn cp(datapath: Datapath, value: f64, method: Method) -> ComputeCeiling {
-        ComputeCeiling {
-            datapath,
-            value,
-            method,
-            implementation: None,
-            clock_hz: None,
-            samples: vec![],
-        }
-    }
-
     #[test]
     fn indices_follow_the_all_arrays() {
         for (i, l) in MemoryLevel::ALL.into_iter().enumerate() {
@@ -180,15 +158,15 @@ mod tests {
         let m = Machine {
             device: "0".into(),
             bandwidth: vec![
-                bw(MemoryLevel::Hbm, 3.35e12, Method::Theoretical),
-                bw(MemoryLevel::Hbm, 2.9e12, Method::Empirical),
-                bw(MemoryLevel::Hbm, 3.0e12, Method::Empirical),
-                bw(MemoryLevel::L2, 0.0, Method::Empirical),
+                BandwidthCeiling::new(MemoryLevel::Hbm, 3.35e12, Method::Theoretical),
+                BandwidthCeiling::new(MemoryLevel::Hbm, 2.9e12, Method::Empirical),
+                BandwidthCeiling::new(MemoryLevel::Hbm, 3.0e12, Method::Empirical),
+                BandwidthCeiling::new(MemoryLevel::L2, 0.0, Method::Empirical),
             ],
             compute: vec![
-                cp(Datapath::TensorFp16, 7.0e14, Method::Empirical),
-                cp(Datapath::TensorFp16, 7.5e14, Method::Empirical),
-                cp(Datapath::Fp32, 6.7e13, Method::Theoretical),
+                ComputeCeiling::new(Datapath::TensorFp16, 7.0e14, Method::Empirical),
+                ComputeCeiling::new(Datapath::TensorFp16, 7.5e14, Method::Empirical),
+                ComputeCeiling::new(Datapath::Fp32, 6.7e13, Method::Theoretical),
             ],
             ..Machine::default()
         };

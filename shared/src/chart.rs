@@ -1009,78 +1009,28 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
 mod tests {
     use super::*;
     use crate::bundle::{
-        BandwidthCeiling, Bytes, ComputeCeiling, DataSource, Device, Flops, KernelTime,
-        LaunchOverhead, Machine, Method, Provenance,
+        BandwidthCeiling, ComputeCeiling, DataSource, Device, LaunchOverhead, Machine, Method,
+        Provenance,
     };
 
     fn bundle() -> Bundle {
         let mut b = Bundle::new(Provenance::default());
-        b.devices.push(Device {
-            id: "0".into(),
-            name: "test GPU".into(),
-            compute_capability: None,
-            sm_count: None,
-            sm_clock_hz: None,
-            memory_clock_hz: None,
-            memory_bytes: None,
-            memory_bus_width_bits: None,
-            l2_bytes: None,
-        });
-        let bw = |level, value| BandwidthCeiling {
-            level,
-            value,
-            method: Method::Empirical,
-            implementation: None,
-            clock_hz: None,
-            samples: vec![],
-        };
+        b.devices.push(Device::new("0", "test GPU"));
+        let bw = |level, value| BandwidthCeiling::new(level, value, Method::Empirical);
+        let fp32 = ComputeCeiling::new(Datapath::Fp32, 50e12, Method::Empirical);
         b.machines.push(Machine {
             device: "0".into(),
             bandwidth: vec![bw(MemoryLevel::L2, 10e12), bw(MemoryLevel::Hbm, 2e12)],
-            compute: vec![ComputeCeiling {
-                datapath: Datapath::Fp32,
-                value: 50e12,
-                method: Method::Empirical,
-                implementation: None,
-                clock_hz: None,
-                samples: vec![],
-            }],
-            launch_overhead: Some(LaunchOverhead {
-                value_s: 4e-6,
-                method: Method::Empirical,
-                back_to_back_s: None,
-                graph_s: None,
-                samples: vec![],
-                implementation: None,
-            }),
+            compute: vec![fp32],
+            launch_overhead: Some(LaunchOverhead::new(4e-6, Method::Empirical)),
             sweep: vec![],
         });
         // 1 GFLOP, 100 MB at HBM, 200 MB at L2, 1 ms: AI_HBM = 10, AI_L2 = 5, 1 TFLOP/s.
-        b.kernels.push(Kernel {
-            name: "void gemm<float>(float*)".into(),
-            display_name: None,
-            device: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            time: KernelTime {
-                total_s: 1e-3,
-                per_launch: None,
-            },
-            flops: Flops {
-                fp32: Some(1e9),
-                ..Flops::default()
-            },
-            bytes: Bytes {
-                l1: None,
-                l2: Some(2e8),
-                hbm: Some(1e8),
-            },
-            complexity: None,
-            source: DataSource::Suite,
-            tags: Default::default(),
-            nvtx_range: None,
-        });
+        let mut k = Kernel::new("void gemm<float>(float*)", 1e-3, DataSource::Suite);
+        k.flops.fp32 = Some(1e9);
+        k.bytes.l2 = Some(2e8);
+        k.bytes.hbm = Some(1e8);
+        b.kernels.push(k);
         b
     }
 

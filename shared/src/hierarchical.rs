@@ -169,22 +169,8 @@ mod tests {
 
     /// The V100 ceilings of the 2020 study (reference README).
     fn v100() -> Ceilings {
-        let bw = |level, v: f64| BandwidthCeiling {
-            level,
-            value: v * 1e9,
-            method: Method::Empirical,
-            implementation: None,
-            clock_hz: None,
-            samples: vec![],
-        };
-        let cp = |datapath, v: f64| ComputeCeiling {
-            datapath,
-            value: v * 1e9,
-            method: Method::Empirical,
-            implementation: None,
-            clock_hz: None,
-            samples: vec![],
-        };
+        let bw = |level, v: f64| BandwidthCeiling::new(level, v * 1e9, Method::Empirical);
+        let cp = |datapath, v: f64| ComputeCeiling::new(datapath, v * 1e9, Method::Empirical);
         Ceilings::from_machine(&Machine {
             device: "0".into(),
             bandwidth: vec![

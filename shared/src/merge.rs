@@ -116,19 +116,13 @@ pub fn merge(inputs: &[(String, Bundle)], provenance: Provenance) -> Result<Bund
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{DataSource, Device, Kernel, KernelTime, Machine};
+    use crate::bundle::{DataSource, Device, Kernel, LaunchOverhead, Machine, Method};
 
     fn device(id: &str, name: &str) -> Device {
         Device {
-            id: id.into(),
-            name: name.into(),
             compute_capability: Some("9.0".into()),
             sm_count: Some(132),
-            sm_clock_hz: None,
-            memory_clock_hz: None,
-            memory_bytes: None,
-            memory_bus_width_bits: None,
-            l2_bytes: None,
+            ..Device::new(id, name)
         }
     }
 
@@ -141,24 +135,8 @@ mod tests {
             });
         }
         b.devices.push(dev);
-        b.kernels.push(Kernel {
-            name: name.into(),
-            display_name: None,
-            device: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            time: KernelTime {
-                total_s: 1e-3,
-                per_launch: None,
-            },
-            flops: Default::default(),
-            bytes: Default::default(),
-            complexity: None,
-            source: DataSource::NsightCompute,
-            tags: Default::default(),
-            nvtx_range: None,
-        });
+        b.kernels
+            .push(Kernel::new(name, 1e-3, DataSource::NsightCompute));
         b
     }
 
@@ -196,14 +174,7 @@ mod tests {
         );
 
         let mut other = rank("b", device("0", "H100"), true);
-        other.machines[0].launch_overhead = Some(crate::bundle::LaunchOverhead {
-            value_s: 1e-6,
-            method: crate::bundle::Method::Empirical,
-            back_to_back_s: None,
-            graph_s: None,
-            samples: vec![],
-            implementation: None,
-        });
+        other.machines[0].launch_overhead = Some(LaunchOverhead::new(1e-6, Method::Empirical));
         let inputs = vec![
             ("a.json".to_string(), rank("a", device("0", "H100"), true)),
             ("b.json".to_string(), other),
