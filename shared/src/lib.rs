@@ -21,6 +21,7 @@ pub mod geometry;
 pub mod hierarchical;
 pub mod merge;
 pub mod names;
+pub mod ncu;
 pub mod read;
 pub mod schema;
 pub mod time_based;

@@ -1,5 +1,6 @@
 //! End-to-end tests across the roofline crates, on the fixtures in `tests/fixtures/`.
 
+mod ncu_import;
 mod robustness;
 mod schema;
 mod snapshots;

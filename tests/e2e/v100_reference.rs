@@ -13,10 +13,9 @@ use roofline_model::bundle::{Bundle, DataSource, Datapath, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::hierarchical::{self, Bound};
 use roofline_model::{parse_bundle, validate};
-use roofline_tests::fixture_text;
+use roofline_tests::{StudyTable, fixture_text, parse_csv};
 
 const BUNDLE: &str = "bundles/v100-deepcam-example.json";
-const TABLE: &str = "reference/nersc-v100-deepcam/expected-per-kernel.csv";
 
 /// The study's G in GFLOP/s: 2^30.
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -26,118 +25,6 @@ const REL: f64 = 1e-9;
 
 /// The study's name for the big Tensor Core GEMM of the forward pass.
 const BIG_GEMM: &str = "Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128x64x1_1x3x3x0x1";
-
-/// Splits RFC 4180 text into records of fields: fields are separated by commas, records by LF or
-/// CRLF; a field in double quotes may hold commas, line breaks and `""` for one quote. A trailing
-/// line break does not start an empty record. Panics on a quote inside an unquoted field or an
-/// unterminated quoted field (tests only).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut chars = text.chars().peekable();
-    // Whether the current record has begun (so that a final line break ends it cleanly).
-    let mut started = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                assert!(
-                    field.is_empty(),
-                    "a quote inside an unquoted field: {field:?}"
-                );
-                started = true;
-                loop {
-                    match chars.next() {
-                        Some('"') if chars.peek() == Some(&'"') => {
-                            chars.next();
-                            field.push('"');
-                        }
-                        Some('"') => break,
-                        Some(ch) => field.push(ch),
-                        None => panic!("unterminated quoted field: {field:?}"),
-                    }
-                }
-                assert!(
-                    matches!(chars.peek(), None | Some(',' | '\r' | '\n')),
-                    "text after a closing quote in {field:?}"
-                );
-            }
-            ',' => {
-                started = true;
-                record.push(std::mem::take(&mut field));
-            }
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                started = false;
-            }
-            ch => {
-                started = true;
-                field.push(ch);
-            }
-        }
-    }
-    if started {
-        record.push(field);
-        records.push(record);
-    }
-    records
-}
-
-/// The study's per-kernel table, by column name.
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn load() -> Self {
-        let mut records = parse_csv(&fixture_text(TABLE));
-        assert!(!records.is_empty(), "{TABLE} is empty");
-        let header = records.remove(0);
-        for (i, r) in records.iter().enumerate() {
-            assert_eq!(
-                r.len(),
-                header.len(),
-                "{TABLE} row {} has {} fields",
-                i + 2,
-                r.len()
-            );
-        }
-        Table {
-            header,
-            rows: records,
-        }
-    }
-
-    fn column(&self, name: &str) -> usize {
-        self.header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("{TABLE} has no column {name:?}"))
-    }
-
-    /// The one row whose `Kernel Name` is `name`.
-    fn row(&self, name: &str) -> &[String] {
-        let col = self.column("Kernel Name");
-        let mut found = self.rows.iter().filter(|r| r[col] == name);
-        let row = found
-            .next()
-            .unwrap_or_else(|| panic!("{TABLE} has no row for {name:?}"));
-        assert!(
-            found.next().is_none(),
-            "{TABLE} has several rows for {name:?}"
-        );
-        row
-    }
-
-    fn num(&self, row: &[String], column: &str) -> f64 {
-        let text = &row[self.column(column)];
-        text.parse()
-            .unwrap_or_else(|e| panic!("{column} = {text:?} is not a number: {e}"))
-    }
-}
 
 fn load_bundle() -> Bundle {
     parse_bundle(&fixture_text(BUNDLE)).unwrap_or_else(|e| panic!("{BUNDLE}: {e}"))
@@ -209,7 +96,7 @@ fn fixture_parses_and_validates() {
 #[test]
 fn analysis_reproduces_the_studys_per_kernel_table() {
     let b = load_bundle();
-    let table = Table::load();
+    let table = StudyTable::load();
     let analyses: Vec<KernelAnalysis> = analyze(&b, &b.kernels);
     assert_eq!(analyses.len(), b.kernels.len());
 

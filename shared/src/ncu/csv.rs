@@ -1,0 +1,169 @@
+//! Finding and splitting the CSV table in Nsight Compute's output.
+//!
+//! `ncu --csv` writes whatever the profiled program and the profiler print (`==PROF==` lines, the
+//! program's log) before the table, and may print more `==PROF==` lines after it. The table
+//! starts at the header line whose first field is `"ID"`; fields are RFC 4180 quoted strings.
+
+/// A CSV table: its header and rows, each row as many fields as the header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows, with the 1-based line number each started on.
+    pub rows: Vec<(usize, Vec<String>)>,
+    /// Lines before the header (the program's own output), for context.
+    pub preamble_lines: usize,
+    /// Lines after the header that were not table rows (profiler messages), skipped.
+    pub skipped_lines: Vec<usize>,
+}
+
+/// Splits one CSV record starting at `text`; returns its fields and the bytes consumed
+/// (including the line break). Quoted fields may hold commas, doubled quotes and line breaks.
+fn record(text: &str) -> Option<(Vec<String>, usize, usize)> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.char_indices().peekable();
+    let mut in_quotes = false;
+    let mut newlines = 0;
+    while let Some((i, c)) = chars.next() {
+        match (in_quotes, c) {
+            (true, '"') => {
+                if chars.peek().map(|(_, c)| *c) == Some('"') {
+                    field.push('"');
+                    chars.next();
+                } else {
+                    in_quotes = false;
+                }
+            }
+            (true, c) => {
+                if c == '\n' {
+                    newlines += 1;
+                }
+                field.push(c);
+            }
+            (false, '"') => in_quotes = true,
+            (false, ',') => fields.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                fields.push(field);
+                return Some((fields, i + 1, newlines + 1));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if in_quotes {
+        // An unterminated quote: not a CSV record.
+        return None;
+    }
+    if fields.is_empty() && field.is_empty() {
+        return None;
+    }
+    fields.push(field);
+    Some((fields, text.len(), newlines + 1))
+}
+
+/// True for a header line of an Nsight Compute CSV table.
+fn is_header(line: &str) -> bool {
+    let l = line.trim_start_matches('\u{feff}');
+    (l.starts_with("\"ID\",") || l.starts_with("ID,")) && l.contains("Kernel Name")
+}
+
+/// Finds the table in Nsight Compute output and splits it.
+///
+/// Lines after the header that start with `==` (profiler messages) or do not have the header's
+/// number of fields are skipped and listed. `None` when there is no header line.
+pub fn find_table(text: &str) -> Option<Table> {
+    let mut offset = 0;
+    let mut header_at = None;
+    for (line_no, line) in (1..).zip(text.split_inclusive('\n')) {
+        if is_header(line) {
+            header_at = Some((offset, line_no));
+            break;
+        }
+        offset += line.len();
+    }
+    let (start, header_line) = header_at?;
+    let mut rest = &text[start..];
+    let (header, used, lines) = record(rest)?;
+    let header: Vec<String> = header
+        .into_iter()
+        .map(|h| h.trim_start_matches('\u{feff}').to_string())
+        .collect();
+    rest = &rest[used..];
+    let mut line = header_line + lines;
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    while !rest.is_empty() {
+        let this_line = line;
+        let first_line_len = rest.find('\n').map_or(rest.len(), |i| i + 1);
+        if rest.starts_with("==") || rest.trim().is_empty() {
+            // Profiler messages and blank lines are not part of the table.
+            rest = &rest[first_line_len..];
+            line += 1;
+            continue;
+        }
+        match record(rest) {
+            Some((fields, used, lines)) if fields.len() == header.len() => {
+                rows.push((this_line, fields));
+                rest = &rest[used..];
+                line += lines;
+            }
+            _ => {
+                skipped.push(this_line);
+                rest = &rest[first_line_len..];
+                line += 1;
+            }
+        }
+    }
+    Some(Table {
+        header,
+        rows,
+        preamble_lines: header_line - 1,
+        skipped_lines: skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_table_after_program_output() {
+        let text = "Apex flag is True\n==PROF== Connected to process 1\nID is not a header\n\
+            \"ID\",\"Kernel Name\",\"Metric Value\"\n\
+            \"0\",\"void f<1, 2>(int, float)\",\"1,024\"\n\
+            ==PROF== Disconnected from process 1\n\
+            \"1\",\"say \"\"hi\"\"\",\"7\"\n";
+        let t = find_table(text).unwrap();
+        assert_eq!(t.header, vec!["ID", "Kernel Name", "Metric Value"]);
+        assert_eq!(t.preamble_lines, 3);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            t.rows[0],
+            (
+                5,
+                vec![
+                    "0".into(),
+                    "void f<1, 2>(int, float)".into(),
+                    "1,024".into()
+                ]
+            )
+        );
+        assert_eq!(t.rows[1].1[1], "say \"hi\"");
+        assert!(t.skipped_lines.is_empty());
+    }
+
+    #[test]
+    fn malformed_rows_are_skipped_and_listed() {
+        let text = "\"ID\",\"Kernel Name\"\r\n\"0\",\"a\"\r\nnot,a,row,of,two\r\n\"1\",\"b\"\r\n\"2\",\"unterminated\n";
+        let t = find_table(text).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.skipped_lines, vec![3, 5]);
+    }
+
+    #[test]
+    fn no_header_no_table() {
+        assert!(find_table("").is_none());
+        assert!(find_table("just a log\n\"x\",\"y\"\n").is_none());
+    }
+}

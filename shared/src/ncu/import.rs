@@ -1,0 +1,773 @@
+//! From Nsight Compute CSV text to bundle kernels.
+//!
+//! Reads both CSV forms: the raw page (`--page raw`: one row per launch, one column per metric,
+//! an optional row of units under the header) and the details page (the default: one row per
+//! launch per metric, with `Metric Name`, `Metric Unit` and `Metric Value` columns), in any units.
+//! Several captures of one run, each holding other metrics (the 2020 study collected one metric
+//! per run), are joined launch by launch on their `ID`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::aggregate::aggregate_by_name;
+use crate::bundle::{Bytes, DataSource, Datapath, Device, Flops, Kernel, KernelTime, MemoryLevel};
+use crate::ncu::csv::{Table, find_table};
+use crate::ncu::metrics::{self, Alternatives, Arch, Convention, time};
+use crate::ncu::units;
+
+/// Why Nsight Compute output could not be imported.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NcuError {
+    /// No table in the text.
+    #[error(
+        "{source_name}: no Nsight Compute table found (a CSV header line starting with \"ID\" and naming \"Kernel Name\"); was it written with `ncu --csv`?"
+    )]
+    NoTable {
+        /// The file.
+        source_name: String,
+    },
+    /// A column every form has is missing.
+    #[error("{source_name}: the table has no {column:?} column")]
+    MissingColumn {
+        /// The file.
+        source_name: String,
+        /// The column.
+        column: &'static str,
+    },
+    /// A launch ID that is not a number.
+    #[error("{source_name}, line {line}: launch ID {value:?} is not a whole number")]
+    BadId {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The text.
+        value: String,
+    },
+    /// A metric value that is not a number.
+    #[error("{source_name}, line {line}: {metric} = {value:?} is not a number")]
+    BadValue {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The text.
+        value: String,
+    },
+    /// A unit we cannot convert.
+    #[error("{source_name}, line {line}: unknown unit {unit:?} for {metric}")]
+    BadUnit {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The unit.
+        unit: String,
+    },
+    /// Captures that cannot be joined.
+    #[error(
+        "{first} and {second} both hold {metric}: they look like separate runs, not one run split by metric; import each on its own and join the bundles with `roofline merge`"
+    )]
+    OverlappingCaptures {
+        /// One file.
+        first: String,
+        /// The other.
+        second: String,
+        /// A metric both hold.
+        metric: String,
+    },
+    /// Launch IDs that disagree between captures of one run.
+    #[error(
+        "launch {id} is {first_name:?} in {first} but {second_name:?} in {second}: the files are not captures of the same run"
+    )]
+    MismatchedLaunch {
+        /// The launch ID.
+        id: u64,
+        /// One file.
+        first: String,
+        /// Its kernel name.
+        first_name: String,
+        /// The other file.
+        second: String,
+        /// Its kernel name.
+        second_name: String,
+    },
+    /// A launch without any time metric.
+    #[error(
+        "launch {id} ({name}) has no time: collect gpu__time_duration.sum, or sm__cycles_elapsed.avg with sm__cycles_elapsed.avg.per_second"
+    )]
+    NoTime {
+        /// The launch ID.
+        id: u64,
+        /// Its kernel name.
+        name: String,
+    },
+}
+
+/// One kernel launch as Nsight Compute reported it; metrics in SI base units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    /// The profiler's launch ID.
+    pub id: u64,
+    /// Demangled kernel name.
+    pub name: String,
+    /// The `Device` column (an index or a name), if present.
+    pub device: Option<String>,
+    /// The `CC` column (compute capability), if present.
+    pub compute_capability: Option<String>,
+    /// Grid dimensions.
+    pub grid: Option<[u32; 3]>,
+    /// Block dimensions.
+    pub block: Option<[u32; 3]>,
+    /// Metric values, SI base units (seconds, bytes, per second).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// The content of one Nsight Compute CSV file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// Launches in file order.
+    pub launches: Vec<Launch>,
+    /// Every metric the file holds.
+    pub metric_names: BTreeSet<String>,
+    /// Columns that are neither known identity columns nor metrics (a newer ncu), ignored.
+    pub ignored_columns: Vec<String>,
+    /// Lines inside the table that were not rows (profiler messages), skipped.
+    pub skipped_lines: Vec<usize>,
+}
+
+/// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
+const IDENTITY: [&str; 23] = [
+    "ID",
+    "API Stream",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+    "Rule Name",
+    "Rule Type",
+    "Rule Description",
+    "Estimated Speedup Type",
+    "Estimated Speedup",
+    "Function Name",
+];
+
+fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let inner = s.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut it = inner.split(',').map(|p| p.trim().parse::<u32>().ok());
+    let dims = [
+        it.next()??,
+        it.next().flatten().unwrap_or(1),
+        it.next().flatten().unwrap_or(1),
+    ];
+    Some(dims)
+}
+
+struct Columns {
+    id: usize,
+    name: usize,
+    device: Option<usize>,
+    cc: Option<usize>,
+    grid: Option<usize>,
+    block: Option<usize>,
+}
+
+fn columns(t: &Table, source_name: &str) -> Result<Columns, NcuError> {
+    let find = |c: &str| t.header.iter().position(|h| h == c);
+    let need = |c: &'static str| {
+        find(c).ok_or_else(|| NcuError::MissingColumn {
+            source_name: source_name.to_string(),
+            column: c,
+        })
+    };
+    Ok(Columns {
+        id: need("ID")?,
+        name: need("Kernel Name")?,
+        device: find("Device"),
+        cc: find("CC"),
+        grid: find("Grid Size"),
+        block: find("Block Size"),
+    })
+}
+
+fn launch_of(
+    row: &[String],
+    c: &Columns,
+    line: usize,
+    source_name: &str,
+) -> Result<Launch, NcuError> {
+    let id_text = row[c.id].trim();
+    let id = id_text
+        .replace(',', "")
+        .parse::<u64>()
+        .map_err(|_| NcuError::BadId {
+            source_name: source_name.to_string(),
+            line,
+            value: id_text.to_string(),
+        })?;
+    let text = |i: Option<usize>| {
+        i.map(|i| row[i].trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Ok(Launch {
+        id,
+        name: row[c.name].clone(),
+        device: text(c.device),
+        compute_capability: text(c.cc),
+        grid: c.grid.and_then(|i| parse_dims(&row[i])),
+        block: c.block.and_then(|i| parse_dims(&row[i])),
+        metrics: BTreeMap::new(),
+    })
+}
+
+fn convert(
+    value: &str,
+    unit: &str,
+    metric: &str,
+    line: usize,
+    source_name: &str,
+) -> Result<Option<f64>, NcuError> {
+    let t = value.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.eq_ignore_ascii_case("no data") {
+        return Ok(None);
+    }
+    let v = units::parse_value(t).ok_or_else(|| NcuError::BadValue {
+        source_name: source_name.to_string(),
+        line,
+        metric: metric.to_string(),
+        value: t.to_string(),
+    })?;
+    units::to_base(v, unit)
+        .map(Some)
+        .ok_or_else(|| NcuError::BadUnit {
+            source_name: source_name.to_string(),
+            line,
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+        })
+}
+
+/// Parses one Nsight Compute CSV output (raw or details page, anything printed around it).
+///
+/// # Errors
+/// [`NcuError`] naming the file and line.
+pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError> {
+    let t = find_table(text).ok_or_else(|| NcuError::NoTable {
+        source_name: source_name.to_string(),
+    })?;
+    let c = columns(&t, source_name)?;
+    let details = ["Metric Name", "Metric Unit", "Metric Value"]
+        .map(|h| t.header.iter().position(|x| x == h));
+    let mut capture = Capture {
+        launches: Vec::new(),
+        metric_names: BTreeSet::new(),
+        ignored_columns: Vec::new(),
+        skipped_lines: t.skipped_lines.clone(),
+    };
+    if let [Some(mn), Some(mu), Some(mv)] = details {
+        // Details page: one row per launch per metric; rows of a launch are consecutive.
+        let mut index: BTreeMap<u64, usize> = BTreeMap::new();
+        for (line, row) in &t.rows {
+            let l = launch_of(row, &c, *line, source_name)?;
+            let metric = row[mn].trim().to_string();
+            let i = *index.entry(l.id).or_insert_with(|| {
+                capture.launches.push(l);
+                capture.launches.len() - 1
+            });
+            if let Some(v) = convert(&row[mv], &row[mu], &metric, *line, source_name)? {
+                capture.launches[i].metrics.insert(metric.clone(), v);
+            }
+            capture.metric_names.insert(metric);
+        }
+        return Ok(capture);
+    }
+    // Raw page: metric columns contain "__"; an optional units row has an empty ID.
+    let mut metric_cols = Vec::new();
+    for (i, h) in t.header.iter().enumerate() {
+        if h.contains("__") {
+            metric_cols.push((i, h.clone()));
+            capture.metric_names.insert(h.clone());
+        } else if !IDENTITY.contains(&h.as_str()) {
+            capture.ignored_columns.push(h.clone());
+        }
+    }
+    let mut unit_row: Option<&Vec<String>> = None;
+    for (line, row) in &t.rows {
+        if row[c.id].trim().is_empty() {
+            unit_row = Some(row);
+            continue;
+        }
+        let mut l = launch_of(row, &c, *line, source_name)?;
+        for (i, name) in &metric_cols {
+            let unit = unit_row.map_or("", |u| u[*i].as_str());
+            if let Some(v) = convert(&row[*i], unit, name, *line, source_name)? {
+                l.metrics.insert(name.clone(), v);
+            }
+        }
+        capture.launches.push(l);
+    }
+    Ok(capture)
+}
+
+/// Joins captures of one run that hold different metrics, launch by launch on the `ID`.
+///
+/// # Errors
+/// [`NcuError::OverlappingCaptures`] when two captures hold the same metric (separate runs), and
+/// [`NcuError::MismatchedLaunch`] when an ID names different kernels.
+pub fn join(captures: Vec<(String, Capture)>) -> Result<Vec<Launch>, NcuError> {
+    let mut iter = captures.into_iter();
+    let Some((first_name, first)) = iter.next() else {
+        return Ok(Vec::new());
+    };
+    let mut owner: BTreeMap<String, String> = first
+        .metric_names
+        .iter()
+        .map(|m| (m.clone(), first_name.clone()))
+        .collect();
+    let mut launches = first.launches;
+    let mut from: BTreeMap<u64, (usize, String)> = launches
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.id, (i, first_name.clone())))
+        .collect();
+    for (name, cap) in iter {
+        for m in &cap.metric_names {
+            if let Some(o) = owner.get(m) {
+                return Err(NcuError::OverlappingCaptures {
+                    first: o.clone(),
+                    second: name,
+                    metric: m.clone(),
+                });
+            }
+        }
+        for m in &cap.metric_names {
+            owner.insert(m.clone(), name.clone());
+        }
+        for l in cap.launches {
+            match from.get(&l.id) {
+                Some((i, src)) => {
+                    let ours = &mut launches[*i];
+                    if ours.name != l.name {
+                        return Err(NcuError::MismatchedLaunch {
+                            id: l.id,
+                            first: src.clone(),
+                            first_name: ours.name.clone(),
+                            second: name,
+                            second_name: l.name,
+                        });
+                    }
+                    ours.metrics.extend(l.metrics);
+                    ours.device = ours.device.take().or(l.device);
+                    ours.compute_capability =
+                        ours.compute_capability.take().or(l.compute_capability);
+                    ours.grid = ours.grid.or(l.grid);
+                    ours.block = ours.block.or(l.block);
+                }
+                None => {
+                    from.insert(l.id, (launches.len(), name.clone()));
+                    launches.push(l);
+                }
+            }
+        }
+    }
+    launches.sort_by_key(|l| l.id);
+    Ok(launches)
+}
+
+/// How to turn launches into kernels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportOptions {
+    /// FLOP weights and time rule.
+    pub convention: Convention,
+    /// The architecture, when the CSV has no `CC` column (or to override it).
+    pub arch: Option<Arch>,
+    /// What the kernels' `source` says.
+    pub source: DataSource,
+}
+
+/// Bundle pieces made from launches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// One kernel per launch ([`Convention::Current`]) or per name ([`Convention::Study2020`]).
+    pub kernels: Vec<Kernel>,
+    /// Devices named by the CSV's `Device` and `CC` columns.
+    pub devices: Vec<Device>,
+    /// What was used for what, and what was missing.
+    pub notes: Vec<String>,
+}
+
+/// Sums the first alternative group with any metric present; the group used is reported.
+fn pick(l: &Launch, alts: &Alternatives) -> Option<(f64, usize)> {
+    for (gi, (group, factor)) in alts.groups.iter().enumerate() {
+        let vals: Vec<f64> = group
+            .iter()
+            .filter_map(|m| l.metrics.get(*m).copied())
+            .collect();
+        if !vals.is_empty() {
+            return Some((vals.iter().sum::<f64>() * factor, gi));
+        }
+    }
+    None
+}
+
+fn describe(alts: &Alternatives, gi: usize) -> String {
+    let (group, factor) = alts.groups[gi];
+    let names = group.join(" + ");
+    if factor == 1.0 {
+        names
+    } else {
+        format!("({names}) × {factor}")
+    }
+}
+
+/// Turns launches into bundle kernels with the metric table of their architecture.
+///
+/// # Errors
+/// [`NcuError::NoTime`] for a launch without a time metric.
+pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported, NcuError> {
+    let mut notes = BTreeSet::new();
+    let mut devices: Vec<Device> = Vec::new();
+    let mut kernels = Vec::with_capacity(launches.len());
+    let study = opts.convention == Convention::Study2020;
+    for l in launches {
+        let arch = match (opts.arch, &l.compute_capability) {
+            (Some(a), _) => Some(a),
+            (None, Some(cc)) => match Arch::from_compute_capability(cc) {
+                Ok((a, note)) => {
+                    notes.extend(note);
+                    Some(a)
+                }
+                Err(e) => {
+                    notes.insert(e);
+                    None
+                }
+            },
+            (None, None) => None,
+        };
+        if let Some(d) = &l.device
+            && !devices.iter().any(|x| x.id == *d)
+        {
+            let mut dev = Device::new(
+                d.clone(),
+                if d.parse::<u32>().is_ok() {
+                    format!("GPU {d}")
+                } else {
+                    d.clone()
+                },
+            );
+            dev.compute_capability.clone_from(&l.compute_capability);
+            devices.push(dev);
+        }
+
+        let time_s = match (
+            l.metrics.get(time::DURATION),
+            l.metrics.get(time::CYCLES),
+            l.metrics.get(time::CYCLES_PER_SECOND),
+        ) {
+            (Some(d), _, _) if !study && *d > 0.0 => *d,
+            (_, Some(c), Some(r)) if *r > 0.0 && *c > 0.0 => {
+                if !study && l.metrics.contains_key(time::DURATION) {
+                    notes.insert(format!(
+                        "{} was zero for some launches: time from SM cycles over the SM clock",
+                        time::DURATION
+                    ));
+                }
+                c / r
+            }
+            (Some(d), _, _) if *d > 0.0 => *d,
+            _ => {
+                return Err(NcuError::NoTime {
+                    id: l.id,
+                    name: l.name.clone(),
+                });
+            }
+        };
+
+        let mut flops = Flops::default();
+        for c in &metrics::CUDA_CORE_FLOPS {
+            if let Some(v) = l.metrics.get(c.metric) {
+                let w = if study { c.weight_2020 } else { c.weight };
+                let cur = flops.get(c.datapath).unwrap_or(0.0);
+                flops.set(c.datapath, Some(cur + w * v));
+            }
+        }
+        match (arch, l.metrics.get(metrics::VOLTA_TENSOR_INST)) {
+            (Some(Arch::Volta), Some(v)) => {
+                flops.tensor_fp16 = Some(metrics::VOLTA_FLOPS_PER_TENSOR_INST * v);
+                notes.insert(format!(
+                    "tensor FLOPs as {} × {} (Volta HMMA.884, counted as FP16 tensor work)",
+                    metrics::VOLTA_FLOPS_PER_TENSOR_INST,
+                    metrics::VOLTA_TENSOR_INST
+                ));
+            }
+            (_, Some(_)) => {
+                notes.insert(format!(
+                    "{} was collected but counts instructions whose FLOPs depend on the GPU; it is used on Volta only (pass the architecture if this is a V100)",
+                    metrics::VOLTA_TENSOR_INST
+                ));
+            }
+            _ => {}
+        }
+        for d in Datapath::ALL {
+            if let Some(alts) = metrics::tensor_counters(d)
+                && let Some((v, gi)) = pick(l, &alts)
+            {
+                flops.set(d, Some(v));
+                notes.insert(format!("{} FLOPs from {}", d.label(), describe(&alts, gi)));
+            }
+        }
+
+        let mut bytes = Bytes::default();
+        for level in MemoryLevel::KERNEL_LEVELS {
+            let Some(alts) = metrics::byte_counters(level, arch) else {
+                continue;
+            };
+            if let Some((v, gi)) = pick(l, &alts) {
+                match level {
+                    MemoryLevel::L1 => bytes.l1 = Some(v),
+                    MemoryLevel::L2 => bytes.l2 = Some(v),
+                    _ => bytes.hbm = Some(v),
+                }
+                if gi > 0 {
+                    notes.insert(format!(
+                        "{} bytes from {} ({} not collected)",
+                        level.label(),
+                        describe(&alts, gi),
+                        describe(&alts, 0)
+                    ));
+                }
+            }
+        }
+
+        let mut k = Kernel::new(l.name.clone(), time_s, opts.source);
+        k.device.clone_from(&l.device);
+        k.grid = l.grid;
+        k.block = l.block;
+        k.flops = flops;
+        k.bytes = bytes;
+        kernels.push(k);
+    }
+
+    for (level, have) in
+        MemoryLevel::KERNEL_LEVELS.map(|lv| (lv, kernels.iter().any(|k| k.bytes.get(lv).is_some())))
+    {
+        if !have && !kernels.is_empty() {
+            notes.insert(format!(
+                "no {} byte counter in the data: those points are left out",
+                level.label()
+            ));
+        }
+    }
+
+    if study {
+        kernels = study_2020_aggregate(launches, &kernels);
+        notes.insert(
+            "2020-study convention: hadd and hmul count 1 FLOP, hfma 2; a kernel's time is Σ cycles / (Σ clock rate / launches)".into(),
+        );
+    }
+    Ok(Imported {
+        kernels,
+        devices,
+        notes: notes.into_iter().collect(),
+    })
+}
+
+/// The 2020 study's aggregation: counters summed by name, and the time of a name taken as
+/// `Σ sm__cycles_elapsed.avg / (Σ sm__cycles_elapsed.avg.per_second / launches)`, the launches'
+/// cycles over their mean clock rate.
+fn study_2020_aggregate(launches: &[Launch], per_launch: &[Kernel]) -> Vec<Kernel> {
+    let mut cycles: BTreeMap<(Option<&str>, &str), (f64, f64)> = BTreeMap::new();
+    for l in launches {
+        let e = cycles
+            .entry((l.device.as_deref(), l.name.as_str()))
+            .or_default();
+        e.0 += l.metrics.get(time::CYCLES).copied().unwrap_or(f64::NAN);
+        e.1 += l
+            .metrics
+            .get(time::CYCLES_PER_SECOND)
+            .copied()
+            .unwrap_or(f64::NAN);
+    }
+    let mut agg = aggregate_by_name(per_launch);
+    for k in &mut agg {
+        if let Some((c, r)) = cycles.get(&(k.device.as_deref(), k.name.as_str())) {
+            // Launch counts are far below 2^53.
+            #[allow(clippy::cast_precision_loss)]
+            let n = k.launches as f64;
+            let t = c / (r / n);
+            if t.is_finite() && t > 0.0 {
+                k.time = KernelTime {
+                    total_s: t,
+                    per_launch: None,
+                };
+            }
+        }
+    }
+    agg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RAW: &str = "==PROF== Connected to process 42\nhello from the program\n\
+\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Some New Column\",\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"sm__sass_thread_inst_executed_op_hfma_pred_on.sum\",\"lts__t_bytes.sum\",\"l1tex__lsu_writeback_active_mem_lgds.sum\",\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\",\"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum\"\n\
+\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"Mbyte\",\"usecond\",\"inst\",\"inst\",\"byte\",\"\",\"\",\"\"\n\
+\"0\",\"42\",\"python\",\"host\",\"void gemm<float>(float*)\",\"1\",\"7\",\"(256, 1, 1)\",\"(1024, 2, 1)\",\"0\",\"9.0\",\"x\",\"1.5\",\"10\",\"1,000\",\"10\",\"4000000\",\"100\",\"2048\",\"2048\"\n\
+\"1\",\"42\",\"python\",\"host\",\"copy\",\"1\",\"7\",\"(128, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"x\",\"2\",\"5\",\"0\",\"0\",\"n/a\",\"10\",\"0\",\"0\"\n\
+==PROF== Disconnected from process 42\n";
+
+    #[test]
+    fn raw_page_with_units_row() {
+        let c = parse_capture(RAW, "raw.csv").unwrap();
+        assert_eq!(c.launches.len(), 2);
+        assert_eq!(c.ignored_columns, vec!["Some New Column".to_string()]);
+        let l = &c.launches[0];
+        assert_eq!(l.metrics["dram__bytes.sum"], 1.5e6);
+        assert_eq!(l.metrics["gpu__time_duration.sum"], 1e-5);
+        assert_eq!(
+            l.metrics["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+            1000.0
+        );
+        assert_eq!(l.grid, Some([1024, 2, 1]));
+        assert_eq!(l.block, Some([256, 1, 1]));
+        assert_eq!(l.compute_capability.as_deref(), Some("9.0"));
+        assert!(
+            !c.launches[1].metrics.contains_key("lts__t_bytes.sum"),
+            "n/a is missing"
+        );
+    }
+
+    #[test]
+    fn raw_page_to_kernels_on_hopper() {
+        let c = parse_capture(RAW, "raw.csv").unwrap();
+        let opts = ImportOptions {
+            convention: Convention::Current,
+            arch: None,
+            source: DataSource::Import,
+        };
+        let imp = to_kernels(&join(vec![("raw.csv".into(), c)]).unwrap(), &opts).unwrap();
+        let k = &imp.kernels[0];
+        assert_eq!(k.flops.fp32, Some(2000.0));
+        assert_eq!(
+            k.flops.fp16,
+            Some(40.0),
+            "hfma counts 4 FLOPs by the current convention"
+        );
+        // The aggregate wins over its per-instruction part: no double counting.
+        assert_eq!(k.flops.tensor_bf16, Some(2048.0));
+        assert_eq!(k.bytes.l1, Some(12800.0));
+        assert_eq!(k.bytes.hbm, Some(1.5e6));
+        assert!((k.time.total_s - 10e-6).abs() < 1e-18);
+        assert_eq!(k.device.as_deref(), Some("0"));
+        assert_eq!(imp.devices[0].compute_capability.as_deref(), Some("9.0"));
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n
+                    .starts_with("L1 bytes from (l1tex__lsu_writeback_active_mem_lgds.sum) × 128")),
+            "{:?}",
+            imp.notes
+        );
+    }
+
+    const DETAILS: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"s\",\"sm__cycles_elapsed.avg\",\"cycle\",\"1,000\"\n\
+\"0\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"s\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/usecond\",\"1,000\"\n\
+\"1\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"s\",\"sm__cycles_elapsed.avg\",\"cycle\",\"3,000\"\n\
+\"1\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"s\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/nsecond\",\"1.5\"\n";
+
+    #[test]
+    fn details_page_and_the_study_time_rule() {
+        let c = parse_capture(DETAILS, "d.csv").unwrap();
+        assert_eq!(c.launches.len(), 2);
+        assert_eq!(
+            c.launches[0].metrics["sm__cycles_elapsed.avg.per_second"],
+            1e9
+        );
+        let launches = join(vec![("d.csv".into(), c)]).unwrap();
+        let current = to_kernels(
+            &launches,
+            &ImportOptions {
+                convention: Convention::Current,
+                arch: None,
+                source: DataSource::Import,
+            },
+        )
+        .unwrap();
+        // Per launch: 1000 / 1e9 = 1 µs and 3000 / 1.5e9 = 2 µs.
+        assert_eq!(current.kernels.len(), 2);
+        assert!((current.kernels[1].time.total_s - 2e-6).abs() < 1e-18);
+        let study = to_kernels(
+            &launches,
+            &ImportOptions {
+                convention: Convention::Study2020,
+                arch: None,
+                source: DataSource::Import,
+            },
+        )
+        .unwrap();
+        // One name: 4000 cycles / (2.5e9 / 2) = 3.2 µs, not 1 + 2 = 3 µs.
+        assert_eq!(study.kernels.len(), 1);
+        assert_eq!(study.kernels[0].launches, 2);
+        assert!((study.kernels[0].time.total_s - 3.2e-6).abs() < 1e-18);
+    }
+
+    #[test]
+    fn joining_captures() {
+        let a = parse_capture(DETAILS, "a.csv").unwrap();
+        let b = parse_capture(DETAILS, "b.csv").unwrap();
+        let e = join(vec![("a.csv".into(), a.clone()), ("b.csv".into(), b)]).unwrap_err();
+        assert!(matches!(e, NcuError::OverlappingCaptures { .. }), "{e}");
+        let other = DETAILS
+            .replace("sm__cycles_elapsed.avg.per_second", "X")
+            .replace("sm__cycles_elapsed.avg", "dram__bytes.sum")
+            .replace("\"X\"", "\"lts__t_bytes.sum\"")
+            .replace(
+                "\"1\",\"1\",\"p\",\"h\",\"k\"",
+                "\"1\",\"1\",\"p\",\"h\",\"other\"",
+            );
+        let c = parse_capture(&other, "c.csv").unwrap();
+        let e = join(vec![("a.csv".into(), a), ("c.csv".into(), c)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("launch 1 is \"k\" in a.csv but \"other\" in c.csv"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = parse_capture("nothing here", "x.csv").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("x.csv: no Nsight Compute table found")
+        );
+        let bad = DETAILS.replace("\"1,000\"\n\"0\"", "\"lots\"\n\"0\"");
+        let e = parse_capture(&bad, "d.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv, line 2: sm__cycles_elapsed.avg = \"lots\" is not a number"
+        );
+        let bad = DETAILS.replace("cycle/usecond", "cycle/fortnight");
+        let e = parse_capture(&bad, "d.csv").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown unit \"cycle/fortnight\""),
+            "{e}"
+        );
+    }
+}
