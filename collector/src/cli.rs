@@ -166,30 +166,52 @@ pub struct SuiteArgs {
     pub output: PathBuf,
 }
 
+/// How half-precision FLOPs and kernel times are counted from Nsight Compute counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConventionArg {
+    /// Nsight Compute's current sections: packed half2 (hadd, hmul = 2 FLOPs, hfma = 4); one
+    /// kernel entry per launch, timed by gpu__time_duration.
+    Current,
+    /// The 2020 NERSC study: hadd, hmul = 1, hfma = 2; launches grouped by name, time as the
+    /// summed SM cycles over the mean SM clock. Reproduces the study's numbers.
+    #[value(name = "2020")]
+    Study2020,
+}
+
 /// `roofline profile`.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Where to write the bundle; `{rank}`, `{host}` and `{device}` are filled in.
+    /// Where to write the bundle; `{rank}`, `{host}` and `{device}` are filled in from the
+    /// launcher's environment (Slurm, Open MPI, PMI, torchrun).
     #[arg(short, long, value_name = "FILE", default_value = "profile.json")]
     pub output: PathBuf,
-    /// A bundle holding this GPU's machine characterization.
+    /// A bundle holding this GPU's machine characterization (from `roofline machine`).
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,
-    /// Profile only inside this NVTX range.
+    /// Profile only inside this NVTX range (ncu's --nvtx-include syntax, e.g. `train_step/`).
     #[arg(long, value_name = "RANGE")]
     pub nvtx: Option<String>,
-    /// Profile only kernels whose name matches.
+    /// Profile only kernels whose name matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub kernel: Option<String>,
-    /// Skip this many launches first.
+    /// Skip this many matching launches first.
     #[arg(long, value_name = "N")]
     pub launch_skip: Option<u64>,
     /// Profile at most this many launches.
     #[arg(long, value_name = "N")]
     pub launch_count: Option<u64>,
-    /// The Nsight Compute executable.
+    /// The Nsight Compute executable (default: $NCU, then ncu on PATH).
     #[arg(long, value_name = "PATH")]
     pub ncu: Option<PathBuf>,
+    /// The GPU's compute capability (e.g. 9.0), instead of asking the driver.
+    #[arg(long, value_name = "CC")]
+    pub arch: Option<String>,
+    /// How FLOPs and times are counted.
+    #[arg(long, value_enum, default_value_t = ConventionArg::Current)]
+    pub convention: ConventionArg,
+    /// Keep ncu's report at this path (without the .ncu-rep ending ncu adds).
+    #[arg(long, value_name = "FILE")]
+    pub keep_report: Option<PathBuf>,
     /// The program to profile and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -198,7 +220,8 @@ pub struct ProfileArgs {
 /// `roofline import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Nsight Compute CSV files (raw or details page) or `.ncu-rep` reports.
+    /// Nsight Compute CSV files (raw or details page; several one-metric files of one run are
+    /// joined) or `.ncu-rep` reports (converted with ncu).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Where to write the bundle.
@@ -207,4 +230,13 @@ pub struct ImportArgs {
     /// A bundle holding the GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,
+    /// The GPU's compute capability (e.g. 7.0), when the CSV has no CC column.
+    #[arg(long, value_name = "CC")]
+    pub arch: Option<String>,
+    /// How FLOPs and times are counted.
+    #[arg(long, value_enum, default_value_t = ConventionArg::Current)]
+    pub convention: ConventionArg,
+    /// The Nsight Compute executable, for .ncu-rep files (default: $NCU, then ncu on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub ncu: Option<PathBuf>,
 }

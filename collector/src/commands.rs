@@ -46,6 +46,22 @@ pub fn run(config: Config) -> Result<(), Error> {
             Ok(())
         }
         Config::Merge { files, output } => merge(&files, &output),
+        Config::Import {
+            files,
+            output,
+            machine,
+            arch,
+            convention,
+            ncu,
+        } => crate::capture::import(
+            &files,
+            &output,
+            machine.as_deref(),
+            arch,
+            convention,
+            ncu.as_deref(),
+        ),
+        Config::Profile(c) => crate::capture::profile(&c),
         Config::Pending {
             command,
             needs_gpu,

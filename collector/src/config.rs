@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{ChartKind, Cli, Command, InfoFormat};
+use roofline_model::ncu::{Arch, Convention};
+
+use crate::cli::{ChartKind, Cli, Command, ConventionArg, InfoFormat};
 use crate::error::Error;
 
 /// A validated command.
@@ -46,6 +48,23 @@ pub enum Config {
         /// Output.
         output: PathBuf,
     },
+    /// Import Nsight Compute output.
+    Import {
+        /// CSV files or reports.
+        files: Vec<PathBuf>,
+        /// The bundle to write.
+        output: PathBuf,
+        /// Machine bundle.
+        machine: Option<PathBuf>,
+        /// Architecture override.
+        arch: Option<Arch>,
+        /// FLOP and time convention.
+        convention: Convention,
+        /// The ncu executable flag.
+        ncu: Option<PathBuf>,
+    },
+    /// Profile a program under Nsight Compute.
+    Profile(Box<ProfileConfig>),
     /// A GPU command that has not landed yet.
     Pending {
         /// Subcommand name.
@@ -55,6 +74,54 @@ pub enum Config {
         /// What it will do and where it is tracked.
         what: &'static str,
     },
+}
+
+/// `roofline profile`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileConfig {
+    /// The bundle to write, placeholders filled in.
+    pub output: PathBuf,
+    /// Machine bundle.
+    pub machine: Option<PathBuf>,
+    /// NVTX include expression.
+    pub nvtx: Option<String>,
+    /// Kernel-name regular expression.
+    pub kernel: Option<String>,
+    /// Launches to skip.
+    pub launch_skip: Option<u64>,
+    /// Launches to profile at most.
+    pub launch_count: Option<u64>,
+    /// The ncu executable flag.
+    pub ncu: Option<PathBuf>,
+    /// Architecture override (else asked of the driver).
+    pub arch: Option<Arch>,
+    /// FLOP and time convention.
+    pub convention: Convention,
+    /// Where to keep ncu's report, if anywhere.
+    pub keep_report: Option<PathBuf>,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+}
+
+fn convention(c: ConventionArg) -> Convention {
+    match c {
+        ConventionArg::Current => Convention::Current,
+        ConventionArg::Study2020 => Convention::Study2020,
+    }
+}
+
+fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
+    cc.map(|cc| {
+        Arch::from_compute_capability(cc)
+            .map(|(a, note)| {
+                if let Some(n) = note {
+                    eprintln!("note: {n}");
+                }
+                a
+            })
+            .map_err(|e| Error::Usage(format!("--arch {e}")))
+    })
+    .transpose()
 }
 
 /// Smallest chart size that still fits axes, labels and a legend.
@@ -129,15 +196,36 @@ impl Config {
                 needs_gpu: true,
                 what: "the conv2d/LSTM/GEMM study is tracked in issue #6",
             },
-            Command::Profile(_) => Config::Pending {
-                command: "profile",
-                needs_gpu: true,
-                what: "profiling through Nsight Compute is tracked in issue #4",
-            },
-            Command::Import(_) => Config::Pending {
-                command: "import",
-                needs_gpu: false,
-                what: "importing Nsight Compute output is tracked in issue #4",
+            Command::Profile(a) => {
+                if a.launch_count == Some(0) {
+                    return Err(Error::Usage("--launch-count must be at least 1".into()));
+                }
+                let template = a.output.to_string_lossy().into_owned();
+                let host = crate::provenance::host_name().unwrap_or_else(|| "host".into());
+                let output =
+                    crate::ncu::fill_placeholders(&template, |k| std::env::var(k).ok(), &host)
+                        .map_err(|e| Error::Usage(format!("-o {template}: {e}")))?;
+                Config::Profile(Box::new(ProfileConfig {
+                    output: PathBuf::from(output),
+                    machine: a.machine,
+                    nvtx: a.nvtx,
+                    kernel: a.kernel,
+                    launch_skip: a.launch_skip,
+                    launch_count: a.launch_count,
+                    ncu: a.ncu,
+                    arch: arch(a.arch.as_deref())?,
+                    convention: convention(a.convention),
+                    keep_report: a.keep_report,
+                    command: a.command,
+                }))
+            }
+            Command::Import(a) => Config::Import {
+                files: a.files,
+                output: a.output,
+                machine: a.machine,
+                arch: arch(a.arch.as_deref())?,
+                convention: convention(a.convention),
+                ncu: a.ncu,
             },
         })
     }

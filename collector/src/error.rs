@@ -6,6 +6,7 @@ use roofline_model::ReadError;
 use roofline_model::merge::MergeError;
 
 use crate::gpu::GpuError;
+use crate::ncu::NcuProcessError;
 
 /// Everything a `roofline` command can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +72,25 @@ pub enum Error {
         /// Why the GPU is unusable.
         #[source]
         source: GpuError,
+    },
+    /// Nsight Compute could not be found or run.
+    #[error("Nsight Compute failed")]
+    Ncu(#[source] NcuProcessError),
+    /// Nsight Compute output could not be read.
+    #[error("cannot import the Nsight Compute output")]
+    Import(#[source] roofline_model::ncu::NcuError),
+    /// Nothing was profiled or imported.
+    #[error("no kernel launch {0}")]
+    NoKernels(String),
+    /// The profiled program failed.
+    #[error("the profiled program failed ({status}){}", written.as_ref().map(|p| format!("; the launches profiled before are in {} (marked incomplete)", p.display())).unwrap_or_else(|| "; nothing was profiled".into()))]
+    ProgramFailed {
+        /// How it ended.
+        status: String,
+        /// The bundle written with what was profiled, if any.
+        written: Option<PathBuf>,
+        /// ncu's error lines.
+        errors: Vec<String>,
     },
     /// A subcommand whose implementation has not landed yet.
     #[error(

@@ -59,3 +59,47 @@ pub fn probe() -> Result<usize, GpuError> {
         _ => Err(GpuError::NoDevice),
     }
 }
+
+/// What the driver says about one GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuIdentity {
+    /// CUDA ordinal.
+    pub ordinal: u32,
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability, `major.minor`.
+    pub compute_capability: String,
+}
+
+/// The name and compute capability of the GPU with this CUDA ordinal.
+///
+/// # Errors
+/// As [`probe`], or the driver's error for an ordinal out of range.
+pub fn identify(ordinal: u32) -> Result<GpuIdentity, GpuError> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    probe()?;
+    let driver = |during: &'static str| {
+        move |e: cudarc::driver::DriverError| GpuError::Driver {
+            during,
+            message: e.to_string(),
+        }
+    };
+    let ord = i32::try_from(ordinal).map_err(|_| GpuError::NoDevice)?;
+    let dev = cu::device::get(ord).map_err(driver("cuDeviceGet"))?;
+    let name = cu::device::get_name(dev).map_err(driver("cuDeviceGetName"))?;
+    // SAFETY: `dev` was returned by cuDeviceGet above.
+    #[allow(unsafe_code)]
+    let (major, minor) = unsafe {
+        (
+            cu::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .map_err(driver("cuDeviceGetAttribute"))?,
+            cu::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+                .map_err(driver("cuDeviceGetAttribute"))?,
+        )
+    };
+    Ok(GpuIdentity {
+        ordinal,
+        name,
+        compute_capability: format!("{major}.{minor}"),
+    })
+}

@@ -4,6 +4,7 @@
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
 //! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking.
 
+pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod io;
+pub mod ncu;
 pub mod provenance;
 
 pub use error::Error;

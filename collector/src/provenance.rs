@@ -21,7 +21,8 @@ pub fn current() -> Provenance {
     }
 }
 
-fn host_name() -> Option<String> {
+/// The host name, from `HOSTNAME` or `/etc/hostname`.
+pub fn host_name() -> Option<String> {
     std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok())

@@ -1,0 +1,370 @@
+//! `roofline import` and `roofline profile`: Nsight Compute output into bundles.
+//!
+//! Profiling runs the program once under ncu with the metric set of the GPU's architecture
+//! (filtered by what the GPU lists), exports the report as the raw CSV page in base units, and
+//! hands it to `roofline_model::ncu`, as `import` does with existing files.
+
+use std::path::{Path, PathBuf};
+
+use roofline_model::Bundle;
+use roofline_model::bundle::DataSource;
+use roofline_model::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
+
+use crate::config::ProfileConfig;
+use crate::error::Error;
+use crate::io::{read_bundle, write_bundle};
+use crate::ncu::{self, NcuProcessError};
+
+/// Reads a machine bundle for `--machine`.
+fn machine_bundle(path: &Path) -> Result<Bundle, Error> {
+    let b = read_bundle(path)?;
+    if b.machines.is_empty() {
+        return Err(Error::Usage(format!(
+            "--machine {}: the bundle holds no machine characterization (make one with `roofline machine`)",
+            path.display()
+        )));
+    }
+    Ok(b)
+}
+
+/// Puts imported kernels and a machine (if any) in one bundle. Kernels on the CSV's only device
+/// go to the machine's only device; otherwise device ids must match.
+fn assemble(
+    imported: model_ncu::Imported,
+    machine: Option<Bundle>,
+    mut notes: Vec<String>,
+) -> Result<Bundle, Error> {
+    let mut bundle = Bundle::new(crate::provenance::current());
+    bundle.kernels = imported.kernels;
+    notes.extend(imported.notes);
+    match machine {
+        None => {
+            bundle.devices = imported.devices;
+            if bundle.devices.len() <= 1 {
+                // One device or none: kernels need not repeat it.
+                for k in &mut bundle.kernels {
+                    k.device = None;
+                }
+            }
+            notes.push(
+                "no machine characterization: bounds and headroom need one (`roofline machine`, then pass it with --machine)".into(),
+            );
+        }
+        Some(m) => {
+            let csv_devices: Vec<String> = imported.devices.iter().map(|d| d.id.clone()).collect();
+            if m.devices.len() == 1 && csv_devices.len() <= 1 {
+                for k in &mut bundle.kernels {
+                    k.device = None;
+                }
+                if let Some(csv) = csv_devices.first()
+                    && *csv != m.devices[0].id
+                {
+                    notes.push(format!(
+                        "kernels profiled on device {csv} are placed against the machine of device {} ({})",
+                        m.devices[0].id, m.devices[0].name
+                    ));
+                }
+            } else if let Some(missing) = csv_devices
+                .iter()
+                .find(|d| !m.devices.iter().any(|x| x.id == **d))
+            {
+                return Err(Error::Usage(format!(
+                    "the profile has kernels on device {missing}, which the machine bundle does not describe (it has {})",
+                    m.devices
+                        .iter()
+                        .map(|d| d.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            bundle.devices = m.devices;
+            bundle.machines = m.machines;
+        }
+    }
+    bundle.notes = notes;
+    Ok(bundle)
+}
+
+fn options(convention: Convention, arch: Option<Arch>, source: DataSource) -> ImportOptions {
+    ImportOptions {
+        convention,
+        arch,
+        source,
+    }
+}
+
+fn capture_notes(name: &str, cap: &model_ncu::Capture, notes: &mut Vec<String>) {
+    if !cap.ignored_columns.is_empty() {
+        notes.push(format!(
+            "{name}: ignored columns this build does not know: {}",
+            cap.ignored_columns.join(", ")
+        ));
+    }
+    if !cap.skipped_lines.is_empty() {
+        notes.push(format!(
+            "{name}: {} line(s) inside the table were not CSV rows and were skipped",
+            cap.skipped_lines.len()
+        ));
+    }
+}
+
+/// `roofline import`.
+///
+/// # Errors
+/// Unreadable files, ncu failures for reports, files that cannot be joined, no launches.
+pub fn import(
+    files: &[PathBuf],
+    output: &Path,
+    machine: Option<&Path>,
+    arch: Option<Arch>,
+    convention: Convention,
+    ncu_flag: Option<&Path>,
+) -> Result<(), Error> {
+    let machine = machine.map(machine_bundle).transpose()?;
+    let arch = arch.or_else(|| machine_arch(machine.as_ref()));
+    let mut captures = Vec::new();
+    let mut notes = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = if f.extension().is_some_and(|e| e == "ncu-rep") {
+            let exe = ncu::find(ncu_flag).map_err(Error::Ncu)?;
+            ncu::export_csv(&exe, f).map_err(Error::Ncu)?
+        } else {
+            std::fs::read_to_string(f).map_err(|source| Error::ReadFile {
+                path: f.clone(),
+                source,
+            })?
+        };
+        let cap = model_ncu::parse_capture(&text, &name).map_err(Error::Import)?;
+        capture_notes(&name, &cap, &mut notes);
+        captures.push((name, cap));
+    }
+    let launches = model_ncu::join(captures).map_err(Error::Import)?;
+    if launches.is_empty() {
+        return Err(Error::NoKernels("in the given files".into()));
+    }
+    let imported = model_ncu::to_kernels(&launches, &options(convention, arch, DataSource::Import))
+        .map_err(Error::Import)?;
+    let mut bundle = assemble(imported, machine, notes)?;
+    bundle.description = Some(format!(
+        "imported from Nsight Compute output: {}",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    write_bundle(output, &bundle)?;
+    report_written(output, &bundle, launches.len());
+    Ok(())
+}
+
+/// The architecture of the machine bundle's only device, when it says.
+fn machine_arch(machine: Option<&Bundle>) -> Option<Arch> {
+    let m = machine?;
+    let [d] = m.devices.as_slice() else {
+        return None;
+    };
+    Arch::from_compute_capability(d.compute_capability.as_deref()?)
+        .ok()
+        .map(|(a, _)| a)
+}
+
+fn report_written(output: &Path, bundle: &Bundle, launches: usize) {
+    eprintln!(
+        "wrote {} ({launches} launch{}, {} kernel entr{}{})",
+        output.display(),
+        if launches == 1 { "" } else { "es" },
+        bundle.kernels.len(),
+        if bundle.kernels.len() == 1 {
+            "y"
+        } else {
+            "ies"
+        },
+        if bundle.machines.is_empty() {
+            "; no machine"
+        } else {
+            ""
+        }
+    );
+    for n in &bundle.notes {
+        eprintln!("note: {n}");
+    }
+}
+
+/// `roofline profile`.
+///
+/// # Errors
+/// No ncu, no GPU (without `--arch`), no permission for the counters, a failed program (after
+/// writing what was profiled), no launch profiled.
+pub fn profile(c: &ProfileConfig) -> Result<(), Error> {
+    let exe = ncu::find(c.ncu.as_deref()).map_err(Error::Ncu)?;
+    let machine = c.machine.as_deref().map(machine_bundle).transpose()?;
+    let mut notes = Vec::new();
+    let arch = match c.arch.or_else(|| machine_arch(machine.as_ref())) {
+        Some(a) => a,
+        None => {
+            let id = crate::gpu::identify(0).map_err(|source| Error::Gpu {
+                command: "profile",
+                source,
+            })?;
+            let (a, note) = Arch::from_compute_capability(&id.compute_capability)
+                .map_err(|e| Error::Usage(format!("the driver reports {e}")))?;
+            notes.extend(note);
+            a
+        }
+    };
+    let mut wanted: Vec<String> = metrics::profile_metrics(arch)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    if let Some(available) = ncu::available_metrics(&exe) {
+        let (have, missing): (Vec<String>, Vec<String>) = wanted
+            .into_iter()
+            .partition(|m| available.contains(metrics::base_name(m)));
+        if !missing.is_empty() {
+            notes.push(format!(
+                "metrics this GPU does not list (left out; alternatives used where the table has them): {}",
+                missing.join(", ")
+            ));
+        }
+        wanted = have;
+    } else {
+        notes.push(
+            "ncu --query-metrics listed nothing; every metric of the table was requested".into(),
+        );
+    }
+
+    let (report_base, temp_dir) = match &c.keep_report {
+        Some(p) => (p.clone(), None),
+        None => {
+            let dir = std::env::temp_dir().join(format!("roofline-profile-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).map_err(|source| Error::WriteFile {
+                path: dir.clone(),
+                source,
+            })?;
+            (dir.join("profile"), Some(dir))
+        }
+    };
+    let result = profile_into(c, &exe, arch, wanted, &report_base, machine, notes);
+    if let Some(dir) = temp_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+fn profile_into(
+    c: &ProfileConfig,
+    exe: &Path,
+    arch: Arch,
+    metrics: Vec<String>,
+    report_base: &Path,
+    machine: Option<Bundle>,
+    mut notes: Vec<String>,
+) -> Result<(), Error> {
+    let request = ncu::ProfileRequest {
+        metrics,
+        nvtx: c.nvtx.clone(),
+        kernel_regex: c.kernel.clone(),
+        launch_skip: c.launch_skip,
+        launch_count: c.launch_count,
+        report_base: report_base.to_path_buf(),
+        command: c.command.clone(),
+    };
+    let outcome = ncu::profile(exe, &request).map_err(Error::Ncu)?;
+    if outcome.permission_denied {
+        return Err(Error::Ncu(NcuProcessError::CounterPermission));
+    }
+    let mut report = report_base.as_os_str().to_owned();
+    report.push(".ncu-rep");
+    let report = PathBuf::from(report);
+    let status = describe_status(outcome.status);
+    if !report.is_file() {
+        return Err(if outcome.status.success() {
+            Error::NoKernels(no_match_hint(c))
+        } else {
+            Error::ProgramFailed {
+                status,
+                written: None,
+                errors: outcome.errors,
+            }
+        });
+    }
+    let csv = ncu::export_csv(exe, &report).map_err(Error::Ncu)?;
+    let cap =
+        model_ncu::parse_capture(&csv, &report.display().to_string()).map_err(Error::Import)?;
+    capture_notes("ncu report", &cap, &mut notes);
+    let launches = model_ncu::join(vec![("ncu report".into(), cap)]).map_err(Error::Import)?;
+    if launches.is_empty() {
+        return Err(if outcome.status.success() {
+            Error::NoKernels(no_match_hint(c))
+        } else {
+            Error::ProgramFailed {
+                status,
+                written: None,
+                errors: outcome.errors,
+            }
+        });
+    }
+    let imported = model_ncu::to_kernels(
+        &launches,
+        &options(c.convention, Some(arch), DataSource::NsightCompute),
+    )
+    .map_err(Error::Import)?;
+    let mut bundle = assemble(imported, machine, notes)?;
+    if let Some(r) = &c.nvtx {
+        for k in &mut bundle.kernels {
+            k.nvtx_range = Some(r.clone());
+        }
+    }
+    bundle.provenance.ncu_version = ncu::version(exe);
+    bundle.description = Some(format!(
+        "profiled with Nsight Compute: {}",
+        c.command.join(" ")
+    ));
+    if !outcome.status.success() {
+        bundle.complete = false;
+        bundle.notes.push(format!(
+            "the program failed ({status}); the launches profiled before it stopped are kept"
+        ));
+    }
+    write_bundle(&c.output, &bundle)?;
+    report_written(&c.output, &bundle, launches.len());
+    if outcome.status.success() {
+        Ok(())
+    } else {
+        Err(Error::ProgramFailed {
+            status,
+            written: Some(c.output.clone()),
+            errors: outcome.errors,
+        })
+    }
+}
+
+fn describe_status(s: std::process::ExitStatus) -> String {
+    match s.code() {
+        Some(code) => format!("exit status {code}"),
+        None => format!("{s}"),
+    }
+}
+
+fn no_match_hint(c: &ProfileConfig) -> String {
+    let mut filters = Vec::new();
+    if let Some(n) = &c.nvtx {
+        filters.push(format!("--nvtx {n}"));
+    }
+    if let Some(k) = &c.kernel {
+        filters.push(format!("--kernel {k}"));
+    }
+    if let Some(n) = c.launch_skip {
+        filters.push(format!("--launch-skip {n}"));
+    }
+    if filters.is_empty() {
+        "was profiled: the program launched no CUDA kernel".into()
+    } else {
+        format!(
+            "matched the filters ({}); check the NVTX range name (push/pop ranges end with '/') and the kernel regex",
+            filters.join(", ")
+        )
+    }
+}

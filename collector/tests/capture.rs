@@ -1,0 +1,318 @@
+//! `roofline import` on real Nsight Compute output, and `roofline profile`'s handling of ncu and
+//! the profiled program, end to end through the binary.
+//!
+//! The profile tests run a stand-in `ncu` (a shell script written by the test) that records its
+//! arguments, runs the program, and "exports" a small hand-written raw CSV: it exercises process
+//! handling, filters, placeholders and error paths. No figure from it is presented as a
+//! measurement; the real-GPU runs are recorded under docs/measurements/.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn roofline(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_roofline"));
+    c.args(args)
+        .env("LD_LIBRARY_PATH", "/nonexistent")
+        .env_remove("NCU");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn import_the_2020_study_outputs_with_its_convention() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v100.json");
+    let ncu_dir = repo().join("tests/fixtures/ncu/nersc-v100-deepcam");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&ncu_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    files.sort();
+    let machine = repo().join("tests/fixtures/bundles/v100-deepcam-example.json");
+    let mut args = vec![
+        "import",
+        "--convention",
+        "2020",
+        "--machine",
+        arg(&machine),
+        "-o",
+        arg(&out),
+    ];
+    args.extend(files.iter().map(|f| arg(f)));
+    let o = roofline(&args, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(797 launches, 45 kernel entries)"),
+        "{}",
+        stderr(&o)
+    );
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(b.kernels.len(), 45);
+    assert_eq!(b.machines.len(), 1, "the machine comes from --machine");
+    // The architecture came from the machine's device (7.0), so tensor work was counted.
+    assert!(
+        b.kernels
+            .iter()
+            .any(|k| k.flops.tensor_fp16.unwrap_or(0.0) > 0.0)
+    );
+
+    let o = roofline(&["info", arg(&out), "--format", "csv"], &[]);
+    assert!(o.status.success());
+    let csv = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        csv.lines().skip(1).any(|l| l.contains(",compute,")),
+        "some kernel is compute-bound"
+    );
+}
+
+#[test]
+fn import_refuses_what_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("log.txt");
+    std::fs::write(&f, "just a program log\n").unwrap();
+    let o = roofline(
+        &["import", arg(&f), "-o", arg(&dir.path().join("x.json"))],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no Nsight Compute table found"),
+        "{}",
+        stderr(&o)
+    );
+    let o = roofline(
+        &[
+            "import",
+            arg(&dir.path().join("r.ncu-rep")),
+            "--ncu",
+            "/nonexistent/ncu",
+        ],
+        &[],
+    );
+    assert!(
+        stderr(&o).contains("Nsight Compute (ncu) not found at --ncu /nonexistent/ncu"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A hand-written raw page in base units for the stand-in ncu to "export" (test input only).
+const RAW: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"
+\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"nsecond\",\"inst\"
+\"0\",\"1\",\"python\",\"h\",\"void gemm<float>(float*)\",\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"1000000\",\"20000\",\"500000000\"
+\"1\",\"1\",\"python\",\"h\",\"void gemm<float>(float*)\",\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"1000000\",\"22000\",\"500000000\"
+";
+
+const FAKE_NCU: &str = r#"#!/bin/sh
+# Stand-in for Nsight Compute, for the collector's tests only.
+case "$1" in
+  --version) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 0.0 (test stand-in)"; exit 0;;
+  --query-metrics) printf 'Device TEST\n----\nMetric Name   Metric Description\ndram__bytes   bytes\ngpu__time_duration   duration\nsm__sass_thread_inst_executed_op_ffma_pred_on   ffma\n'; exit 0;;
+  --import) cat "$FAKE_NCU_DIR/raw.csv"; exit 0;;
+esac
+echo "$@" > "$FAKE_NCU_DIR/args"
+report=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --export) report="$2"; shift 2;;
+    --) shift; break;;
+    *) shift;;
+  esac
+done
+if [ "$FAKE_NCU_MODE" = perm ]; then
+  echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0."
+  exit 1
+fi
+"$@"
+rc=$?
+[ "$FAKE_NCU_MODE" = noreport ] || : > "$report.ncu-rep"
+exit $rc
+"#;
+
+fn fake_ncu(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("ncu");
+    std::fs::write(&p, FAKE_NCU).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("raw.csv"), RAW).unwrap();
+    p
+}
+
+#[test]
+fn profile_runs_one_ncu_pass_and_fills_placeholders() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let out = dir.path().join("run-{rank}-gpu{device}.json");
+    let d = arg(dir.path());
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "--nvtx",
+            "step/",
+            "--kernel",
+            "gemm",
+            "-o",
+            arg(&out),
+            "--",
+            "echo",
+            "hello from the program",
+        ],
+        &[
+            ("FAKE_NCU_DIR", d),
+            ("SLURM_PROCID", "3"),
+            ("CUDA_VISIBLE_DEVICES", "1"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("hello from the program"),
+        "the program's output passes through"
+    );
+    let written = dir.path().join("run-3-gpu1.json");
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&written).unwrap()).unwrap();
+    assert_eq!(b.kernels.len(), 2);
+    assert_eq!(b.kernels[0].flops.fp32, Some(1e9));
+    assert_eq!(b.kernels[0].time.total_s, 2e-5);
+    assert_eq!(b.kernels[0].nvtx_range.as_deref(), Some("step/"));
+    assert_eq!(
+        b.provenance.ncu_version.as_deref(),
+        Some("Version 0.0 (test stand-in)")
+    );
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.starts_with("metrics this GPU does not list")),
+        "{:?}",
+        b.notes
+    );
+    let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
+    assert!(args.contains("--clock-control none"), "{args}");
+    assert!(args.contains("--metrics gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes.sum "), "{args}");
+    assert!(
+        args.contains("--nvtx --nvtx-include step/ --kernel-name regex:gemm"),
+        "{args}"
+    );
+    assert!(args.ends_with("-- echo hello from the program\n"), "{args}");
+}
+
+#[test]
+fn a_failing_program_keeps_what_was_profiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let out = dir.path().join("p.json");
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "-o",
+            arg(&out),
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+        &[("FAKE_NCU_DIR", arg(dir.path()))],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "the profiled program failed (exit status 3); the launches profiled before are in"
+        ),
+        "{e}"
+    );
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!b.complete);
+    assert_eq!(b.kernels.len(), 2);
+}
+
+#[test]
+fn counter_permission_and_missing_ncu_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let out = dir.path().join("p.json");
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "-o",
+            arg(&out),
+            "--",
+            "true",
+        ],
+        &[("FAKE_NCU_DIR", arg(dir.path())), ("FAKE_NCU_MODE", "perm")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("ERR_NVGPUCTRPERM") && e.contains("NVreg_RestrictProfilingToAdminUsers=0"),
+        "{e}"
+    );
+    assert!(!out.exists());
+
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "--kernel",
+            "nothing",
+            "-o",
+            arg(&out),
+            "--",
+            "true",
+        ],
+        &[
+            ("FAKE_NCU_DIR", arg(dir.path())),
+            ("FAKE_NCU_MODE", "noreport"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no kernel launch matched the filters (--kernel nothing)"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = roofline(
+        &["profile", "-o", arg(&out), "--", "true"],
+        &[("PATH", "/nonexistent")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("pass --ncu PATH or set NCU="), "{e}");
+
+    let o = roofline(&["profile", "-o", "r{node}.json", "--", "true"], &[]);
+    assert!(
+        stderr(&o).contains("unknown placeholder {node}"),
+        "{}",
+        stderr(&o)
+    );
+}
