@@ -312,9 +312,12 @@ fn profile_into(
     )
     .map_err(Error::Import)?;
     let mut bundle = assemble(imported, machine, notes)?;
-    if let Some(r) = &c.nvtx {
-        for k in &mut bundle.kernels {
-            k.nvtx_range = Some(r.clone());
+    let rank = ncu::launcher_rank(|k| std::env::var(k).ok());
+    for k in &mut bundle.kernels {
+        k.nvtx_range.clone_from(&c.nvtx);
+        // Under a launcher, each kernel says which rank ran it (kept through `merge`).
+        if let Some(r) = &rank {
+            k.tags.insert("rank".into(), r.clone());
         }
     }
     bundle.provenance.ncu_version = ncu::version(exe);

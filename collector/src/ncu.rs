@@ -257,6 +257,19 @@ pub fn export_csv(ncu: &Path, report: &Path) -> Result<String, NcuProcessError> 
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The launcher's rank of this process: `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `PMI_RANK` or
+/// `LOCAL_RANK`, the first one set.
+pub fn launcher_rank(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    [
+        "SLURM_PROCID",
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|n| env(n).filter(|v| !v.is_empty()))
+}
+
 /// Fills `{rank}`, `{host}` and `{device}` in an output path from the launcher's environment:
 /// the rank from `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `PMI_RANK` or `LOCAL_RANK` (0 outside a
 /// launcher); the device from `CUDA_VISIBLE_DEVICES` (its first entry), else `SLURM_LOCALID` or

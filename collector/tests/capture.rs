@@ -193,6 +193,7 @@ fn profile_runs_one_ncu_pass_and_fills_placeholders() {
     assert_eq!(b.kernels[0].flops.fp32, Some(1e9));
     assert_eq!(b.kernels[0].time.total_s, 2e-5);
     assert_eq!(b.kernels[0].nvtx_range.as_deref(), Some("step/"));
+    assert_eq!(b.kernels[0].tags.get("rank").map(String::as_str), Some("3"));
     assert_eq!(
         b.provenance.ncu_version.as_deref(),
         Some("Version 0.0 (test stand-in)")
