@@ -3,8 +3,12 @@
 //! - `cargo xtask test`: every check CI runs, in order: formatting, clippy (native and wasm32),
 //!   the wasm32 build of the model and viewer, and every test of the workspace. It installs the
 //!   wasm32 target with rustup when it is missing.
-//! - `cargo xtask demo`: the main job until the viewer lands: reports on the sample bundles and
-//!   draws both rooflines of each as SVG under `target/demo/`.
+//! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
+//!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), and reports the
+//!   wasm size.
+//! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
+//! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
+//!   under `target/demo/` with the CLI.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -16,9 +20,18 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("demo") => demo(),
+        Some("web") => build_web().map(|_| ()),
+        Some("serve") => {
+            let port = args
+                .iter()
+                .position(|a| a == "--port")
+                .and_then(|i| args.get(i + 1))
+                .map_or(Ok(8080), |p| p.parse::<u16>().map_err(|e| format!("--port {p}: {e}")));
+            port.and_then(|port| build_web().and_then(|dist| serve(&dist, port)))
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|demo>\n  test  run every check CI runs\n  demo  report on and plot the sample bundles"
+                "usage: cargo xtask <test|web|serve|demo>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
             );
             return ExitCode::from(2);
         }
@@ -179,5 +192,114 @@ fn demo() -> Result<(), String> {
         }
     }
     eprintln!("\nopen the SVGs in {} with a browser", out.display());
+    Ok(())
+}
+
+/// Builds the viewer into `dist/` and returns its path.
+fn build_web() -> Result<PathBuf, String> {
+    ensure_wasm_target()?;
+    let mut c = cargo();
+    c.args([
+        "build", "-p", "roofline-viewer", "--lib", "--target", WASM, "--profile", "wasm-release",
+    ]);
+    run("build the viewer (wasm32, wasm-release)", c)?;
+    let root = root();
+    let wasm = root.join("target/wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
+    let dist = root.join("dist");
+    let _ = std::fs::remove_dir_all(&dist);
+    std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
+    eprintln!("\n==> wasm-bindgen");
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e}"))?
+        .typescript(false)
+        .remove_name_section(true)
+        .remove_producers_section(true)
+        .generate(&dist)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?;
+    for page in ["index.html", "embed.html"] {
+        let from = root.join(page);
+        if from.is_file() {
+            std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
+        }
+    }
+    let wasm_out = dist.join("roofline_viewer_bg.wasm");
+    let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
+    let gz = gzip_len(&bytes)?;
+    eprintln!(
+        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB)",
+        dist.display(),
+        bytes.len() / 1000,
+        gz / 1000
+    );
+    Ok(dist)
+}
+
+fn gzip_len(bytes: &[u8]) -> Result<usize, String> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).map_err(|e| e.to_string())?;
+    enc.finish().map(|v| v.len()).map_err(|e| e.to_string())
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("wasm") => "application/wasm",
+        Some("json") => "application/json",
+        Some("svg") => "image/svg+xml",
+        Some("css") => "text/css; charset=utf-8",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    }
+}
+
+/// A minimal static file server for `dist/` on 127.0.0.1 (GET and HEAD only).
+fn serve(dist: &Path, port: u16) -> Result<(), String> {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+    eprintln!("\nserving {} at http://127.0.0.1:{port}/ (Ctrl-C to stop)", dist.display());
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { continue };
+        // Read the whole request head: closing a socket with unread input resets the
+        // connection and truncates the response.
+        let mut reader = BufReader::new(&stream);
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).is_err() {
+            continue;
+        }
+        let mut header = String::new();
+        while reader.read_line(&mut header).is_ok_and(|n| n > 0) && header.trim() != "" {
+            header.clear();
+        }
+        let mut parts = request_line.split_whitespace();
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
+        let path = target.split(['?', '#']).next().unwrap_or("/");
+        let rel = path.trim_start_matches('/');
+        let rel = if rel.is_empty() { "index.html" } else { rel };
+        let file = dist.join(rel);
+        let safe = !rel.split('/').any(|c| c == "..");
+        let response = match (method, safe, std::fs::read(&file)) {
+            ("GET" | "HEAD", true, Ok(body)) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+                    content_type(&file),
+                    body.len()
+                );
+                let mut r = head.into_bytes();
+                if method == "GET" {
+                    r.extend(body);
+                }
+                r
+            }
+            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found".to_vec(),
+        };
+        let _ = stream.write_all(&response);
+        let _ = stream.flush();
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+    }
     Ok(())
 }
