@@ -11,6 +11,7 @@ use crate::bundle::{Complexity, Kernel, KernelTime, LaunchStats};
 
 #[derive(Default)]
 struct Acc {
+    members: usize,
     launches: u64,
     min: f64,
     max: f64,
@@ -67,10 +68,17 @@ pub fn aggregate_by_name(kernels: &[Kernel]) -> Vec<Kernel> {
 }
 
 fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
-    agg.launches += k.launches;
+    agg.launches = agg.launches.saturating_add(k.launches);
     agg.time.total_s += k.time.total_s;
-    agg.flops.add(&k.flops);
-    agg.bytes.add(&k.bytes);
+    // A counter is known for the group only if it is known for every member.
+    if acc.members == 0 {
+        agg.flops.clone_from(&k.flops);
+        agg.bytes.clone_from(&k.bytes);
+    } else {
+        agg.flops.add(&k.flops);
+        agg.bytes.add(&k.bytes);
+    }
+    acc.members += 1;
     match (&mut agg.complexity, k.complexity) {
         (Some(a), Some(c)) if acc.complexity_known => {
             a.flops += c.flops;
@@ -94,7 +102,7 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
     if !agg.tags.is_empty() && agg.tags != k.tags {
         agg.tags.retain(|key, v| k.tags.get(key) == Some(v));
     }
-    acc.launches += k.launches;
+    acc.launches = acc.launches.saturating_add(k.launches);
     // Launch counts are far below 2^53.
     #[allow(clippy::cast_precision_loss)]
     let n = k.launches as f64;
@@ -142,7 +150,11 @@ fn finish(agg: &mut Kernel, mut acc: Acc) {
     agg.time.per_launch = Some(LaunchStats {
         min_s: acc.min,
         median_s: median,
-        mean_s: mean.clamp(acc.min, acc.max),
+        mean_s: if acc.min <= acc.max {
+            mean.clamp(acc.min, acc.max)
+        } else {
+            mean
+        },
         max_s: acc.max,
         // Rounding can push a tiny variance below zero.
         stddev_s: var.is_finite().then(|| var.max(0.0).sqrt()),
@@ -258,6 +270,18 @@ mod tests {
         assert_eq!(agg[0].complexity, None);
         assert_eq!(agg[0].time.per_launch, None);
         assert_eq!(agg[0].launches, 7);
+    }
+
+    #[test]
+    fn a_counter_missing_for_some_launches_is_unknown_for_the_group() {
+        let mut b = launch("k", 1.0, 1e9, 1e9);
+        b.bytes.hbm = None;
+        let agg = aggregate_by_name(&[launch("k", 1.0, 1e9, 1e9), b]);
+        assert_eq!(agg[0].flops.fp32, Some(2e9));
+        assert_eq!(
+            agg[0].bytes.hbm, None,
+            "half the launches have no HBM count"
+        );
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub struct KernelAnalysis {
     pub complexity_bytes: Option<f64>,
     /// `T / T_bound`.
     pub gap: Option<f64>,
+    /// Datapaths with FLOPs but no ceiling: while any is listed, no bound is computed.
+    pub missing_peaks: Vec<crate::bundle::Datapath>,
 }
 
 /// Analyses kernels against the ceilings of the device each ran on. Kernels whose device has no
@@ -123,12 +125,19 @@ pub fn analyze_kernel(
         complexity_flops,
         complexity_bytes,
         gap: None,
+        missing_peaks: Vec::new(),
     };
     let Some(c) = ceilings else { return a };
 
     let (floor, missing) = hierarchical::compute_time_floor(&k.flops, c);
+    if !missing.is_empty() {
+        // Some FLOPs ran on a datapath without a ceiling: their time is unknown, so neither
+        // roofline can bound the kernel honestly.
+        a.missing_peaks = missing;
+        return a;
+    }
     a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
-    a.hierarchical = hierarchical::bind_with_floor(flops, floor, missing, k.bytes.iter(), c);
+    a.hierarchical = hierarchical::bind_with_floor(flops, floor, &missing, k.bytes.iter(), c);
     a.headroom = match (&a.hierarchical, flop_per_s) {
         (Some(h), Some(p)) => hierarchical::headroom(h.attainable, p),
         _ => None,
@@ -214,6 +223,16 @@ mod tests {
         let tb = a.time_bound.unwrap();
         assert_eq!(tb.region, time_based::Region::LaunchOverhead);
         assert!((tb.bound_s - 5e-4).abs() < 1e-15);
+    }
+
+    #[test]
+    fn flops_without_a_peak_leave_the_kernel_unbound() {
+        let mut k = kernel(1e-3, 1e9, 5e8, 1);
+        k.flops.fp64 = Some(1e12);
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
+        assert_eq!(a.missing_peaks, vec![crate::bundle::Datapath::Fp64]);
+        assert!(a.hierarchical.is_none() && a.headroom.is_none() && a.time_bound.is_none());
+        assert!(a.flop_per_s.is_some() && a.ai[2].is_some());
     }
 
     #[test]

@@ -518,7 +518,8 @@ impl Flops {
             .sum()
     }
 
-    /// Adds another count datapath by datapath (unknown + unknown stays unknown).
+    /// Adds another count datapath by datapath; a datapath unknown on either side becomes
+    /// unknown, so that a sum never silently covers only some of its launches.
     pub fn add(&mut self, other: &Flops) {
         // Field by field: this runs once per launch when a million launches are aggregated.
         add_opt(&mut self.fp64, other.fp64);
@@ -534,11 +535,12 @@ impl Flops {
     }
 }
 
-/// `a += b` where an unknown count is absent: unknown + unknown stays unknown, unknown + x = x.
+/// `a += b` for counts that may be unknown: the sum is known only when both are.
 fn add_opt(a: &mut Option<f64>, b: Option<f64>) {
-    if let Some(b) = b {
-        *a = Some(a.unwrap_or(0.0) + b);
-    }
+    *a = match (*a, b) {
+        (Some(x), Some(y)) => Some(x + y),
+        _ => None,
+    };
 }
 
 /// Bytes moved at each memory level (absent = not measured).
@@ -574,7 +576,7 @@ impl Bytes {
             .filter_map(|l| self.get(l).map(|v| (l, v)))
     }
 
-    /// Adds another count level by level (unknown + unknown stays unknown).
+    /// Adds another count level by level; a level unknown on either side becomes unknown.
     pub fn add(&mut self, other: &Bytes) {
         add_opt(&mut self.l1, other.l1);
         add_opt(&mut self.l2, other.l2);

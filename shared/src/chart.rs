@@ -306,7 +306,7 @@ struct Prepared<'a> {
     device_name: String,
     ceilings: Ceilings,
     kernels: Vec<Kernel>,
-    /// Top kernels by time (analyses of `kernels`), largest first.
+    /// Every kernel's analysis, largest time first.
     top: Vec<KernelAnalysis>,
     total_kernels: usize,
     bundle: &'a Bundle,
@@ -339,7 +339,8 @@ fn prepare<'a>(bundle: &'a Bundle, o: &ChartOptions) -> Prepared<'a> {
     let c = ceilings.clone();
     let analyses = analysis::analyze_with(&kernels, |_| Some(c.clone()));
     let total_kernels = analyses.len();
-    let top = top_by_time(&analyses, o.top_kernels, |a| a.time_s)
+    // Every kernel, largest time first; each chart keeps the first `top_kernels` it can draw.
+    let top = top_by_time(&analyses, analyses.len(), |a| a.time_s)
         .into_iter()
         .map(|i| analyses[i].clone())
         .collect();
@@ -536,6 +537,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
                     .zip(a.ai)
                     .any(|(l, ai)| ai.is_some() && o.levels.contains(l))
         })
+        .take(o.top_kernels)
         .collect();
     if levels.is_empty() && roofs.is_empty() && drawn.is_empty() {
         return Err(ChartError::Nothing(device_suffix(&p)));
@@ -715,6 +717,9 @@ fn side_panel(o: &ChartOptions) -> Option<Rect> {
 
 fn common_notes(p: &Prepared<'_>, drawn: usize) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(n) = missing_peaks_note(&p.top) {
+        notes.push(n);
+    }
     if p.total_kernels > drawn {
         notes.push(format!(
             "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
@@ -722,6 +727,31 @@ fn common_notes(p: &Prepared<'_>, drawn: usize) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// A note naming the datapaths some kernels ran FLOPs on without a ceiling, if any.
+pub fn missing_peaks_note(analyses: &[KernelAnalysis]) -> Option<String> {
+    let mut missing: Vec<Datapath> = analyses
+        .iter()
+        .flat_map(|a| a.missing_peaks.iter().copied())
+        .collect();
+    missing.sort();
+    missing.dedup();
+    let n = analyses
+        .iter()
+        .filter(|a| !a.missing_peaks.is_empty())
+        .count();
+    (n > 0).then(|| {
+        format!(
+            "no ceiling for {}: {n} kernel name{} with such FLOPs get no bound",
+            missing
+                .iter()
+                .map(|d| d.label())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if n == 1 { "" } else { "s" }
+        )
+    })
 }
 
 fn count_bounds(kernels: &[SceneKernel]) -> String {
@@ -761,6 +791,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
             let a = &p.top[i];
             a.complexity_flops > 0.0 && a.complexity_bytes.is_some_and(|b| b > 0.0)
         })
+        .take(o.top_kernels)
         .collect();
     if drawn.is_empty() && c.is_empty() {
         return Err(ChartError::Nothing(device_suffix(&p)));

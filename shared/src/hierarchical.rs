@@ -111,8 +111,6 @@ pub struct HierarchicalBound {
     /// Attainable performance, `F / floor` (FLOP/s): the lowest of the ceilings at the kernel's
     /// intensities, for its precision mix.
     pub attainable: f64,
-    /// Datapaths with FLOPs but no known peak (left out of the compute term).
-    pub missing_peaks: Vec<Datapath>,
 }
 
 /// Binds a kernel against every ceiling at once: the compute floor of its precision mix and the
@@ -121,14 +119,16 @@ pub struct HierarchicalBound {
 /// attainable performance (Yang et al. 2020) generalised to a precision mix.
 ///
 /// `bytes` are `(level, bytes)` pairs; levels without a ceiling are skipped. `None` when no term
-/// is known or the kernel did no FLOP (a pure copy has no roofline point).
+/// is known, when the kernel did no FLOP (a pure copy has no roofline point), or when some of its
+/// FLOPs ran on a datapath without a known peak: their time is unknown, and a bound that left it
+/// out would overstate the attainable performance.
 pub fn bind(
     flops: &Flops,
     bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
     ceilings: &Ceilings,
 ) -> Option<HierarchicalBound> {
     let (compute, missing) = compute_time_floor(flops, ceilings);
-    bind_with_floor(flops.total(), compute, missing, bytes, ceilings)
+    bind_with_floor(flops.total(), compute, &missing, bytes, ceilings)
 }
 
 /// [`bind`] from an already computed [`compute_time_floor`] (`compute`, `missing_peaks`) and the
@@ -136,11 +136,11 @@ pub fn bind(
 pub fn bind_with_floor(
     total_flops: f64,
     compute: Option<f64>,
-    missing_peaks: Vec<Datapath>,
+    missing_peaks: &[Datapath],
     bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
     ceilings: &Ceilings,
 ) -> Option<HierarchicalBound> {
-    if total_flops <= 0.0 {
+    if total_flops <= 0.0 || !missing_peaks.is_empty() {
         return None;
     }
     let mut best: Option<(f64, Bound)> = compute.map(|t| (t, Bound::Compute));
@@ -158,7 +158,6 @@ pub fn bind_with_floor(
         floor_s,
         bound,
         attainable: total_flops / floor_s,
-        missing_peaks,
     })
 }
 
@@ -263,5 +262,12 @@ mod tests {
 
         // No FLOP: no roofline point.
         assert!(bind(&Flops::default(), [(MemoryLevel::Hbm, 1e6)], &c).is_none());
+        // FP64 work on a machine without an FP64 peak: no honest bound.
+        let g = Flops {
+            fp64: Some(1e12),
+            fp32: Some(1e9),
+            ..Flops::default()
+        };
+        assert!(bind(&g, [(MemoryLevel::Hbm, 1e6)], &c).is_none());
     }
 }

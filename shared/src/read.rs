@@ -453,7 +453,7 @@ impl Validator {
             self.opt_non_negative(&|| format!("{q}.stddev_s"), s.stddev_s);
             // Allow for rounding in the last digits when statistics were computed elsewhere.
             let tol = 1e-9 * s.max_s.abs();
-            if s.min_s > s.mean_s + tol || s.mean_s > s.max_s + tol {
+            if s.min_s > s.max_s || s.min_s > s.mean_s + tol || s.mean_s > s.max_s + tol {
                 self.push(
                     q,
                     Problem::StatsOutOfOrder {
@@ -584,6 +584,19 @@ mod tests {
         assert_eq!(issues[0].problem, Problem::Negative(-5.0));
         let issues = invalid(&with("\"launches\": 1", "\"launches\": 0"));
         assert_eq!(issues[0].problem, Problem::NoLaunches);
+    }
+
+    #[test]
+    fn per_launch_statistics_must_be_ordered() {
+        let text = with(
+            "\"time\": {\"total_s\": 1e-3}",
+            "\"time\": {\"total_s\": 1e-3, \"per_launch\": {\"min_s\": 1.000000001, \"mean_s\": 1.0000000005, \"max_s\": 1.0}}",
+        );
+        let issues = invalid(&text);
+        assert!(
+            matches!(issues[0].problem, Problem::StatsOutOfOrder { .. }),
+            "{issues:?}"
+        );
     }
 
     #[test]

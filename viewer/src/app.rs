@@ -72,7 +72,11 @@ async fn fetch_text(url: &str) -> Result<String, String> {
     })?;
     let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response".to_string())?;
     if !resp.ok() {
-        return Err(format!("could not fetch {url}: HTTP {} {}", resp.status(), resp.status_text()));
+        return Err(format!(
+            "could not fetch {url}: HTTP {} {}",
+            resp.status(),
+            resp.status_text()
+        ));
     }
     let text = JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
         .await
@@ -85,13 +89,17 @@ async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     let text = wasm_bindgen_futures::JsFuture::from(file.text())
         .await
         .map_err(|_| format!("could not read {name}"))?;
-    let text = text.as_string().ok_or_else(|| format!("{name} is not text"))?;
+    let text = text
+        .as_string()
+        .ok_or_else(|| format!("{name} is not text"))?;
     parse(&name, &text)
 }
 
 fn query_param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()?
+        .get(name)
 }
 
 /// The whole page.

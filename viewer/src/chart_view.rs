@@ -44,12 +44,20 @@ pub fn ChartView(
             }
         })
         .collect();
-    let names: Vec<String> = scene.markers.iter().map(|m| scene.kernels[m.kernel].full_name.clone()).collect();
+    let names: Vec<String> = scene
+        .markers
+        .iter()
+        .map(|m| scene.kernels[m.kernel].full_name.clone())
+        .collect();
 
     let on_move = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.current_target() else { return };
+        let Some(target) = ev.current_target() else {
+            return;
+        };
         use wasm_bindgen::JsCast;
-        let Ok(el) = target.dyn_into::<web_sys::Element>() else { return };
+        let Ok(el) = target.dyn_into::<web_sys::Element>() else {
+            return;
+        };
         let r = el.get_bounding_client_rect();
         if r.width() <= 0.0 {
             return;
@@ -68,9 +76,13 @@ pub fn ChartView(
     let names_click = names.clone();
     let marker_px_click: Vec<(f64, f64)> = scene.markers.iter().map(|m| m.at).collect();
     let on_click = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.current_target() else { return };
+        let Some(target) = ev.current_target() else {
+            return;
+        };
         use wasm_bindgen::JsCast;
-        let Ok(el) = target.dyn_into::<web_sys::Element>() else { return };
+        let Ok(el) = target.dyn_into::<web_sys::Element>() else {
+            return;
+        };
         let r = el.get_bounding_client_rect();
         let sx = (f64::from(ev.client_x()) - r.left()) * w / r.width();
         let sy = (f64::from(ev.client_y()) - r.top()) * h / r.height();
@@ -79,8 +91,20 @@ pub fn ChartView(
         }
     };
 
-    let grid_x: Vec<f64> = scene.x_axis.ticks.iter().filter(|t| t.1).map(|t| t.0).collect();
-    let grid_y: Vec<f64> = scene.y_axis.ticks.iter().filter(|t| t.1).map(|t| t.0).collect();
+    let grid_x: Vec<f64> = scene
+        .x_axis
+        .ticks
+        .iter()
+        .filter(|t| t.1)
+        .map(|t| t.0)
+        .collect();
+    let grid_y: Vec<f64> = scene
+        .y_axis
+        .ticks
+        .iter()
+        .filter(|t| t.1)
+        .map(|t| t.0)
+        .collect();
     let (cx, cy) = area.center();
 
     view! {

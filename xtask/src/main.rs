@@ -26,7 +26,9 @@ fn main() -> ExitCode {
                 .iter()
                 .position(|a| a == "--port")
                 .and_then(|i| args.get(i + 1))
-                .map_or(Ok(8080), |p| p.parse::<u16>().map_err(|e| format!("--port {p}: {e}")));
+                .map_or(Ok(8080), |p| {
+                    p.parse::<u16>().map_err(|e| format!("--port {p}: {e}"))
+                });
             port.and_then(|port| build_web().and_then(|dist| serve(&dist, port)))
         }
         _ => {
@@ -200,7 +202,14 @@ fn build_web() -> Result<PathBuf, String> {
     ensure_wasm_target()?;
     let mut c = cargo();
     c.args([
-        "build", "-p", "roofline-viewer", "--lib", "--target", WASM, "--profile", "wasm-release",
+        "build",
+        "-p",
+        "roofline-viewer",
+        "--lib",
+        "--target",
+        WASM,
+        "--profile",
+        "wasm-release",
     ]);
     run("build the viewer (wasm32, wasm-release)", c)?;
     let root = root();
@@ -261,7 +270,10 @@ fn serve(dist: &Path, port: u16) -> Result<(), String> {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind(("127.0.0.1", port))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
-    eprintln!("\nserving {} at http://127.0.0.1:{port}/ (Ctrl-C to stop)", dist.display());
+    eprintln!(
+        "\nserving {} at http://127.0.0.1:{port}/ (Ctrl-C to stop)",
+        dist.display()
+    );
     for stream in listener.incoming() {
         let Ok(mut stream) = stream else { continue };
         // Read the whole request head: closing a socket with unread input resets the
@@ -295,7 +307,10 @@ fn serve(dist: &Path, port: u16) -> Result<(), String> {
                 }
                 r
             }
-            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found".to_vec(),
+            _ => {
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found"
+                    .to_vec()
+            }
         };
         let _ = stream.write_all(&response);
         let _ = stream.flush();

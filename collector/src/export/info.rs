@@ -14,7 +14,7 @@ use roofline_model::geometry::si::{format_plain, format_si};
 use serde::Serialize;
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
-pub const CSV_COLUMNS: [&str; 25] = [
+pub const CSV_COLUMNS: [&str; 26] = [
     "name",
     "launches",
     "time_s",
@@ -40,6 +40,7 @@ pub const CSV_COLUMNS: [&str; 25] = [
     "complexity_flops",
     "complexity_bytes",
     "complexity_source",
+    "missing_peaks",
 ];
 
 /// One kernel name's figures, as `info --format csv|json` writes them.
@@ -95,6 +96,8 @@ pub struct InfoRow {
     pub complexity_bytes: Option<f64>,
     /// `analytical` or `counters`.
     pub complexity_source: &'static str,
+    /// Datapaths with FLOPs but no ceiling (no bound then), `;`-separated keys.
+    pub missing_peaks: String,
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
@@ -149,6 +152,12 @@ impl Report {
                         ComplexitySource::Analytical => "analytical",
                         ComplexitySource::Counters => "counters",
                     },
+                    missing_peaks: a
+                        .missing_peaks
+                        .iter()
+                        .map(|d| d.key())
+                        .collect::<Vec<_>>()
+                        .join(";"),
                 }
             })
             .collect()
@@ -204,6 +213,7 @@ pub fn to_csv(bundle: &Bundle) -> Vec<u8> {
             num(r.complexity_flops),
             opt(r.complexity_bytes),
             r.complexity_source.to_string(),
+            r.missing_peaks.clone(),
         ];
         out.push_str(&cells.join(","));
         out.push('\n');
@@ -451,6 +461,9 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
             true, true, true, true, true, true, true, false, true, false, true, false,
         ],
     ));
+    if let Some(n) = roofline_model::chart::missing_peaks_note(&report.analyses) {
+        let _ = writeln!(out, "  note: {n}");
+    }
     if shown < report.analyses.len() {
         let _ = writeln!(
             out,
