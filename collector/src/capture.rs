@@ -235,30 +235,67 @@ pub fn profile(c: &ProfileConfig) -> Result<(), Error> {
         );
     }
 
-    let (report_base, temp_dir) = match &c.keep_report {
-        Some(p) => (p.clone(), None),
-        None => {
-            let dir = std::env::temp_dir().join(format!("roofline-profile-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).map_err(|source| Error::WriteFile {
-                path: dir.clone(),
-                source,
-            })?;
-            (dir.join("profile"), Some(dir))
-        }
+    // A private working folder (unique, owner-only) for ncu's log, and its report unless kept.
+    let work = tempfile::Builder::new()
+        .prefix("roofline-profile-")
+        .tempdir()
+        .map_err(|source| Error::WriteFile {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let report_base = match &c.keep_report {
+        // ncu adds the ending itself.
+        Some(p) if p.extension().is_some_and(|e| e == "ncu-rep") => p.with_extension(""),
+        Some(p) => p.clone(),
+        None => work.path().join("profile"),
     };
-    let result = profile_into(c, &exe, arch, wanted, &report_base, machine, notes);
-    if let Some(dir) = temp_dir {
-        let _ = std::fs::remove_dir_all(dir);
+    let report = with_ending(&report_base);
+    // A report left from an earlier run must never pass for this one's.
+    if report.exists() {
+        std::fs::remove_file(&report).map_err(|source| Error::WriteFile {
+            path: report.clone(),
+            source,
+        })?;
+    }
+    let log_file = work.path().join("ncu.log");
+    let result = profile_into(
+        c,
+        &exe,
+        arch,
+        wanted,
+        &report_base,
+        log_file,
+        machine,
+        notes,
+    );
+    if result.is_err() && c.keep_report.is_none() && report.is_file() {
+        // Whatever failed after ncu ran, its report is kept for `roofline import`.
+        let kept = c.output.with_extension("ncu-rep");
+        if std::fs::copy(&report, &kept).is_ok() {
+            eprintln!(
+                "note: ncu's report is kept at {}; re-import it with `roofline import {}`",
+                kept.display(),
+                kept.display()
+            );
+        }
     }
     result
 }
 
+fn with_ending(base: &Path) -> PathBuf {
+    let mut r = base.as_os_str().to_owned();
+    r.push(".ncu-rep");
+    PathBuf::from(r)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn profile_into(
     c: &ProfileConfig,
     exe: &Path,
     arch: Arch,
     metrics: Vec<String>,
     report_base: &Path,
+    log_file: PathBuf,
     machine: Option<Bundle>,
     mut notes: Vec<String>,
 ) -> Result<(), Error> {
@@ -269,24 +306,22 @@ fn profile_into(
         launch_skip: c.launch_skip,
         launch_count: c.launch_count,
         report_base: report_base.to_path_buf(),
+        log_file,
         command: c.command.clone(),
     };
     let outcome = ncu::profile(exe, &request).map_err(Error::Ncu)?;
     if outcome.permission_denied {
         return Err(Error::Ncu(NcuProcessError::CounterPermission));
     }
-    let mut report = report_base.as_os_str().to_owned();
-    report.push(".ncu-rep");
-    let report = PathBuf::from(report);
+    let report = with_ending(report_base);
     let status = describe_status(outcome.status);
     if !report.is_file() {
         return Err(if outcome.status.success() {
             Error::NoKernels(no_match_hint(c))
         } else {
-            Error::ProgramFailed {
+            Error::NothingProfiled {
                 status,
-                written: None,
-                errors: outcome.errors,
+                detail: outcome.errors.first().cloned(),
             }
         });
     }
@@ -299,10 +334,9 @@ fn profile_into(
         return Err(if outcome.status.success() {
             Error::NoKernels(no_match_hint(c))
         } else {
-            Error::ProgramFailed {
+            Error::NothingProfiled {
                 status,
-                written: None,
-                errors: outcome.errors,
+                detail: outcome.errors.first().cloned(),
             }
         });
     }
@@ -338,8 +372,7 @@ fn profile_into(
     } else {
         Err(Error::ProgramFailed {
             status,
-            written: Some(c.output.clone()),
-            errors: outcome.errors,
+            written: c.output.clone(),
         })
     }
 }

@@ -82,15 +82,21 @@ pub enum Error {
     /// Nothing was profiled or imported.
     #[error("no kernel launch {0}")]
     NoKernels(String),
-    /// The profiled program failed.
-    #[error("the profiled program failed ({status}){}", written.as_ref().map(|p| format!("; the launches profiled before are in {} (marked incomplete)", p.display())).unwrap_or_else(|| "; nothing was profiled".into()))]
+    /// The profiled program failed after some launches were profiled.
+    #[error("the profiled program failed ({status}); the launches profiled before are in {} (marked incomplete)", written.display())]
     ProgramFailed {
         /// How it ended.
         status: String,
-        /// The bundle written with what was profiled, if any.
-        written: Option<PathBuf>,
-        /// ncu's error lines.
-        errors: Vec<String>,
+        /// The bundle written with what was profiled.
+        written: PathBuf,
+    },
+    /// ncu or the program failed before any launch was profiled.
+    #[error("nothing was profiled: ncu or the program failed ({status}){}", detail.as_ref().map(|d| format!("; ncu said: {d}")).unwrap_or_default())]
+    NothingProfiled {
+        /// How it ended.
+        status: String,
+        /// ncu's first error line.
+        detail: Option<String>,
     },
     /// A subcommand whose implementation has not landed yet.
     #[error(

@@ -3,7 +3,6 @@
 //! `roofline_model::ncu`'s job.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
@@ -134,6 +133,8 @@ pub struct ProfileRequest {
     pub launch_count: Option<u64>,
     /// The report to write (ncu adds `.ncu-rep`).
     pub report_base: PathBuf,
+    /// Where ncu writes its own messages (the program's output stays on ours).
+    pub log_file: PathBuf,
     /// The program and its arguments.
     pub command: Vec<String>,
 }
@@ -146,6 +147,8 @@ impl ProfileRequest {
             "--export".into(),
             self.report_base.display().to_string(),
             "--force-overwrite".into(),
+            "--log-file".into(),
+            self.log_file.display().to_string(),
             "--target-processes".into(),
             "all".into(),
             "--clock-control".into(),
@@ -178,54 +181,35 @@ pub struct ProfileOutcome {
     pub status: ExitStatus,
     /// ncu reported ERR_NVGPUCTRPERM.
     pub permission_denied: bool,
-    /// `==ERROR==` lines ncu printed.
+    /// `==ERROR==` lines ncu logged.
     pub errors: Vec<String>,
 }
 
-/// Copies a stream to ours line by line (the program's own output passes through), collecting
-/// the profiler's error lines.
-fn tee(from: impl Read, mut to: impl Write) -> Vec<String> {
-    let mut errors = Vec::new();
-    let mut reader = BufReader::new(from);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-        let _ = to.write_all(&line);
-        let _ = to.flush();
-        let text = String::from_utf8_lossy(&line);
-        if text.starts_with("==ERROR==") || text.contains("ERR_NVGPUCTRPERM") {
-            errors.push(text.trim_end().to_string());
-        }
-        line.clear();
-    }
-    errors
-}
-
-/// Runs the program under ncu; its output passes through to ours.
+/// Runs the program under ncu. The program's input and output are ours (nothing is buffered, so
+/// progress bars and interactive prompts work); ncu's own messages go to the log file, which is
+/// echoed to standard error afterwards and searched for errors.
 ///
 /// # Errors
 /// [`NcuProcessError::Spawn`] when ncu cannot be started.
 pub fn profile(ncu: &Path, request: &ProfileRequest) -> Result<ProfileOutcome, NcuProcessError> {
-    let mut child = Command::new(ncu)
+    let status = Command::new(ncu)
         .args(request.args())
         .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
         .map_err(|source| NcuProcessError::Spawn {
             path: ncu.to_path_buf(),
             source,
         })?;
-    let out = child.stdout.take();
-    let err = child.stderr.take();
-    let out_thread =
-        std::thread::spawn(move || out.map(|o| tee(o, std::io::stdout())).unwrap_or_default());
-    let err_errors = err.map(|e| tee(e, std::io::stderr())).unwrap_or_default();
-    let mut errors = out_thread.join().unwrap_or_default();
-    errors.extend(err_errors);
-    let status = child.wait().map_err(|source| NcuProcessError::Spawn {
-        path: ncu.to_path_buf(),
-        source,
-    })?;
+    let log = std::fs::read_to_string(&request.log_file).unwrap_or_default();
+    let mut errors = Vec::new();
+    for line in log.lines() {
+        eprintln!("{line}");
+        if line.starts_with("==ERROR==") || line.contains("ERR_NVGPUCTRPERM") {
+            errors.push(line.trim_end().to_string());
+        }
+    }
     Ok(ProfileOutcome {
         status,
         permission_denied: errors.iter().any(|e| e.contains("ERR_NVGPUCTRPERM")),
@@ -380,12 +364,13 @@ mod tests {
             launch_skip: Some(10),
             launch_count: Some(100),
             report_base: PathBuf::from("/tmp/r"),
+            log_file: PathBuf::from("/tmp/log"),
             command: vec!["python".into(), "train.py".into()],
         };
         let a = r.args().join(" ");
         assert_eq!(
             a,
-            "--export /tmp/r --force-overwrite --target-processes all --clock-control none \
+            "--export /tmp/r --force-overwrite --log-file /tmp/log --target-processes all --clock-control none \
              --metrics dram__bytes.sum,gpu__time_duration.sum --nvtx --nvtx-include train_step/ \
              --kernel-name regex:gemm --launch-skip 10 --launch-count 100 -- python train.py"
         );

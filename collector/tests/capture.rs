@@ -127,20 +127,28 @@ case "$1" in
 esac
 echo "$@" > "$FAKE_NCU_DIR/args"
 report=""
+log=/dev/null
 while [ $# -gt 0 ]; do
   case "$1" in
     --export) report="$2"; shift 2;;
+    --log-file) log="$2"; shift 2;;
     --) shift; break;;
     *) shift;;
   esac
 done
-if [ "$FAKE_NCU_MODE" = perm ]; then
-  echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0."
-  exit 1
-fi
+case "$FAKE_NCU_MODE" in
+  perm)
+    echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0." >> "$log"
+    exit 1;;
+  ncufail)
+    echo "==ERROR== Failed to find metric sm__nonexistent" >> "$log"
+    exit 1;;
+esac
+echo "==PROF== Connected to process 1" >> "$log"
 "$@"
 rc=$?
 [ "$FAKE_NCU_MODE" = noreport ] || : > "$report.ncu-rep"
+echo "==PROF== Disconnected from process 1" >> "$log"
 exit $rc
 "#;
 
@@ -207,6 +215,11 @@ fn profile_runs_one_ncu_pass_and_fills_placeholders() {
     );
     let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
     assert!(args.contains("--clock-control none"), "{args}");
+    assert!(args.contains("--log-file "), "{args}");
+    assert!(
+        stderr(&o).contains("==PROF== Disconnected from process 1"),
+        "ncu's log is echoed"
+    );
     assert!(args.contains("--metrics gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes.sum "), "{args}");
     assert!(
         args.contains("--nvtx --nvtx-include step/ --kernel-name regex:gemm"),
@@ -247,6 +260,66 @@ fn a_failing_program_keeps_what_was_profiled() {
     let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(!b.complete);
     assert_eq!(b.kernels.len(), 2);
+}
+
+#[test]
+fn a_stale_report_is_never_read_and_a_failed_import_keeps_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let out = dir.path().join("p.json");
+    let kept = dir.path().join("kept");
+    // Yesterday's report at the --keep-report path, and today's run profiles nothing.
+    std::fs::write(dir.path().join("kept.ncu-rep"), "old").unwrap();
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "--keep-report",
+            arg(&kept),
+            "-o",
+            arg(&out),
+            "--",
+            "true",
+        ],
+        &[
+            ("FAKE_NCU_DIR", arg(dir.path())),
+            ("FAKE_NCU_MODE", "noreport"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no kernel launch was profiled"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+
+    // The export cannot be read: the report is kept beside the output for a later import.
+    std::fs::write(dir.path().join("raw.csv"), "not a table").unwrap();
+    let o = roofline(
+        &[
+            "profile",
+            "--ncu",
+            arg(&ncu),
+            "--arch",
+            "9.0",
+            "-o",
+            arg(&out),
+            "--",
+            "true",
+        ],
+        &[("FAKE_NCU_DIR", arg(dir.path()))],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("ncu's report is kept at"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(dir.path().join("p.ncu-rep").is_file());
 }
 
 #[test]

@@ -230,7 +230,7 @@ mod tests {
         let mut k = kernel(1e-3, 1e9, 5e8, 1);
         k.flops.fp64 = Some(1e12);
         let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
-        assert_eq!(a.missing_peaks, vec![crate::bundle::Datapath::Fp64]);
+        assert_eq!(a.missing_peaks, vec![Datapath::Fp64]);
         assert!(a.hierarchical.is_none() && a.headroom.is_none() && a.time_bound.is_none());
         assert!(a.flop_per_s.is_some() && a.ai[2].is_some());
     }

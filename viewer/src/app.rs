@@ -163,9 +163,7 @@ pub fn App() -> impl IntoView {
 
     let table = Memo::new(move |_| {
         let all = bundles.get();
-        let Some(l) = all.get(current.get()) else {
-            return None;
-        };
+        let l = all.get(current.get())?;
         let kernels = aggregate_by_name(&l.bundle.kernels);
         let c = ceilings.get();
         let mut analyses = analyze_with(&kernels, |_| c.clone());

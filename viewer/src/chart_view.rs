@@ -21,6 +21,8 @@ fn anchor(a: Anchor) -> &'static str {
 }
 
 /// The chart, drawn from its scene; `selected` highlights one kernel's markers.
+// leptos hands component props over by value.
+#[allow(clippy::needless_pass_by_value)]
 #[component]
 pub fn ChartView(
     /// The chart to draw.

@@ -21,7 +21,11 @@ fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            c if c.is_control() => {}
+            // XML 1.0 has no place for control characters or the noncharacters U+FDD0..U+FDEF
+            // and U+xFFFE, U+xFFFF.
+            c if c.is_control()
+                || ('\u{FDD0}'..='\u{FDEF}').contains(&c)
+                || (u32::from(c) & 0xFFFE) == 0xFFFE => {}
             c => o.push(c),
         }
     }
@@ -273,8 +277,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
             );
             y += 16.0;
         }
+        // Reserve the legend's height (heading, entries, footnote) at the panel's foot.
+        #[allow(clippy::cast_precision_loss)]
+        let legend_h = 40.0 + 16.0 * scene.legend.len() as f64;
         for k in &scene.kernels {
-            if y > p.bottom() - 120.0 {
+            if y > p.bottom() - legend_h - 31.0 {
                 let _ = writeln!(
                     s,
                     r##"<text x="{:.1}" y="{y:.1}" fill="#555">…</text>"##,
@@ -300,7 +307,9 @@ pub fn render(scene: &Scene) -> Vec<u8> {
             );
             y += 31.0;
         }
-        y += 8.0;
+        // The legend sits in its reserved band at the foot of the panel.
+        let _ = y;
+        y = p.bottom() - legend_h + 16.0;
         let _ = writeln!(
             s,
             r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111">Legend</text>"##,
@@ -350,6 +359,7 @@ mod tests {
     #[test]
     fn escaping_and_truncation() {
         assert_eq!(esc("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+        assert_eq!(esc("x\u{FFFE}\u{FFFF}\u{FDD0}\u{1}y"), "xy");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
     }

@@ -95,6 +95,16 @@ pub enum NcuError {
         /// Its kernel name.
         second_name: String,
     },
+    /// A capture without any metric the roofline uses.
+    #[error(
+        "{source_name}: none of the metrics the roofline needs is in this file (it has {found}); collect them with `roofline profile`, or with ncu --metrics and the names in docs/ncu-metrics.md"
+    )]
+    NoRooflineMetrics {
+        /// The file.
+        source_name: String,
+        /// What it has instead, abbreviated.
+        found: String,
+    },
     /// A launch without any time metric.
     #[error(
         "launch {id} ({name}) has no time: collect gpu__time_duration.sum, or sm__cycles_elapsed.avg with sm__cycles_elapsed.avg.per_second"
@@ -137,6 +147,8 @@ pub struct Capture {
     pub ignored_columns: Vec<String>,
     /// Lines inside the table that were not rows (profiler messages), skipped.
     pub skipped_lines: Vec<usize>,
+    /// Metrics in the file that the roofline does not use (left unread).
+    pub other_metrics: BTreeSet<String>,
 }
 
 /// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
@@ -272,35 +284,50 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
     let c = columns(&t, source_name)?;
     let details = ["Metric Name", "Metric Unit", "Metric Value"]
         .map(|h| t.header.iter().position(|x| x == h));
+    let used = metrics::used_metrics();
     let mut capture = Capture {
         launches: Vec::new(),
         metric_names: BTreeSet::new(),
         ignored_columns: Vec::new(),
         skipped_lines: t.skipped_lines.clone(),
+        other_metrics: BTreeSet::new(),
     };
     if let [Some(mn), Some(mu), Some(mv)] = details {
         // Details page: one row per launch per metric; rows of a launch are consecutive.
         let mut index: BTreeMap<u64, usize> = BTreeMap::new();
         for (line, row) in &t.rows {
             let l = launch_of(row, &c, *line, source_name)?;
-            let metric = row[mn].trim().to_string();
             let i = *index.entry(l.id).or_insert_with(|| {
                 capture.launches.push(l);
                 capture.launches.len() - 1
             });
-            if let Some(v) = convert(&row[mv], &row[mu], &metric, *line, source_name)? {
-                capture.launches[i].metrics.insert(metric.clone(), v);
+            let shown = row[mn].trim();
+            let metric = if used.contains(shown) {
+                shown
+            } else if let Some(m) = metrics::metric_for_display_name(shown) {
+                m
+            } else {
+                // Rule rows have no metric name; other metrics are not ours to read.
+                if !shown.is_empty() {
+                    capture.other_metrics.insert(shown.to_string());
+                }
+                continue;
+            };
+            if let Some(v) = convert(&row[mv], &row[mu], metric, *line, source_name)? {
+                capture.launches[i].metrics.insert(metric.to_string(), v);
             }
-            capture.metric_names.insert(metric);
+            capture.metric_names.insert(metric.to_string());
         }
-        return Ok(capture);
+        return finish_capture(capture, source_name);
     }
     // Raw page: metric columns contain "__"; an optional units row has an empty ID.
     let mut metric_cols = Vec::new();
     for (i, h) in t.header.iter().enumerate() {
-        if h.contains("__") {
+        if used.contains(h.as_str()) {
             metric_cols.push((i, h.clone()));
             capture.metric_names.insert(h.clone());
+        } else if h.contains("__") {
+            capture.other_metrics.insert(h.clone());
         } else if !IDENTITY.contains(&h.as_str()) {
             capture.ignored_columns.push(h.clone());
         }
@@ -319,6 +346,30 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
             }
         }
         capture.launches.push(l);
+    }
+    finish_capture(capture, source_name)
+}
+
+/// A capture with launches but none of our metrics is refused with what it holds instead.
+fn finish_capture(capture: Capture, source_name: &str) -> Result<Capture, NcuError> {
+    if capture.metric_names.is_empty() && !capture.launches.is_empty() {
+        let mut found: Vec<&str> = capture
+            .other_metrics
+            .iter()
+            .map(String::as_str)
+            .take(5)
+            .collect();
+        if capture.other_metrics.len() > 5 {
+            found.push("…");
+        }
+        return Err(NcuError::NoRooflineMetrics {
+            source_name: source_name.to_string(),
+            found: if found.is_empty() {
+                "no metric".into()
+            } else {
+                found.join(", ")
+            },
+        });
     }
     Ok(capture)
 }
@@ -443,6 +494,7 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
     let mut devices: Vec<Device> = Vec::new();
     let mut kernels = Vec::with_capacity(launches.len());
     let study = opts.convention == Convention::Study2020;
+    let mut untimed: Vec<&Launch> = Vec::new();
     for l in launches {
         let arch = match (opts.arch, &l.compute_capability) {
             (Some(a), _) => Some(a),
@@ -490,10 +542,8 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             }
             (Some(d), _, _) if *d > 0.0 => *d,
             _ => {
-                return Err(NcuError::NoTime {
-                    id: l.id,
-                    name: l.name.clone(),
-                });
+                untimed.push(l);
+                continue;
             }
         };
 
@@ -562,6 +612,21 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         kernels.push(k);
     }
 
+    if let Some(first) = untimed.first() {
+        if kernels.is_empty() {
+            return Err(NcuError::NoTime {
+                id: first.id,
+                name: first.name.clone(),
+            });
+        }
+        notes.insert(format!(
+            "{} launch{} without a time metric left out (the first: ID {}, {})",
+            untimed.len(),
+            if untimed.len() == 1 { "" } else { "es" },
+            first.id,
+            first.name
+        ));
+    }
     for (level, have) in
         MemoryLevel::KERNEL_LEVELS.map(|lv| (lv, kernels.iter().any(|k| k.bytes.get(lv).is_some())))
     {
@@ -747,6 +812,52 @@ mod tests {
             e.to_string()
                 .contains("launch 1 is \"k\" in a.csv but \"other\" in c.csv"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn text_valued_and_unknown_metrics_are_left_alone() {
+        let raw = "\"ID\",\"Kernel Name\",\"launch__func_cache_config\",\"gpu__time_duration.sum\",\"launch__cluster_scheduling_policy\"\n\
+\"\",\"\",\"\",\"ns\",\"SM\"\n\
+\"0\",\"k\",\"CachePreferNone\",\"1500\",\"PolicySpread\"\n";
+        let c = parse_capture(raw, "r.csv").unwrap();
+        assert_eq!(c.launches[0].metrics["gpu__time_duration.sum"], 1.5e-6);
+        assert_eq!(c.other_metrics.len(), 2);
+        let only_other = "\"ID\",\"Kernel Name\",\"launch__grid_size\"\n\"0\",\"k\",\"64\"\n";
+        let e = parse_capture(only_other, "o.csv").unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "none of the metrics the roofline needs is in this file (it has launch__grid_size)"
+            ),
+            "{e}"
+        );
+        // Details page with display names and rule rows.
+        let details = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\"\n\
+\"0\",\"k\",\"GPU Speed Of Light Throughput\",\"Duration\",\"usecond\",\"2.50\",\"\"\n\
+\"0\",\"k\",\"Launch Statistics\",\"Cluster Scheduling Policy\",\"\",\"PolicySpread\",\"\"\n\
+\"0\",\"k\",\"SOL\",\"\",\"\",\"\",\"SOLBottleneck\"\n";
+        let c = parse_capture(details, "d.csv").unwrap();
+        assert_eq!(c.launches[0].metrics["gpu__time_duration.sum"], 2.5e-6);
+        assert!(!c.metric_names.contains(""));
+    }
+
+    #[test]
+    fn launches_without_time_are_left_out_with_a_note() {
+        let a = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes.sum\"\n\"0\",\"k\",\"1000\",\"64\"\n\"1\",\"k\",\"n/a\",\"64\"\n";
+        let c = parse_capture(a, "a.csv").unwrap();
+        let opts = ImportOptions {
+            convention: Convention::Current,
+            arch: None,
+            source: DataSource::Import,
+        };
+        let imp = to_kernels(&join(vec![("a.csv".into(), c)]).unwrap(), &opts).unwrap();
+        assert_eq!(imp.kernels.len(), 1);
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.starts_with("1 launch without a time metric left out")),
+            "{:?}",
+            imp.notes
         );
     }
 

@@ -355,6 +355,44 @@ pub fn profile_metrics(arch: Arch) -> Vec<&'static str> {
     m
 }
 
+/// Every metric the import reads, on any architecture; other columns and rows of a capture are
+/// left alone (recent ncu versions write text-valued and unit-less metrics beside them).
+pub fn used_metrics() -> std::collections::BTreeSet<&'static str> {
+    let mut m: std::collections::BTreeSet<&'static str> = [
+        time::DURATION,
+        time::CYCLES,
+        time::CYCLES_PER_SECOND,
+        VOLTA_TENSOR_INST,
+    ]
+    .into();
+    m.extend(CUDA_CORE_FLOPS.iter().map(|c| c.metric));
+    let tensor = Datapath::ALL.into_iter().filter_map(tensor_counters);
+    let arches = [
+        None,
+        Some(Arch::Volta),
+        Some(Arch::Turing),
+        Some(Arch::Hopper),
+    ];
+    let bytes = MemoryLevel::KERNEL_LEVELS
+        .into_iter()
+        .flat_map(|l| arches.into_iter().filter_map(move |a| byte_counters(l, a)));
+    for alts in tensor.chain(bytes) {
+        for (group, _) in alts.groups {
+            m.extend(group.iter().copied());
+        }
+    }
+    m
+}
+
+/// Display names of the default details page that stand for a metric we read.
+pub fn metric_for_display_name(name: &str) -> Option<&'static str> {
+    match name {
+        "Duration" => Some(time::DURATION),
+        "SM Frequency" => Some(time::CYCLES_PER_SECOND),
+        _ => None,
+    }
+}
+
 /// The counter's base name, as `ncu --query-metrics` lists it: `dram__bytes.sum` → `dram__bytes`.
 pub fn base_name(metric: &str) -> &str {
     metric.split('.').next().unwrap_or(metric)
@@ -403,6 +441,19 @@ mod tests {
             base_name("sm__cycles_elapsed.avg.per_second"),
             "sm__cycles_elapsed"
         );
+    }
+
+    #[test]
+    fn the_used_set_covers_every_table_entry() {
+        let used = used_metrics();
+        for m in profile_metrics(Arch::Hopper)
+            .into_iter()
+            .chain(profile_metrics(Arch::Volta))
+        {
+            assert!(used.contains(m), "{m}");
+        }
+        assert!(used.contains("l1tex__lsu_writeback_active.sum"));
+        assert!(!used.contains("launch__func_cache_config"));
     }
 
     #[test]

@@ -8,6 +8,17 @@
 
 /// The decimal exponent of a word's SI prefix (`Kbyte` → 3), `None` for an unknown word.
 fn prefix_exponent(word: &str) -> Option<i32> {
+    // Short forms (`--print-units base` writes `ns` for durations in recent versions).
+    match word {
+        "s" | "B" => return Some(0),
+        "ms" | "KB" | "kB" => return Some(if word == "ms" { -3 } else { 3 }),
+        "us" | "µs" | "\u{3bc}s" => return Some(-6),
+        "ns" => return Some(-9),
+        "MB" => return Some(6),
+        "GB" => return Some(9),
+        "TB" => return Some(12),
+        _ => {}
+    }
     // Longest matching base unit first: the prefix is whatever precedes it.
     const BASES: [&str; 14] = [
         "second",
@@ -105,6 +116,12 @@ mod tests {
         assert_eq!(exponent(""), Some(0));
         assert_eq!(exponent("Xbyte"), None);
         assert_eq!(exponent("cycle/fortnight"), None);
+        assert_eq!(exponent("ns"), Some(-9));
+        assert_eq!(exponent("us"), Some(-6));
+        assert_eq!(exponent("ms"), Some(-3));
+        assert_eq!(exponent("cycle/ns"), Some(9));
+        assert_eq!(exponent("MB"), Some(6));
+        assert_eq!(exponent("GHz"), Some(9));
         // Correctly rounded: 10 µs is exactly the f64 nearest to 1e-5.
         assert_eq!(to_base(10.0, "usecond"), Some(1e-5));
         assert_eq!(to_base(1.5, "cycle/nsecond"), Some(1.5e9));
