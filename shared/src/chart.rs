@@ -35,6 +35,8 @@ pub struct ChartOptions {
     pub ceilings: Option<Ceilings>,
     /// Width of the kernel list on the right, pixels (0 to leave it out).
     pub side_panel: f64,
+    /// Data ranges to show (x, y) instead of the fitted ones: zoom and pan.
+    pub domain: Option<((f64, f64), (f64, f64))>,
 }
 
 impl Default for ChartOptions {
@@ -48,6 +50,7 @@ impl Default for ChartOptions {
             datapaths: None,
             ceilings: None,
             side_panel: 280.0,
+            domain: None,
         }
     }
 }
@@ -442,7 +445,15 @@ fn kernel_summary(k: &Kernel, a: &KernelAnalysis) -> String {
         s.push_str(&format!(", headroom {h:.2}×"));
     }
     if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
-        s.push_str(&format!(", {} region, T/Tbound {g:.2}", tb.region.key()));
+        s.push_str(&format!(
+            ", T_bound {} ({} region), T/T_bound {g:.2}",
+            format_si(tb.bound_s, "s"),
+            tb.region.key()
+        ));
+    }
+    if !a.missing_peaks.is_empty() {
+        let names: Vec<&str> = a.missing_peaks.iter().map(|d| d.label()).collect();
+        s.push_str(&format!(", no bound: no ceiling for {}", names.join(", ")));
     }
     s
 }
@@ -571,6 +582,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
         ys.push(lo * dx.0 * 3.0);
     }
     let dy = fit_log_domain(ys.iter().copied(), 0.3).unwrap_or((1e9, 1e15));
+    let (dx, dy) = o.domain.unwrap_or((dx, dy));
 
     let area = plot_area(o);
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
@@ -879,6 +891,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     }
     let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((1e3, 1e12));
     let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
+    let (dx, dy) = o.domain.unwrap_or((dx, dy));
     let area = plot_area(o);
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
 
@@ -1155,6 +1168,20 @@ mod tests {
                 .any(|p| close(*p, s.viewport.project((8e6, 2e8))))
         );
         assert!(s.labels.iter().any(|l| l.text == "FP32 balance 25 FLOP/B"));
+    }
+
+    #[test]
+    fn a_domain_override_zooms() {
+        let o = ChartOptions {
+            domain: Some(((1.0, 100.0), (1e11, 1e14))),
+            ..ChartOptions::default()
+        };
+        let s = hierarchical(&bundle(), &o).unwrap();
+        assert_eq!(s.viewport.x.domain(), (1.0, 100.0));
+        assert_eq!(s.viewport.y.domain(), (1e11, 1e14));
+        // The kernel at AI_HBM = 10, 1 TFLOP/s is inside and still where the scales put it.
+        let m = s.markers.iter().find(|m| m.data == (10.0, 1e12)).unwrap();
+        assert!(close(m.at, s.viewport.project((10.0, 1e12))));
     }
 
     #[test]

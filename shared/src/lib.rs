@@ -23,6 +23,7 @@ pub mod merge;
 pub mod names;
 pub mod ncu;
 pub mod read;
+pub mod report;
 pub mod schema;
 pub mod time_based;
 

@@ -1,0 +1,309 @@
+//! The per-kernel report behind `roofline info --format csv|json` and the viewer's CSV export:
+//! launches aggregated by name, analysed against the device's ceilings, sorted by time.
+//!
+//! The CSV and JSON column names are a stable interface (users load them in pandas): add
+//! columns at the end, never rename.
+
+use serde::Serialize;
+
+use crate::aggregate::aggregate_by_name;
+use crate::analysis::{self, ComplexitySource, KernelAnalysis};
+use crate::bundle::{Bundle, Kernel, Method};
+use crate::ceilings::Ceilings;
+
+/// The stable CSV columns, in order; the first sixteen are the documented core set.
+pub const CSV_COLUMNS: [&str; 26] = [
+    "name",
+    "launches",
+    "time_s",
+    "flops",
+    "flops_tensor",
+    "bytes_l1",
+    "bytes_l2",
+    "bytes_hbm",
+    "ai_l1",
+    "ai_l2",
+    "ai_hbm",
+    "flop_per_s",
+    "bound",
+    "headroom",
+    "t_bound_s",
+    "region",
+    "display_name",
+    "device",
+    "share",
+    "attainable_flop_per_s",
+    "peak_flop_per_s",
+    "gap",
+    "complexity_flops",
+    "complexity_bytes",
+    "complexity_source",
+    "missing_peaks",
+];
+
+/// One kernel name's figures, as `info --format csv|json` writes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfoRow {
+    /// Full demangled name.
+    pub name: String,
+    /// Launches.
+    pub launches: u64,
+    /// Total time, seconds.
+    pub time_s: f64,
+    /// All FLOPs.
+    pub flops: f64,
+    /// Tensor Core FLOPs.
+    pub flops_tensor: f64,
+    /// Bytes at L1.
+    pub bytes_l1: Option<f64>,
+    /// Bytes at L2.
+    pub bytes_l2: Option<f64>,
+    /// Bytes at HBM.
+    pub bytes_hbm: Option<f64>,
+    /// FLOP/byte at L1.
+    pub ai_l1: Option<f64>,
+    /// FLOP/byte at L2.
+    pub ai_l2: Option<f64>,
+    /// FLOP/byte at HBM.
+    pub ai_hbm: Option<f64>,
+    /// Achieved FLOP/s.
+    pub flop_per_s: Option<f64>,
+    /// Binding ceiling of the hierarchical roofline: compute, l1, l2 or hbm.
+    pub bound: Option<&'static str>,
+    /// Attainable / achieved.
+    pub headroom: Option<f64>,
+    /// Time-based bound, seconds.
+    pub t_bound_s: Option<f64>,
+    /// Time-based region: compute, bandwidth or launch.
+    pub region: Option<&'static str>,
+    /// Short name.
+    pub display_name: String,
+    /// Device id.
+    pub device: Option<String>,
+    /// Share of the bundle's kernel time.
+    pub share: f64,
+    /// Hierarchical attainable FLOP/s.
+    pub attainable_flop_per_s: Option<f64>,
+    /// Effective peak of the precision mix.
+    pub peak_flop_per_s: Option<f64>,
+    /// `T / T_bound`.
+    pub gap: Option<f64>,
+    /// Time-based F.
+    pub complexity_flops: f64,
+    /// Time-based B.
+    pub complexity_bytes: Option<f64>,
+    /// `analytical` or `counters`.
+    pub complexity_source: &'static str,
+    /// Datapaths with FLOPs but no ceiling (no bound then), `;`-separated keys.
+    pub missing_peaks: String,
+}
+
+/// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
+pub struct Report {
+    /// Aggregated kernels.
+    pub kernels: Vec<Kernel>,
+    /// Their analyses, sorted by time, largest first (`index` points into `kernels`).
+    pub analyses: Vec<KernelAnalysis>,
+}
+
+impl Report {
+    /// Aggregates and analyses a bundle's kernels against its own machines.
+    pub fn new(bundle: &Bundle) -> Self {
+        let kernels = aggregate_by_name(&bundle.kernels);
+        let analyses = analysis::analyze(bundle, &kernels);
+        Self::sorted(kernels, analyses)
+    }
+
+    /// Aggregates and analyses a bundle's kernels against the given ceilings (a machine from
+    /// another bundle, or edited ones), or none.
+    pub fn with_ceilings(bundle: &Bundle, ceilings: Option<&Ceilings>) -> Self {
+        let kernels = aggregate_by_name(&bundle.kernels);
+        let analyses = analysis::analyze_with(&kernels, |_| ceilings.cloned());
+        Self::sorted(kernels, analyses)
+    }
+
+    fn sorted(kernels: Vec<Kernel>, mut analyses: Vec<KernelAnalysis>) -> Self {
+        analyses.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+        Report { kernels, analyses }
+    }
+
+    /// The rows of the CSV and JSON outputs, in time order.
+    pub fn rows(&self, bundle: &Bundle) -> Vec<InfoRow> {
+        self.analyses
+            .iter()
+            .map(|a| {
+                let k = &self.kernels[a.index];
+                InfoRow {
+                    name: k.name.clone(),
+                    launches: k.launches,
+                    time_s: a.time_s,
+                    flops: a.flops,
+                    flops_tensor: a.flops_tensor,
+                    bytes_l1: a.bytes[0],
+                    bytes_l2: a.bytes[1],
+                    bytes_hbm: a.bytes[2],
+                    ai_l1: a.ai[0],
+                    ai_l2: a.ai[1],
+                    ai_hbm: a.ai[2],
+                    flop_per_s: a.flop_per_s,
+                    bound: a.hierarchical.as_ref().map(|h| h.bound.key()),
+                    headroom: a.headroom,
+                    t_bound_s: a.time_bound.map(|t| t.bound_s),
+                    region: a.time_bound.map(|t| t.region.key()),
+                    display_name: k.short_name(),
+                    device: bundle.device_of(k).map(str::to_string),
+                    share: a.share_of_time,
+                    attainable_flop_per_s: a.hierarchical.as_ref().map(|h| h.attainable),
+                    peak_flop_per_s: a.peak,
+                    gap: a.gap,
+                    complexity_flops: a.complexity_flops,
+                    complexity_bytes: a.complexity_bytes,
+                    complexity_source: match a.complexity_source {
+                        ComplexitySource::Analytical => "analytical",
+                        ComplexitySource::Counters => "counters",
+                    },
+                    missing_peaks: a
+                        .missing_peaks
+                        .iter()
+                        .map(|d| d.key())
+                        .collect::<Vec<_>>()
+                        .join(";"),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A number as CSV and JSON carry it: the shortest text that reads back as the same f64.
+fn num(v: f64) -> String {
+    format!("{v:?}")
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// RFC 4180 quoting: fields holding a comma, quote or line break are quoted, quotes doubled.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV: a header of [`CSV_COLUMNS`], then one row per kernel name; unknown figures are empty.
+pub fn to_csv(bundle: &Bundle) -> String {
+    Report::new(bundle).to_csv(bundle)
+}
+
+impl Report {
+    /// The CSV of this report.
+    pub fn to_csv(&self, bundle: &Bundle) -> String {
+        let mut out = CSV_COLUMNS.join(",");
+        out.push('\n');
+        for r in self.rows(bundle) {
+            let cells = [
+                csv_field(&r.name),
+                r.launches.to_string(),
+                num(r.time_s),
+                num(r.flops),
+                num(r.flops_tensor),
+                opt(r.bytes_l1),
+                opt(r.bytes_l2),
+                opt(r.bytes_hbm),
+                opt(r.ai_l1),
+                opt(r.ai_l2),
+                opt(r.ai_hbm),
+                opt(r.flop_per_s),
+                r.bound.unwrap_or_default().to_string(),
+                opt(r.headroom),
+                opt(r.t_bound_s),
+                r.region.unwrap_or_default().to_string(),
+                csv_field(&r.display_name),
+                csv_field(r.device.as_deref().unwrap_or_default()),
+                num(r.share),
+                opt(r.attainable_flop_per_s),
+                opt(r.peak_flop_per_s),
+                opt(r.gap),
+                num(r.complexity_flops),
+                opt(r.complexity_bytes),
+                r.complexity_source.to_string(),
+                r.missing_peaks.clone(),
+            ];
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[derive(Serialize)]
+struct JsonCeiling {
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    method: Method,
+}
+
+#[derive(Serialize)]
+struct JsonDevice<'a> {
+    id: &'a str,
+    name: &'a str,
+    compute_capability: Option<&'a str>,
+    ceilings: Vec<JsonCeiling>,
+    launch_overhead_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct JsonInfo<'a> {
+    schema_version: u32,
+    complete: bool,
+    description: Option<&'a str>,
+    devices: Vec<JsonDevice<'a>>,
+    kernels: Vec<InfoRow>,
+}
+
+fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
+    let bw = c.levels().map(|(l, c)| JsonCeiling {
+        name: l.key(),
+        value: c.value,
+        unit: "byte/s",
+        method: c.method,
+    });
+    let cp = c.datapaths().map(|(d, c)| JsonCeiling {
+        name: d.key(),
+        value: c.value,
+        unit: "FLOP/s",
+        method: c.method,
+    });
+    bw.chain(cp).collect()
+}
+
+/// The JSON: devices with the ceilings used for bounds, and the same rows as the CSV.
+pub fn to_json(bundle: &Bundle) -> String {
+    let devices = bundle
+        .devices
+        .iter()
+        .map(|d| {
+            let c = bundle.machine_for(&d.id).map(Ceilings::from_machine);
+            JsonDevice {
+                id: &d.id,
+                name: &d.name,
+                compute_capability: d.compute_capability.as_deref(),
+                ceilings: c.as_ref().map(ceiling_list).unwrap_or_default(),
+                launch_overhead_s: c.and_then(|c| c.launch_overhead_s),
+            }
+        })
+        .collect();
+    let info = JsonInfo {
+        schema_version: bundle.schema_version,
+        complete: bundle.complete,
+        description: bundle.description.as_deref(),
+        devices,
+        kernels: Report::new(bundle).rows(bundle),
+    };
+    let mut s = serde_json::to_string_pretty(&info).unwrap_or_default();
+    s.push('\n');
+    s
+}
