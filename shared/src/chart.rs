@@ -16,6 +16,9 @@ use crate::geometry::ticks::log_ticks;
 use crate::hierarchical::Bound;
 use crate::time_based::Region;
 
+/// Data ranges of a chart: `((x_min, x_max), (y_min, y_max))`.
+pub type Domain = ((f64, f64), (f64, f64));
+
 /// What to draw and how large.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChartOptions {
@@ -36,7 +39,7 @@ pub struct ChartOptions {
     /// Width of the kernel list on the right, pixels (0 to leave it out).
     pub side_panel: f64,
     /// Data ranges to show (x, y) instead of the fitted ones: zoom and pan.
-    pub domain: Option<((f64, f64), (f64, f64))>,
+    pub domain: Option<Domain>,
 }
 
 impl Default for ChartOptions {
@@ -51,6 +54,20 @@ impl Default for ChartOptions {
             ceilings: None,
             side_panel: 280.0,
             domain: None,
+        }
+    }
+}
+
+impl ChartOptions {
+    /// The viewer's layout: a wider plot and no side panel (the page lists the kernels in a
+    /// table), the 40 largest kernels.
+    pub fn browser() -> Self {
+        ChartOptions {
+            width: 900.0,
+            height: 560.0,
+            top_kernels: 40,
+            side_panel: 0.0,
+            ..ChartOptions::default()
         }
     }
 }

@@ -99,6 +99,7 @@ pub struct InfoRow {
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// Aggregated kernels.
     pub kernels: Vec<Kernel>,

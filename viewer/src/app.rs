@@ -1,22 +1,25 @@
-//! The application: opening bundles, the two roofline charts, the kernel table, what-if ceilings.
+//! The application: opening bundles, the two roofline charts, the machine's ceilings, the kernel
+//! table, what-if ceilings, URL state and exports.
 //!
-//! Every figure comes from `roofline_model`: the charts draw its [`Scene`]s and the table shows
-//! its [`KernelAnalysis`]es; this module only wires them to the DOM.
+//! Every figure comes from `roofline_model`: the charts draw its [`Scene`]s, the table shows its
+//! [`Report`], and edits only change the [`Ceilings`] it is given; this module wires them to the
+//! DOM.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use roofline_model::aggregate::aggregate_by_name;
-use roofline_model::analysis::{KernelAnalysis, analyze_with};
-use roofline_model::bundle::{Bundle, Kernel};
-use roofline_model::ceilings::Ceilings;
-use roofline_model::chart::{self, ChartOptions, Scene};
+use roofline_model::bundle::{Bundle, Datapath, MemoryLevel, Method};
+use roofline_model::ceilings::{Ceiling, Ceilings};
+use roofline_model::chart::{self, ChartOptions, Domain, Scene};
 use roofline_model::geometry::si::{format_plain, format_si};
+use roofline_model::report::Report;
 use wasm_bindgen::JsCast;
 
 use crate::chart_view::ChartView;
+use crate::export;
+use crate::url_state::UrlState;
 
 /// Sample bundles shipped with the viewer.
-const SAMPLES: &[(&str, &str)] = &[(
+pub const SAMPLES: &[(&str, &str)] = &[(
     "v100-deepcam-example.json",
     include_str!("../../tests/fixtures/bundles/v100-deepcam-example.json"),
 )];
@@ -24,33 +27,54 @@ const SAMPLES: &[(&str, &str)] = &[(
 /// A bundle opened in the viewer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded {
-    /// File name or URL.
+    /// File name, sample name or URL.
     pub name: String,
     /// The bundle.
     pub bundle: Bundle,
 }
 
-/// Which chart is shown.
+/// What the main area shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChartKind {
+pub enum View {
     /// Performance against intensity.
     Hierarchical,
     /// FLOPs against bytes.
     Time,
+    /// The ceilings table.
+    Machine,
 }
 
-/// The table rows: kernels aggregated by name with their analyses, sorted by time.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Table {
-    /// Aggregated kernels.
-    pub kernels: Vec<Kernel>,
-    /// Analyses, largest time first.
-    pub analyses: Vec<KernelAnalysis>,
+impl View {
+    /// The URL name.
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Hierarchical => "hierarchical",
+            View::Time => "time",
+            View::Machine => "machine",
+        }
+    }
+
+    /// From the URL name.
+    pub fn from_key(s: &str) -> Option<Self> {
+        match s {
+            "hierarchical" => Some(View::Hierarchical),
+            "time" => Some(View::Time),
+            "machine" => Some(View::Machine),
+            _ => None,
+        }
+    }
 }
 
-/// The ceilings of the first device with a machine in a bundle.
-fn ceilings_of(b: &Bundle) -> Option<Ceilings> {
-    b.machines.first().map(Ceilings::from_machine)
+/// The table's sort column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SortBy {
+    Name,
+    Time,
+    Launches,
+    FlopPerS,
+    AiHbm,
+    Headroom,
+    Gap,
 }
 
 fn parse(name: &str, text: &str) -> Result<Loaded, String> {
@@ -67,13 +91,13 @@ async fn fetch_text(url: &str) -> Result<String, String> {
     let window = web_sys::window().ok_or("no window")?;
     let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| {
         format!(
-            "could not fetch {url}: the server did not answer, or it does not allow this page to read it (CORS)"
+            "could not fetch {url}: the server did not answer, or it does not allow this page to read it (CORS: the server must send Access-Control-Allow-Origin)"
         )
     })?;
     let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response".to_string())?;
     if !resp.ok() {
         return Err(format!(
-            "could not fetch {url}: HTTP {} {}",
+            "could not fetch {url}: the server answered HTTP {} {}",
             resp.status(),
             resp.status_text()
         ));
@@ -95,45 +119,103 @@ async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     parse(&name, &text)
 }
 
-fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search)
-        .ok()?
-        .get(name)
+/// The ceilings of a bundle's first machine.
+fn ceilings_of(b: &Bundle) -> Option<Ceilings> {
+    b.machines.first().map(Ceilings::from_machine)
 }
 
-/// The whole page.
+/// Hand edits of ceilings, applied over the chosen machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Edits {
+    /// Bandwidth overrides, byte/s.
+    pub bandwidth: Vec<(MemoryLevel, f64)>,
+    /// Compute overrides, FLOP/s.
+    pub compute: Vec<(Datapath, f64)>,
+    /// Launch overhead override, seconds.
+    pub launch_s: Option<f64>,
+}
+
+impl Edits {
+    fn apply(&self, mut c: Ceilings) -> Ceilings {
+        for (l, v) in &self.bandwidth {
+            c.set_bandwidth(
+                *l,
+                Some(Ceiling {
+                    value: *v,
+                    method: Method::Empirical,
+                }),
+            );
+        }
+        for (d, v) in &self.compute {
+            c.set_peak(
+                *d,
+                Some(Ceiling {
+                    value: *v,
+                    method: Method::Empirical,
+                }),
+            );
+        }
+        if let Some(t) = self.launch_s {
+            c.launch_overhead_s = Some(t);
+        }
+        c
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bandwidth.is_empty() && self.compute.is_empty() && self.launch_s.is_none()
+    }
+}
+
+/// The whole page; `embed` gives the compact chrome for iframes.
 #[component]
-pub fn App() -> impl IntoView {
-    let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(
+pub fn App(
+    /// Compact chrome (chart only) for `embed.html`.
+    embed: bool,
+) -> impl IntoView {
+    let initial = UrlState::from_location();
+    let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(if initial.bundle.is_some() {
+        Vec::new()
+    } else {
         SAMPLES
             .iter()
             .filter_map(|(n, t)| parse(&format!("sample: {n}"), t).ok())
-            .collect(),
-    );
+            .collect()
+    });
     let current = RwSignal::new(0usize);
     let machine_from = RwSignal::new(None::<usize>);
-    let chart_kind = RwSignal::new(if query_param("chart").as_deref() == Some("time") {
-        ChartKind::Time
+    let view_kind = RwSignal::new(initial.view);
+    let selected = RwSignal::new(initial.kernel.clone());
+    let isolate = RwSignal::new(false);
+    let filter = RwSignal::new(initial.filter.clone());
+    let top = RwSignal::new(initial.top.unwrap_or(if embed {
+        12
     } else {
-        ChartKind::Hierarchical
-    });
-    let selected = RwSignal::new(query_param("kernel"));
+        ChartOptions::browser().top_kernels
+    }));
+    let levels = RwSignal::new(initial.levels.clone());
+    let hidden_paths = RwSignal::new(Vec::<Datapath>::new());
+    let edits = RwSignal::new(Edits::default());
+    let domain = RwSignal::new(None::<Domain>);
     let error = RwSignal::new(None::<String>);
-    let dark = RwSignal::new(false);
+    let loading = RwSignal::new(false);
+    let dark = RwSignal::new(initial.dark);
+    let remote_url = RwSignal::new(initial.bundle.clone());
 
     let add = move |l: Loaded| {
         bundles.update(|b| b.push(l));
         current.set(bundles.with_untracked(Vec::len) - 1);
+        domain.set(None);
         error.set(None);
     };
 
-    if let Some(url) = query_param("bundle") {
+    if let Some(url) = initial.bundle {
+        loading.set(true);
         spawn_local(async move {
             match fetch_text(&url).await.and_then(|t| parse(&url, &t)) {
                 Ok(l) => add(l),
                 Err(e) => error.set(Some(e)),
             }
+            loading.set(false);
         });
     }
 
@@ -143,7 +225,10 @@ pub fn App() -> impl IntoView {
             if let Some(f) = files.get(i) {
                 spawn_local(async move {
                     match read_file(f).await {
-                        Ok(l) => add(l),
+                        Ok(l) => {
+                            remote_url.set(None);
+                            add(l);
+                        }
                         Err(e) => error.set(Some(e)),
                     }
                 });
@@ -151,43 +236,111 @@ pub fn App() -> impl IntoView {
         }
     };
 
-    // The ceilings in use: the bundle's own, or another open bundle's (what-if).
+    // Keep the URL in step with the view, so that a copied link reproduces it.
+    Effect::new(move |_| {
+        UrlState {
+            bundle: remote_url.get(),
+            view: view_kind.get(),
+            kernel: selected.get(),
+            filter: filter.get(),
+            levels: levels.get(),
+            top: Some(top.get()),
+            dark: dark.get(),
+        }
+        .write_to_location();
+    });
+
+    // The ceilings in use: the bundle's own or another's (what-if), then hand edits.
     let ceilings = Memo::new(move |_| {
         let all = bundles.get();
         let own = all.get(current.get()).and_then(|l| ceilings_of(&l.bundle));
-        match machine_from.get() {
+        let base = match machine_from.get() {
             Some(i) => all.get(i).and_then(|l| ceilings_of(&l.bundle)).or(own),
             None => own,
+        };
+        let e = edits.get();
+        match base {
+            Some(c) => Some(e.apply(c)),
+            None if !e.is_empty() => Some(e.apply(Ceilings::default())),
+            None => None,
         }
     });
 
-    let table = Memo::new(move |_| {
+    let report = Memo::new(move |_| {
         let all = bundles.get();
         let l = all.get(current.get())?;
-        let kernels = aggregate_by_name(&l.bundle.kernels);
-        let c = ceilings.get();
-        let mut analyses = analyze_with(&kernels, |_| c.clone());
-        analyses.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
-        Some(Table { kernels, analyses })
+        Some(Report::with_ceilings(&l.bundle, ceilings.get().as_ref()))
     });
 
     let scene = Memo::new(move |_| -> Result<Scene, String> {
         let all = bundles.get();
-        let l = all.get(current.get()).ok_or("open a bundle")?;
+        let l = all
+            .get(current.get())
+            .ok_or("open a bundle: a file, a sample, or ?bundle=URL")?;
+        let mut bundle = l.bundle.clone();
+        let needle = filter.get().to_lowercase();
+        if isolate.get()
+            && let Some(sel) = selected.get()
+        {
+            bundle.kernels.retain(|k| k.name == sel);
+        } else if !needle.is_empty() {
+            bundle
+                .kernels
+                .retain(|k| k.name.to_lowercase().contains(&needle));
+        }
+        let hidden = hidden_paths.get();
+        let datapaths = ceilings.get().map(|c| {
+            c.datapaths()
+                .map(|(d, _)| d)
+                .filter(|d| !hidden.contains(d))
+                .collect()
+        });
         let options = ChartOptions {
-            width: 900.0,
-            height: 560.0,
-            side_panel: 0.0,
-            top_kernels: 40,
+            top_kernels: top.get(),
             ceilings: ceilings.get(),
-            ..ChartOptions::default()
+            levels: levels.get(),
+            datapaths,
+            domain: domain.get(),
+            ..ChartOptions::browser()
         };
-        match chart_kind.get() {
-            ChartKind::Hierarchical => chart::hierarchical(&l.bundle, &options),
-            ChartKind::Time => chart::time_based(&l.bundle, &options),
+        match view_kind.get() {
+            ChartKind::Hierarchical => chart::hierarchical(&bundle, &options),
+            ChartKind::Time | ChartKind::Machine => chart::time_based(&bundle, &options),
         }
         .map_err(|e| e.to_string())
     });
+
+    let csv_name = move || {
+        bundles.with(|b| {
+            b.get(current.get())
+                .map(|l| {
+                    l.name
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or("bundle")
+                        .trim_end_matches(".json")
+                        .replace("sample: ", "")
+                })
+                .unwrap_or_else(|| "bundle".into())
+        })
+    };
+
+    let chart = move || match scene.get() {
+        Ok(s) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
+        Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+    };
+
+    if embed {
+        return view! {
+            <div class="app embed" class:dark=move || dark.get()>
+                <style>{STYLE}</style>
+                {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                {move || loading.get().then(|| view! { <p class="loading">"Loading…"</p> })}
+                {chart}
+            </div>
+        }
+        .into_any();
+    }
 
     view! {
         <div
@@ -210,6 +363,7 @@ pub fn App() -> impl IntoView {
                             if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                                 current.set(i);
                                 selected.set(None);
+                                domain.set(None);
                             }
                         }
                     >
@@ -232,6 +386,7 @@ pub fn App() -> impl IntoView {
                 <label class="file">
                     "Open… "
                     <input
+                        id="file-input"
                         type="file"
                         accept=".json,application/json"
                         multiple=true
@@ -241,29 +396,36 @@ pub fn App() -> impl IntoView {
                         }
                     />
                 </label>
-                <span class="tabs">
-                    <button
-                        id="tab-hierarchical"
-                        class:active=move || chart_kind.get() == ChartKind::Hierarchical
-                        on:click=move |_| chart_kind.set(ChartKind::Hierarchical)
-                    >
-                        "Hierarchical"
-                    </button>
-                    <button
-                        id="tab-time"
-                        class:active=move || chart_kind.get() == ChartKind::Time
-                        on:click=move |_| chart_kind.set(ChartKind::Time)
-                    >
-                        "Time-based"
-                    </button>
+                <span class="tabs" role="tablist">
+                    {[View::Hierarchical, View::Time, View::Machine]
+                        .into_iter()
+                        .map(|v| {
+                            let label = match v {
+                                View::Hierarchical => "Hierarchical",
+                                View::Time => "Time-based",
+                                View::Machine => "Machine",
+                            };
+                            view! {
+                                <button
+                                    id=format!("tab-{}", v.key())
+                                    role="tab"
+                                    class:active=move || view_kind.get() == v
+                                    on:click=move |_| {
+                                        view_kind.set(v);
+                                        domain.set(None);
+                                    }
+                                >
+                                    {label}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
                 </span>
                 <label>
                     "Ceilings from "
                     <select
                         id="machine-select"
-                        on:change=move |ev| {
-                            machine_from.set(event_target_value(&ev).parse::<usize>().ok());
-                        }
+                        on:change=move |ev| machine_from.set(event_target_value(&ev).parse::<usize>().ok())
                     >
                         <option value="own">"this bundle"</option>
                         {move || {
@@ -277,15 +439,298 @@ pub fn App() -> impl IntoView {
                         }}
                     </select>
                 </label>
-                <button on:click=move |_| dark.update(|d| *d = !*d)>"Light/dark"</button>
+                <button id="theme" on:click=move |_| dark.update(|d| *d = !*d)>"Light/dark"</button>
             </header>
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-            {move || match scene.get() {
-                Ok(s) => view! { <ChartView scene=s selected=selected /> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+            {move || loading.get().then(|| view! { <p class="loading">"Loading…"</p> })}
+            <div class="toolbar">
+                <span>"Levels: "</span>
+                {MemoryLevel::KERNEL_LEVELS
+                    .into_iter()
+                    .map(|l| {
+                        view! {
+                            <label>
+                                <input
+                                    type="checkbox"
+                                    id=format!("level-{}", l.key())
+                                    prop:checked=move || levels.get().contains(&l)
+                                    on:change=move |_| {
+                                        levels.update(|ls| {
+                                            if let Some(i) = ls.iter().position(|x| *x == l) {
+                                                ls.remove(i);
+                                            } else {
+                                                ls.push(l);
+                                            }
+                                        });
+                                    }
+                                />
+                                {l.label()}
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+                <span>" Roofs: "</span>
+                {move || {
+                    ceilings
+                        .get()
+                        .map(|c| {
+                            c.datapaths()
+                                .map(|(d, _)| {
+                                    view! {
+                                        <label>
+                                            <input
+                                                type="checkbox"
+                                                id=format!("roof-{}", d.key())
+                                                prop:checked=move || !hidden_paths.get().contains(&d)
+                                                on:change=move |_| {
+                                                    hidden_paths.update(|h| {
+                                                        if let Some(i) = h.iter().position(|x| *x == d) {
+                                                            h.remove(i);
+                                                        } else {
+                                                            h.push(d);
+                                                        }
+                                                    });
+                                                }
+                                            />
+                                            {d.label()}
+                                        </label>
+                                    }
+                                })
+                                .collect_view()
+                        })
+                }}
+                <label>
+                    " Top "
+                    <input
+                        id="top"
+                        type="number"
+                        min="1"
+                        max="500"
+                        prop:value=move || top.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).parse::<usize>() {
+                                top.set(n.clamp(1, 500));
+                            }
+                        }
+                    />
+                </label>
+                <label>
+                    <input type="checkbox" id="isolate" prop:checked=move || isolate.get() on:change=move |_| isolate.update(|i| *i = !*i) />
+                    "Only the selected kernel"
+                </label>
+                <button id="reset-zoom" on:click=move |_| domain.set(None)>"Reset zoom"</button>
+                <button id="export-svg" on:click=move |_| export::download_chart_svg(&format!("{}-{}.svg", csv_name(), view_kind.get_untracked().key()))>"SVG"</button>
+                <button id="export-png" on:click=move |_| export::download_chart_png(&format!("{}-{}.png", csv_name(), view_kind.get_untracked().key()))>"PNG"</button>
+                <button
+                    id="export-csv"
+                    on:click=move |_| {
+                        let all = bundles.get_untracked();
+                        if let (Some(l), Some(r)) = (all.get(current.get_untracked()), report.get_untracked()) {
+                            export::download_text(&format!("{}-kernels.csv", csv_name()), "text/csv", &r.to_csv(&l.bundle));
+                        }
+                    }
+                >
+                    "CSV"
+                </button>
+            </div>
+            {move || {
+                if view_kind.get() == View::Machine {
+                    view! { <MachineView ceilings=ceilings bundles=bundles current=current edits=edits /> }.into_any()
+                } else {
+                    chart().into_any()
+                }
             }}
-            <KernelTable table=table selected=selected />
+            <KernelTable report=report bundles=bundles current=current selected=selected filter=filter />
+            <footer>
+                "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
+                "All figures are computed in your browser; bundles never leave it."
+            </footer>
         </div>
+    }
+    .into_any()
+}
+
+/// Alias so the scene selector reads naturally.
+type ChartKind = View;
+
+/// The machine's ceilings: every entry of the bundle with its method, the one in use, the ratio
+/// of empirical to theoretical, and a what-if field.
+#[component]
+fn MachineView(
+    ceilings: Memo<Option<Ceilings>>,
+    bundles: RwSignal<Vec<Loaded>>,
+    current: RwSignal<usize>,
+    edits: RwSignal<Edits>,
+) -> impl IntoView {
+    let rows = move || {
+        let all = bundles.get();
+        let Some(l) = all.get(current.get()) else {
+            return Vec::new();
+        };
+        let Some(m) = l.bundle.machines.first() else {
+            return Vec::new();
+        };
+        let mut rows = Vec::new();
+        for level in MemoryLevel::ALL {
+            let entries: Vec<_> = m.bandwidth.iter().filter(|b| b.level == level).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            let theo = entries
+                .iter()
+                .filter(|e| e.method == Method::Theoretical)
+                .map(|e| e.value)
+                .reduce(f64::max);
+            for e in entries {
+                rows.push((
+                    level.label().to_string(),
+                    format_si(e.value, "B/s"),
+                    e.method,
+                    e.implementation.clone().unwrap_or_default(),
+                    theo.filter(|_| e.method == Method::Empirical)
+                        .map(|t| e.value / t),
+                ));
+            }
+        }
+        for d in Datapath::ALL {
+            let entries: Vec<_> = m.compute.iter().filter(|c| c.datapath == d).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            let theo = entries
+                .iter()
+                .filter(|e| e.method == Method::Theoretical)
+                .map(|e| e.value)
+                .reduce(f64::max);
+            for e in entries {
+                rows.push((
+                    d.label().to_string(),
+                    format_si(e.value, "FLOP/s"),
+                    e.method,
+                    e.implementation.clone().unwrap_or_default(),
+                    theo.filter(|_| e.method == Method::Empirical)
+                        .map(|t| e.value / t),
+                ));
+            }
+        }
+        if let Some(lo) = &m.launch_overhead {
+            rows.push((
+                "Launch overhead".into(),
+                format_si(lo.value_s, "s"),
+                lo.method,
+                lo.implementation.clone().unwrap_or_default(),
+                None,
+            ));
+        }
+        rows
+    };
+    view! {
+        <section class="machine">
+            <h2>"Ceilings in the bundle"</h2>
+            <table id="ceilings">
+                <thead>
+                    <tr><th>"Ceiling"</th><th>"Value"</th><th>"Method"</th><th>"Implementation"</th><th>"Empirical / theoretical"</th></tr>
+                </thead>
+                <tbody>
+                    {move || {
+                        rows()
+                            .into_iter()
+                            .map(|(name, value, method, imp, ratio)| {
+                                view! {
+                                    <tr>
+                                        <td class="name">{name}</td>
+                                        <td>{value}</td>
+                                        <td>{match method { Method::Empirical => "empirical", Method::Theoretical => "theoretical" }}</td>
+                                        <td class="name">{imp}</td>
+                                        <td>{ratio.map_or("–".into(), |r| format!("{r:.3}"))}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+            <h2>"What if: ceilings in use"</h2>
+            <p class="hint">"Type a value (in the unit shown) to see both rooflines and the table recomputed against it."</p>
+            <table id="what-if">
+                <tbody>
+                    {move || {
+                        let c = ceilings.get().unwrap_or_default();
+                        let bw = c.levels().map(|(l, v)| {
+                            let id = format!("edit-{}", l.key());
+                            view! {
+                                <tr>
+                                    <td class="name">{l.label()}</td>
+                                    <td>
+                                        <input
+                                            id=id
+                                            type="number"
+                                            step="any"
+                                            value=format!("{}", v.value / 1e9)
+                                            on:change=move |ev| {
+                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                    edits.update(|e| {
+                                                        e.bandwidth.retain(|(k, _)| *k != l);
+                                                        e.bandwidth.push((l, x * 1e9));
+                                                    });
+                                                }
+                                            }
+                                        />
+                                        " GB/s"
+                                    </td>
+                                </tr>
+                            }
+                        });
+                        let cp = c.datapaths().map(|(d, v)| {
+                            let id = format!("edit-{}", d.key());
+                            view! {
+                                <tr>
+                                    <td class="name">{d.label()}</td>
+                                    <td>
+                                        <input
+                                            id=id
+                                            type="number"
+                                            step="any"
+                                            value=format!("{}", v.value / 1e12)
+                                            on:change=move |ev| {
+                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                    edits.update(|e| {
+                                                        e.compute.retain(|(k, _)| *k != d);
+                                                        e.compute.push((d, x * 1e12));
+                                                    });
+                                                }
+                                            }
+                                        />
+                                        " TFLOP/s"
+                                    </td>
+                                </tr>
+                            }
+                        });
+                        let launch = view! {
+                            <tr>
+                                <td class="name">"Launch overhead"</td>
+                                <td>
+                                    <input
+                                        id="edit-launch"
+                                        type="number"
+                                        step="any"
+                                        value=c.launch_overhead_s.map(|t| format!("{}", t * 1e6)).unwrap_or_default()
+                                        on:change=move |ev| {
+                                            if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                edits.update(|e| e.launch_s = Some(x * 1e-6));
+                                            }
+                                        }
+                                    />
+                                    " µs"
+                                </td>
+                            </tr>
+                        };
+                        (bw.collect_view(), cp.collect_view(), launch)
+                    }}
+                </tbody>
+            </table>
+            <button id="reset-edits" on:click=move |_| edits.set(Edits::default())>"Undo edits"</button>
+        </section>
     }
 }
 
@@ -293,51 +738,100 @@ fn cell(v: Option<f64>, unit: &str) -> String {
     v.map_or_else(|| "–".into(), |v| format_si(v, unit))
 }
 
-/// The kernel table: one row per kernel name, largest time first; a click selects.
+/// The kernel table: one row per kernel name; sortable, searchable; a click selects.
 #[component]
-fn KernelTable(table: Memo<Option<Table>>, selected: RwSignal<Option<String>>) -> impl IntoView {
-    let filter = RwSignal::new(String::new());
+fn KernelTable(
+    report: Memo<Option<Report>>,
+    bundles: RwSignal<Vec<Loaded>>,
+    current: RwSignal<usize>,
+    selected: RwSignal<Option<String>>,
+    filter: RwSignal<String>,
+) -> impl IntoView {
+    let sort = RwSignal::new((SortBy::Time, true));
+    let header = move |label: &'static str, by: SortBy| {
+        view! {
+            <th
+                class="sortable"
+                on:click=move |_| sort.update(|(b, desc)| {
+                    if *b == by {
+                        *desc = !*desc;
+                    } else {
+                        *b = by;
+                        *desc = by != SortBy::Name;
+                    }
+                })
+            >
+                {label}
+                {move || (sort.get().0 == by).then(|| if sort.get().1 { " ▼" } else { " ▲" })}
+            </th>
+        }
+    };
     view! {
         <section class="kernels">
             <input
                 id="kernel-search"
                 type="search"
-                placeholder="Filter kernels"
+                placeholder="Filter kernels by name"
+                prop:value=move || filter.get()
                 on:input=move |ev| filter.set(event_target_value(&ev))
             />
-            <table>
+            <table id="kernel-table">
                 <thead>
                     <tr>
-                        <th>"Kernel"</th>
+                        {header("Kernel", SortBy::Name)}
                         <th>"Share"</th>
-                        <th>"Time"</th>
-                        <th>"Launches"</th>
-                        <th>"FLOP/s"</th>
+                        {header("Time", SortBy::Time)}
+                        {header("Launches", SortBy::Launches)}
+                        {header("FLOP/s", SortBy::FlopPerS)}
                         <th>"AI L1"</th>
                         <th>"AI L2"</th>
-                        <th>"AI HBM"</th>
+                        {header("AI HBM", SortBy::AiHbm)}
                         <th>"Bound"</th>
-                        <th>"Headroom"</th>
+                        {header("Headroom", SortBy::Headroom)}
                         <th>"Region"</th>
-                        <th>"T/Tbound"</th>
+                        {header("T/Tbound", SortBy::Gap)}
                     </tr>
                 </thead>
                 <tbody>
                     {move || {
+                        let _ = bundles.get();
+                        let _ = current.get();
                         let needle = filter.get().to_lowercase();
-                        table
+                        let (by, desc) = sort.get();
+                        report
                             .get()
-                            .map(|t| {
-                                t.analyses
+                            .map(|r| {
+                                let mut rows: Vec<_> = r
+                                    .analyses
                                     .iter()
-                                    .filter(|a| {
-                                        needle.is_empty()
-                                            || t.kernels[a.index].name.to_lowercase().contains(&needle)
-                                    })
+                                    .filter(|a| needle.is_empty() || r.kernels[a.index].name.to_lowercase().contains(&needle))
+                                    .collect();
+                                let key = |a: &roofline_model::analysis::KernelAnalysis| -> f64 {
+                                    match by {
+                                        SortBy::Name | SortBy::Time => a.time_s,
+                                        SortBy::Launches => {
+                                            #[allow(clippy::cast_precision_loss)]
+                                            let n = r.kernels[a.index].launches as f64;
+                                            n
+                                        }
+                                        SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
+                                        SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
+                                        SortBy::Headroom => a.headroom.unwrap_or(-1.0),
+                                        SortBy::Gap => a.gap.unwrap_or(-1.0),
+                                    }
+                                };
+                                if by == SortBy::Name {
+                                    rows.sort_by(|a, b| r.kernels[a.index].short_name().cmp(&r.kernels[b.index].short_name()));
+                                } else {
+                                    rows.sort_by(|a, b| key(a).total_cmp(&key(b)));
+                                }
+                                if desc {
+                                    rows.reverse();
+                                }
+                                rows.into_iter()
                                     .map(|a| {
-                                        let k = &t.kernels[a.index];
+                                        let k = &r.kernels[a.index];
                                         let name = k.name.clone();
-                                        let short = k.short_name();
                                         let is_sel = {
                                             let name = name.clone();
                                             move || selected.get().as_deref() == Some(name.as_str())
@@ -354,7 +848,7 @@ fn KernelTable(table: Memo<Option<Table>>, selected: RwSignal<Option<String>>) -
                                                     });
                                                 }
                                             >
-                                                <td class="name">{short}</td>
+                                                <td class="name">{k.short_name()}</td>
                                                 <td>{format!("{:.1}%", a.share_of_time * 100.0)}</td>
                                                 <td>{format_si(a.time_s, "s")}</td>
                                                 <td>{k.launches}</td>
@@ -380,20 +874,29 @@ fn KernelTable(table: Memo<Option<Table>>, selected: RwSignal<Option<String>>) -
 
 const STYLE: &str = r#"
 body { margin: 0; }
-.app { font-family: system-ui, sans-serif; color: #111; background: #fff; min-height: 100vh; padding: 8px 16px; }
+.app { font-family: system-ui, sans-serif; color: #111; background: #fff; min-height: 100vh; padding: 8px 16px; box-sizing: border-box; }
 .app.dark { color: #e8e8e8; background: #16181c; }
-header { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; }
+.app.embed { padding: 0; min-height: 0; }
+header, .toolbar { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin-bottom: 6px; }
 header h1 { font-size: 20px; margin: 0 12px 0 0; }
+.toolbar { font-size: 13px; }
 .tabs button.active { font-weight: bold; text-decoration: underline; }
 .error { color: #b00020; background: #fdecea; padding: 8px; border-radius: 4px; }
 .chart { position: relative; max-width: 1000px; }
-.chart svg { width: 100%; height: auto; }
+.chart svg { width: 100%; height: auto; display: block; user-select: none; }
 .dark .chart svg .bg { fill: #1e2126; }
 .dark .chart svg text { fill: #ddd; }
-.tooltip { position: absolute; pointer-events: none; background: rgba(20,20,20,0.92); color: #fff; padding: 6px 8px; border-radius: 4px; font-size: 12px; max-width: 420px; }
-.kernels table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
-.kernels th, .kernels td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #ddd; }
-.kernels td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.kernels tr { cursor: pointer; }
+.dark .chart svg .ceiling-label { stroke: #1e2126; }
+.tooltip { position: absolute; pointer-events: none; background: rgba(20,20,20,0.92); color: #fff; padding: 6px 8px; border-radius: 4px; font-size: 12px; max-width: 420px; overflow-wrap: anywhere; }
+.legend, .notes { list-style: none; padding: 0; margin: 4px 0; font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px 14px; }
+.notes { color: #666; }
+.swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
+table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
+th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #ddd; }
+td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+th.sortable { cursor: pointer; }
+.kernels tbody tr { cursor: pointer; }
 .kernels tr.selected { background: #ffe9a8; color: #111; }
+.machine input { width: 9em; }
+footer { margin-top: 12px; font-size: 12px; color: #777; }
 "#;

@@ -2,7 +2,7 @@
 //! figure: positions, labels and colours all come from `roofline_model::chart`.
 
 use leptos::prelude::*;
-use roofline_model::chart::{Anchor, LineRole, MarkerKind, Scene, style};
+use roofline_model::chart::{Anchor, Domain, LineRole, MarkerKind, Scene, style};
 use roofline_model::geometry::roofline::nearest_point;
 
 fn points(pts: &[(f64, f64)]) -> String {
@@ -29,6 +29,8 @@ pub fn ChartView(
     scene: Scene,
     /// The kernel selected in the table or on the chart (full name).
     selected: RwSignal<Option<String>>,
+    /// The data ranges shown; wheel and drag set it (zoom and pan), `None` fits the data.
+    domain: RwSignal<Option<Domain>>,
 ) -> impl IntoView {
     let area = scene.viewport.area;
     let (w, h) = (scene.width, scene.height);
@@ -52,45 +54,68 @@ pub fn ChartView(
         .map(|m| scene.kernels[m.kernel].full_name.clone())
         .collect();
 
-    let on_move = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.current_target() else {
-            return;
-        };
+    let viewport = scene.viewport;
+    // Pointer position in the scene's pixel space (the SVG scales with its container).
+    let to_scene = move |ev: &web_sys::MouseEvent| -> Option<(f64, f64, f64, f64)> {
         use wasm_bindgen::JsCast;
-        let Ok(el) = target.dyn_into::<web_sys::Element>() else {
+        let el = ev.current_target()?.dyn_into::<web_sys::Element>().ok()?;
+        let r = el.get_bounding_client_rect();
+        if r.width() <= 0.0 || r.height() <= 0.0 {
+            return None;
+        }
+        let (lx, ly) = (
+            f64::from(ev.client_x()) - r.left(),
+            f64::from(ev.client_y()) - r.top(),
+        );
+        Some((lx * w / r.width(), ly * h / r.height(), lx, ly))
+    };
+    // A drag in progress: where it started (scene px) and whether it moved.
+    let drag = RwSignal::new(None::<(f64, f64)>);
+    let dragged = RwSignal::new(false);
+
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let Some((sx, sy, lx, ly)) = to_scene(&ev) else {
             return;
         };
-        let r = el.get_bounding_client_rect();
-        if r.width() <= 0.0 {
+        if let Some((x0, y0)) = drag.get_untracked()
+            && ev.buttons() & 1 == 1
+        {
+            let (dx, dy) = (sx - x0, sy - y0);
+            if dx.abs() + dy.abs() > 3.0 {
+                dragged.set(true);
+                let moved = viewport.pan((dx, dy));
+                domain.set(Some((moved.x.domain(), moved.y.domain())));
+                hover.set(None);
+            }
             return;
         }
-        // Pointer in the scene's pixel space (the SVG scales with its container).
-        let sx = (f64::from(ev.client_x()) - r.left()) * w / r.width();
-        let sy = (f64::from(ev.client_y()) - r.top()) * h / r.height();
-        hover.set(nearest_point((sx, sy), &marker_px, 12.0).map(|i| {
-            (
-                f64::from(ev.client_x()) - r.left() + 14.0,
-                f64::from(ev.client_y()) - r.top() + 14.0,
-                tips[i].clone(),
-            )
-        }));
+        hover.set(
+            nearest_point((sx, sy), &marker_px, 12.0)
+                .map(|i| (lx + 14.0, ly + 14.0, tips[i].clone())),
+        );
     };
     let names_click = names.clone();
     let marker_px_click: Vec<(f64, f64)> = scene.markers.iter().map(|m| m.at).collect();
     let on_click = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.current_target() else {
+        if dragged.get_untracked() {
+            dragged.set(false);
+            return;
+        }
+        let Some((sx, sy, _, _)) = to_scene(&ev) else {
             return;
         };
-        use wasm_bindgen::JsCast;
-        let Ok(el) = target.dyn_into::<web_sys::Element>() else {
-            return;
-        };
-        let r = el.get_bounding_client_rect();
-        let sx = (f64::from(ev.client_x()) - r.left()) * w / r.width();
-        let sy = (f64::from(ev.client_y()) - r.top()) * h / r.height();
         if let Some(i) = nearest_point((sx, sy), &marker_px_click, 12.0) {
             selected.set(Some(names_click[i].clone()));
         }
+    };
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let Some((sx, sy, _, _)) = to_scene(&ev) else {
+            return;
+        };
+        ev.prevent_default();
+        let factor = if ev.delta_y() < 0.0 { 1.25 } else { 0.8 };
+        let zoomed = viewport.zoom(factor, (sx, sy));
+        domain.set(Some((zoomed.x.domain(), zoomed.y.domain())));
     };
 
     let grid_x: Vec<f64> = scene
@@ -116,8 +141,20 @@ pub fn ChartView(
                 xmlns="http://www.w3.org/2000/svg"
                 viewBox=format!("0 0 {w} {h}")
                 on:mousemove=on_move
-                on:mouseleave=move |_| hover.set(None)
+                on:mousedown=move |ev: web_sys::MouseEvent| {
+                    if let Some((sx, sy, _, _)) = to_scene(&ev) {
+                        drag.set(Some((sx, sy)));
+                        dragged.set(false);
+                    }
+                }
+                on:mouseup=move |_| drag.set(None)
+                on:mouseleave=move |_| {
+                    hover.set(None);
+                    drag.set(None);
+                }
                 on:click=on_click
+                on:wheel=on_wheel
+                on:dblclick=move |_| domain.set(None)
                 font-size="12"
             >
                 <rect class="bg" width=w height=h fill="#ffffff" />
@@ -231,6 +268,11 @@ pub fn ChartView(
                                         move || is_sel()
                                     }
                                     data-kernel=scene.kernels[m.kernel].full_name.clone()
+                                    data-kind=match m.kind {
+                                        MarkerKind::Level(l) => l.key(),
+                                        MarkerKind::Complexity => "complexity",
+                                        MarkerKind::TimeVertex => "vertex",
+                                    }
                                     data-x=m.data.0
                                     data-y=m.data.1
                                     cx=m.at.0

@@ -1,13 +1,23 @@
 //! The roofline viewer: a static, client-side web app that opens bundles and recomputes both
 //! rooflines in the browser through `roofline-model`.
+//!
+//! `index.html` mounts the full app; `embed.html` (a page whose `<body>` has
+//! `data-embed="true"`) mounts the compact chart-only chrome for iframes in documentation.
 
 pub mod app;
 pub mod chart_view;
+pub mod export;
+pub mod url_state;
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Entry point called by the page's JavaScript glue: mounts the app on `<body>`.
 #[wasm_bindgen(start)]
 pub fn start() {
-    leptos::mount::mount_to_body(app::App);
+    let embed = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.body())
+        .and_then(|b| b.get_attribute("data-embed"))
+        .is_some_and(|v| v == "true");
+    leptos::mount::mount_to_body(move || leptos::view! { <app::App embed=embed /> });
 }

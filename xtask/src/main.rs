@@ -89,6 +89,21 @@ fn ensure_wasm_target() -> Result<(), String> {
     run("install the wasm32 target", c)
 }
 
+/// Debian's Chromium and chromedriver, installed with apt when missing (as CI does).
+fn ensure_browser() -> Result<(), String> {
+    let have = |p: &str| Path::new(p).is_file();
+    if have("/usr/bin/chromium") && have("/usr/bin/chromedriver") {
+        return Ok(());
+    }
+    let mut c = Command::new("apt-get");
+    c.arg("update").arg("-qq");
+    run("apt-get update", c)?;
+    let mut c = Command::new("apt-get");
+    c.args(["install", "-y", "-qq", "chromium", "chromium-driver"])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run("install Chromium and chromedriver", c)
+}
+
 fn test() -> Result<(), String> {
     ensure_wasm_target()?;
     let mut c = cargo();
@@ -121,8 +136,24 @@ fn test() -> Result<(), String> {
     run("clippy (wasm32: model and viewer)", c)?;
     let mut c = cargo();
     c.args(["test", "--workspace"]);
-    let (passed, failed) = run_counting_tests("cargo test --workspace", c)?;
-    eprintln!("\nall checks passed");
+    let (mut passed, mut failed) = run_counting_tests("cargo test --workspace", c)?;
+    ensure_browser()?;
+    build_web()?;
+    let mut c = cargo();
+    c.args([
+        "test",
+        "-p",
+        "roofline-tests",
+        "--test",
+        "browser",
+        "--",
+        "--ignored",
+        "--test-threads=1",
+    ]);
+    let (p, f) = run_counting_tests("browser tests (Chromium)", c)?;
+    passed += p;
+    failed += f;
+    eprintln!("\nall checks passed; screenshots in target/browser-screenshots/");
     // One closing line for every test binary together, in the plain form CI reads.
     println!("{passed} passed, {failed} failed");
     Ok(())

@@ -1,0 +1,126 @@
+//! The view's state in the URL query, so that a copied link reproduces the view:
+//! `?bundle=URL&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&theme=dark`.
+
+use roofline_model::bundle::MemoryLevel;
+
+use crate::app::View;
+
+/// What the URL says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UrlState {
+    /// A bundle to fetch.
+    pub bundle: Option<String>,
+    /// The view.
+    pub view: View,
+    /// The selected kernel (full name).
+    pub kernel: Option<String>,
+    /// The kernel filter.
+    pub filter: String,
+    /// The memory levels shown.
+    pub levels: Vec<MemoryLevel>,
+    /// How many kernels are drawn.
+    pub top: Option<usize>,
+    /// Dark theme.
+    pub dark: bool,
+}
+
+impl Default for UrlState {
+    fn default() -> Self {
+        UrlState {
+            bundle: None,
+            view: View::Hierarchical,
+            kernel: None,
+            filter: String::new(),
+            levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
+            top: None,
+            dark: false,
+        }
+    }
+}
+
+impl UrlState {
+    /// Reads a query string (with or without its `?`).
+    pub fn from_query(query: &str) -> Self {
+        let mut s = UrlState::default();
+        let Ok(params) = web_sys::UrlSearchParams::new_with_str(query) else {
+            return s;
+        };
+        s.bundle = params.get("bundle").filter(|b| !b.is_empty());
+        s.view = params
+            .get("chart")
+            .and_then(|c| View::from_key(&c))
+            .unwrap_or(View::Hierarchical);
+        s.kernel = params.get("kernel").filter(|k| !k.is_empty());
+        s.filter = params
+            .get("filter")
+            .or_else(|| params.get("kernels"))
+            .unwrap_or_default();
+        if let Some(l) = params.get("levels") {
+            s.levels = MemoryLevel::KERNEL_LEVELS
+                .into_iter()
+                .filter(|lv| l.split(',').any(|x| x == lv.key()))
+                .collect();
+        }
+        s.top = params
+            .get("top")
+            .and_then(|t| t.parse().ok())
+            .filter(|t| *t > 0);
+        s.dark = params.get("theme").as_deref() == Some("dark");
+        s
+    }
+
+    /// The state of the page's current URL.
+    pub fn from_location() -> Self {
+        let query = web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .unwrap_or_default();
+        Self::from_query(&query)
+    }
+
+    /// The query string (without `?`) for this state; defaults are left out.
+    pub fn to_query(&self) -> String {
+        let Ok(p) = web_sys::UrlSearchParams::new() else {
+            return String::new();
+        };
+        if let Some(b) = &self.bundle {
+            p.append("bundle", b);
+        }
+        if self.view != View::Hierarchical {
+            p.append("chart", self.view.key());
+        }
+        if let Some(k) = &self.kernel {
+            p.append("kernel", k);
+        }
+        if !self.filter.is_empty() {
+            p.append("filter", &self.filter);
+        }
+        if self.levels != MemoryLevel::KERNEL_LEVELS.to_vec() {
+            let keys: Vec<&str> = self.levels.iter().map(|l| l.key()).collect();
+            p.append("levels", &keys.join(","));
+        }
+        if let Some(t) = self.top {
+            p.append("top", &t.to_string());
+        }
+        if self.dark {
+            p.append("theme", "dark");
+        }
+        p.to_string().into()
+    }
+
+    /// Replaces the page's URL (no new history entry).
+    pub fn write_to_location(&self) {
+        let Some(w) = web_sys::window() else { return };
+        let Ok(path) = w.location().pathname() else {
+            return;
+        };
+        let q = self.to_query();
+        let url = if q.is_empty() {
+            path
+        } else {
+            format!("{path}?{q}")
+        };
+        if let Ok(h) = w.history() {
+            let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        }
+    }
+}
