@@ -1,6 +1,13 @@
 //! Helpers shared by the end-to-end tests: where the fixtures are.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+pub mod webdriver;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 /// The `tests/fixtures` folder of the workspace.
 pub fn fixtures() -> PathBuf {

@@ -85,6 +85,8 @@ pub enum ChartKind {
     Hierarchical,
     /// FLOPs against bytes (Wang et al. 2020), each kernel joined to its time vertex.
     Time,
+    /// The machine's ERT-style sweep: performance against intensity per working set.
+    Sweep,
 }
 
 /// `roofline plot`.

@@ -144,6 +144,7 @@ pub fn plot(
     let scene = match chart {
         ChartKind::Hierarchical => roofline_model::chart::hierarchical(bundle, &options),
         ChartKind::Time => roofline_model::chart::time_based(bundle, &options),
+        ChartKind::Sweep => roofline_model::chart::sweep(bundle, &options),
     }
     .map_err(|e| Error::Nothing(e.to_string()))?;
     Ok(export::svg::render(&scene))

@@ -101,6 +101,11 @@ pub enum LineRole {
         /// Index into [`Scene::kernels`].
         kernel: usize,
     },
+    /// One working set of the ERT-style sweep (performance against intensity).
+    Sweep {
+        /// Series number, for its colour.
+        series: usize,
+    },
 }
 
 /// A polyline in pixel coordinates.
@@ -216,6 +221,11 @@ pub enum LegendRole {
     TimeVertex,
     /// The launch-overhead box.
     LaunchBox,
+    /// A series of the sweep.
+    Sweep {
+        /// Series number.
+        series: usize,
+    },
 }
 
 /// A whole chart, ready to draw.
@@ -290,8 +300,14 @@ pub mod style {
             LineRole::Compute(d) | LineRole::MachineBalance(d) => datapath(d),
             LineRole::LaunchBox { .. } => "#E69F00",
             LineRole::KernelLink { .. } => "#888888",
+            LineRole::Sweep { series } => SWEEP[series % SWEEP.len()],
         }
     }
+
+    /// Colours of the sweep's series (a sequential palette: small to large working sets).
+    const SWEEP: [&str; 8] = [
+        "#0072B2", "#3989C2", "#56B4E9", "#009E73", "#7FB800", "#E69F00", "#D55E00", "#A0391B",
+    ];
 
     /// The colour of a marker.
     pub fn marker(k: MarkerKind) -> &'static str {
@@ -310,6 +326,7 @@ pub mod style {
             LegendRole::Complexity => marker(MarkerKind::Complexity),
             LegendRole::TimeVertex => marker(MarkerKind::TimeVertex),
             LegendRole::LaunchBox => "#E69F00",
+            LegendRole::Sweep { series } => line(LineRole::Sweep { series }),
         }
     }
 }
@@ -1066,6 +1083,131 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     })
 }
 
+/// One line of the sweep chart: its (datapath, working set) key and its (intensity, FLOP/s) points.
+type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
+
+/// The ERT-style sweep of a machine (Empirical Roofline Toolkit, Lo et al., "Roofline Model
+/// Toolkit: A Practical Tool for Architectural and Program Analysis", PMBS 2014): achieved
+/// performance `F / T` against intensity `F / B`, one line per datapath and working set, with the
+/// ceilings drawn as in [`hierarchical`]. Plateaus at each working set's bandwidth show the memory
+/// levels; the flat tops show the compute peaks.
+///
+/// # Errors
+/// [`ChartError::Nothing`] when the device's machine has no sweep.
+pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
+    let p = prepare(bundle, o);
+    let machine = p
+        .device
+        .as_deref()
+        .and_then(|d| bundle.machine_for(d))
+        .filter(|m| !m.sweep.is_empty())
+        .ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    // Series: (datapath, working set) in order of first appearance, points sorted by intensity.
+    let mut series: Vec<SweepSeries> = Vec::new();
+    for s in &machine.sweep {
+        if s.bytes <= 0.0 || s.flops <= 0.0 || s.time_s <= 0.0 {
+            continue;
+        }
+        let point = (s.flops / s.bytes, s.flops / s.time_s);
+        let key = (s.datapath, s.working_set_bytes);
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pts)) => pts.push(point),
+            None => series.push((key, vec![point])),
+        }
+    }
+    series.sort_by(|a, b| {
+        (a.0.0, a.0.1)
+            .partial_cmp(&(b.0.0, b.0.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    for (_, pts) in &mut series {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let xs = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+    let ys: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .chain(p.ceilings.datapaths().map(|(_, c)| c.value))
+        .collect();
+    let dx = fit_log_domain(xs, 0.3).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let dy = fit_log_domain(ys.iter().copied(), 0.3)
+        .ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let (dx, dy) = o.domain.unwrap_or((dx, dy));
+    let area = plot_area(o);
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let mut lines = Vec::new();
+    let mut labels = Vec::new();
+    let mut legend = Vec::new();
+    for (i, ((d, ws), pts)) in series.iter().enumerate() {
+        let role = LineRole::Sweep { series: i };
+        if let Some((_, _, x1, y1)) = push_clipped(
+            &mut lines,
+            &vp,
+            role,
+            false,
+            shapes::clip_polyline_loglog(pts, dx, dy),
+        ) {
+            labels.push(Label {
+                text: format_si(*ws, "B"),
+                at: (x1 + 4.0, y1 + 4.0),
+                angle_deg: 0.0,
+                anchor: Anchor::Start,
+                role,
+            });
+        }
+        legend.push(LegendEntry {
+            role: LegendRole::Sweep { series: i },
+            text: format!("{} sweep, working set {}", d.label(), format_si(*ws, "B")),
+        });
+    }
+    // The resolved ceilings, for reference: the roofs are flat lines across the plot.
+    for (d, c) in p.ceilings.datapaths() {
+        let role = LineRole::Compute(d);
+        if let Some((_, _, x1, y1)) = push_clipped(
+            &mut lines,
+            &vp,
+            role,
+            true,
+            shapes::clip_polyline_loglog(&[(dx.0, c.value), (dx.1, c.value)], dx, dy),
+        ) {
+            labels.push(Label {
+                text: ceiling_label(
+                    d.label(),
+                    c.value,
+                    "FLOP/s",
+                    c.method == crate::bundle::Method::Theoretical,
+                ),
+                at: (x1 - 4.0, y1 - 5.0),
+                angle_deg: 0.0,
+                anchor: Anchor::End,
+                role,
+            });
+        }
+    }
+    Ok(Scene {
+        width: o.width,
+        height: o.height,
+        title: "Empirical sweep (working set × intensity)".into(),
+        subtitle: subtitle(&p),
+        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| {
+            vp.x.project(v)
+        }),
+        y_axis: axis(dy, "FLOP/s", "Performance (FLOP/s)", |v| vp.y.project(v)),
+        viewport: vp,
+        lines,
+        labels,
+        markers: Vec::new(),
+        kernels: Vec::new(),
+        legend,
+        notes: vec![format!(
+            "{} series, {} points",
+            series.len(),
+            machine.sweep.len()
+        )],
+        side_panel: side_panel(o),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1213,5 +1355,45 @@ mod tests {
         c.kernels.clear();
         assert!(hierarchical(&c, &ChartOptions::default()).is_ok());
         assert!(time_based(&c, &ChartOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn sweep_draws_one_line_per_working_set() {
+        let mut b = bundle();
+        // Test input, not a measurement: two working sets, three intensities each.
+        for (ws, bw) in [(1e6_f64, 8e12_f64), (1e9, 2e12)] {
+            for fpe in [1.0, 8.0, 64.0] {
+                let bytes = ws * 10.0;
+                let flops = fpe * bytes / 4.0;
+                let time = (bytes / bw).max(flops / 50e12);
+                b.machines[0].sweep.push(crate::bundle::SweepPoint {
+                    datapath: Datapath::Fp32,
+                    working_set_bytes: ws,
+                    flops_per_element: fpe,
+                    flops,
+                    bytes,
+                    time_s: time,
+                });
+            }
+        }
+        let s = sweep(&b, &ChartOptions::default()).unwrap();
+        let series: Vec<_> = s
+            .lines
+            .iter()
+            .filter(|l| matches!(l.role, LineRole::Sweep { .. }))
+            .collect();
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[0].points.len(), 3);
+        // The large working set's low-intensity point sits at 2 TB/s × 0.25 FLOP/B.
+        let p = series[1].points[0];
+        let (x, y) = s.viewport.invert(p);
+        assert!(
+            (x / 0.25 - 1.0).abs() < 1e-9 && (y / 0.5e12 - 1.0).abs() < 1e-9,
+            "{x} {y}"
+        );
+        assert!(s.labels.iter().any(|l| l.text == "1 GB"));
+        let mut empty = bundle();
+        empty.machines[0].sweep.clear();
+        assert!(sweep(&empty, &ChartOptions::default()).is_err());
     }
 }

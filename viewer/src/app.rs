@@ -274,9 +274,7 @@ pub fn App(
 
     let scene = Memo::new(move |_| -> Result<Scene, String> {
         let all = bundles.get();
-        let l = all
-            .get(current.get())
-            .ok_or("open a bundle: a file, a sample, or ?bundle=URL")?;
+        let l = all.get(current.get()).ok_or(NO_BUNDLE)?;
         let mut bundle = l.bundle.clone();
         let needle = filter.get().to_lowercase();
         if isolate.get()
@@ -325,9 +323,18 @@ pub fn App(
         })
     };
 
-    let chart = move || match scene.get() {
-        Ok(s) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
-        Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+    // With nothing open yet (or a bundle still loading) the chart area holds a hint, not an
+    // error: only a failure gets the `.error` alert.
+    let chart = move || {
+        if bundles.with(Vec::is_empty) {
+            return (!loading.get())
+                .then(|| view! { <p class="empty-state">{NO_BUNDLE}</p> })
+                .into_any();
+        }
+        match scene.get() {
+            Ok(s) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
+            Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+        }
     };
 
     if embed {
@@ -535,7 +542,19 @@ pub fn App(
             </div>
             {move || {
                 if view_kind.get() == View::Machine {
-                    view! { <MachineView ceilings=ceilings bundles=bundles current=current edits=edits /> }.into_any()
+                    let sweep = bundles.with(|all| {
+                        all.get(current.get()).map(|l| {
+                            chart::sweep(&l.bundle, &ChartOptions { domain: domain.get(), ..ChartOptions::browser() })
+                        })
+                    });
+                    view! {
+                        <MachineView ceilings=ceilings bundles=bundles current=current edits=edits />
+                        {match sweep {
+                            Some(Ok(s)) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
+                            _ => view! { <p class="hint" id="no-sweep">"No ERT-style sweep in this bundle: `roofline machine` records one."</p> }.into_any(),
+                        }}
+                    }
+                    .into_any()
                 } else {
                     chart().into_any()
                 }
@@ -872,6 +891,9 @@ fn KernelTable(
     }
 }
 
+/// What the chart area says before any bundle is open.
+const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
+
 const STYLE: &str = r#"
 body { margin: 0; }
 .app { font-family: system-ui, sans-serif; color: #111; background: #fff; min-height: 100vh; padding: 8px 16px; box-sizing: border-box; }
@@ -882,6 +904,7 @@ header h1 { font-size: 20px; margin: 0 12px 0 0; }
 .toolbar { font-size: 13px; }
 .tabs button.active { font-weight: bold; text-decoration: underline; }
 .error { color: #b00020; background: #fdecea; padding: 8px; border-radius: 4px; }
+.empty-state { color: #666; padding: 24px; text-align: center; }
 .chart { position: relative; max-width: 1000px; }
 .chart svg { width: 100%; height: auto; display: block; user-select: none; }
 .dark .chart svg .bg { fill: #1e2126; }
