@@ -69,7 +69,7 @@ pub fn serve(dist: PathBuf, extra: PathBuf) -> u16 {
 /// A connection or protocol failure, as text.
 pub fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    s.set_read_timeout(Some(Duration::from_secs(180))).ok();
     let body = body.map(Value::to_string).unwrap_or_default();
     write!(
         s,
@@ -202,6 +202,17 @@ impl Browser {
             "POST",
             "execute/sync",
             Some(&json!({ "script": script, "args": [] })),
+        )
+    }
+
+    /// Runs an asynchronous script: its last argument is the callback that returns the value.
+    /// Scripts may run for up to two minutes.
+    pub fn js_async(&self, script: &str, args: &[Value]) -> Value {
+        self.cmd("POST", "timeouts", Some(&json!({ "script": 120_000 })));
+        self.cmd(
+            "POST",
+            "execute/async",
+            Some(&json!({ "script": script, "args": args })),
         )
     }
 

@@ -1,4 +1,5 @@
-//! Analysing 1,000,000 kernel launches: aggregation by name, then both rooflines.
+//! Analysing 1,000,000 kernel launches: aggregation by name, then both rooflines; and reading a
+//! 100,000-launch bundle.
 //!
 //! The launches are SYNTHETIC, generated here for timing only (2,000 kernel names, figures from a
 //! fixed-seed generator); they are never written anywhere or shown as measurements.
@@ -109,5 +110,35 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Reading a 100,000-launch bundle (the viewer's open budget): the typed pass alone, and the
+/// whole of `parse_bundle` (typed pass and validation), on the pretty JSON `to_json` writes.
+fn bench_read(c: &mut Criterion) {
+    let mut bundle = synthetic_bundle();
+    bundle.kernels.truncate(100_000);
+    let pretty = roofline_model::to_json(&bundle).unwrap();
+    let compact = serde_json::to_string(&bundle).unwrap();
+    let mut g = c.benchmark_group("100k launches, read");
+    g.sample_size(10);
+    g.bench_function(
+        format!(
+            "serde_json::from_str only ({} MB pretty)",
+            pretty.len() / 1_000_000
+        ),
+        |bch| {
+            bch.iter(|| black_box(serde_json::from_str::<Bundle>(black_box(&pretty)).unwrap()));
+        },
+    );
+    g.bench_function("parse_bundle (pretty)", |bch| {
+        bch.iter(|| black_box(roofline_model::parse_bundle(black_box(&pretty)).unwrap()));
+    });
+    g.bench_function(
+        format!("parse_bundle ({} MB compact)", compact.len() / 1_000_000),
+        |bch| {
+            bch.iter(|| black_box(roofline_model::parse_bundle(black_box(&compact)).unwrap()));
+        },
+    );
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_read);
 criterion_main!(benches);

@@ -21,12 +21,17 @@ struct Acc {
     all_single: bool,
     stats_known: bool,
     complexity_known: bool,
+    /// The first member's statistics when it covers several launches: a group of that one member
+    /// keeps them as they are (its median included), so that aggregating twice changes nothing.
+    sole: Option<LaunchStats>,
 }
 
 /// Groups kernels by (device, name), in order of first appearance: FLOPs, bytes, complexity,
 /// launches and time are summed; per-launch statistics are combined (min, max, mean and the
-/// pooled standard deviation; the median only when every member is a single launch). Grid,
-/// block, NVTX range, display name and tags are kept where every member agrees.
+/// pooled standard deviation; the median only when every member is a single launch, or when
+/// the group is one already-aggregated member, whose statistics are kept). Grid, block, NVTX
+/// range, display name and tags are kept where every member agrees. Aggregating an aggregated
+/// list changes nothing, so a reader may aggregate once on load and again later.
 pub fn aggregate_by_name(kernels: &[Kernel]) -> Vec<Kernel> {
     let mut index: FxHashMap<(Option<&str>, &str), usize> = FxHashMap::default();
     let mut out: Vec<Kernel> = Vec::new();
@@ -113,6 +118,9 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
         acc.sum_sq += t * t;
         acc.singles.push(t);
     } else {
+        if acc.members == 1 {
+            acc.sole.clone_from(&k.time.per_launch);
+        }
         acc.all_single = false;
         acc.singles = Vec::new();
         match &k.time.per_launch {
@@ -136,6 +144,12 @@ fn finish(agg: &mut Kernel, mut acc: Acc) {
     }
     if !acc.stats_known || acc.launches == 0 {
         agg.time.per_launch = None;
+        return;
+    }
+    if acc.members == 1
+        && let Some(s) = acc.sole.take()
+    {
+        agg.time.per_launch = Some(s);
         return;
     }
     #[allow(clippy::cast_precision_loss)]
@@ -238,6 +252,22 @@ mod tests {
         assert_eq!(b.grid, None, "launches disagree on the grid");
         assert_eq!(b.block, Some([128, 1, 1]));
         assert_eq!(b.time.per_launch.as_ref().unwrap().median_s, Some(3.0));
+    }
+
+    #[test]
+    fn aggregation_is_idempotent() {
+        let mut ks: Vec<Kernel> = [1.0, 2.0, 3.0, 4.0, 5.0]
+            .iter()
+            .map(|t| launch("a", *t, 1.0, 1.0))
+            .collect();
+        ks.push(launch("b", 7.0, 2.0, 3.0));
+        ks.extend([0.5, 1.5].iter().map(|t| launch("c", *t, 1.0, 1.0)));
+        let once = aggregate_by_name(&ks);
+        assert_eq!(
+            once[0].time.per_launch.as_ref().unwrap().median_s,
+            Some(3.0)
+        );
+        assert_eq!(aggregate_by_name(&once), once);
     }
 
     #[test]

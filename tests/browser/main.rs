@@ -248,3 +248,109 @@ fn what_if_swap_url_state_and_bad_input() {
     );
     b.screenshot("embed");
 }
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn long_tables_machine_view_and_hand_edits() {
+    let extra = tempfile::tempdir().unwrap();
+    // 450 kernels (SYNTHETIC, labelled as such): more than the table draws at first.
+    let wide = roofline_tests::synthetic::aggregated(450);
+    let report = roofline_model::report::Report::new(&wide);
+    let smallest = report.kernels[report.analyses.last().unwrap().index]
+        .name
+        .clone();
+    std::fs::write(
+        extra.path().join("wide.json"),
+        roofline_model::to_json(&wide).unwrap(),
+    )
+    .unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let base = format!("http://127.0.0.1:{port}/");
+    let rows = "return document.querySelectorAll('#kernel-table tbody tr').length";
+
+    b.go(&format!("{base}?bundle=/extra/wide.json"));
+    b.wait(WAIT_CHART, "the synthetic chart");
+    assert_eq!(b.js(rows), json!(200));
+    let more = b.js("return document.getElementById('table-more').textContent");
+    assert!(
+        more.as_str()
+            .unwrap()
+            .contains("Showing 200 of 450 kernels"),
+        "{more}"
+    );
+    b.js("document.getElementById('show-more').click()");
+    b.wait(
+        "return document.querySelectorAll('#kernel-table tbody tr').length === 400",
+        "200 more rows",
+    );
+    b.js("document.getElementById('show-all').click()");
+    b.wait(
+        "return document.querySelectorAll('#kernel-table tbody tr').length === 450 && !document.getElementById('table-more')",
+        "every row",
+    );
+    // A kernel selected through the URL is listed even when it is beyond the rows drawn.
+    let url = format!(
+        "{base}?bundle=/extra/wide.json&kernel={}",
+        url_encode(&smallest)
+    );
+    b.go(&url);
+    b.wait(WAIT_CHART, "the synthetic chart again");
+    assert_eq!(b.js(rows), json!(201));
+    assert_eq!(
+        b.js("return document.querySelector('#kernel-table tr.selected').title"),
+        json!(smallest)
+    );
+    // The filter counts what it matches.
+    b.js("const s = document.getElementById('kernel-search'); s.value = 'cutlass'; s.dispatchEvent(new Event('input', {bubbles: true}));");
+    let cutlass = wide
+        .kernels
+        .iter()
+        .filter(|k| k.name.to_lowercase().contains("cutlass"))
+        .count();
+    b.wait(
+        &format!(
+            "return document.querySelectorAll('#kernel-table tbody tr').length === {}",
+            cutlass.min(200)
+        ),
+        "the filtered rows",
+    );
+
+    // The machine view of the V100 example: one row per ceiling in the bundle, no sweep, and a
+    // hand edit of the HBM bandwidth that makes the big GEMM HBM-bound.
+    let v = v100();
+    let m = &v.machines[0];
+    b.go(&format!("{base}?chart=machine"));
+    b.wait(
+        "return document.querySelectorAll('#ceilings tbody tr').length",
+        "the ceilings table",
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('#ceilings tbody tr').length"),
+        json!(m.bandwidth.len() + m.compute.len() + usize::from(m.launch_overhead.is_some()))
+    );
+    assert_eq!(
+        b.js("return !!document.getElementById('no-sweep')"),
+        json!(true)
+    );
+    b.screenshot("machine");
+    let bound = "[...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title.startsWith('Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128')).children[8].textContent";
+    assert_eq!(b.js(&format!("return {bound}")), json!("compute"));
+    b.js("const e = document.getElementById('edit-hbm'); e.value = '5'; e.dispatchEvent(new Event('change', {bubbles: true}));");
+    b.wait(&format!("return {bound} === 'hbm'"), "the edited bound");
+    b.js("document.getElementById('reset-edits').click()");
+    b.wait(&format!("return {bound} === 'compute'"), "the bound again");
+}
+
+/// `encodeURIComponent` for the characters kernel names hold.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || b"-_.~".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
+        .collect()
+}

@@ -7,15 +7,19 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use roofline_model::bundle::{Bundle, Datapath, MemoryLevel, Method};
+use std::sync::Arc;
+
+use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::bundle::{Bundle, Datapath, Kernel, MemoryLevel, Method};
 use roofline_model::ceilings::{Ceiling, Ceilings};
 use roofline_model::chart::{self, ChartOptions, Domain, Scene};
-use roofline_model::geometry::si::{format_plain, format_si};
+use roofline_model::geometry::si::{format_plain, format_plain_with_digits, format_si};
 use roofline_model::report::Report;
 use wasm_bindgen::JsCast;
 
 use crate::chart_view::ChartView;
 use crate::export;
+use crate::perf;
 use crate::url_state::UrlState;
 
 /// Sample bundles shipped with the viewer.
@@ -29,8 +33,10 @@ pub const SAMPLES: &[(&str, &str)] = &[(
 pub struct Loaded {
     /// File name, sample name or URL.
     pub name: String,
-    /// The bundle.
-    pub bundle: Bundle,
+    /// The bundle, its kernels aggregated by name once on opening (`roofline profile` writes one
+    /// entry per launch; aggregating again, as the report and charts do, changes nothing). Shared,
+    /// so that the page's signals clone a pointer, not 100,000 kernels.
+    pub bundle: Arc<Bundle>,
 }
 
 /// What the main area shows.
@@ -78,16 +84,41 @@ enum SortBy {
 }
 
 fn parse(name: &str, text: &str) -> Result<Loaded, String> {
-    roofline_model::parse_bundle(text)
-        .map(|bundle| Loaded {
-            name: name.to_string(),
-            bundle,
+    perf::mark("roofline:open:read");
+    let parsed = roofline_model::parse_bundle(text);
+    perf::mark("roofline:open:parsed");
+    parsed
+        .map(|mut bundle| {
+            bundle.kernels =
+                perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
+            Loaded {
+                name: name.to_string(),
+                bundle: Arc::new(bundle),
+            }
         })
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
 }
 
-async fn fetch_text(url: &str) -> Result<String, String> {
+/// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
+/// large file costs a decoding and an encoding more).
+fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!("{name} is not a readable bundle: it is not UTF-8 text (a bundle is JSON): {e}")
+    })?;
+    parse(name, text)
+}
+
+/// The bytes of a resolved `ArrayBuffer` promise.
+async fn array_buffer(p: js_sys::Promise) -> Result<Vec<u8>, ()> {
+    let buf = wasm_bindgen_futures::JsFuture::from(p)
+        .await
+        .map_err(|_| ())?;
+    Ok(js_sys::Uint8Array::new(&buf).to_vec())
+}
+
+async fn fetch_bundle(url: &str) -> Result<Loaded, String> {
     use wasm_bindgen_futures::JsFuture;
+    perf::mark("roofline:open:start");
     let window = web_sys::window().ok_or("no window")?;
     let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| {
         format!(
@@ -102,21 +133,37 @@ async fn fetch_text(url: &str) -> Result<String, String> {
             resp.status_text()
         ));
     }
-    let text = JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
-        .await
+    let body = resp
+        .array_buffer()
         .map_err(|_| format!("could not read the body of {url}"))?;
-    text.as_string().ok_or_else(|| format!("{url} is not text"))
+    let bytes = array_buffer(body)
+        .await
+        .map_err(|()| format!("could not read the body of {url}"))?;
+    parse_bytes(url, &bytes)
 }
 
 async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     let name = file.name();
-    let text = wasm_bindgen_futures::JsFuture::from(file.text())
+    perf::mark("roofline:open:start");
+    let bytes = array_buffer(file.array_buffer())
         .await
-        .map_err(|_| format!("could not read {name}"))?;
-    let text = text
-        .as_string()
-        .ok_or_else(|| format!("{name} is not text"))?;
-    parse(&name, &text)
+        .map_err(|()| format!("could not read {name}"))?;
+    parse_bytes(&name, &bytes)
+}
+
+/// A copy of `b` holding only the kernels `keep` accepts.
+fn only_kernels(b: &Bundle, keep: impl Fn(&Kernel) -> bool) -> Bundle {
+    Bundle {
+        schema_version: b.schema_version,
+        complete: b.complete,
+        description: b.description.clone(),
+        provenance: b.provenance.clone(),
+        devices: b.devices.clone(),
+        machines: b.machines.clone(),
+        kernels: b.kernels.iter().filter(|k| keep(k)).cloned().collect(),
+        skipped: b.skipped.clone(),
+        notes: b.notes.clone(),
+    }
 }
 
 /// The ceilings of a bundle's first machine.
@@ -211,7 +258,7 @@ pub fn App(
     if let Some(url) = initial.bundle {
         loading.set(true);
         spawn_local(async move {
-            match fetch_text(&url).await.and_then(|t| parse(&url, &t)) {
+            match fetch_bundle(&url).await {
                 Ok(l) => add(l),
                 Err(e) => error.set(Some(e)),
             }
@@ -269,43 +316,49 @@ pub fn App(
     let report = Memo::new(move |_| {
         let all = bundles.get();
         let l = all.get(current.get())?;
-        Some(Report::with_ceilings(&l.bundle, ceilings.get().as_ref()))
+        let c = ceilings.get();
+        Some(perf::span("roofline:report", || {
+            Report::with_ceilings(&l.bundle, c.as_ref())
+        }))
     });
 
-    let scene = Memo::new(move |_| -> Result<Scene, String> {
-        let all = bundles.get();
-        let l = all.get(current.get()).ok_or(NO_BUNDLE)?;
-        let mut bundle = l.bundle.clone();
-        let needle = filter.get().to_lowercase();
-        if isolate.get()
-            && let Some(sel) = selected.get()
-        {
-            bundle.kernels.retain(|k| k.name == sel);
-        } else if !needle.is_empty() {
-            bundle
-                .kernels
-                .retain(|k| k.name.to_lowercase().contains(&needle));
-        }
-        let hidden = hidden_paths.get();
-        let datapaths = ceilings.get().map(|c| {
-            c.datapaths()
-                .map(|(d, _)| d)
-                .filter(|d| !hidden.contains(d))
-                .collect()
-        });
-        let options = ChartOptions {
-            top_kernels: top.get(),
-            ceilings: ceilings.get(),
-            levels: levels.get(),
-            datapaths,
-            domain: domain.get(),
-            ..ChartOptions::browser()
-        };
-        match view_kind.get() {
-            ChartKind::Hierarchical => chart::hierarchical(&bundle, &options),
-            ChartKind::Time | ChartKind::Machine => chart::time_based(&bundle, &options),
-        }
-        .map_err(|e| e.to_string())
+    let scene = Memo::new(move |_| {
+        perf::span("roofline:scene", || -> Result<Scene, String> {
+            let all = bundles.get();
+            let l = all.get(current.get()).ok_or(NO_BUNDLE)?;
+            let needle = filter.get().to_lowercase();
+            let bundle = if isolate.get()
+                && let Some(sel) = selected.get()
+            {
+                Arc::new(only_kernels(&l.bundle, |k| k.name == sel))
+            } else if !needle.is_empty() {
+                Arc::new(only_kernels(&l.bundle, |k| {
+                    k.name.to_lowercase().contains(&needle)
+                }))
+            } else {
+                Arc::clone(&l.bundle)
+            };
+            let hidden = hidden_paths.get();
+            let datapaths = ceilings.get().map(|c| {
+                c.datapaths()
+                    .map(|(d, _)| d)
+                    .filter(|d| !hidden.contains(d))
+                    .collect()
+            });
+            let options = ChartOptions {
+                top_kernels: top.get(),
+                ceilings: ceilings.get(),
+                levels: levels.get(),
+                datapaths,
+                domain: domain.get(),
+                ..ChartOptions::browser()
+            };
+            match view_kind.get() {
+                ChartKind::Hierarchical => chart::hierarchical(&bundle, &options),
+                ChartKind::Time | ChartKind::Machine => chart::time_based(&bundle, &options),
+            }
+            .map_err(|e| e.to_string())
+        })
     });
 
     let csv_name = move || {
@@ -648,7 +701,7 @@ fn MachineView(
             <h2>"Ceilings in the bundle"</h2>
             <table id="ceilings">
                 <thead>
-                    <tr><th>"Ceiling"</th><th>"Value"</th><th>"Method"</th><th>"Implementation"</th><th>"Empirical / theoretical"</th></tr>
+                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th></tr>
                 </thead>
                 <tbody>
                     {move || {
@@ -685,7 +738,7 @@ fn MachineView(
                                             id=id
                                             type="number"
                                             step="any"
-                                            value=format!("{}", v.value / 1e9)
+                                            value=format_plain_with_digits(v.value / 1e9, 6)
                                             on:change=move |ev| {
                                                 if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
                                                     edits.update(|e| {
@@ -710,7 +763,7 @@ fn MachineView(
                                             id=id
                                             type="number"
                                             step="any"
-                                            value=format!("{}", v.value / 1e12)
+                                            value=format_plain_with_digits(v.value / 1e12, 6)
                                             on:change=move |ev| {
                                                 if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
                                                     edits.update(|e| {
@@ -733,7 +786,7 @@ fn MachineView(
                                         id="edit-launch"
                                         type="number"
                                         step="any"
-                                        value=c.launch_overhead_s.map(|t| format!("{}", t * 1e6)).unwrap_or_default()
+                                        value=c.launch_overhead_s.map(|t| format_plain_with_digits(t * 1e6, 6)).unwrap_or_default()
                                         on:change=move |ev| {
                                             if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
                                                 edits.update(|e| e.launch_s = Some(x * 1e-6));
@@ -771,6 +824,7 @@ fn KernelTable(
         view! {
             <th
                 class="sortable"
+                class:name=by == SortBy::Name
                 on:click=move |_| sort.update(|(b, desc)| {
                     if *b == by {
                         *desc = !*desc;
@@ -784,6 +838,29 @@ fn KernelTable(
                 {move || (sort.get().0 == by).then(|| if sort.get().1 { " ▼" } else { " ▲" })}
             </th>
         }
+    };
+    // How many rows are drawn: a table of 10,000 rows costs a second to build and nobody reads
+    // it; the rest is a click (or a filter) away.
+    let shown = RwSignal::new(TABLE_ROWS);
+    // Everything below reads the report directly: a memo derived from it in between (a sorted
+    // order, say) left the table stale after a machine swap, once leptos found that derived memo
+    // unchanged.
+    let more = move || {
+        let needle = filter.get().to_lowercase();
+        let total = report.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
+        let limit = shown.get();
+        (total > limit).then(|| {
+            view! {
+                <p class="more" id="table-more">
+                    {format!("Showing {limit} of {total} kernels. ")}
+                    <button id="show-more" on:click=move |_| shown.update(|n| *n += TABLE_ROWS)>
+                        {format!("Show {} more", TABLE_ROWS.min(total - limit))}
+                    </button>
+                    " "
+                    <button id="show-all" on:click=move |_| shown.set(usize::MAX)>"Show all"</button>
+                </p>
+            }
+        })
     };
     view! {
         <section class="kernels">
@@ -813,42 +890,23 @@ fn KernelTable(
                 </thead>
                 <tbody>
                     {move || {
-                        let _ = bundles.get();
-                        let _ = current.get();
+                        bundles.track();
+                        current.track();
+                        let limit = shown.get();
                         let needle = filter.get().to_lowercase();
                         let (by, desc) = sort.get();
-                        report
-                            .get()
-                            .map(|r| {
-                                let mut rows: Vec<_> = r
-                                    .analyses
-                                    .iter()
-                                    .filter(|a| needle.is_empty() || r.kernels[a.index].name.to_lowercase().contains(&needle))
-                                    .collect();
-                                let key = |a: &roofline_model::analysis::KernelAnalysis| -> f64 {
-                                    match by {
-                                        SortBy::Name | SortBy::Time => a.time_s,
-                                        SortBy::Launches => {
-                                            #[allow(clippy::cast_precision_loss)]
-                                            let n = r.kernels[a.index].launches as f64;
-                                            n
-                                        }
-                                        SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
-                                        SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
-                                        SortBy::Headroom => a.headroom.unwrap_or(-1.0),
-                                        SortBy::Gap => a.gap.unwrap_or(-1.0),
-                                    }
-                                };
-                                if by == SortBy::Name {
-                                    rows.sort_by(|a, b| r.kernels[a.index].short_name().cmp(&r.kernels[b.index].short_name()));
-                                } else {
-                                    rows.sort_by(|a, b| key(a).total_cmp(&key(b)));
-                                }
-                                if desc {
-                                    rows.reverse();
-                                }
-                                rows.into_iter()
-                                    .map(|a| {
+                        let sel = selected.get();
+                        report.with(|r| {
+                            let Some(r) = r else { return Vec::new() };
+                            let order = table_order(r, &needle, by, desc);
+                            let mut picked: Vec<usize> = order.iter().copied().take(limit).collect();
+                            // The selected kernel (perhaps clicked on the chart) is always listed,
+                            // after the others when it is beyond the rows drawn.
+                            picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.analyses[i].index].name) == sel.as_ref()));
+                            picked
+                                .into_iter()
+                                .map(|i| {
+                                        let a = &r.analyses[i];
                                         let k = &r.kernels[a.index];
                                         let name = k.name.clone();
                                         let is_sel = {
@@ -882,13 +940,58 @@ fn KernelTable(
                                             </tr>
                                         }
                                     })
-                                    .collect_view()
-                            })
+                                    .collect::<Vec<_>>()
+                        })
                     }}
                 </tbody>
             </table>
+            {more}
         </section>
     }
+}
+
+/// Rows of the kernel table drawn at first, and added by "Show more".
+const TABLE_ROWS: usize = 200;
+
+/// Indices of the report's analyses whose kernel name contains `needle` (lower case).
+fn matching<'a>(r: &'a Report, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    (0..r.analyses.len()).filter(move |&i| {
+        needle.is_empty()
+            || r.kernels[r.analyses[i].index]
+                .name
+                .to_lowercase()
+                .contains(needle)
+    })
+}
+
+/// The kernel table's rows in display order: indices of the report's analyses.
+fn table_order(r: &Report, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = matching(r, needle).collect();
+    if by == SortBy::Name {
+        let names: Vec<String> = r.kernels.iter().map(Kernel::short_name).collect();
+        order.sort_by(|&a, &b| names[r.analyses[a].index].cmp(&names[r.analyses[b].index]));
+    } else {
+        let key = |i: usize| -> f64 {
+            let a = &r.analyses[i];
+            match by {
+                SortBy::Name | SortBy::Time => a.time_s,
+                SortBy::Launches => {
+                    #[allow(clippy::cast_precision_loss)]
+                    let n = r.kernels[a.index].launches as f64;
+                    n
+                }
+                SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
+                SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
+                SortBy::Headroom => a.headroom.unwrap_or(-1.0),
+                SortBy::Gap => a.gap.unwrap_or(-1.0),
+            }
+        };
+        order.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
+    }
+    if desc {
+        order.reverse();
+    }
+    order
 }
 
 /// What the chart area says before any bundle is open.
@@ -905,6 +1008,7 @@ header h1 { font-size: 20px; margin: 0 12px 0 0; }
 .tabs button.active { font-weight: bold; text-decoration: underline; }
 .error { color: #b00020; background: #fdecea; padding: 8px; border-radius: 4px; }
 .empty-state { color: #666; padding: 24px; text-align: center; }
+.more { font-size: 12px; color: #666; }
 .chart { position: relative; max-width: 1000px; }
 .chart svg { width: 100%; height: auto; display: block; user-select: none; }
 .dark .chart svg .bg { fill: #1e2126; }
@@ -916,7 +1020,7 @@ header h1 { font-size: 20px; margin: 0 12px 0 0; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
 table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
 th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #ddd; }
-td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th.sortable { cursor: pointer; }
 .kernels tbody tr { cursor: pointer; }
 .kernels tr.selected { background: #ffe9a8; color: #111; }

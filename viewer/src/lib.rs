@@ -7,6 +7,7 @@
 pub mod app;
 pub mod chart_view;
 pub mod export;
+pub mod perf;
 pub mod url_state;
 
 use wasm_bindgen::prelude::wasm_bindgen;

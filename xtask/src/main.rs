@@ -7,6 +7,8 @@
 //!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), and reports the
 //!   wasm size.
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
+//! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
+//!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
 
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
+        Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
                 .iter()
@@ -33,7 +36,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
             );
             return ExitCode::from(2);
         }
@@ -229,6 +232,20 @@ fn demo() -> Result<(), String> {
 }
 
 /// Builds the viewer into `dist/` and returns its path.
+fn bench_viewer() -> Result<(), String> {
+    ensure_browser()?;
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "roofline-tests",
+        "--bin",
+        "viewer-bench",
+    ]);
+    run("viewer benchmark (headless Chromium)", c)
+}
+
 fn build_web() -> Result<PathBuf, String> {
     ensure_wasm_target()?;
     let mut c = cargo();

@@ -31,13 +31,22 @@ pub fn format_si(value: f64, unit: &str) -> String {
 /// where "m" would read as a unit: plain decimals with 3 significant digits from 0.001 to below
 /// 100 000 (`0.001`, `18.3`, `12500`), scientific notation outside (`1e-4`, `2.5e6`).
 pub fn format_plain(value: f64) -> String {
+    format_plain_with_digits(value, 3)
+}
+
+/// [`format_plain`] with `significant` digits (at least 1): plain decimals from 0.001 to below
+/// 100 000 (or 10^`significant` when larger), scientific notation outside; trailing zeros
+/// dropped. The viewer's editable ceilings use 6 digits, so that `4.2` reads as `4.2`, not as
+/// `4.1999999999999`.
+pub fn format_plain_with_digits(value: f64, significant: usize) -> String {
     if !value.is_finite() {
         return format_si(value, "");
     }
     if value == 0.0 {
         return "0".into();
     }
-    let sci = format!("{value:.2e}");
+    let sig = significant.clamp(1, 17);
+    let sci = format!("{value:.prec$e}", prec = sig - 1);
     let Some((m, e)) = sci.split_once('e') else {
         return sci;
     };
@@ -45,8 +54,9 @@ pub fn format_plain(value: f64) -> String {
         return sci;
     };
     let m = m.trim_end_matches('0').trim_end_matches('.');
-    if (-3..5).contains(&exp) {
-        let decimals = usize::try_from((2 - exp).max(0)).unwrap_or(0);
+    let sig_i = i32::try_from(sig).unwrap_or(17);
+    if (-3..sig_i.max(5)).contains(&exp) {
+        let decimals = usize::try_from((sig_i - 1 - exp).max(0)).unwrap_or(0);
         let s = format!("{value:.decimals$}");
         if s.contains('.') {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -255,5 +265,25 @@ mod tests {
         assert_eq!(format_plain(2.5e6), "2.5e6");
         assert_eq!(format_plain(0.0), "0");
         assert_eq!(format_plain(-3.0), "-3");
+    }
+
+    #[test]
+    fn plain_numbers_with_more_digits() {
+        assert_eq!(format_plain_with_digits(4.199_999_999_999_9, 6), "4.2");
+        assert_eq!(format_plain_with_digits(14_336.0, 6), "14336");
+        assert_eq!(format_plain_with_digits(2_996.771_234, 6), "2996.77");
+        assert_eq!(format_plain_with_digits(828.757_9, 6), "828.758");
+        assert_eq!(format_plain_with_digits(123_456.7, 6), "123457");
+        assert_eq!(format_plain_with_digits(1.5e7, 6), "1.5e7");
+        assert_eq!(format_plain_with_digits(0.000_5, 6), "5e-4");
+        assert_eq!(format_plain_with_digits(7.0, 0), "7");
+    }
+
+    proptest! {
+        #[test]
+        fn plain_numbers_read_back_within_their_digits(v in 1e-6f64..1e12) {
+            let back: f64 = format_plain_with_digits(v, 6).parse().unwrap();
+            prop_assert!((back - v).abs() <= v * 1e-5, "{v} -> {back}");
+        }
     }
 }
