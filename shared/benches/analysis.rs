@@ -140,5 +140,54 @@ fn bench_read(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_read);
+/// What the viewer recomputes after a machine swap on 10,000 aggregated kernels: the report
+/// (every kernel, both rooflines) and the hierarchical chart's scene.
+fn bench_swap(c: &mut Criterion) {
+    let bundle = synthetic_bundle();
+    let mut wide = bundle.clone();
+    wide.kernels = (0..10_000)
+        .map(|i| {
+            let mut k = bundle.kernels[i].clone();
+            k.name = format!("{} #{i}", k.name);
+            k
+        })
+        .collect();
+    let ceilings = roofline_model::ceilings::Ceilings::from_machine(&wide.machines[0]);
+    let options = roofline_model::chart::ChartOptions {
+        ceilings: Some(ceilings.clone()),
+        ..roofline_model::chart::ChartOptions::browser()
+    };
+    let mut g = c.benchmark_group("10k kernels, machine swap");
+    g.sample_size(20);
+    g.bench_function("aggregate only", |bch| {
+        bch.iter(|| black_box(aggregate_by_name(black_box(&wide.kernels))));
+    });
+    g.bench_function("analyse only", |bch| {
+        bch.iter(|| {
+            black_box(roofline_model::analysis::analyze_with(
+                black_box(&wide.kernels),
+                |_| Some(ceilings.clone()),
+            ))
+        });
+    });
+    g.bench_function("Report::with_ceilings", |bch| {
+        bch.iter(|| {
+            black_box(roofline_model::report::Report::with_ceilings(
+                black_box(&wide),
+                Some(&ceilings),
+            ))
+        });
+    });
+    g.bench_function("chart::hierarchical", |bch| {
+        bch.iter(|| {
+            black_box(roofline_model::chart::hierarchical(
+                black_box(&wide),
+                &options,
+            ))
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_read, bench_swap);
 criterion_main!(benches);

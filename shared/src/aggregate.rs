@@ -1,4 +1,4 @@
-//! Aggregating launches by kernel name, and ranking kernels by their share of time.
+//! Aggregating launches by kernel name, and kernels' share of time.
 //!
 //! The 2020 hierarchical-roofline study (Yang et al., "Hierarchical Roofline Performance Analysis
 //! for Deep Learning Applications", arXiv:2009.05257) groups Nsight Compute launches by kernel
@@ -21,6 +21,8 @@ struct Acc {
     all_single: bool,
     stats_known: bool,
     complexity_known: bool,
+    /// The group is one already-aggregated entry, copied as it is.
+    copied: bool,
     /// The first member's statistics when it covers several launches: a group of that one member
     /// keeps them as they are (its median included), so that aggregating twice changes nothing.
     sole: Option<LaunchStats>,
@@ -32,13 +34,37 @@ struct Acc {
 /// the group is one already-aggregated member, whose statistics are kept). Grid, block, NVTX
 /// range, display name and tags are kept where every member agrees. Aggregating an aggregated
 /// list changes nothing, so a reader may aggregate once on load and again later.
-pub fn aggregate_by_name(kernels: &[Kernel]) -> Vec<Kernel> {
+pub fn aggregate_by_name<'a>(kernels: impl IntoIterator<Item = &'a Kernel>) -> Vec<Kernel> {
+    // First the groups, so that a group of one already-aggregated entry is copied as it is (what
+    // merging it would give, at a fraction of the cost: the viewer re-aggregates on every change).
+    let kernels: Vec<&Kernel> = kernels.into_iter().collect();
     let mut index: FxHashMap<(Option<&str>, &str), usize> = FxHashMap::default();
-    let mut out: Vec<Kernel> = Vec::new();
-    let mut accs: Vec<Acc> = Vec::new();
-    for k in kernels {
-        let key = (k.device.as_deref(), k.name.as_str());
-        let i = *index.entry(key).or_insert_with(|| {
+    let mut group_of = Vec::with_capacity(kernels.len());
+    let mut sizes: Vec<usize> = Vec::new();
+    for k in &kernels {
+        let next = sizes.len();
+        let g = *index
+            .entry((k.device.as_deref(), k.name.as_str()))
+            .or_insert(next);
+        if g == next {
+            sizes.push(0);
+        }
+        sizes[g] += 1;
+        group_of.push(g);
+    }
+    let mut out: Vec<Kernel> = Vec::with_capacity(sizes.len());
+    let mut accs: Vec<Acc> = Vec::with_capacity(sizes.len());
+    for (k, g) in kernels.into_iter().zip(group_of) {
+        if g == out.len() && sizes[g] == 1 && k.launches > 1 {
+            out.push(k.clone());
+            accs.push(Acc {
+                copied: true,
+                ..Acc::default()
+            });
+            continue;
+        }
+        let i = g;
+        if i == out.len() {
             out.push(Kernel {
                 launches: 0,
                 time: KernelTime {
@@ -61,8 +87,7 @@ pub fn aggregate_by_name(kernels: &[Kernel]) -> Vec<Kernel> {
                 complexity_known: true,
                 ..Acc::default()
             });
-            out.len() - 1
-        });
+        }
         let (agg, acc) = (&mut out[i], &mut accs[i]);
         merge_into(agg, acc, k);
     }
@@ -139,6 +164,9 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
 }
 
 fn finish(agg: &mut Kernel, mut acc: Acc) {
+    if acc.copied {
+        return;
+    }
     if !acc.complexity_known {
         agg.complexity = None;
     }
@@ -186,14 +214,6 @@ fn median(v: &mut [f64]) -> f64 {
         let lower = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (lower + m) / 2.0
     }
-}
-
-/// Indices of the `n` items with the largest `time`, largest first (ties keep input order).
-pub fn top_by_time<T>(items: &[T], n: usize, time: impl Fn(&T) -> f64) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..items.len()).collect();
-    idx.sort_by(|&a, &b| time(&items[b]).total_cmp(&time(&items[a])));
-    idx.truncate(n);
-    idx
 }
 
 /// Share of total time, `T_k / Σ T` (0 when the total is 0).
@@ -268,6 +288,11 @@ mod tests {
             Some(3.0)
         );
         assert_eq!(aggregate_by_name(&once), once);
+        // An entry covering several launches without statistics stays as it is.
+        let mut k = launch("d", 4.0, 1.0, 1.0);
+        k.launches = 3;
+        k.display_name = Some("d".into());
+        assert_eq!(aggregate_by_name([&k]), vec![k]);
     }
 
     #[test]
@@ -315,9 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn top_n_and_share() {
-        let times = [3.0, 9.0, 1.0, 9.0];
-        assert_eq!(top_by_time(&times, 3, |t| *t), vec![1, 3, 0]);
+    fn share() {
         assert_eq!(share_of_time(1.0, 4.0), 0.25);
         assert_eq!(share_of_time(1.0, 0.0), 0.0);
     }

@@ -5,7 +5,7 @@
 //! SVG exporter and the viewer's components only draw a scene; neither computes a figure. The
 //! scene keeps its [`Viewport`] so that a pointer position can be turned back into data (hover).
 
-use crate::aggregate::{aggregate_by_name, top_by_time};
+use crate::aggregate::aggregate_by_name;
 use crate::analysis::{self, KernelAnalysis};
 use crate::bundle::{Bundle, Datapath, Kernel, MemoryLevel};
 use crate::ceilings::Ceilings;
@@ -338,58 +338,102 @@ const MARGIN: (f64, f64, f64, f64) = (100.0, 56.0, 20.0, 96.0);
 const MARKER_MIN: f64 = 3.0;
 const MARKER_SCALE: f64 = 10.0;
 
-struct Prepared<'a> {
-    device: Option<String>,
-    device_name: String,
-    ceilings: Ceilings,
-    kernels: Vec<Kernel>,
-    /// Every kernel's analysis, largest time first.
-    top: Vec<KernelAnalysis>,
-    total_kernels: usize,
-    bundle: &'a Bundle,
+/// One device's kernels aggregated by name and analysed against its ceilings, largest time
+/// first: what the hierarchical and time-based charts draw. [`hierarchical`] and [`time_based`]
+/// build their own; build one with [`Analysed::new`] when a single analysis feeds several views
+/// (the viewer's chart and kernel table), and draw it with [`hierarchical_of`] and
+/// [`time_based_of`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysed {
+    /// The device's id (`None` when the bundle declares none).
+    pub device: Option<String>,
+    /// The device's name, or empty.
+    pub device_name: String,
+    /// Whether the bundle says it is complete.
+    pub complete: bool,
+    /// The ceilings the kernels were analysed against.
+    pub ceilings: Ceilings,
+    /// The device's kernels, aggregated by name.
+    pub kernels: Vec<Kernel>,
+    /// Their analyses, largest time first (a stable order: ties keep the bundle's order);
+    /// `index` points into `kernels`. Each chart draws the first `top_kernels` it can.
+    pub top: Vec<KernelAnalysis>,
 }
 
-fn prepare<'a>(bundle: &'a Bundle, o: &ChartOptions) -> Prepared<'a> {
-    let device = o
-        .device
-        .clone()
-        .or_else(|| bundle.devices.first().map(|d| d.id.clone()));
-    let device_name = device
-        .as_deref()
-        .and_then(|id| bundle.devices.iter().find(|d| d.id == id))
-        .map(|d| d.name.clone())
-        .unwrap_or_default();
-    let ceilings = o.ceilings.clone().unwrap_or_else(|| {
-        device
+impl Analysed {
+    /// Analyses the kernels of `device` (the bundle's first device when `None`) against
+    /// `ceilings` (the device's own machine when `None`; none at all when it has no machine).
+    pub fn new(bundle: &Bundle, device: Option<&str>, ceilings: Option<&Ceilings>) -> Self {
+        let device = device
+            .map(str::to_string)
+            .or_else(|| bundle.devices.first().map(|d| d.id.clone()));
+        let device_name = device
             .as_deref()
-            .and_then(|d| bundle.machine_for(d))
-            .map(Ceilings::from_machine)
-            .unwrap_or_default()
-    });
-    let on_device: Vec<Kernel> = bundle
-        .kernels
-        .iter()
-        .filter(|k| device.is_none() || bundle.device_of(k) == device.as_deref())
-        .cloned()
-        .collect();
-    let kernels = aggregate_by_name(&on_device);
-    let c = ceilings.clone();
-    let analyses = analysis::analyze_with(&kernels, |_| Some(c.clone()));
-    let total_kernels = analyses.len();
-    // Every kernel, largest time first; each chart keeps the first `top_kernels` it can draw.
-    let top = top_by_time(&analyses, analyses.len(), |a| a.time_s)
-        .into_iter()
-        .map(|i| analyses[i].clone())
-        .collect();
-    Prepared {
-        device,
-        device_name,
-        ceilings,
-        kernels,
-        top,
-        total_kernels,
-        bundle,
+            .and_then(|id| bundle.devices.iter().find(|d| d.id == id))
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
+        let ceilings = ceilings.cloned().unwrap_or_else(|| {
+            device
+                .as_deref()
+                .and_then(|d| bundle.machine_for(d))
+                .map(Ceilings::from_machine)
+                .unwrap_or_default()
+        });
+        let kernels = aggregate_by_name(
+            bundle
+                .kernels
+                .iter()
+                .filter(|k| device.is_none() || bundle.device_of(k) == device.as_deref()),
+        );
+        let mut top = analysis::analyze_with(&kernels, |_| Some(ceilings.clone()));
+        top.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+        Analysed {
+            device,
+            device_name,
+            complete: bundle.complete,
+            ceilings,
+            kernels,
+            top,
+        }
     }
+
+    /// Only the kernels `keep` accepts (a filter, or one kernel isolated); their shares of time
+    /// stay shares of the whole, so that a filtered chart keeps its marker sizes.
+    pub fn retain(&self, keep: impl Fn(&Kernel) -> bool) -> Self {
+        let mut kernels = Vec::new();
+        let mut top = Vec::new();
+        for a in &self.top {
+            let k = &self.kernels[a.index];
+            if keep(k) {
+                top.push(KernelAnalysis {
+                    index: kernels.len(),
+                    ..a.clone()
+                });
+                kernels.push(k.clone());
+            }
+        }
+        Analysed {
+            device: self.device.clone(),
+            device_name: self.device_name.clone(),
+            complete: self.complete,
+            ceilings: self.ceilings.clone(),
+            kernels,
+            top,
+        }
+    }
+
+    /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
+    pub fn report(&self) -> crate::report::Report {
+        crate::report::Report {
+            kernels: self.kernels.clone(),
+            analyses: self.top.clone(),
+        }
+    }
+}
+
+/// The analysis a chart of `bundle` with options `o` draws.
+fn analysed(bundle: &Bundle, o: &ChartOptions) -> Analysed {
+    Analysed::new(bundle, o.device.as_deref(), o.ceilings.as_ref())
 }
 
 fn plot_area(o: &ChartOptions) -> Rect {
@@ -510,7 +554,7 @@ fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
     parts.join(" · ")
 }
 
-fn scene_kernels(p: &Prepared<'_>, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
+fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
     drawn
         .iter()
         .enumerate()
@@ -530,7 +574,7 @@ fn scene_kernels(p: &Prepared<'_>, drawn: &[usize], time_chart: bool) -> Vec<Sce
         .collect()
 }
 
-fn subtitle(p: &Prepared<'_>) -> String {
+fn subtitle(p: &Analysed) -> String {
     let mut s = if p.device_name.is_empty() {
         "no device".to_string()
     } else {
@@ -539,7 +583,7 @@ fn subtitle(p: &Prepared<'_>) -> String {
     if let Some(d) = &p.device {
         s.push_str(&format!(" (device {d})"));
     }
-    if !p.bundle.complete {
+    if !p.complete {
         s.push_str(" — INCOMPLETE bundle");
     }
     s
@@ -560,7 +604,15 @@ fn ceiling_label(name: &str, value: f64, unit: &str, theoretical: bool) -> Strin
 /// # Errors
 /// [`ChartError::Nothing`] when there are neither ceilings nor kernel points.
 pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
-    let p = prepare(bundle, o);
+    hierarchical_of(&analysed(bundle, o), o)
+}
+
+/// [`hierarchical`] from an analysis already made (`o.device` and `o.ceilings` are not
+/// consulted: the analysis has its own).
+///
+/// # Errors
+/// [`ChartError::Nothing`] when there are neither ceilings nor kernel points.
+pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError> {
     let c = &p.ceilings;
     let levels: Vec<(MemoryLevel, f64, bool)> = c
         .levels()
@@ -585,7 +637,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
         .take(o.top_kernels)
         .collect();
     if levels.is_empty() && roofs.is_empty() && drawn.is_empty() {
-        return Err(ChartError::Nothing(device_suffix(&p)));
+        return Err(ChartError::Nothing(device_suffix(p)));
     }
 
     let top_peak = roofs.iter().map(|r| r.1).reduce(f64::max);
@@ -619,7 +671,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     let (dx, dy) = o.domain.unwrap_or((dx, dy));
 
     let area = plot_area(o);
-    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
     let mut lines = Vec::new();
     let mut labels = Vec::new();
 
@@ -670,7 +722,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     }
 
     // Kernels: markers per level, joined.
-    let kernels = scene_kernels(&p, &drawn, false);
+    let kernels = scene_kernels(p, &drawn, false);
     let mut markers = Vec::new();
     for (si, k) in kernels.iter().enumerate() {
         let a = &k.analysis;
@@ -713,7 +765,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
         text: format!("{} roof", d.label()),
     }));
 
-    let mut notes = common_notes(&p, drawn.len());
+    let mut notes = common_notes(p, drawn.len());
     if levels.is_empty() {
         notes.push("no bandwidth ceiling: measure the machine to see memory bounds".into());
     }
@@ -726,7 +778,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
         width: o.width,
         height: o.height,
         title: "Hierarchical roofline".into(),
-        subtitle: subtitle(&p),
+        subtitle: subtitle(p),
         x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| {
             vp.x.project(v)
         }),
@@ -742,7 +794,7 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     })
 }
 
-fn device_suffix(p: &Prepared<'_>) -> String {
+fn device_suffix(p: &Analysed) -> String {
     p.device
         .as_deref()
         .map(|d| format!(" for device {d}"))
@@ -761,15 +813,15 @@ fn side_panel(o: &ChartOptions) -> Option<Rect> {
     })
 }
 
-fn common_notes(p: &Prepared<'_>, drawn: usize) -> Vec<String> {
+fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(n) = missing_peaks_note(&p.top) {
         notes.push(n);
     }
-    if p.total_kernels > drawn {
+    if p.top.len() > drawn {
         notes.push(format!(
             "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
-            p.total_kernels
+            p.top.len()
         ));
     }
     notes
@@ -829,7 +881,15 @@ fn count_bounds(kernels: &[SceneKernel]) -> String {
 /// # Errors
 /// [`ChartError::Nothing`] when no kernel has both F and B, and there are no ceilings.
 pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
-    let p = prepare(bundle, o);
+    time_based_of(&analysed(bundle, o), o)
+}
+
+/// [`time_based`] from an analysis already made (`o.device` and `o.ceilings` are not
+/// consulted: the analysis has its own).
+///
+/// # Errors
+/// [`ChartError::Nothing`] when there is nothing to draw.
+pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError> {
     let c = &p.ceilings;
     let bw = c.bandwidth(MemoryLevel::Hbm);
     let drawn: Vec<usize> = (0..p.top.len())
@@ -840,7 +900,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         .take(o.top_kernels)
         .collect();
     if drawn.is_empty() && c.is_empty() {
-        return Err(ChartError::Nothing(device_suffix(&p)));
+        return Err(ChartError::Nothing(device_suffix(p)));
     }
     // The datapaths in use among drawn kernels, by their FLOPs; all measured if none.
     let mut in_use: Vec<Datapath> = Vec::new();
@@ -864,7 +924,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         f: f64,
         vertex: Option<(f64, f64)>,
     }
-    let kernels = scene_kernels(&p, &drawn, true);
+    let kernels = scene_kernels(p, &drawn, true);
     let pts: Vec<Pt> = kernels
         .iter()
         .enumerate()
@@ -927,7 +987,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
     let (dx, dy) = o.domain.unwrap_or((dx, dy));
     let area = plot_area(o);
-    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
 
     let mut lines = Vec::new();
     let mut labels = Vec::new();
@@ -1040,7 +1100,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         text: format!("{} balance P/BW (HBM)", d.label()),
     }));
 
-    let mut notes = common_notes(&p, drawn.len());
+    let mut notes = common_notes(p, drawn.len());
     if bw.is_none() {
         notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
     }
@@ -1065,7 +1125,7 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
         width: o.width,
         height: o.height,
         title: "Time-based roofline".into(),
-        subtitle: subtitle(&p),
+        subtitle: subtitle(p),
         x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| {
             vp.x.project(v)
         }),
@@ -1095,7 +1155,7 @@ type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
 /// # Errors
 /// [`ChartError::Nothing`] when the device's machine has no sweep.
 pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
-    let p = prepare(bundle, o);
+    let p = analysed(bundle, o);
     let machine = p
         .device
         .as_deref()
@@ -1239,6 +1299,43 @@ mod tests {
 
     fn close(a: (f64, f64), b: (f64, f64)) -> bool {
         (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6
+    }
+
+    #[test]
+    fn one_analysis_feeds_both_charts_and_the_table() {
+        let mut b = bundle();
+        let mut k = Kernel::new("void copy<float>(float*)", 3e-3, DataSource::Suite);
+        k.flops.fp32 = Some(1e6);
+        k.bytes.hbm = Some(4e9);
+        b.kernels.push(k.clone());
+        b.kernels.push(k);
+        let o = ChartOptions::default();
+        let a = Analysed::new(&b, None, None);
+        assert_eq!(a.kernels.len(), 2, "launches are aggregated by name");
+        assert_eq!(a.kernels[a.top[0].index].name, "void copy<float>(float*)");
+        assert_eq!(hierarchical_of(&a, &o), hierarchical(&b, &o));
+        assert_eq!(time_based_of(&a, &o), time_based(&b, &o));
+        assert_eq!(
+            a.report(),
+            crate::report::Report::with_ceilings(&b, Some(&a.ceilings))
+        );
+        // A filter keeps the kernel's figures, its share of the whole included.
+        let only = a.retain(|k| k.name.contains("gemm"));
+        assert_eq!(only.top.len(), 1);
+        assert_eq!(only.kernels.len(), 1);
+        assert_eq!(only.top[0].index, 0);
+        let whole = a
+            .top
+            .iter()
+            .find(|x| a.kernels[x.index].name.contains("gemm"));
+        assert_eq!(
+            only.top[0],
+            KernelAnalysis {
+                index: 0,
+                ..whole.unwrap().clone()
+            }
+        );
+        assert!((only.top[0].share_of_time - 1.0 / 7.0).abs() < 1e-12);
     }
 
     #[test]

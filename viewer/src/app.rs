@@ -1,20 +1,20 @@
 //! The application: opening bundles, the two roofline charts, the machine's ceilings, the kernel
 //! table, what-if ceilings, URL state and exports.
 //!
-//! Every figure comes from `roofline_model`: the charts draw its [`Scene`]s, the table shows its
-//! [`Report`], and edits only change the [`Ceilings`] it is given; this module wires them to the
-//! DOM.
+//! Every figure comes from `roofline_model`: one [`Analysed`] per bundle and ceilings feeds the
+//! table and the charts' [`Scene`]s, and edits only change the [`Ceilings`] it is given; this
+//! module wires them to the DOM.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use roofline_model::aggregate::aggregate_by_name;
 use roofline_model::bundle::{Bundle, Datapath, Kernel, MemoryLevel, Method};
 use roofline_model::ceilings::{Ceiling, Ceilings};
-use roofline_model::chart::{self, ChartOptions, Domain, Scene};
+use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
 use roofline_model::geometry::si::{format_plain, format_plain_with_digits, format_si};
-use roofline_model::report::Report;
 use wasm_bindgen::JsCast;
 
 use crate::chart_view::ChartView;
@@ -149,21 +149,6 @@ async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
         .await
         .map_err(|()| format!("could not read {name}"))?;
     parse_bytes(&name, &bytes)
-}
-
-/// A copy of `b` holding only the kernels `keep` accepts.
-fn only_kernels(b: &Bundle, keep: impl Fn(&Kernel) -> bool) -> Bundle {
-    Bundle {
-        schema_version: b.schema_version,
-        complete: b.complete,
-        description: b.description.clone(),
-        provenance: b.provenance.clone(),
-        devices: b.devices.clone(),
-        machines: b.machines.clone(),
-        kernels: b.kernels.iter().filter(|k| keep(k)).cloned().collect(),
-        skipped: b.skipped.clone(),
-        notes: b.notes.clone(),
-    }
 }
 
 /// The ceilings of a bundle's first machine.
@@ -313,31 +298,28 @@ pub fn App(
         }
     });
 
-    let report = Memo::new(move |_| {
-        let all = bundles.get();
-        let l = all.get(current.get())?;
-        let c = ceilings.get();
-        Some(perf::span("roofline:report", || {
-            Report::with_ceilings(&l.bundle, c.as_ref())
-        }))
-    });
+    // One analysis of the current bundle's kernels against the ceilings in use, shared by the
+    // chart and the table. Recomputed only when its inputs change, so it is always "changed":
+    // comparing two analyses of 10,000 kernels field by field costs more than the table it feeds.
+    let analysed = Memo::new_with_compare(
+        move |_| {
+            let all = bundles.get();
+            let l = all.get(current.get())?;
+            let c = ceilings.get();
+            Some(perf::span("roofline:analysis", || {
+                Analysed::new(&l.bundle, None, c.as_ref())
+            }))
+        },
+        |_, _| true,
+    );
 
     let scene = Memo::new(move |_| {
+        // The analysis first (memos are lazy), so that the scene's measure is the scene's alone.
+        analysed.track();
+        analysed.with(|_| ());
         perf::span("roofline:scene", || -> Result<Scene, String> {
-            let all = bundles.get();
-            let l = all.get(current.get()).ok_or(NO_BUNDLE)?;
             let needle = filter.get().to_lowercase();
-            let bundle = if isolate.get()
-                && let Some(sel) = selected.get()
-            {
-                Arc::new(only_kernels(&l.bundle, |k| k.name == sel))
-            } else if !needle.is_empty() {
-                Arc::new(only_kernels(&l.bundle, |k| {
-                    k.name.to_lowercase().contains(&needle)
-                }))
-            } else {
-                Arc::clone(&l.bundle)
-            };
+            let isolated = isolate.get().then(|| selected.get()).flatten();
             let hidden = hidden_paths.get();
             let datapaths = ceilings.get().map(|c| {
                 c.datapaths()
@@ -347,17 +329,27 @@ pub fn App(
             });
             let options = ChartOptions {
                 top_kernels: top.get(),
-                ceilings: ceilings.get(),
                 levels: levels.get(),
                 datapaths,
                 domain: domain.get(),
                 ..ChartOptions::browser()
             };
-            match view_kind.get() {
-                ChartKind::Hierarchical => chart::hierarchical(&bundle, &options),
-                ChartKind::Time | ChartKind::Machine => chart::time_based(&bundle, &options),
-            }
-            .map_err(|e| e.to_string())
+            let kind = view_kind.get();
+            analysed.with(|a| {
+                let a = a.as_ref().ok_or(NO_BUNDLE)?;
+                let shown = if let Some(sel) = isolated {
+                    Cow::Owned(a.retain(|k| k.name == sel))
+                } else if !needle.is_empty() {
+                    Cow::Owned(a.retain(|k| k.name.to_lowercase().contains(&needle)))
+                } else {
+                    Cow::Borrowed(a)
+                };
+                match kind {
+                    ChartKind::Hierarchical => chart::hierarchical_of(&shown, &options),
+                    ChartKind::Time | ChartKind::Machine => chart::time_based_of(&shown, &options),
+                }
+                .map_err(|e| e.to_string())
+            })
         })
     });
 
@@ -585,7 +577,8 @@ pub fn App(
                     id="export-csv"
                     on:click=move |_| {
                         let all = bundles.get_untracked();
-                        if let (Some(l), Some(r)) = (all.get(current.get_untracked()), report.get_untracked()) {
+                        let report = analysed.with_untracked(|a| a.as_ref().map(Analysed::report));
+                        if let (Some(l), Some(r)) = (all.get(current.get_untracked()), report) {
                             export::download_text(&format!("{}-kernels.csv", csv_name()), "text/csv", &r.to_csv(&l.bundle));
                         }
                     }
@@ -612,7 +605,7 @@ pub fn App(
                     chart().into_any()
                 }
             }}
-            <KernelTable report=report bundles=bundles current=current selected=selected filter=filter />
+            <KernelTable analysed=analysed bundles=bundles current=current selected=selected filter=filter />
             <footer>
                 "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
                 "All figures are computed in your browser; bundles never leave it."
@@ -813,7 +806,7 @@ fn cell(v: Option<f64>, unit: &str) -> String {
 /// The kernel table: one row per kernel name; sortable, searchable; a click selects.
 #[component]
 fn KernelTable(
-    report: Memo<Option<Report>>,
+    analysed: Memo<Option<Analysed>>,
     bundles: RwSignal<Vec<Loaded>>,
     current: RwSignal<usize>,
     selected: RwSignal<Option<String>>,
@@ -847,7 +840,7 @@ fn KernelTable(
     // unchanged.
     let more = move || {
         let needle = filter.get().to_lowercase();
-        let total = report.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
+        let total = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
         let limit = shown.get();
         (total > limit).then(|| {
             view! {
@@ -896,17 +889,17 @@ fn KernelTable(
                         let needle = filter.get().to_lowercase();
                         let (by, desc) = sort.get();
                         let sel = selected.get();
-                        report.with(|r| {
+                        analysed.with(|r| {
                             let Some(r) = r else { return Vec::new() };
                             let order = table_order(r, &needle, by, desc);
                             let mut picked: Vec<usize> = order.iter().copied().take(limit).collect();
                             // The selected kernel (perhaps clicked on the chart) is always listed,
                             // after the others when it is beyond the rows drawn.
-                            picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.analyses[i].index].name) == sel.as_ref()));
+                            picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.top[i].index].name) == sel.as_ref()));
                             picked
                                 .into_iter()
                                 .map(|i| {
-                                        let a = &r.analyses[i];
+                                        let a = &r.top[i];
                                         let k = &r.kernels[a.index];
                                         let name = k.name.clone();
                                         let is_sel = {
@@ -953,26 +946,26 @@ fn KernelTable(
 /// Rows of the kernel table drawn at first, and added by "Show more".
 const TABLE_ROWS: usize = 200;
 
-/// Indices of the report's analyses whose kernel name contains `needle` (lower case).
-fn matching<'a>(r: &'a Report, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    (0..r.analyses.len()).filter(move |&i| {
+/// Indices of the analyses (`r.top`) whose kernel name contains `needle` (lower case).
+fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    (0..r.top.len()).filter(move |&i| {
         needle.is_empty()
-            || r.kernels[r.analyses[i].index]
+            || r.kernels[r.top[i].index]
                 .name
                 .to_lowercase()
                 .contains(needle)
     })
 }
 
-/// The kernel table's rows in display order: indices of the report's analyses.
-fn table_order(r: &Report, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
+/// The kernel table's rows in display order: indices into `r.top`.
+fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
     let mut order: Vec<usize> = matching(r, needle).collect();
     if by == SortBy::Name {
         let names: Vec<String> = r.kernels.iter().map(Kernel::short_name).collect();
-        order.sort_by(|&a, &b| names[r.analyses[a].index].cmp(&names[r.analyses[b].index]));
+        order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));
     } else {
         let key = |i: usize| -> f64 {
-            let a = &r.analyses[i];
+            let a = &r.top[i];
             match by {
                 SortBy::Name | SortBy::Time => a.time_s,
                 SortBy::Launches => {

@@ -1,10 +1,10 @@
 //! User Timing marks and measures (`performance.mark` / `performance.measure`) around the
 //! viewer's work, so that the browser's performance timeline shows where time goes: reading and
-//! parsing a bundle, building the report and the chart's scene. The viewer benchmark
+//! parsing a bundle, analysing its kernels and building the chart's scene. The viewer benchmark
 //! (`cargo xtask bench-viewer`) reads them; they cost a few microseconds each.
 //!
-//! Names: `roofline:open:start|read|parsed` (marks), `roofline:aggregate`, `roofline:report`
-//! and `roofline:scene` (measures).
+//! Names: `roofline:open:start|read|parsed` (marks), `roofline:aggregate`, `roofline:analysis`
+//! (every kernel against the ceilings in use) and `roofline:scene` (the chart) (measures).
 
 /// Records a mark on the performance timeline (nothing happens where there is no timeline).
 pub fn mark(name: &str) {
