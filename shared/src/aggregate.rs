@@ -35,66 +35,71 @@ struct Acc {
 /// range, display name and tags are kept where every member agrees. Aggregating an aggregated
 /// list changes nothing, so a reader may aggregate once on load and again later.
 pub fn aggregate_by_name<'a>(kernels: impl IntoIterator<Item = &'a Kernel>) -> Vec<Kernel> {
-    // First the groups, so that a group of one already-aggregated entry is copied as it is (what
-    // merging it would give, at a fraction of the cost: the viewer re-aggregates on every change).
-    let kernels: Vec<&Kernel> = kernels.into_iter().collect();
     let mut index: FxHashMap<(Option<&str>, &str), usize> = FxHashMap::default();
-    let mut group_of = Vec::with_capacity(kernels.len());
-    let mut sizes: Vec<usize> = Vec::new();
-    for k in &kernels {
-        let next = sizes.len();
-        let g = *index
+    let mut out: Vec<Kernel> = Vec::new();
+    let mut accs: Vec<Acc> = Vec::new();
+    for k in kernels {
+        let next = out.len();
+        let i = *index
             .entry((k.device.as_deref(), k.name.as_str()))
             .or_insert(next);
-        if g == next {
-            sizes.push(0);
+        if i == next {
+            if k.launches > 1 {
+                // An already-aggregated entry is copied as it is: merging it alone would give the
+                // same, at a higher cost (the viewer re-aggregates on every change).
+                out.push(k.clone());
+                accs.push(Acc {
+                    copied: true,
+                    ..Acc::default()
+                });
+                continue;
+            }
+            out.push(empty_group(k));
+            accs.push(Acc::new());
+        } else if accs[i].copied {
+            // A second member after all: merge the copied first one properly.
+            let fresh = empty_group(&out[i]);
+            let first = std::mem::replace(&mut out[i], fresh);
+            accs[i] = Acc::new();
+            merge_into(&mut out[i], &mut accs[i], &first);
         }
-        sizes[g] += 1;
-        group_of.push(g);
-    }
-    let mut out: Vec<Kernel> = Vec::with_capacity(sizes.len());
-    let mut accs: Vec<Acc> = Vec::with_capacity(sizes.len());
-    for (k, g) in kernels.into_iter().zip(group_of) {
-        if g == out.len() && sizes[g] == 1 && k.launches > 1 {
-            out.push(k.clone());
-            accs.push(Acc {
-                copied: true,
-                ..Acc::default()
-            });
-            continue;
-        }
-        let i = g;
-        if i == out.len() {
-            out.push(Kernel {
-                launches: 0,
-                time: KernelTime {
-                    total_s: 0.0,
-                    per_launch: None,
-                },
-                flops: Default::default(),
-                bytes: Default::default(),
-                complexity: k.complexity.map(|_| Complexity {
-                    flops: 0.0,
-                    bytes: 0.0,
-                }),
-                ..k.clone()
-            });
-            accs.push(Acc {
-                min: f64::INFINITY,
-                max: f64::NEG_INFINITY,
-                all_single: true,
-                stats_known: true,
-                complexity_known: true,
-                ..Acc::default()
-            });
-        }
-        let (agg, acc) = (&mut out[i], &mut accs[i]);
-        merge_into(agg, acc, k);
+        merge_into(&mut out[i], &mut accs[i], k);
     }
     for (agg, acc) in out.iter_mut().zip(accs) {
         finish(agg, acc);
     }
     out
+}
+
+/// A group's entry before any member is merged: `k`'s identity, nothing summed.
+fn empty_group(k: &Kernel) -> Kernel {
+    Kernel {
+        launches: 0,
+        time: KernelTime {
+            total_s: 0.0,
+            per_launch: None,
+        },
+        flops: Default::default(),
+        bytes: Default::default(),
+        complexity: k.complexity.map(|_| Complexity {
+            flops: 0.0,
+            bytes: 0.0,
+        }),
+        ..k.clone()
+    }
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc {
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            all_single: true,
+            stats_known: true,
+            complexity_known: true,
+            ..Acc::default()
+        }
+    }
 }
 
 fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
@@ -288,6 +293,15 @@ mod tests {
             Some(3.0)
         );
         assert_eq!(aggregate_by_name(&once), once);
+        // An aggregated entry followed by more of its launches is merged as if it came alone:
+        // the group takes the first entry's source.
+        let mut first = once[0].clone();
+        first.source = DataSource::Import;
+        let merged = aggregate_by_name([&first, &launch("a", 6.0, 1.0, 1.0)]);
+        assert_eq!(merged[0].source, DataSource::Import);
+        assert_eq!(merged[0].launches, 6);
+        assert_eq!(merged[0].time.total_s, 21.0);
+        assert_eq!(merged[0].time.per_launch.as_ref().unwrap().median_s, None);
         // An entry covering several launches without statistics stays as it is.
         let mut k = launch("d", 4.0, 1.0, 1.0);
         k.launches = 3;
