@@ -145,6 +145,54 @@ pub struct Label {
     pub role: LineRole,
 }
 
+/// Font size of chart labels, pixels (both renderers draw them at this size).
+pub const LABEL_FONT_PX: f64 = 11.0;
+/// The mean advance of one character of a label, pixels: an estimate for a sans-serif face
+/// (0.6 em), used only to keep labels apart.
+const LABEL_CHAR_PX: f64 = 0.6 * LABEL_FONT_PX;
+
+impl Label {
+    /// The corners of the rectangle its text covers, pixels: an estimate from its length, its
+    /// anchor and its rotation about `at`.
+    pub fn corners(&self) -> [(f64, f64); 4] {
+        #[allow(clippy::cast_precision_loss)]
+        let w = self.text.chars().count() as f64 * LABEL_CHAR_PX;
+        let x0 = match self.anchor {
+            Anchor::Start => 0.0,
+            Anchor::Middle => -w / 2.0,
+            Anchor::End => -w,
+        };
+        // Ascent above the baseline, descent below it.
+        let (top, bottom) = (-0.8 * LABEL_FONT_PX, 0.25 * LABEL_FONT_PX);
+        let (sin, cos) = self.angle_deg.to_radians().sin_cos();
+        [(x0, top), (x0 + w, top), (x0 + w, bottom), (x0, bottom)]
+            .map(|(x, y)| (self.at.0 + x * cos - y * sin, self.at.1 + x * sin + y * cos))
+    }
+
+    /// Whether the two labels' text rectangles overlap (separating-axis test on the rotated
+    /// rectangles of [`Label::corners`]).
+    pub fn overlaps(&self, other: &Label) -> bool {
+        let (a, b) = (self.corners(), other.corners());
+        let axes = [
+            (a[1].0 - a[0].0, a[1].1 - a[0].1),
+            (a[3].0 - a[0].0, a[3].1 - a[0].1),
+            (b[1].0 - b[0].0, b[1].1 - b[0].1),
+            (b[3].0 - b[0].0, b[3].1 - b[0].1),
+        ];
+        axes.iter().all(|&(ax, ay)| {
+            let span = |r: &[(f64, f64); 4]| {
+                r.iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                        let d = p.0 * ax + p.1 * ay;
+                        (lo.min(d), hi.max(d))
+                    })
+            };
+            let ((a0, a1), (b0, b1)) = (span(&a), span(&b));
+            a0 < b1 && b0 < a1
+        })
+    }
+}
+
 /// What a marker shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MarkerKind {
@@ -331,9 +379,9 @@ pub mod style {
     }
 }
 
-/// Margins around the plotting area: left (y tick labels and title), top (title), right,
-/// bottom (x tick labels, title, notes).
-const MARGIN: (f64, f64, f64, f64) = (100.0, 56.0, 20.0, 96.0);
+/// Margins around the plotting area: left (y tick labels and title), top (title), right (half
+/// of the last x tick label, e.g. `100 GB`), bottom (x tick labels, title, notes).
+const MARGIN: (f64, f64, f64, f64) = (100.0, 56.0, 36.0, 96.0);
 /// Marker radius: `MIN + SCALE × sqrt(share of time)`, so that area grows with the share.
 const MARKER_MIN: f64 = 3.0;
 const MARKER_SCALE: f64 = 10.0;
@@ -1031,20 +1079,38 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
                 points: px,
                 dashed: true,
             });
-            // Boxes grow with n; label a box only where it clears the previous label.
+            // Boxes grow with n; label a box only where it clears the previous label. The label
+            // sits inside the box's top edge: at its right end, else at its left end, else not
+            // at all, so that it never covers another label.
             if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
-                last_label_y = corner_px.1;
-                labels.push(Label {
-                    text: format!(
-                        "{n} launch{} × {}",
-                        if *n == 1 { "" } else { "es" },
-                        format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
-                    ),
-                    at: (corner_px.0 - 4.0, corner_px.1 + 14.0),
+                let text = format!(
+                    "{n} launch{} × {}",
+                    if *n == 1 { "" } else { "es" },
+                    format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
+                );
+                let y = corner_px.1 + 14.0;
+                let candidates = [
+                    ((corner_px.0 - 4.0, y), Anchor::End),
+                    ((area.x + 4.0, y), Anchor::Start),
+                ];
+                let free = candidates.into_iter().map(|(at, anchor)| Label {
+                    text: text.clone(),
+                    at,
                     angle_deg: 0.0,
-                    anchor: Anchor::End,
+                    anchor,
                     role,
                 });
+                if let Some(label) = free
+                    .filter(|l| {
+                        l.corners()
+                            .iter()
+                            .all(|p| p.0 >= area.x && p.0 <= area.right())
+                    })
+                    .find(|l| !labels.iter().any(|o| o.overlaps(l)))
+                {
+                    last_label_y = corner_px.1;
+                    labels.push(label);
+                }
             }
         }
     }
@@ -1299,6 +1365,28 @@ mod tests {
 
     fn close(a: (f64, f64), b: (f64, f64)) -> bool {
         (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6
+    }
+
+    #[test]
+    fn label_rectangles_overlap_only_when_they_touch() {
+        let label = |at, angle_deg, anchor| Label {
+            text: "0123456789".into(),
+            at,
+            angle_deg,
+            anchor,
+            role: LineRole::MachineBalance(Datapath::Fp32),
+        };
+        // 10 characters: 66 px wide, 11.55 px tall.
+        let a = label((100.0, 100.0), 0.0, Anchor::Start);
+        assert!(a.overlaps(&label((160.0, 105.0), 0.0, Anchor::Start)));
+        assert!(!a.overlaps(&label((170.0, 100.0), 0.0, Anchor::Start)));
+        assert!(!a.overlaps(&label((100.0, 113.0), 0.0, Anchor::Start)));
+        assert!(!a.overlaps(&label((100.0, 100.0), 0.0, Anchor::End)));
+        assert!(a.overlaps(&label((166.0, 100.0), 0.0, Anchor::End)));
+        // Rotated by 90°, the text runs down from its anchor.
+        let down = label((130.0, 60.0), 90.0, Anchor::Start);
+        assert!(down.overlaps(&a));
+        assert!(!label((130.0, 120.0), 90.0, Anchor::Start).overlaps(&a));
     }
 
     #[test]

@@ -1,0 +1,56 @@
+//! The charts of every sample bundle keep their labels apart, at the viewer's size and at the
+//! CLI's, so that a person can read them (the browser tests keep screenshots to look at too).
+
+use roofline_model::chart::{self, ChartOptions, Scene};
+
+fn samples() -> Vec<(String, roofline_model::bundle::Bundle)> {
+    let dir = roofline_tests::fixtures().join("bundles");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            out.push((
+                path.display().to_string(),
+                roofline_model::parse_bundle(&text).unwrap(),
+            ));
+        }
+    }
+    assert!(!out.is_empty(), "no sample bundles in {}", dir.display());
+    out
+}
+
+fn overlapping(scene: &Scene) -> Vec<(String, String)> {
+    let mut bad = Vec::new();
+    for (i, a) in scene.labels.iter().enumerate() {
+        for b in &scene.labels[i + 1..] {
+            if a.overlaps(b) {
+                bad.push((a.text.clone(), b.text.clone()));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn sample_charts_keep_their_labels_apart() {
+    for (name, bundle) in samples() {
+        for options in [ChartOptions::default(), ChartOptions::browser()] {
+            let scenes = [
+                ("hierarchical", chart::hierarchical(&bundle, &options)),
+                ("time-based", chart::time_based(&bundle, &options)),
+            ];
+            for (kind, scene) in scenes {
+                let scene = scene.unwrap();
+                assert!(!scene.labels.is_empty(), "{name} {kind}: no labels");
+                let bad = overlapping(&scene);
+                assert!(
+                    bad.is_empty(),
+                    "{name} {kind} ({}x{}): {bad:?}",
+                    options.width,
+                    options.height
+                );
+            }
+        }
+    }
+}
