@@ -412,6 +412,20 @@ impl Analysed {
     /// Analyses the kernels of `device` (the bundle's first device when `None`) against
     /// `ceilings` (the device's own machine when `None`; none at all when it has no machine).
     pub fn new(bundle: &Bundle, device: Option<&str>, ceilings: Option<&Ceilings>) -> Self {
+        let mut a = Self::without_kernels(bundle, device, ceilings);
+        a.kernels = aggregate_by_name(
+            bundle
+                .kernels
+                .iter()
+                .filter(|k| a.device.is_none() || bundle.device_of(k) == a.device.as_deref()),
+        );
+        a.top = analysis::analyze_with(&a.kernels, |_| Some(a.ceilings.clone()));
+        a.top.sort_by(|x, y| y.time_s.total_cmp(&x.time_s));
+        a
+    }
+
+    /// The device, its name and ceilings, and no kernels (what the sweep chart needs).
+    fn without_kernels(bundle: &Bundle, device: Option<&str>, ceilings: Option<&Ceilings>) -> Self {
         let device = device
             .map(str::to_string)
             .or_else(|| bundle.devices.first().map(|d| d.id.clone()));
@@ -427,21 +441,13 @@ impl Analysed {
                 .map(Ceilings::from_machine)
                 .unwrap_or_default()
         });
-        let kernels = aggregate_by_name(
-            bundle
-                .kernels
-                .iter()
-                .filter(|k| device.is_none() || bundle.device_of(k) == device.as_deref()),
-        );
-        let mut top = analysis::analyze_with(&kernels, |_| Some(ceilings.clone()));
-        top.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
         Analysed {
             device,
             device_name,
             complete: bundle.complete,
             ceilings,
-            kernels,
-            top,
+            kernels: Vec::new(),
+            top: Vec::new(),
         }
     }
 
@@ -1221,7 +1227,7 @@ type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
 /// # Errors
 /// [`ChartError::Nothing`] when the device's machine has no sweep.
 pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
-    let p = analysed(bundle, o);
+    let p = Analysed::without_kernels(bundle, o.device.as_deref(), o.ceilings.as_ref());
     let machine = p
         .device
         .as_deref()

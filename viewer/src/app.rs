@@ -315,7 +315,6 @@ pub fn App(
 
     let scene = Memo::new(move |_| {
         // The analysis first (memos are lazy), so that the scene's measure is the scene's alone.
-        analysed.track();
         analysed.with(|_| ());
         perf::span("roofline:scene", || -> Result<Scene, String> {
             let needle = filter.get().to_lowercase();
