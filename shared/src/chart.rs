@@ -523,6 +523,20 @@ fn axis(domain: (f64, f64), unit: &str, title: &str, project: impl Fn(f64) -> f6
     }
 }
 
+/// The x axis of the performance-against-intensity charts (hierarchical, sweep).
+fn intensity_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
+    axis(domain, "", "Arithmetic intensity (FLOP/byte)", |v| {
+        vp.x.project(v)
+    })
+}
+
+/// The y axis of the performance-against-intensity charts (hierarchical, sweep).
+fn performance_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
+    axis(domain, "FLOP/s", "Performance (FLOP/s)", |v| {
+        vp.y.project(v)
+    })
+}
+
 fn marker_radius(share: f64) -> f64 {
     MARKER_MIN + MARKER_SCALE * share.clamp(0.0, 1.0).sqrt()
 }
@@ -833,10 +847,8 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         height: o.height,
         title: "Hierarchical roofline".into(),
         subtitle: subtitle(p),
-        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| {
-            vp.x.project(v)
-        }),
-        y_axis: axis(dy, "FLOP/s", "Performance (FLOP/s)", |v| vp.y.project(v)),
+        x_axis: intensity_axis(dx, &vp),
+        y_axis: performance_axis(dy, &vp),
         viewport: vp,
         lines,
         labels,
@@ -1321,10 +1333,8 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
         height: o.height,
         title: "Empirical sweep (working set × intensity)".into(),
         subtitle: subtitle(&p),
-        x_axis: axis(dx, "", "Arithmetic intensity (FLOP/byte)", |v| {
-            vp.x.project(v)
-        }),
-        y_axis: axis(dy, "FLOP/s", "Performance (FLOP/s)", |v| vp.y.project(v)),
+        x_axis: intensity_axis(dx, &vp),
+        y_axis: performance_axis(dy, &vp),
         viewport: vp,
         lines,
         labels,

@@ -179,6 +179,27 @@ struct Row {
     budget_ms: Option<f64>,
 }
 
+/// One row per sample: the first is the measurement (with its input and budget), the others its
+/// breakdown.
+fn push_rows(
+    rows: &mut Vec<Row>,
+    labels: &[&str],
+    samples: &mut [Vec<f64>],
+    input: &str,
+    budget_ms: f64,
+) {
+    for (i, (label, v)) in labels.iter().zip(samples.iter_mut()).enumerate() {
+        let worst = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        rows.push(Row {
+            what: (*label).into(),
+            input: if i == 0 { input.into() } else { String::new() },
+            median_ms: median(v),
+            worst_ms: worst,
+            budget_ms: (i == 0).then_some(budget_ms),
+        });
+    }
+}
+
 fn chromium_version() -> String {
     let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     Command::new(bin)
@@ -277,16 +298,7 @@ fn run() -> Result<Vec<Row>, String> {
         "  of which: analysis and scene (roofline-model)",
         "  of which: the rest (DOM, layout, reactive work)",
     ];
-    for (i, (label, v)) in labels.iter().zip(parts.iter_mut()).enumerate() {
-        let worst = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        rows.push(Row {
-            what: (*label).into(),
-            input: if i == 0 { input.clone() } else { String::new() },
-            median_ms: median(v),
-            worst_ms: worst,
-            budget_ms: (i == 0).then_some(1000.0),
-        });
-    }
+    push_rows(&mut rows, &labels, &mut parts, &input, 1000.0);
     let m = median(&mut hovers);
     rows.push(Row {
         what: "hover: pointer move → tooltip laid out (median, p95)".into(),
@@ -335,23 +347,11 @@ fn run() -> Result<Vec<Row>, String> {
         "  of which: the chart's scene",
         "  of which: the rest (table order, DOM, layout)",
     ];
-    for (i, (label, v)) in labels.iter().zip(swaps.iter_mut()).enumerate() {
-        let worst = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        rows.push(Row {
-            what: (*label).into(),
-            input: if i == 0 {
-                format!(
-                    "10,000 kernels, {:.0} MB (table {rows_drawn} rows)",
-                    mb(wide)
-                )
-            } else {
-                String::new()
-            },
-            median_ms: median(v),
-            worst_ms: worst,
-            budget_ms: (i == 0).then_some(50.0),
-        });
-    }
+    let input = format!(
+        "10,000 kernels, {:.0} MB (table {rows_drawn} rows)",
+        mb(wide)
+    );
+    push_rows(&mut rows, &labels, &mut swaps, &input, 50.0);
     Ok(rows)
 }
 
