@@ -604,7 +604,7 @@ pub fn App(
                     chart().into_any()
                 }
             }}
-            <KernelTable analysed=analysed bundles=bundles current=current selected=selected filter=filter />
+            <KernelTable analysed=analysed selected=selected filter=filter />
             <footer>
                 "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
                 "All figures are computed in your browser; bundles never leave it."
@@ -806,8 +806,6 @@ fn cell(v: Option<f64>, unit: &str) -> String {
 #[component]
 fn KernelTable(
     analysed: Memo<Option<Analysed>>,
-    bundles: RwSignal<Vec<Loaded>>,
-    current: RwSignal<usize>,
     selected: RwSignal<Option<String>>,
     filter: RwSignal<String>,
 ) -> impl IntoView {
@@ -834,9 +832,9 @@ fn KernelTable(
     // How many rows are drawn: a table of 10,000 rows costs a second to build and nobody reads
     // it; the rest is a click (or a filter) away.
     let shown = RwSignal::new(TABLE_ROWS);
-    // Everything below reads the report directly: a memo derived from it in between (a sorted
-    // order, say) left the table stale after a machine swap, once leptos found that derived memo
-    // unchanged.
+    // Everything below reads the analysis directly (it changes with the bundle and the ceilings):
+    // a memo derived from it in between (a sorted order, say) left the table stale after a machine
+    // swap, once leptos found that derived memo unchanged.
     let more = move || {
         let needle = filter.get().to_lowercase();
         let total = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
@@ -882,8 +880,6 @@ fn KernelTable(
                 </thead>
                 <tbody>
                     {move || {
-                        bundles.track();
-                        current.track();
                         let limit = shown.get();
                         let needle = filter.get().to_lowercase();
                         let (by, desc) = sort.get();
