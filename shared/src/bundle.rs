@@ -292,6 +292,10 @@ pub struct BandwidthCeiling {
     /// Raw repeat measurements, byte/s; `value` is derived from them (median unless stated).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// A same-run reference our own kernels are judged against (the driver's device-to-device
+    /// copy for HBM). Still a measured ceiling: plots use the highest empirical figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 /// A compute ceiling on one datapath, in FLOP/s.
@@ -313,6 +317,10 @@ pub struct ComputeCeiling {
     /// Raw repeat measurements, FLOP/s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// A same-run reference our own kernels are judged against (the best cuBLASLt GEMM for a
+    /// Tensor Core datapath). Still a measured ceiling: plots use the highest empirical figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 /// Kernel launch overhead.
@@ -657,6 +665,7 @@ impl BandwidthCeiling {
             implementation: None,
             clock_hz: None,
             samples: Vec::new(),
+            reference: false,
         }
     }
 }
@@ -671,6 +680,7 @@ impl ComputeCeiling {
             implementation: None,
             clock_hz: None,
             samples: Vec::new(),
+            reference: false,
         }
     }
 }

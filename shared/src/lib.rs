@@ -10,6 +10,8 @@
 //! - [`hierarchical`] and [`time_based`]: the two rooflines' formulas;
 //! - [`aggregate`] and [`analysis`]: launches grouped by name, and per-kernel verdicts;
 //! - [`merge`]: joining bundles (one per rank);
+//! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
+//!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space.
 
 pub mod aggregate;
@@ -22,9 +24,12 @@ pub mod hierarchical;
 pub mod merge;
 pub mod names;
 pub mod ncu;
+pub mod plateau;
 pub mod read;
 pub mod report;
 pub mod schema;
+pub mod summary;
+pub mod theoretical;
 pub mod time_based;
 
 pub use bundle::{Bundle, SCHEMA_VERSION};
