@@ -10,9 +10,11 @@
 //!    bandwidth is within [`TOLERANCE`] of the run's median, otherwise it starts a new run;
 //! 2. a run of at least [`MIN_POINTS`] points is a plateau; its bandwidth is the median of its
 //!    points (robust to one noisy repeat), and it spans its first to last working set;
-//! 3. a plateau is attributed to the smallest level whose capacity holds the plateau's
-//!    geometric-middle working set: L1 (all SMs' L1 together), then L2, else HBM; when two
-//!    plateaus fall in one level the longer one is kept (ties: the higher).
+//! 3. a plateau whose geometric-middle working set exceeds the L2 capacity is HBM (the longest
+//!    such one, ties to the higher). The on-chip plateaus are attributed from L2 down: the
+//!    ERT kernel writes every element back and GPU L1 caches do not keep writes (they write
+//!    through to L2), so a single on-chip plateau is L2 (the fault of ERT's "L1" on GPUs); when
+//!    there are several, the last is L2 and the longest one before it L1.
 //!
 //! Points on the slopes between levels form short runs and are dropped by rule 2.
 
@@ -94,31 +96,30 @@ pub fn detect(points: &[(f64, f64)]) -> Vec<Plateau> {
     plateaus
 }
 
-/// Rule 3: the level of each plateau, given the combined L1 capacity of all SMs and the L2
-/// capacity (bytes); at most one plateau per level.
-pub fn attribute(
-    plateaus: &[Plateau],
-    l1_total_bytes: f64,
-    l2_bytes: f64,
-) -> Vec<(MemoryLevel, Plateau)> {
-    let mut out: Vec<(MemoryLevel, Plateau)> = Vec::new();
-    for p in plateaus {
-        let mid = (p.from_bytes * p.to_bytes).sqrt();
-        let level = if mid <= l1_total_bytes {
-            MemoryLevel::L1
-        } else if mid <= l2_bytes {
-            MemoryLevel::L2
-        } else {
-            MemoryLevel::Hbm
-        };
-        match out.iter_mut().find(|(l, _)| *l == level) {
-            Some((_, kept)) => {
-                if (p.points, p.bandwidth) > (kept.points, kept.bandwidth) {
-                    *kept = p.clone();
-                }
-            }
-            None => out.push((level, p.clone())),
+/// Rule 3: the level of each plateau, given the L2 capacity in bytes; at most one plateau per
+/// level, in the order L1, L2, HBM.
+pub fn attribute(plateaus: &[Plateau], l2_bytes: f64) -> Vec<(MemoryLevel, Plateau)> {
+    let longest = |ps: &[&Plateau]| -> Option<Plateau> {
+        ps.iter()
+            .max_by(|a, b| {
+                (a.points, a.bandwidth)
+                    .partial_cmp(&(b.points, b.bandwidth))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .map(|p| (*p).clone())
+    };
+    let mid = |p: &Plateau| (p.from_bytes * p.to_bytes).sqrt();
+    let on_chip: Vec<&Plateau> = plateaus.iter().filter(|p| mid(p) <= l2_bytes).collect();
+    let off_chip: Vec<&Plateau> = plateaus.iter().filter(|p| mid(p) > l2_bytes).collect();
+    let mut out = Vec::new();
+    if let Some((l2, before)) = on_chip.split_last() {
+        if let Some(l1) = longest(before) {
+            out.push((MemoryLevel::L1, l1));
         }
+        out.push((MemoryLevel::L2, (*l2).clone()));
+    }
+    if let Some(hbm) = longest(&off_chip) {
+        out.push((MemoryLevel::Hbm, hbm));
     }
     out
 }
@@ -139,9 +140,9 @@ mod tests {
             (256.0 * KIB, 20.0e12),
             (1.0 * MIB, 21.0e12),
             (4.0 * MIB, 19.5e12),
-            (16.0 * MIB, 9.0e12),
-            (64.0 * MIB, 7.0e12),
-            (256.0 * MIB, 6.8e12),
+            (8.0 * MIB, 9.0e12),
+            (16.0 * MIB, 7.0e12),
+            (32.0 * MIB, 6.8e12),
             (1024.0 * MIB, 3.0e12),
             (4096.0 * MIB, 2.9e12),
         ];
@@ -151,9 +152,21 @@ mod tests {
         assert!((bws[0] - 20.0e12).abs() < 1e9);
         assert!((bws[1] - 6.9e12).abs() < 1e9);
         assert!((bws[2] - 2.95e12).abs() < 1e9);
-        let levels = attribute(&p, 132.0 * 256.0 * KIB, 50.0 * MIB);
+        let levels = attribute(&p, 50.0 * MIB);
         let names: Vec<MemoryLevel> = levels.iter().map(|(l, _)| *l).collect();
         assert_eq!(names, [MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm]);
+    }
+
+    #[test]
+    fn a_single_on_chip_plateau_is_l2() {
+        let p = detect(&[
+            (1.0 * MIB, 5.0e12),
+            (4.0 * MIB, 5.1e12),
+            (1024.0 * MIB, 2.0e12),
+            (2048.0 * MIB, 2.0e12),
+        ]);
+        let levels: Vec<MemoryLevel> = attribute(&p, 50.0 * MIB).iter().map(|(l, _)| *l).collect();
+        assert_eq!(levels, [MemoryLevel::L2, MemoryLevel::Hbm]);
     }
 
     #[test]
