@@ -62,6 +62,11 @@ pub fn run(config: Config) -> Result<(), Error> {
             ncu.as_deref(),
         ),
         Config::Profile(c) => crate::capture::profile(&c),
+        Config::Machine {
+            output,
+            devices,
+            quick,
+        } => machine(&output, devices, quick),
         Config::Pending {
             command,
             needs_gpu,
@@ -72,6 +77,73 @@ pub fn run(config: Config) -> Result<(), Error> {
             }
             Err(Error::NotYetAvailable { command, what })
         }
+    }
+}
+
+/// `roofline machine`: measures each requested device, writes one bundle, prints the summary.
+fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error> {
+    let command = "machine";
+    let count = crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
+    if !crate::kernels::nvrtc_present() {
+        return Err(Error::Gpu {
+            command,
+            source: crate::gpu::GpuError::NoNvrtc,
+        });
+    }
+    let ordinals: Vec<usize> = match devices {
+        Some(d) if (d as usize) < count => vec![d as usize],
+        Some(d) => {
+            return Err(Error::Usage(format!(
+                "--device {d}: only {count} GPU{} visible (0 to {})",
+                if count == 1 { "" } else { "s" },
+                count - 1
+            )));
+        }
+        None => (0..count).collect(),
+    };
+    let plan = crate::machine::Plan { quick };
+    let mut combined: Option<Bundle> = None;
+    let mut failure = None;
+    for ordinal in ordinals {
+        let outcome = crate::machine::run(ordinal, plan, crate::provenance::current())
+            .map_err(|source| Error::Machine { ordinal, source })?;
+        print!(
+            "{}",
+            export::machine_summary(&outcome.bundle, outcome.wall_s)
+        );
+        if let Some((phase, e)) = outcome.failure {
+            failure = Some((ordinal, phase, e));
+        }
+        combined = Some(match combined {
+            None => outcome.bundle,
+            Some(mut b) => {
+                b.complete &= outcome.bundle.complete;
+                b.devices.extend(outcome.bundle.devices);
+                b.machines.extend(outcome.bundle.machines);
+                b.skipped.extend(outcome.bundle.skipped);
+                b.notes.extend(outcome.bundle.notes);
+                b
+            }
+        });
+        if failure.is_some() {
+            break;
+        }
+    }
+    let Some(bundle) = combined else {
+        return Err(Error::Nothing("no device was measured".into()));
+    };
+    write_bundle(output, &bundle)?;
+    match failure {
+        None => {
+            eprintln!("wrote {}", output.display());
+            Ok(())
+        }
+        Some((ordinal, phase, source)) => Err(Error::MachineIncomplete {
+            ordinal,
+            phase,
+            written: output.to_path_buf(),
+            source,
+        }),
     }
 }
 

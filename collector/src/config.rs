@@ -65,6 +65,15 @@ pub enum Config {
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
+    /// `roofline machine`.
+    Machine {
+        /// Where the bundle goes.
+        output: PathBuf,
+        /// One device, or every visible device (`None`).
+        devices: Option<u32>,
+        /// Coarser, faster measurement.
+        quick: bool,
+    },
     /// A GPU command that has not landed yet.
     Pending {
         /// Subcommand name.
@@ -186,10 +195,10 @@ impl Config {
                     output: a.output,
                 }
             }
-            Command::Machine(_) => Config::Pending {
-                command: "machine",
-                needs_gpu: true,
-                what: "measuring ceilings is tracked in issue #3",
+            Command::Machine(a) => Config::Machine {
+                output: a.output,
+                devices: if a.all_devices { None } else { Some(a.device) },
+                quick: a.quick,
             },
             Command::Suite(_) => Config::Pending {
                 command: "suite",

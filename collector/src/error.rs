@@ -98,6 +98,28 @@ pub enum Error {
         /// ncu's first error line.
         detail: Option<String>,
     },
+    /// `roofline machine` could not start on a device.
+    #[error("cannot measure GPU {ordinal}")]
+    Machine {
+        /// The CUDA ordinal.
+        ordinal: usize,
+        /// Why.
+        #[source]
+        source: crate::machine::MachineError,
+    },
+    /// `roofline machine` stopped mid-run; what was measured is written.
+    #[error("measuring GPU {ordinal} stopped in the {phase} phase; the phases measured before are in {} (marked incomplete)", written.display())]
+    MachineIncomplete {
+        /// The CUDA ordinal.
+        ordinal: usize,
+        /// The phase that failed.
+        phase: &'static str,
+        /// The bundle written.
+        written: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::machine::MachineError,
+    },
     /// A subcommand whose implementation has not landed yet.
     #[error(
         "roofline {command} is not available in this build yet ({what}); no measurement was made and nothing was written"

@@ -14,6 +14,11 @@ pub enum GpuError {
     /// The driver loaded but reports no device.
     #[error("the CUDA driver found no GPU (check CUDA_VISIBLE_DEVICES and nvidia-smi)")]
     NoDevice,
+    /// The driver works but NVRTC, which compiles our kernels, cannot be loaded.
+    #[error(
+        "NVRTC (libnvrtc.so) could not be loaded; install the CUDA toolkit or add its lib64 directory to LD_LIBRARY_PATH"
+    )]
+    NoNvrtc,
     /// Any other driver error, with the driver's own message.
     #[error("CUDA driver error during {during}: {message}")]
     Driver {

@@ -2,8 +2,11 @@
 //!
 //! `main` parses the command line ([`cli`]), validates it once into a [`config::Config`], and
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
-//! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking.
+//! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
+//! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
+//! [`blaslt`]; [`progress`] makes the progress bars.
 
+pub mod blaslt;
 pub mod capture;
 pub mod cli;
 pub mod commands;
@@ -12,7 +15,10 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod io;
+pub mod kernels;
+pub mod machine;
 pub mod ncu;
+pub mod progress;
 pub mod provenance;
 
 pub use error::Error;

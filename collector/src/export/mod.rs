@@ -1,4 +1,7 @@
 //! Exporters: each turns a bundle or a chart into bytes; [`crate::io`] writes them.
 
 pub mod info;
+pub mod machine;
 pub mod svg;
+
+pub use machine::summary as machine_summary;

@@ -1,0 +1,143 @@
+// Bandwidth microbenchmarks: HBM (read, write, copy), L2, L1 and shared memory.
+//
+// All accesses are 16-byte vectors. Loads are inline PTX `asm volatile`, so the compiler neither
+// drops nor merges the repeated loads of the cache kernels; the cache operator picks the level:
+// `.cs` (streaming, evict-first) for HBM, `.cg` (cache in L2 only, bypass L1) for L2, `.ca`
+// (cache in L1) for L1.
+
+__device__ __forceinline__ float4 ld_cs(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float4 ld_cg(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float4 ld_ca(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.ca.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void st_cs(float4* p, float4 v) {
+  asm volatile("st.global.cs.v4.f32 [%0], {%1,%2,%3,%4};"
+               :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+}
+__device__ __forceinline__ void add4(float4& a, float4 v) {
+  a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
+}
+
+// Reads n float4 once, four independent loads in flight per thread per iteration.
+extern "C" __global__ void hbm_read(const float4* a, unsigned long long n, float* sink,
+                                    float sentinel, unsigned long long* stamps) {
+  STAMP_BEGIN
+  float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    float4 v0 = ld_cs(a + i), v1 = ld_cs(a + i + stride);
+    float4 v2 = ld_cs(a + i + 2 * stride), v3 = ld_cs(a + i + 3 * stride);
+    add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+  }
+  for (; i < n; i += stride) add4(acc, ld_cs(a + i));
+  KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
+  STAMP_END
+}
+
+// Writes n float4 once.
+extern "C" __global__ void hbm_write(float4* a, unsigned long long n, float value,
+                                     unsigned long long* stamps) {
+  STAMP_BEGIN
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  const float4 v = mk4(value, value, value, value);
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    st_cs(a + i, v);
+  STAMP_END
+}
+
+// Copies n float4: n read and n written.
+extern "C" __global__ void hbm_copy(const float4* src, float4* dst, unsigned long long n,
+                                    unsigned long long* stamps) {
+  STAMP_BEGIN
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + stride < n; i += 2 * stride) {
+    float4 v0 = ld_cs(src + i), v1 = ld_cs(src + i + stride);
+    st_cs(dst + i, v0); st_cs(dst + i + stride, v1);
+  }
+  for (; i < n; i += stride) st_cs(dst + i, ld_cs(src + i));
+  STAMP_END
+}
+
+// Rereads a working set of n float4 (sized well inside L2) `reps` times through L2 only.
+extern "C" __global__ void l2_read(const float4* a, unsigned long long n, int reps, float* sink,
+                                   float sentinel, unsigned long long* stamps) {
+  STAMP_BEGIN
+  float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (int r = 0; r < reps; ++r) {
+    unsigned long long i = first;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      float4 v0 = ld_cg(a + i), v1 = ld_cg(a + i + stride);
+      float4 v2 = ld_cg(a + i + 2 * stride), v3 = ld_cg(a + i + 3 * stride);
+      add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+    }
+    for (; i < n; i += stride) add4(acc, ld_cg(a + i));
+  }
+  KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
+  STAMP_END
+}
+
+// Each block rereads its own slice of `slice` float4 (a power of two; resident in its SM's L1)
+// `reps` times. Every thread reads 4 vectors per repeat, at an offset that moves with the repeat.
+extern "C" __global__ void l1_read(const float4* a, unsigned int slice, int reps, float* sink,
+                                   float sentinel, unsigned long long* stamps) {
+  STAMP_BEGIN
+  float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
+  const float4* mine = a + (unsigned long long)blockIdx.x * slice;
+  const unsigned int mask = slice - 1;
+  const unsigned int b = blockDim.x;
+  for (int r = 0; r < reps; ++r) {
+    const unsigned int base = threadIdx.x + (unsigned int)r * 4u * b;
+    float4 v0 = ld_ca(mine + (base & mask)), v1 = ld_ca(mine + ((base + b) & mask));
+    float4 v2 = ld_ca(mine + ((base + 2 * b) & mask)), v3 = ld_ca(mine + ((base + 3 * b) & mask));
+    add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+  }
+  KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
+  STAMP_END
+}
+
+// Each block fills `slice` float4 of shared memory (dynamic; a power of two) and rereads it
+// `reps` times, 4 vectors per thread per repeat, conflict-free (consecutive 16-byte words).
+extern "C" __global__ void shared_read(unsigned int slice, int reps, float* sink, float sentinel,
+                                       unsigned long long* stamps) {
+  STAMP_BEGIN
+  extern __shared__ float4 smem[];
+  for (unsigned int i = threadIdx.x; i < slice; i += blockDim.x)
+    smem[i] = mk4((float)i, 1.f, 2.f, 3.f);
+  __syncthreads();
+  float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
+  const unsigned int mask = slice - 1;
+  const unsigned int b = blockDim.x;
+  unsigned int sbase;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(sbase) : "l"(smem));
+  for (int r = 0; r < reps; ++r) {
+    const unsigned int base = threadIdx.x + (unsigned int)r * 4u * b;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float4 v;
+      const unsigned int addr = sbase + 16u * ((base + k * b) & mask);
+      asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
+                   : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+      add4(acc, v);
+    }
+  }
+  KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
+  STAMP_END
+}
