@@ -1037,23 +1037,40 @@ pub fn run(
         }
         bar.finish_and_clear();
     }
+    let wall_s = started.elapsed().as_secs_f64();
+    let failed = failure
+        .as_ref()
+        .map(|(phase, e)| format!("the {phase} phase failed: {e}"));
+    let bundle = assemble(bundle, device, m, skipped, failed, wall_s);
+    Ok(Outcome {
+        bundle,
+        failure,
+        wall_s,
+    })
+}
+
+/// Completes a run's bundle: theoretical ceilings at the observed clocks, the device, the machine,
+/// what was skipped, the wall time, and whether (and why) the run is incomplete.
+pub fn assemble(
+    mut bundle: Bundle,
+    device: Device,
+    mut m: Machine,
+    skipped: Vec<Skipped>,
+    failure: Option<String>,
+    wall_s: f64,
+) -> Bundle {
     let mut notes = Vec::new();
     theoretical(&device, &mut m, &mut notes);
-    let wall_s = started.elapsed().as_secs_f64();
     notes.push(format!("wall time of the run: {wall_s:.1} s"));
-    if let Some((phase, e)) = &failure {
-        notes.push(format!("incomplete: the {phase} phase failed: {e}"));
+    if let Some(f) = &failure {
+        notes.push(format!("incomplete: {f}"));
     }
     bundle.complete = failure.is_none();
     bundle.devices.push(device);
     bundle.machines.push(m);
     bundle.skipped = skipped;
     bundle.notes = notes;
-    Ok(Outcome {
-        bundle,
-        failure,
-        wall_s,
-    })
+    bundle
 }
 
 #[cfg(test)]
@@ -1073,6 +1090,89 @@ mod tests {
         let quick = Plan { quick: true };
         assert!(quick.sweep_working_sets().len() < ws.len() / 2 + 1);
         assert_eq!(quick.sweep_flops_per_element(), [1, 4, 16, 64, 256, 1024]);
+    }
+
+    /// Fixed, made-up unit-test inputs (not measurements): the assembled bundle carries the
+    /// theoretical ceilings at the clock each kernel observed, validates, and round-trips.
+    #[test]
+    fn assembled_bundles_validate_and_round_trip() {
+        use roofline_model::bundle::Provenance;
+        let mut d = Device::new("gpu0", "Unit-test GPU");
+        d.compute_capability = Some("9.0".into());
+        d.sm_count = Some(132);
+        d.sm_clock_hz = Some(1.98e9);
+        d.memory_bus_width_bits = Some(5120);
+        d.memory_clock_hz = Some(2.619e9);
+        d.l2_bytes = Some(50.0 * 1048576.0);
+        let mut m = Machine {
+            device: "gpu0".into(),
+            ..Machine::default()
+        };
+        let mut fp32 = ComputeCeiling::new(Datapath::Fp32, 60e12, Method::Empirical);
+        fp32.clock_hz = Some(1.755e9);
+        fp32.samples = vec![59e12, 60e12, 61e12];
+        m.compute.push(fp32);
+        let mut l1 = BandwidthCeiling::new(MemoryLevel::L1, 25e12, Method::Empirical);
+        l1.clock_hz = Some(1.9e9);
+        m.bandwidth.push(l1);
+        let skipped = vec![Skipped {
+            what: "x".into(),
+            reason: "y".into(),
+        }];
+        let b = assemble(
+            Bundle::new(Provenance::default()),
+            d.clone(),
+            m.clone(),
+            skipped.clone(),
+            None,
+            21.5,
+        );
+        assert!(b.complete);
+        let theo = |dp: Datapath| {
+            b.machines[0]
+                .compute
+                .iter()
+                .find(|c| c.datapath == dp && c.method == Method::Theoretical)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(theo(Datapath::Fp32).clock_hz, Some(1.755e9));
+        assert!((theo(Datapath::Fp32).value - 132.0 * 256.0 * 1.755e9).abs() < 1.0);
+        // Datapaths we did not measure fall back to the device's reported clock.
+        assert_eq!(theo(Datapath::TensorFp16).clock_hz, Some(1.98e9));
+        let l1_theo = b.machines[0]
+            .bandwidth
+            .iter()
+            .find(|c| c.level == MemoryLevel::L1 && c.method == Method::Theoretical)
+            .unwrap();
+        assert_eq!(l1_theo.clock_hz, Some(1.9e9));
+        assert!(
+            b.machines[0]
+                .bandwidth
+                .iter()
+                .any(|c| c.level == MemoryLevel::Hbm && c.method == Method::Theoretical)
+        );
+        assert!(b.notes.iter().any(|n| n == "wall time of the run: 21.5 s"));
+        roofline_model::validate(&b).unwrap();
+        let json = roofline_model::to_json(&b).unwrap();
+        assert_eq!(roofline_model::parse_bundle(&json).unwrap(), b);
+
+        let failed = assemble(
+            Bundle::new(Provenance::default()),
+            d,
+            m,
+            skipped,
+            Some("the L2 phase failed: out of memory".into()),
+            3.0,
+        );
+        assert!(!failed.complete);
+        assert!(
+            failed
+                .notes
+                .iter()
+                .any(|n| n == "incomplete: the L2 phase failed: out of memory")
+        );
+        roofline_model::validate(&failed).unwrap();
     }
 
     #[test]

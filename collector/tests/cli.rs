@@ -66,6 +66,12 @@ fn gpu_commands_say_there_is_no_driver() {
         assert!(e.starts_with(&expected), "{e}");
         assert!(!e.contains("panicked"), "{e}");
     }
+    // Nothing is written when nothing was measured.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let o = roofline(&["machine", "-o", arg(&out)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
     // profile needs the GPU's architecture: from --arch, --machine, or the driver.
     let o = roofline(&["profile", "--ncu", "/bin/true", "--", "true"]);
     assert_eq!(o.status.code(), Some(1));
@@ -186,4 +192,53 @@ fn a_driver_without_a_gpu_is_reported_as_such() {
         "{e}"
     );
     assert!(!e.contains("panicked"), "{e}");
+}
+
+/// A driver that reports one GPU, on a machine without NVRTC: `roofline machine` says that NVRTC
+/// is missing and how to fix it, before touching the device, and writes nothing. The stand-in
+/// driver is a test double built here; no GPU figure comes from it.
+#[test]
+fn a_missing_nvrtc_is_reported_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("stub.c");
+    std::fs::write(
+        &src,
+        "int cuInit(unsigned int flags) { (void)flags; return 0; }\n\
+         int cuDeviceGetCount(int *n) { *n = 1; return 0; }\n\
+         int cuGetErrorString(int e, const char **s) { (void)e; *s = \"?\"; return 0; }\n\
+         int cuGetErrorName(int e, const char **s) { (void)e; *s = \"?\"; return 0; }\n",
+    )
+    .unwrap();
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        let status = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.path().join(name))
+            .arg(&src)
+            .status()
+            .expect("a C compiler (cc) is needed to build the stub driver");
+        assert!(status.success());
+    }
+    let out = dir.path().join("m.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args(["machine", "-o"])
+        .arg(&out)
+        .env("LD_LIBRARY_PATH", dir.path())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    if std::process::Command::new("sh")
+        .args(["-c", "ldconfig -p | grep -q libnvrtc"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("NVRTC is installed here; the missing-NVRTC path cannot be shown");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.starts_with("error: roofline machine needs a CUDA GPU: NVRTC (libnvrtc.so) could not be loaded"),
+        "{e}"
+    );
+    assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
+    assert!(!out.exists());
 }
