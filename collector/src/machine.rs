@@ -1041,7 +1041,7 @@ pub fn run(
     let failed = failure
         .as_ref()
         .map(|(phase, e)| format!("the {phase} phase failed: {e}"));
-    let bundle = assemble(bundle, device, m, skipped, failed, wall_s);
+    let bundle = assemble(bundle, device, m, skipped, failed.as_deref(), wall_s);
     Ok(Outcome {
         bundle,
         failure,
@@ -1056,13 +1056,13 @@ pub fn assemble(
     device: Device,
     mut m: Machine,
     skipped: Vec<Skipped>,
-    failure: Option<String>,
+    failure: Option<&str>,
     wall_s: f64,
 ) -> Bundle {
     let mut notes = Vec::new();
     theoretical(&device, &mut m, &mut notes);
     notes.push(format!("wall time of the run: {wall_s:.1} s"));
-    if let Some(f) = &failure {
+    if let Some(f) = failure {
         notes.push(format!("incomplete: {f}"));
     }
     bundle.complete = failure.is_none();
@@ -1162,7 +1162,7 @@ mod tests {
             d,
             m,
             skipped,
-            Some("the L2 phase failed: out of memory".into()),
+            Some("the L2 phase failed: out of memory"),
             3.0,
         );
         assert!(!failed.complete);

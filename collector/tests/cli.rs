@@ -226,7 +226,7 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
         .output()
         .unwrap();
     let e = stderr(&o);
-    if std::process::Command::new("sh")
+    if Command::new("sh")
         .args(["-c", "ldconfig -p | grep -q libnvrtc"])
         .status()
         .is_ok_and(|s| s.success())
@@ -236,7 +236,9 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
     }
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
-        e.starts_with("error: roofline machine needs a CUDA GPU: NVRTC (libnvrtc.so) could not be loaded"),
+        e.starts_with(
+            "error: roofline machine needs a CUDA GPU: NVRTC (libnvrtc.so) could not be loaded"
+        ),
         "{e}"
     );
     assert!(e.contains("LD_LIBRARY_PATH"), "{e}");

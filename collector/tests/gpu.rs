@@ -24,12 +24,21 @@ fn machine_quick_meets_its_targets() {
     assert!(b.complete);
     let m = &b.machines[0];
     let rows = summary::rows(m);
-    let row = |s: Subject| rows.iter().find(|r| r.subject == s).unwrap_or_else(|| panic!("no {s:?}"));
+    let row = |s: Subject| {
+        rows.iter()
+            .find(|r| r.subject == s)
+            .unwrap_or_else(|| panic!("no {s:?}"))
+    };
     // HBM: our best kernel against the driver's device-to-device copy.
     let hbm = row(Subject::Level(MemoryLevel::Hbm));
     assert!(hbm.own_over_reference().unwrap() >= 0.97, "{hbm:?}");
     // CUDA-core peaks against theoretical at the clock the kernel observed.
-    for d in [Datapath::Fp64, Datapath::Fp32, Datapath::Fp16, Datapath::Bf16] {
+    for d in [
+        Datapath::Fp64,
+        Datapath::Fp32,
+        Datapath::Fp16,
+        Datapath::Bf16,
+    ] {
         let r = row(Subject::Datapath(d));
         let ratio = r.own.as_ref().unwrap().value / r.theoretical.as_ref().unwrap().value;
         assert!(ratio >= 0.97, "{d:?}: {ratio}");
