@@ -9,6 +9,7 @@
 //! - [`ceilings`]: choosing the ceiling per level and datapath from a machine characterization;
 //! - [`hierarchical`] and [`time_based`]: the two rooflines' formulas;
 //! - [`aggregate`] and [`analysis`]: launches grouped by name, and per-kernel verdicts;
+//! - [`dl`]: analytical complexity of GEMM, conv2d and LSTM, and the suite's study configurations;
 //! - [`merge`]: joining bundles (one per rank);
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
@@ -19,6 +20,7 @@ pub mod analysis;
 pub mod bundle;
 pub mod ceilings;
 pub mod chart;
+pub mod dl;
 pub mod geometry;
 pub mod hierarchical;
 pub mod merge;
