@@ -20,11 +20,19 @@ pub enum Source {
     Mma,
     /// `ert.cu`: the ERT-style sweep kernel.
     Ert,
+    /// `dl.cu`: our own direct convolutions and LSTM cell (`roofline suite`).
+    Dl,
 }
 
 impl Source {
     /// Every source.
-    pub const ALL: [Source; 4] = [Source::Bandwidth, Source::Fma, Source::Mma, Source::Ert];
+    pub const ALL: [Source; 5] = [
+        Source::Bandwidth,
+        Source::Fma,
+        Source::Mma,
+        Source::Ert,
+        Source::Dl,
+    ];
 
     /// The file name under `kernels/`.
     pub fn file(self) -> &'static str {
@@ -33,6 +41,7 @@ impl Source {
             Source::Fma => "fma.cu",
             Source::Mma => "mma.cu",
             Source::Ert => "ert.cu",
+            Source::Dl => "dl.cu",
         }
     }
 
@@ -43,6 +52,7 @@ impl Source {
             Source::Fma => include_str!("../../kernels/fma.cu"),
             Source::Mma => include_str!("../../kernels/mma.cu"),
             Source::Ert => include_str!("../../kernels/ert.cu"),
+            Source::Dl => include_str!("../../kernels/dl.cu"),
         }
     }
 
@@ -62,6 +72,20 @@ impl Source {
                 "mma_f16", "mma_bf16", "mma_tf32", "mma_fp8", "mma_int8", "mma_f64",
             ],
             Source::Ert => &["ert_f32", "ert_f64"],
+            Source::Dl => &[
+                "conv_fwd_f32",
+                "conv_bwd_data_f32",
+                "conv_bwd_filter_f32",
+                "lstm_cell_f32",
+                "conv_fwd_f16",
+                "conv_bwd_data_f16",
+                "conv_bwd_filter_f16",
+                "lstm_cell_f16",
+                "conv_fwd_bf16",
+                "conv_bwd_data_bf16",
+                "conv_bwd_filter_bf16",
+                "lstm_cell_bf16",
+            ],
         }
     }
 
@@ -189,8 +213,16 @@ mod tests {
             let text = s.text();
             assert!(!text.is_empty(), "{}", s.file());
             for name in s.entry_points() {
+                // Defined by name, as a macro's first argument, or as `prefix_##SUFFIX` by a macro
+                // instantiated with that suffix.
+                let by_suffix = name.rsplit_once('_').is_some_and(|(prefix, suffix)| {
+                    text.contains(&format!(" {prefix}_##SUFFIX("))
+                        && text.contains(&format!("_KERNELS({suffix},"))
+                });
                 assert!(
-                    text.contains(&format!(" {name}(")) || text.contains(&format!("({name},")),
+                    text.contains(&format!(" {name}("))
+                        || text.contains(&format!("({name},"))
+                        || by_suffix,
                     "{} does not define {name}",
                     s.file()
                 );
@@ -211,7 +243,7 @@ mod tests {
                     };
                 if let Some(name) = declared {
                     let name = name.trim();
-                    if name != "NAME" {
+                    if name != "NAME" && !name.ends_with("##SUFFIX") {
                         assert!(
                             s.entry_points().contains(&name),
                             "{} defines {name}, which Source::entry_points does not list",
