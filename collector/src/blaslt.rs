@@ -12,6 +12,7 @@ use std::sync::Arc;
 use cudarc::cublaslt::sys as lt;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use roofline_model::bundle::Datapath;
+use roofline_model::dl::Precision;
 
 /// Why a cuBLASLt GEMM could not run.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +25,7 @@ pub enum BlasLtError {
     Call {
         /// The function.
         call: &'static str,
-        /// The datapath's label.
+        /// The GEMM's label.
         datapath: &'static str,
         /// cuBLASLt's status.
         status: lt::cublasStatus_t,
@@ -52,76 +53,124 @@ pub fn present() -> bool {
     }
 }
 
-/// The types of one datapath's GEMM: (A/B type, C/D type, compute type, scale type, bytes of
-/// A/B element, bytes of C/D element).
-fn types(
-    d: Datapath,
-) -> Option<(
-    lt::cudaDataType,
-    lt::cudaDataType,
-    lt::cublasComputeType_t,
-    lt::cudaDataType,
-    usize,
-    usize,
-)> {
-    use lt::cublasComputeType_t as C;
-    use lt::cudaDataType as T;
-    Some(match d {
-        Datapath::TensorFp16 => (
-            T::CUDA_R_16F,
-            T::CUDA_R_16F,
-            C::CUBLAS_COMPUTE_32F,
-            T::CUDA_R_32F,
-            2,
-            2,
-        ),
-        Datapath::TensorBf16 => (
-            T::CUDA_R_16BF,
-            T::CUDA_R_16BF,
-            C::CUBLAS_COMPUTE_32F,
-            T::CUDA_R_32F,
-            2,
-            2,
-        ),
-        Datapath::TensorTf32 => (
-            T::CUDA_R_32F,
-            T::CUDA_R_32F,
-            C::CUBLAS_COMPUTE_32F_FAST_TF32,
-            T::CUDA_R_32F,
-            4,
-            4,
-        ),
-        Datapath::TensorFp64 => (
-            T::CUDA_R_64F,
-            T::CUDA_R_64F,
-            C::CUBLAS_COMPUTE_64F,
-            T::CUDA_R_64F,
-            8,
-            8,
-        ),
-        Datapath::TensorFp8 => (
-            T::CUDA_R_8F_E4M3,
-            T::CUDA_R_16BF,
-            C::CUBLAS_COMPUTE_32F,
-            T::CUDA_R_32F,
-            1,
-            2,
-        ),
-        Datapath::TensorInt8 => (
-            T::CUDA_R_8I,
-            T::CUDA_R_32I,
-            C::CUBLAS_COMPUTE_32I,
-            T::CUDA_R_32I,
-            1,
-            4,
-        ),
-        _ => return None,
-    })
+/// The types of a GEMM: operands, result, compute and scale, and what it is called in messages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spec {
+    /// Name for messages and tags (`Tensor FP16`, `FP32 on CUDA cores`).
+    pub label: &'static str,
+    ab: lt::cudaDataType,
+    cd: lt::cudaDataType,
+    compute: lt::cublasComputeType_t,
+    scale: lt::cudaDataType,
+    ab_bytes: usize,
+    cd_bytes: usize,
 }
 
-/// A ready GEMM of one datapath and size: handle, descriptors, algorithm, matrices, workspace.
+impl Spec {
+    /// The reference GEMM of a Tensor Core datapath; `None` for CUDA-core datapaths.
+    pub fn tensor(d: Datapath) -> Option<Spec> {
+        use lt::cublasComputeType_t as C;
+        use lt::cudaDataType as T;
+        let (ab, cd, compute, scale, ab_bytes, cd_bytes) = match d {
+            Datapath::TensorFp16 => (
+                T::CUDA_R_16F,
+                T::CUDA_R_16F,
+                C::CUBLAS_COMPUTE_32F,
+                T::CUDA_R_32F,
+                2,
+                2,
+            ),
+            Datapath::TensorBf16 => (
+                T::CUDA_R_16BF,
+                T::CUDA_R_16BF,
+                C::CUBLAS_COMPUTE_32F,
+                T::CUDA_R_32F,
+                2,
+                2,
+            ),
+            Datapath::TensorTf32 => (
+                T::CUDA_R_32F,
+                T::CUDA_R_32F,
+                C::CUBLAS_COMPUTE_32F_FAST_TF32,
+                T::CUDA_R_32F,
+                4,
+                4,
+            ),
+            Datapath::TensorFp64 => (
+                T::CUDA_R_64F,
+                T::CUDA_R_64F,
+                C::CUBLAS_COMPUTE_64F,
+                T::CUDA_R_64F,
+                8,
+                8,
+            ),
+            Datapath::TensorFp8 => (
+                T::CUDA_R_8F_E4M3,
+                T::CUDA_R_16BF,
+                C::CUBLAS_COMPUTE_32F,
+                T::CUDA_R_32F,
+                1,
+                2,
+            ),
+            Datapath::TensorInt8 => (
+                T::CUDA_R_8I,
+                T::CUDA_R_32I,
+                C::CUBLAS_COMPUTE_32I,
+                T::CUDA_R_32I,
+                1,
+                4,
+            ),
+            _ => return None,
+        };
+        Some(Spec {
+            label: d.label(),
+            ab,
+            cd,
+            compute,
+            scale,
+            ab_bytes,
+            cd_bytes,
+        })
+    }
+
+    /// A GEMM of the suite: operands and result in `p`; with `tensor`, Tensor Cores (TF32 for
+    /// FP32), without, FP32 on CUDA cores. `None` for FP16/BF16 without Tensor Cores, which
+    /// cuBLASLt does not offer.
+    pub fn suite(p: Precision, tensor: bool, result_fp32: bool) -> Option<Spec> {
+        use lt::cublasComputeType_t as C;
+        use lt::cudaDataType as T;
+        let (ab, ab_bytes, label) = match (p, tensor) {
+            (Precision::Fp32, true) => (T::CUDA_R_32F, 4, "FP32 inputs on Tensor Cores (TF32)"),
+            (Precision::Fp32, false) => (T::CUDA_R_32F, 4, "FP32 on CUDA cores"),
+            (Precision::Fp16, true) => (T::CUDA_R_16F, 2, "FP16 on Tensor Cores"),
+            (Precision::Bf16, true) => (T::CUDA_R_16BF, 2, "BF16 on Tensor Cores"),
+            _ => return None,
+        };
+        let (cd, cd_bytes) = if result_fp32 {
+            (T::CUDA_R_32F, 4)
+        } else {
+            (ab, ab_bytes)
+        };
+        let compute = if p == Precision::Fp32 && tensor {
+            C::CUBLAS_COMPUTE_32F_FAST_TF32
+        } else {
+            C::CUBLAS_COMPUTE_32F
+        };
+        Some(Spec {
+            label,
+            ab,
+            cd,
+            compute,
+            scale: T::CUDA_R_32F,
+            ab_bytes,
+            cd_bytes,
+        })
+    }
+}
+
+/// A ready GEMM of one type and size: handle, descriptors, algorithm, matrices, workspace.
 pub struct Gemm {
-    datapath: Datapath,
+    spec: Spec,
     handle: lt::cublasLtHandle_t,
     desc: lt::cublasLtMatmulDesc_t,
     layouts: [lt::cublasLtMatrixLayout_t; 3],
@@ -148,7 +197,7 @@ macro_rules! check {
         if status != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(BlasLtError::Call {
                 call: $name,
-                datapath: $d.label(),
+                datapath: $d,
                 status,
             });
         }
@@ -156,29 +205,30 @@ macro_rules! check {
 }
 
 impl Gemm {
-    /// Sets up an `n × n × n` GEMM on `datapath` (a Tensor Core datapath), matrices zeroed.
+    /// Sets up an `m × n × k` GEMM of type `spec` (TN, column-major), matrices zeroed.
     ///
     /// # Errors
     /// [`BlasLtError::Missing`] without the library; [`BlasLtError::NoAlgorithm`] when cuBLASLt
-    /// has none for this datapath here; allocation or call failures.
-    pub fn new(stream: &Arc<CudaStream>, datapath: Datapath, n: u64) -> Result<Self, BlasLtError> {
+    /// has none for this type and size here; allocation or call failures.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        spec: Spec,
+        (m, n, k): (u64, u64, u64),
+    ) -> Result<Self, BlasLtError> {
         if !present() {
             return Err(BlasLtError::Missing);
         }
-        let (ab, cd, compute, scale, ab_bytes, cd_bytes) =
-            types(datapath).ok_or(BlasLtError::NoAlgorithm(datapath.label()))?;
-        let elems = usize::try_from(n * n).unwrap_or(usize::MAX);
+        let datapath = spec.label;
+        let (ab, cd, compute, scale) = (spec.ab, spec.cd, spec.compute, spec.scale);
+        let size = |a: u64, b: u64| usize::try_from(a * b).unwrap_or(usize::MAX);
         let alloc = |bytes: usize| {
             stream
-                .alloc_zeros::<u8>(bytes)
-                .map_err(|source| BlasLtError::Alloc {
-                    datapath: datapath.label(),
-                    source,
-                })
+                .alloc_zeros::<u8>(bytes.max(1))
+                .map_err(|source| BlasLtError::Alloc { datapath, source })
         };
-        let a = alloc(elems * ab_bytes)?;
-        let b = alloc(elems * ab_bytes)?;
-        let d = alloc(elems * cd_bytes)?;
+        let a = alloc(size(k, m) * spec.ab_bytes)?;
+        let b = alloc(size(k, n) * spec.ab_bytes)?;
+        let d = alloc(size(m, n) * spec.cd_bytes)?;
         let workspace = alloc(WORKSPACE)?;
         let mut handle: lt::cublasLtHandle_t = std::ptr::null_mut();
         check!(lt::cublasLtCreate(&mut handle), "cublasLtCreate", datapath);
@@ -206,11 +256,12 @@ impl Gemm {
             "cublasLtMatmulDescSetAttribute",
             datapath
         );
-        let nn = i64::try_from(n).unwrap_or(i64::MAX);
+        let ld = |rows: u64| i64::try_from(rows).unwrap_or(i64::MAX);
         let mut layouts = [std::ptr::null_mut(); 3];
-        for (i, ty) in [ab, ab, cd].into_iter().enumerate() {
+        // A stored K×M (transposed in the product), B K×N, C and D M×N.
+        for (i, (ty, rows, cols)) in [(ab, k, m), (ab, k, n), (cd, m, n)].into_iter().enumerate() {
             check!(
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[i], ty, n, n, nn),
+                lt::cublasLtMatrixLayoutCreate(&mut layouts[i], ty, rows, cols, ld(rows)),
                 "cublasLtMatrixLayoutCreate",
                 datapath
             );
@@ -259,10 +310,10 @@ impl Gemm {
             datapath
         );
         if found == 0 || heuristic.state != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(BlasLtError::NoAlgorithm(datapath.label()));
+            return Err(BlasLtError::NoAlgorithm(datapath));
         }
         Ok(Gemm {
-            datapath,
+            spec,
             handle,
             desc,
             layouts,
@@ -272,9 +323,15 @@ impl Gemm {
             d,
             workspace,
             stream: Arc::clone(stream),
-            size: (n, n, n),
+            size: (m, n, k),
             version,
         })
+    }
+
+    /// The A operand (stored K×M) and the result D (M×N), for kernels that feed one GEMM's
+    /// output into the next one's input (the LSTM's step-by-step chain).
+    pub fn a_and_d(&mut self) -> (&mut CudaSlice<u8>, &CudaSlice<u8>) {
+        (&mut self.a, &self.d)
     }
 
     /// `2·M·N·K`.
@@ -291,9 +348,9 @@ impl Gemm {
         let (one_f, zero_f) = (1.0f32, 0.0f32);
         let (one_d, zero_d) = (1.0f64, 0.0f64);
         let (one_i, zero_i) = (1i32, 0i32);
-        let (alpha, beta): (*const c_void, *const c_void) = match self.datapath {
-            Datapath::TensorInt8 => ((&raw const one_i).cast(), (&raw const zero_i).cast()),
-            Datapath::TensorFp64 => ((&raw const one_d).cast(), (&raw const zero_d).cast()),
+        let (alpha, beta): (*const c_void, *const c_void) = match self.spec.scale {
+            lt::cudaDataType::CUDA_R_32I => ((&raw const one_i).cast(), (&raw const zero_i).cast()),
+            lt::cudaDataType::CUDA_R_64F => ((&raw const one_d).cast(), (&raw const zero_d).cast()),
             _ => ((&raw const one_f).cast(), (&raw const zero_f).cast()),
         };
         let stream = Arc::clone(&self.stream);
@@ -301,7 +358,7 @@ impl Gemm {
         let (b, _gb) = self.b.device_ptr(&stream);
         let (d, _gd) = self.d.device_ptr_mut(&stream);
         let (w, _gw) = self.workspace.device_ptr_mut(&stream);
-        let datapath = self.datapath;
+        let datapath = self.spec.label;
         check!(
             lt::cublasLtMatmul(
                 self.handle,

@@ -67,6 +67,11 @@ pub fn run(config: Config) -> Result<(), Error> {
             devices,
             quick,
         } => machine(&output, devices, quick),
+        Config::Suite {
+            plan,
+            machine,
+            output,
+        } => suite(&plan, machine.as_deref(), &output),
         Config::Pending {
             command,
             needs_gpu,
@@ -141,6 +146,36 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
         Some((ordinal, phase, source)) => Err(Error::MachineIncomplete {
             ordinal,
             phase,
+            written: output.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// `roofline suite`: runs the study on GPU 0, writes the bundle, prints each entry's verdict.
+fn suite(plan: &crate::suite::Plan, machine: Option<&Path>, output: &Path) -> Result<(), Error> {
+    let command = "suite";
+    let machine = machine.map(read_bundle).transpose()?;
+    crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
+    if !crate::kernels::nvrtc_present() {
+        return Err(Error::Gpu {
+            command,
+            source: crate::gpu::GpuError::NoNvrtc,
+        });
+    }
+    let outcome = crate::suite::run(0, plan, crate::provenance::current(), machine)
+        .map_err(|source| Error::Suite { source })?;
+    write_bundle(output, &outcome.bundle)?;
+    eprintln!(
+        "{} entries, {} skipped, in {:.1} s; wrote {}",
+        outcome.bundle.kernels.len(),
+        outcome.bundle.skipped.len(),
+        outcome.wall_s,
+        output.display()
+    );
+    match outcome.failure {
+        None => Ok(()),
+        Some(source) => Err(Error::SuiteIncomplete {
             written: output.to_path_buf(),
             source,
         }),

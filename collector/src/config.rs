@@ -74,6 +74,15 @@ pub enum Config {
         /// Coarser, faster measurement.
         quick: bool,
     },
+    /// `roofline suite`.
+    Suite {
+        /// What to run.
+        plan: crate::suite::Plan,
+        /// A machine bundle for this GPU.
+        machine: Option<PathBuf>,
+        /// Where the bundle goes.
+        output: PathBuf,
+    },
     /// A GPU command that has not landed yet.
     Pending {
         /// Subcommand name.
@@ -200,10 +209,15 @@ impl Config {
                 devices: if a.all_devices { None } else { Some(a.device) },
                 quick: a.quick,
             },
-            Command::Suite(_) => Config::Pending {
-                command: "suite",
-                needs_gpu: true,
-                what: "the conv2d/LSTM/GEMM study is tracked in issue #6",
+            Command::Suite(a) => Config::Suite {
+                plan: crate::suite::Plan {
+                    studies: crate::suite::Study::parse(&a.study).map_err(Error::Usage)?,
+                    precisions: crate::suite::parse_precisions(&a.precision)
+                        .map_err(Error::Usage)?,
+                    tensor: crate::suite::TensorMode::parse(&a.tensor).map_err(Error::Usage)?,
+                },
+                machine: a.machine,
+                output: a.output,
             },
             Command::Profile(a) => {
                 if a.launch_count == Some(0) {

@@ -120,6 +120,22 @@ pub enum Error {
         #[source]
         source: crate::machine::MachineError,
     },
+    /// `roofline suite` could not start.
+    #[error("cannot run the suite")]
+    Suite {
+        /// Why.
+        #[source]
+        source: crate::suite::SuiteError,
+    },
+    /// `roofline suite` stopped mid-run; what was measured is written.
+    #[error("the suite stopped; the configurations measured before are in {} (marked incomplete)", written.display())]
+    SuiteIncomplete {
+        /// The bundle written.
+        written: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::suite::SuiteError,
+    },
     /// A subcommand whose implementation has not landed yet.
     #[error(
         "roofline {command} is not available in this build yet ({what}); no measurement was made and nothing was written"

@@ -4,7 +4,7 @@
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
 //! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
 //! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
-//! [`blaslt`]; [`progress`] makes the progress bars.
+//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study; [`progress`] makes the progress bars.
 
 pub mod blaslt;
 pub mod capture;
@@ -20,6 +20,7 @@ pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
+pub mod suite;
 
 pub use error::Error;
 

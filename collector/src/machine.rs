@@ -689,7 +689,10 @@ fn cublaslt(
             });
             continue;
         }
-        let mut g = match Gemm::new(&rig.stream, d, n) {
+        let Some(spec) = blaslt::Spec::tensor(d) else {
+            continue;
+        };
+        let mut g = match Gemm::new(&rig.stream, spec, (n, n, n)) {
             Ok(g) => g,
             Err(e @ (BlasLtError::NoAlgorithm(_) | BlasLtError::Call { .. })) => {
                 skipped.push(Skipped {
