@@ -72,16 +72,6 @@ pub fn run(config: Config) -> Result<(), Error> {
             machine,
             output,
         } => suite(&plan, machine.as_deref(), &output),
-        Config::Pending {
-            command,
-            needs_gpu,
-            what,
-        } => {
-            if needs_gpu {
-                crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
-            }
-            Err(Error::NotYetAvailable { command, what })
-        }
     }
 }
 

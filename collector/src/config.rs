@@ -83,15 +83,6 @@ pub enum Config {
         /// Where the bundle goes.
         output: PathBuf,
     },
-    /// A GPU command that has not landed yet.
-    Pending {
-        /// Subcommand name.
-        command: &'static str,
-        /// Whether it needs a GPU (checked first, so the message is the most useful one).
-        needs_gpu: bool,
-        /// What it will do and where it is tracked.
-        what: &'static str,
-    },
 }
 
 /// `roofline profile`, validated.

@@ -136,14 +136,4 @@ pub enum Error {
         #[source]
         source: crate::suite::SuiteError,
     },
-    /// A subcommand whose implementation has not landed yet.
-    #[error(
-        "roofline {command} is not available in this build yet ({what}); no measurement was made and nothing was written"
-    )]
-    NotYetAvailable {
-        /// The subcommand.
-        command: &'static str,
-        /// What it will do and where it is tracked.
-        what: &'static str,
-    },
 }

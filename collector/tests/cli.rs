@@ -244,3 +244,29 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
     assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
     assert!(!out.exists());
 }
+
+#[test]
+fn suite_arguments_are_checked_before_the_gpu() {
+    for (args, expected) in [
+        (
+            &["suite", "rnn"][..],
+            "error: invalid arguments: unknown study \"rnn\": expected conv2d, lstm, gemm or all",
+        ),
+        (
+            &["suite", "--precision", "fp32,fp8"],
+            "error: invalid arguments: --precision \"fp8\": expected fp32, fp16 or bf16",
+        ),
+        (
+            &["suite", "gemm", "--tensor", "maybe"],
+            "error: invalid arguments: --tensor \"maybe\": expected on, off or both",
+        ),
+        (
+            &["suite", "gemm", "--machine", "/nonexistent/m.json"],
+            "error: cannot read /nonexistent/m.json",
+        ),
+    ] {
+        let o = roofline(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).starts_with(expected), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -50,3 +50,48 @@ fn machine_quick_meets_its_targets() {
     assert!(m.launch_overhead.as_ref().is_some_and(|l| l.value_s > 0.0));
     assert!(!m.sweep.is_empty());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU, NVRTC, cuBLASLt and cuDNN"]
+fn suite_gemm_is_never_faster_than_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = dir.path().join("machine.json");
+    let suite = dir.path().join("suite.json");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
+            .args(args)
+            .output()
+            .unwrap();
+        println!(
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success());
+    };
+    run(&["machine", "--quick", "-o", machine.to_str().unwrap()]);
+    run(&[
+        "suite",
+        "gemm",
+        "--machine",
+        machine.to_str().unwrap(),
+        "-o",
+        suite.to_str().unwrap(),
+    ]);
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&suite).unwrap()).unwrap();
+    assert!(!b.kernels.is_empty());
+    for k in &b.kernels {
+        let n: f64 = k.tags["value"].parse().unwrap();
+        assert_eq!(k.complexity.unwrap().flops, 2.0 * n * n * n, "{}", k.name);
+    }
+    for a in roofline_model::analysis::analyze(&b, &b.kernels) {
+        let bound = a.time_bound.expect("every GEMM is bounded").bound_s;
+        assert!(
+            a.time_s >= bound,
+            "{}: {} s < bound {} s",
+            b.kernels[a.index].name,
+            a.time_s,
+            bound
+        );
+    }
+}
