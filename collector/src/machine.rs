@@ -808,6 +808,9 @@ fn launch_overhead(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
     Ok(())
 }
 
+/// Most FLOPs one sweep launch may execute.
+const FLOP_CAP: f64 = 4e9;
+
 /// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings.
 fn sweep(rig: &mut Rig, m: &mut Machine, bar: &indicatif::ProgressBar) -> Result<(), MachineError> {
     let sets = rig.plan.sweep_working_sets();
@@ -841,9 +844,14 @@ fn sweep(rig: &mut Rig, m: &mut Machine, bar: &indicatif::ProgressBar) -> Result
                 block_dim: (block as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let reps = i32::try_from((traffic_target / (2 * ws as u64)).max(1)).unwrap_or(i32::MAX);
+            let traffic_reps = (traffic_target / (2 * ws as u64)).max(1);
             for &fpe in &fpes {
                 let fmas: i32 = if fpe == 1 { 0 } else { (fpe / 2) as i32 };
+                // Enough sweeps for the traffic target, but no more than FLOP_CAP FLOPs per
+                // launch: small sets run on few threads, and their high intensities would
+                // otherwise take a second each.
+                let flop_reps = (FLOP_CAP / (n as f64 * lanes * f64::from(fpe))).max(1.0) as u64;
+                let reps = i32::try_from(traffic_reps.min(flop_reps)).unwrap_or(i32::MAX);
                 let t = rig.time(name, |r| {
                     let mut l = r.stream.launch_builder(&f);
                     l.arg(&buf).arg(&n).arg(&reps).arg(&fmas);

@@ -617,6 +617,16 @@ pub fn App(
 /// Alias so the scene selector reads naturally.
 type ChartKind = View;
 
+/// A ceiling's implementation as the machine table shows it, marking same-run references.
+fn implementation_label(implementation: Option<&str>, reference: bool) -> String {
+    let text = implementation.unwrap_or_default();
+    if reference {
+        format!("{text} (reference)")
+    } else {
+        text.to_owned()
+    }
+}
+
 /// The machine's ceilings: every entry of the bundle with its method, the one in use, the ratio
 /// of empirical to theoretical, and a what-if field.
 #[component]
@@ -650,7 +660,7 @@ fn MachineView(
                     level.label().to_string(),
                     format_si(e.value, "B/s"),
                     e.method,
-                    e.implementation.clone().unwrap_or_default(),
+                    implementation_label(e.implementation.as_deref(), e.reference),
                     theo.filter(|_| e.method == Method::Empirical)
                         .map(|t| e.value / t),
                 ));
@@ -671,7 +681,7 @@ fn MachineView(
                     d.label().to_string(),
                     format_si(e.value, "FLOP/s"),
                     e.method,
-                    e.implementation.clone().unwrap_or_default(),
+                    implementation_label(e.implementation.as_deref(), e.reference),
                     theo.filter(|_| e.method == Method::Empirical)
                         .map(|t| e.value / t),
                 ));
