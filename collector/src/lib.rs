@@ -20,6 +20,7 @@ pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
+pub mod rnn;
 pub mod suite;
 
 pub use error::Error;

@@ -25,6 +25,7 @@ use roofline_model::dl::{self, Conv2d, Direction, Lstm, Precision};
 use crate::blaslt::{BlasLtError, Gemm, Spec};
 use crate::kernels::{self, Compiled, KernelError, Source};
 use crate::progress;
+use crate::rnn::{self, CudnnLstm, DnnHandle, RnnError};
 
 /// Which sweeps to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,6 +139,9 @@ pub enum SuiteError {
     /// cuBLASLt failed in a way that is not "unsupported here".
     #[error(transparent)]
     BlasLt(#[from] BlasLtError),
+    /// cuDNN's RNN failed in a way that is not "unsupported here".
+    #[error(transparent)]
+    Rnn(#[from] RnnError),
 }
 
 fn drv(during: impl Into<String>) -> impl FnOnce(DriverError) -> SuiteError {
@@ -220,6 +224,7 @@ struct Rig {
     end: CudaEvent,
     dl: Compiled,
     cudnn: Option<Arc<Cudnn>>,
+    rnn: Option<DnnHandle>,
 }
 
 /// Timed repeats of a configuration.
@@ -685,10 +690,6 @@ fn lstm_study(
     skipped: &mut Vec<Skipped>,
     bar: &indicatif::ProgressBar,
 ) -> Result<(), SuiteError> {
-    skipped.push(Skipped {
-        what: "LSTM with cuDNN's RNN".into(),
-        reason: "cudnnRNNForward (the v8 RNN API) is not wrapped yet; only our own step-by-step LSTM runs".into(),
-    });
     for case in dl::lstm_study() {
         let l = case.op;
         for &p in &plan.precisions {
@@ -718,11 +719,73 @@ fn lstm_study(
                     ]),
                 });
                 record(out, skipped, what, r)?;
+                let Some(handle) = &rig.rnn else { continue };
+                let mut best: Option<(f64, usize)> = None;
+                for algo in rnn::Algo::ALL {
+                    let what = format!(
+                        "lstm {}={} {} tensor {} cuDNN {}",
+                        case.parameter,
+                        case.value,
+                        p.key(),
+                        if tensor { "on" } else { "off" },
+                        algo.key()
+                    );
+                    let r = cudnn_lstm(rig, handle, &l, p, tensor, algo).map(|times| Measured {
+                        name: what.clone(),
+                        times,
+                        launches: 1,
+                        complexity: l.complexity(p.bytes()),
+                        datapath: datapath(p, tensor),
+                        tags: tags(&[
+                            ("study", "lstm".into()),
+                            ("parameter", case.parameter.into()),
+                            ("value", case.value.to_string()),
+                            ("precision", p.key().into()),
+                            ("tensor", if tensor { "on" } else { "off" }.into()),
+                            ("implementation", "cudnn".into()),
+                            ("algorithm", algo.key().into()),
+                            ("direction", "forward".into()),
+                        ]),
+                    });
+                    if let Ok(m) = &r {
+                        let t = median(&m.times);
+                        if best.is_none_or(|(b, _)| t < b) {
+                            best = Some((t, out.len()));
+                        }
+                    }
+                    record(out, skipped, what, r)?;
+                }
+                if let Some((_, i)) = best {
+                    out[i].tags.insert("autotuned".into(), "fastest".into());
+                }
             }
         }
         bar.inc(1);
     }
     Ok(())
+}
+
+/// cuDNN's LSTM forward (inference mode) over the whole sequence with one algorithm.
+fn cudnn_lstm(
+    rig: &Rig,
+    handle: &DnnHandle,
+    l: &Lstm,
+    p: Precision,
+    tensor: bool,
+    algo: rnn::Algo,
+) -> Result<Vec<f64>, Failure> {
+    let refused = |e: RnnError| {
+        if e.is_out_of_memory() {
+            Failure::Skip(format!("out of GPU memory: {e}"))
+        } else {
+            match e {
+                RnnError::Alloc { .. } => Failure::Fatal(SuiteError::Rnn(e)),
+                _ => Failure::Skip(format!("cuDNN refused it: {e}")),
+            }
+        }
+    };
+    let mut lstm = CudnnLstm::new(handle, l, p, tensor, algo).map_err(refused)?;
+    rig.time("cuDNN LSTM", |_| lstm.forward().map_err(refused))
 }
 
 /// One LSTM sequence, step by step: per step a cuBLASLt GEMM `[x_t, h_{t−1}] · W` into FP32
@@ -911,11 +974,31 @@ pub fn run(
         });
         None
     };
+    let rnn = if cudnn_present {
+        match DnnHandle::new(Arc::clone(&stream)) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                skipped.push(Skipped {
+                    what: "every cuDNN LSTM".into(),
+                    reason: format!("cuDNN could not start: {e}"),
+                });
+                None
+            }
+        }
+    } else {
+        skipped.push(Skipped {
+            what: "every cuDNN LSTM".into(),
+            reason: "libcudnn could not be loaded (install cuDNN or add it to LD_LIBRARY_PATH)"
+                .into(),
+        });
+        None
+    };
     let rig = Rig {
         start: ctx.new_event(timing).map_err(drv("creating an event"))?,
         end: ctx.new_event(timing).map_err(drv("creating an event"))?,
         dl: kernels::compile(&ctx, Source::Dl, &kernels::arch_name(cc.0, cc.1))?,
         cudnn,
+        rnn,
         stream,
     };
     let (mut bundle, device_id) = match machine {
@@ -988,8 +1071,9 @@ pub fn run(
         .notes
         .push(format!("wall time of the run: {wall_s:.1} s"));
     bundle.notes.push(
-        "cuDNN entries count 1 launch per call (a lower bound: some algorithms launch several \
-         kernels; profile them to know n)"
+        "cuDNN entries (convolutions and LSTMs) count 1 launch per call, a lower bound: most \
+         algorithms launch several kernels (an LSTM's standard algorithm one or more per time \
+         step); profile them to know n"
             .into(),
     );
     if let Some(e) = &failure {
