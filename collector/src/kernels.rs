@@ -85,6 +85,18 @@ impl Source {
                 "conv_bwd_data_bf16",
                 "conv_bwd_filter_bf16",
                 "lstm_cell_bf16",
+                "igemm_fwd_f32",
+                "igemm_bwd_data_f32",
+                "igemm_bwd_filter_f32",
+                "conv_sum_f32",
+                "igemm_fwd_f16",
+                "igemm_bwd_data_f16",
+                "igemm_bwd_filter_f16",
+                "conv_sum_f16",
+                "igemm_fwd_bf16",
+                "igemm_bwd_data_bf16",
+                "igemm_bwd_filter_bf16",
+                "conv_sum_bf16",
             ],
         }
     }
@@ -232,6 +244,11 @@ mod tests {
                 let line = line.trim_start();
                 let declared =
                     if let Some(rest) = line.strip_prefix("extern \"C\" __global__ void ") {
+                        // Past an optional `__launch_bounds__(…) `.
+                        let rest = match rest.strip_prefix("__launch_bounds__(") {
+                            Some(r) => r.split_once(") ").map_or(r, |(_, name)| name),
+                            None => rest,
+                        };
                         rest.split('(').next()
                     } else if let Some(rest) = line
                         .strip_prefix("MMA_F32_KERNEL(")

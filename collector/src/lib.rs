@@ -4,7 +4,8 @@
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
 //! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
 //! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
-//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study; [`progress`] makes the progress bars.
+//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM through [`rnn`]);
+//! [`progress`] makes the progress bars.
 
 pub mod blaslt;
 pub mod capture;

@@ -1,7 +1,8 @@
 //! `roofline suite`: the time-based roofline study of Wang et al. (2020), run natively: conv2d
-//! (cuDNN, every algorithm it offers, and our own direct kernels), LSTM (our own step-by-step
-//! implementation: a cuBLASLt GEMM and a fused cell kernel per time step) and GEMM (cuBLASLt), in
-//! FP32, FP16 and BF16, Tensor Cores on and off.
+//! (cuDNN, every algorithm it offers, and our own direct and implicit-GEMM kernels), LSTM (cuDNN's
+//! RNN, every algorithm, through [`crate::rnn`]; and our own step-by-step implementation: a
+//! cuBLASLt GEMM and a fused cell kernel per time step) and GEMM (cuBLASLt), in FP32, FP16 and
+//! BF16, Tensor Cores on and off.
 //!
 //! Every entry carries the analytical complexity of [`roofline_model::dl`] (F and the minimum B),
 //! its launch count n, the median time of repeats after warm-up (CUDA events) with the spread in
@@ -397,6 +398,135 @@ fn own_conv(
     Ok((times, 1))
 }
 
+/// Output tiles of the implicit-GEMM kernels (`IG_BM` × `IG_BN` in `dl.cu`).
+const IG_TILE: u64 = 64;
+/// Thread blocks the implicit-GEMM launch aims for before it splits the reduction.
+const IG_TARGET_BLOCKS: u64 = 512;
+/// Fewest reduction elements per split.
+const IG_MIN_PER_SPLIT: u64 = 256;
+
+/// The implicit-GEMM shape of a convolution direction, `(M, Ng, Kg)`, as `dl.cu` lays it out.
+pub fn implicit_gemm_shape(c: &Conv2d, dir: Direction) -> (u64, u64, u64) {
+    let (p, q) = (c.p(), c.q());
+    match dir {
+        Direction::Forward => (c.n * p * q, c.k, c.r * c.s * c.c),
+        Direction::BackwardData => (c.n * c.h * c.w, c.c, c.r * c.s * c.k),
+        Direction::BackwardFilter => (c.k, c.r * c.s * c.c, c.n * p * q),
+    }
+}
+
+/// Grid `(tiles along Ng, tiles along M, splits)`: the reduction is split when the output tiles
+/// alone give fewer than [`IG_TARGET_BLOCKS`] blocks, keeping at least [`IG_MIN_PER_SPLIT`]
+/// reduction elements per split and at most 64 splits.
+pub fn implicit_gemm_grid((m, ng, kg): (u64, u64, u64)) -> (u64, u64, u64) {
+    let (gx, gy) = (ng.div_ceil(IG_TILE), m.div_ceil(IG_TILE));
+    let splits = IG_TARGET_BLOCKS
+        .div_ceil((gx * gy).max(1))
+        .min(kg.div_ceil(IG_MIN_PER_SPLIT))
+        .clamp(1, 64);
+    (gx, gy, splits)
+}
+
+/// Our own implicit-GEMM convolution kernels: FP32 arithmetic on CUDA cores, one launch, or two
+/// when the reduction is split (partial sums, then `conv_sum_*`).
+fn own_igemm(
+    rig: &Rig,
+    c: &Conv2d,
+    dir: Direction,
+    p: Precision,
+) -> Result<(Vec<f64>, u64), Failure> {
+    let suffix = match p {
+        Precision::Fp32 => "f32",
+        Precision::Fp16 => "f16",
+        Precision::Bf16 => "bf16",
+    };
+    let name = match dir {
+        Direction::Forward => format!("igemm_fwd_{suffix}"),
+        Direction::BackwardData => format!("igemm_bwd_data_{suffix}"),
+        Direction::BackwardFilter => format!("igemm_bwd_filter_{suffix}"),
+    };
+    let f = rig.dl.function(&name).map_err(SuiteError::from)?;
+    let sum_name = format!("conv_sum_{suffix}");
+    let sum = rig.dl.function(&sum_name).map_err(SuiteError::from)?;
+    let elt = p.bytes() as usize;
+    let (xe, we, ye) = c.elements();
+    let x = alloc::<u8>(&rig.stream, xe as usize * elt)?;
+    let w = alloc::<u8>(&rig.stream, we as usize * elt)?;
+    let y = alloc::<u8>(&rig.stream, ye as usize * elt)?;
+    let shape = implicit_gemm_shape(c, dir);
+    let (gx, gy, splits) = implicit_gemm_grid(shape);
+    let count = shape.0 * shape.1;
+    let partial = alloc::<f32>(
+        &rig.stream,
+        if splits > 1 {
+            (splits * count) as usize
+        } else {
+            1
+        },
+    )?;
+    let cfg = LaunchConfig {
+        grid_dim: (
+            u32::try_from(gx).unwrap_or(u32::MAX),
+            u32::try_from(gy).unwrap_or(u32::MAX),
+            u32::try_from(splits).unwrap_or(1),
+        ),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let sum_cfg = LaunchConfig {
+        grid_dim: (u32::try_from(count.div_ceil(256)).unwrap_or(u32::MAX), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let dims = [
+        to_i32(c.n),
+        to_i32(c.h),
+        to_i32(c.w),
+        to_i32(c.c),
+        to_i32(c.k),
+        to_i32(c.r),
+        to_i32(c.s),
+        to_i32(c.p()),
+        to_i32(c.q()),
+        to_i32(c.stride),
+        to_i32(c.pad),
+    ];
+    let split_arg = to_i32(splits);
+    // The output is the tensor in the third slot for forward, the first for backward-data and
+    // the second for backward-filter (the operand order of the direct kernels).
+    let out = match dir {
+        Direction::Forward => &y,
+        Direction::BackwardData => &x,
+        Direction::BackwardFilter => &w,
+    };
+    let times = rig.time(&name, |r| {
+        let mut l = r.stream.launch_builder(&f);
+        l.arg(&x).arg(&w).arg(&y);
+        for d in &dims {
+            l.arg(d);
+        }
+        l.arg(&partial).arg(&split_arg);
+        // SAFETY: argument types and order match the `igemm_*` kernels; each buffer holds its
+        // tensor's elements in the storage type, `partial` holds splits × M × Ng floats when
+        // splits > 1.
+        #[allow(unsafe_code)]
+        unsafe { l.launch(cfg) }
+            .map(drop)
+            .map_err(|e| Failure::Fatal(drv(format!("launching {name}"))(e)))?;
+        if splits > 1 {
+            let mut l = r.stream.launch_builder(&sum);
+            l.arg(&partial).arg(out).arg(&count).arg(&split_arg);
+            // SAFETY: matches `conv_sum_*`; `out` holds `count` = M × Ng elements.
+            #[allow(unsafe_code)]
+            unsafe { l.launch(sum_cfg) }
+                .map(drop)
+                .map_err(|e| Failure::Fatal(drv(format!("launching {sum_name}"))(e)))?;
+        }
+        Ok(())
+    })?;
+    Ok((times, if splits > 1 { 2 } else { 1 }))
+}
+
 fn dnn_err(e: cudnn::result::CudnnError) -> Failure {
     Failure::Skip(format!("cuDNN refused it: {:?}", e.0))
 }
@@ -613,6 +743,15 @@ fn conv_study(
                     tags: base("own", "direct", false),
                 });
                 record(out, skipped, format!("{label} own direct"), own)?;
+                let own = own_igemm(rig, &c, dir, p).map(|(times, launches)| Measured {
+                    name: format!("{label} own implicit-GEMM"),
+                    times,
+                    launches,
+                    complexity: cx,
+                    datapath: Datapath::Fp32,
+                    tags: base("own", "implicit-GEMM", false),
+                });
+                record(out, skipped, format!("{label} own implicit-GEMM"), own)?;
                 let Some(handle) = &rig.cudnn else { continue };
                 for &tensor in plan.tensor.settings() {
                     let mut best: Option<(f64, usize)> = None;
@@ -1174,6 +1313,46 @@ mod tests {
         // F / P = 2^31 / 5e14 = 4.3 µs; B / BW = 6 MiB / 3e12 = 2.1 µs; n·t_launch = 4 µs.
         assert!((bound.bound_s - 2.0 * 1024f64.powi(3) / 500e12).abs() < 1e-12);
         assert_eq!(bound.region, roofline_model::time_based::Region::Compute);
+    }
+
+    #[test]
+    fn implicit_gemm_shapes_do_the_convolution_s_work() {
+        for case in dl::conv2d_study() {
+            let c = case.op;
+            let f = |dir| {
+                let (m, n, k) = implicit_gemm_shape(&c, dir);
+                2.0 * (m * n * k) as f64
+            };
+            // Forward and backward-filter multiply exactly the analytical F.
+            assert_eq!(f(Direction::Forward), c.flops(), "{case:?}");
+            assert_eq!(f(Direction::BackwardFilter), c.flops(), "{case:?}");
+            // Backward-data walks every (h, w) and filter tap, zeros included: F·H·W/(P·Q),
+            // i.e. about stride² times F, the waste the time-based chart then shows as a gap.
+            let ratio = (c.h * c.w) as f64 / (c.p() * c.q()) as f64;
+            let bwd = f(Direction::BackwardData);
+            assert!((bwd / c.flops() - ratio).abs() < 1e-9, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn implicit_gemm_splits_the_reduction_only_when_tiles_are_few() {
+        // Base case forward: 16·56·56 output pixels × 64 filters, 784 tiles, no split.
+        let base = dl::conv2d_study()
+            .into_iter()
+            .find(|c| c.parameter == "stride" && c.value == 2)
+            .map(|c| c.op)
+            .expect("the study has the base case");
+        let (m, n, k) = implicit_gemm_shape(&base, Direction::Forward);
+        assert_eq!((m, n, k), (16 * 56 * 56, 64, 576));
+        assert_eq!(implicit_gemm_grid((m, n, k)), (1, 784, 1));
+        // Backward-filter: 64 × 576 output, 9 tiles, a 50 176-long reduction split 57 ways.
+        // (512 / 9 blocks, rounded up.)
+        let (m, n, k) = implicit_gemm_shape(&base, Direction::BackwardFilter);
+        assert_eq!((m, n), (64, 576));
+        assert_eq!(implicit_gemm_grid((m, n, k)), (9, 1, 57));
+        // A short reduction is never cut below 256 elements per split.
+        assert_eq!(implicit_gemm_grid((64, 64, 600)), (1, 1, 3));
+        assert_eq!(implicit_gemm_grid((0, 0, 0)), (0, 0, 1));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Project automation, the rust-analyzer way: plain Rust, no dependencies.
 //!
 //! - `cargo xtask test`: every check CI runs, in order: formatting, clippy (native and wasm32),
-//!   the wasm32 build of the model and viewer, and every test of the workspace. It installs the
-//!   wasm32 target with rustup when it is missing.
+//!   the wasm32 build of the model and viewer, every test of the workspace, the CUDA kernels'
+//!   index arithmetic run on the CPU, and the browser tests. It installs the wasm32 target with
+//!   rustup, and g++, Chromium and chromedriver with apt, when they are missing.
 //! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
 //!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), and reports the
 //!   wasm size.
@@ -107,6 +108,22 @@ fn ensure_browser() -> Result<(), String> {
     run("install Chromium and chromedriver", c)
 }
 
+/// A C++20 compiler for the kernels' CPU check (`c++` or `$CXX`), installed with apt as g++ when
+/// missing.
+fn ensure_cxx() -> Result<(), String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    let mut c = Command::new("apt-get");
+    c.arg("update").arg("-qq");
+    run("apt-get update", c)?;
+    let mut c = Command::new("apt-get");
+    c.args(["install", "-y", "-qq", "g++"])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run("install g++", c)
+}
+
 fn test() -> Result<(), String> {
     ensure_wasm_target()?;
     let mut c = cargo();
@@ -140,6 +157,20 @@ fn test() -> Result<(), String> {
     let mut c = cargo();
     c.args(["test", "--workspace"]);
     let (mut passed, mut failed) = run_counting_tests("cargo test --workspace", c)?;
+    ensure_cxx()?;
+    let mut c = cargo();
+    c.args([
+        "test",
+        "-p",
+        "roofline-tests",
+        "--test",
+        "kernels",
+        "--",
+        "--ignored",
+    ]);
+    let (p, f) = run_counting_tests("CUDA kernels' index arithmetic on the CPU (C++20)", c)?;
+    passed += p;
+    failed += f;
     ensure_browser()?;
     build_web()?;
     let mut c = cargo();
