@@ -401,9 +401,9 @@ fn own_conv(
 /// Output tiles of the implicit-GEMM kernels (`IG_BM` × `IG_BN` in `dl.cu`).
 const IG_TILE: u64 = 64;
 /// Thread blocks the implicit-GEMM launch aims for before it splits the reduction.
-const IG_TARGET_BLOCKS: u64 = 512;
+pub const IG_TARGET_BLOCKS: u64 = 512;
 /// Fewest reduction elements per split.
-const IG_MIN_PER_SPLIT: u64 = 256;
+pub const IG_MIN_PER_SPLIT: u64 = 256;
 
 /// The implicit-GEMM shape of a convolution direction, `(M, Ng, Kg)`, as `dl.cu` lays it out.
 pub fn implicit_gemm_shape(c: &Conv2d, dir: Direction) -> (u64, u64, u64) {
