@@ -330,6 +330,34 @@ fn to_i32(v: u64) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
+/// The suffix of `dl.cu`'s entry points for a storage precision.
+fn kernel_suffix(p: Precision) -> &'static str {
+    match p {
+        Precision::Fp32 => "f32",
+        Precision::Fp16 => "f16",
+        Precision::Bf16 => "bf16",
+    }
+}
+
+/// The geometry arguments every `dl.cu` convolution takes, in order: N, H, W, C, K, R, S, P, Q,
+/// stride, pad.
+fn conv_geometry(c: &Conv2d) -> [i32; 11] {
+    [
+        c.n,
+        c.h,
+        c.w,
+        c.c,
+        c.k,
+        c.r,
+        c.s,
+        c.p(),
+        c.q(),
+        c.stride,
+        c.pad,
+    ]
+    .map(to_i32)
+}
+
 /// Our own direct convolution kernels: one launch, FP32 arithmetic on CUDA cores.
 fn own_conv(
     rig: &Rig,
@@ -337,11 +365,7 @@ fn own_conv(
     dir: Direction,
     p: Precision,
 ) -> Result<(Vec<f64>, u64), Failure> {
-    let suffix = match p {
-        Precision::Fp32 => "f32",
-        Precision::Fp16 => "f16",
-        Precision::Bf16 => "bf16",
-    };
+    let suffix = kernel_suffix(p);
     let name = match dir {
         Direction::Forward => format!("conv_fwd_{suffix}"),
         Direction::BackwardData => format!("conv_bwd_data_{suffix}"),
@@ -367,19 +391,7 @@ fn own_conv(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let dims = [
-        to_i32(c.n),
-        to_i32(c.h),
-        to_i32(c.w),
-        to_i32(c.c),
-        to_i32(c.k),
-        to_i32(c.r),
-        to_i32(c.s),
-        to_i32(c.p()),
-        to_i32(c.q()),
-        to_i32(c.stride),
-        to_i32(c.pad),
-    ];
+    let dims = conv_geometry(c);
     let times = rig.time(&name, |r| {
         let mut l = r.stream.launch_builder(&f);
         // Operand order per kernel: forward (x, w, y), backward-data (dx, w, dy),
@@ -435,11 +447,7 @@ fn own_igemm(
     dir: Direction,
     p: Precision,
 ) -> Result<(Vec<f64>, u64), Failure> {
-    let suffix = match p {
-        Precision::Fp32 => "f32",
-        Precision::Fp16 => "f16",
-        Precision::Bf16 => "bf16",
-    };
+    let suffix = kernel_suffix(p);
     let name = match dir {
         Direction::Forward => format!("igemm_fwd_{suffix}"),
         Direction::BackwardData => format!("igemm_bwd_data_{suffix}"),
@@ -478,19 +486,7 @@ fn own_igemm(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let dims = [
-        to_i32(c.n),
-        to_i32(c.h),
-        to_i32(c.w),
-        to_i32(c.c),
-        to_i32(c.k),
-        to_i32(c.r),
-        to_i32(c.s),
-        to_i32(c.p()),
-        to_i32(c.q()),
-        to_i32(c.stride),
-        to_i32(c.pad),
-    ];
+    let dims = conv_geometry(c);
     let split_arg = to_i32(splits);
     // The output is the tensor in the third slot for forward, the first for backward-data and
     // the second for backward-filter (the operand order of the direct kernels).
@@ -945,11 +941,7 @@ fn own_lstm(rig: &Rig, l: &Lstm, p: Precision, tensor: bool) -> Result<Vec<f64>,
         }
         Err(e) => return Err(Failure::Fatal(e.into())),
     };
-    let suffix = match p {
-        Precision::Fp32 => "f32",
-        Precision::Fp16 => "f16",
-        Precision::Bf16 => "bf16",
-    };
+    let suffix = kernel_suffix(p);
     let cell = rig
         .dl
         .function(&format!("lstm_cell_{suffix}"))
