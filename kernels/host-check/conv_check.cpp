@@ -1,7 +1,8 @@
-// Runs the convolution kernels of ../dl.cu (FP32 variants) on the CPU, one std::thread per CUDA
-// thread and a std::barrier for __syncthreads, and compares every output with a naive
-// double-precision convolution. It checks the kernels' index arithmetic (im2col, col2im, tiling,
-// split-K), not their speed; see check.sh.
+// Runs the kernels of ../dl.cu (FP32 variants) on the CPU, one std::thread per CUDA thread and a
+// std::barrier for __syncthreads, and compares every output with a naive double-precision
+// reference: the convolutions (direct and implicit-GEMM, split-K included) and the LSTM cell. It
+// checks the kernels' index arithmetic (im2col, col2im, tiling, split-K, gate layout), not their
+// speed; tests/kernels runs it.
 #include <barrier>
 #include <cmath>
 #include <cstdio>
@@ -138,6 +139,47 @@ static int check(const Case& c, int splits_filter) {
   return failures;
 }
 
+// The LSTM cell against its definition: gates i, f, g, o from the column-major FP32 gate matrix
+// plus bias; c ← σ(f)·c + σ(i)·tanh(g); h ← σ(o)·tanh(c), written into row b of the next step's
+// [x, h] input at column input + j.
+static int check_lstm_cell(int batch, int hidden, int input) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  std::vector<float> gates((size_t)batch * 4 * hidden), bias(4 * hidden), c((size_t)batch * hidden);
+  for (auto* v : {&gates, &bias, &c})
+    for (auto& e : *v) e = u(rng);
+  const int ld = input + hidden;
+  std::vector<float> xh((size_t)batch * ld, NAN), c_ref = c;
+  std::vector<double> h_ref((size_t)batch * hidden);
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < hidden; ++j) {
+      auto gate = [&](int g) {
+        return (double)gates[((size_t)g * hidden + j) * batch + b] + bias[g * hidden + j];
+      };
+      double cn = sigmoid(gate(1)) * c[(size_t)j * batch + b] + sigmoid(gate(0)) * std::tanh(gate(2));
+      c_ref[(size_t)j * batch + b] = (float)cn;
+      h_ref[(size_t)b * hidden + j] = sigmoid(gate(3)) * std::tanh(cn);
+    }
+  const unsigned long long h_off = input;
+  launch({(unsigned)((batch * hidden + 127) / 128)}, {128}, [&] {
+    lstm_cell_f32(gates.data(), bias.data(), c.data(), xh.data(), batch, hidden, h_off, ld);
+  });
+  std::vector<float> h((size_t)batch * hidden);
+  int untouched = 0;
+  for (int b = 0; b < batch; ++b) {
+    for (int j = 0; j < hidden; ++j) h[(size_t)b * hidden + j] = xh[(size_t)b * ld + input + j];
+    for (int k = 0; k < input; ++k) untouched += !std::isnan(xh[(size_t)b * ld + k]);
+  }
+  std::vector<double> c_want(c_ref.begin(), c_ref.end());
+  double eh = max_rel_error(h, h_ref), ec = max_rel_error(c, c_want);
+  bool ok = eh < 1e-5 && ec < 1e-5 && untouched == 0;
+  std::printf("LSTM cell batch=%d hidden=%d input=%d\n  %-22s h error %.2e, c error %.2e, x columns %s  %s\n",
+              batch, hidden, input, "fused cell", eh, ec, untouched ? "OVERWRITTEN" : "untouched",
+              ok ? "ok" : "WRONG");
+  return ok ? 0 : 1;
+}
+
 int main() {
   // Small shapes that still cover partial tiles, several tiles per dimension, padding, strides
   // 1 to 3, 1×1 and 7×7 filters, and split-K with a ragged last slice.
@@ -152,6 +194,8 @@ int main() {
                 c.W, c.C, c.K, c.R, c.S, c.stride, c.pad, c.P(), c.Q());
     failures += check(c, 3);
   }
+  failures += check_lstm_cell(5, 33, 7);
+  failures += check_lstm_cell(16, 16, 32);
   std::printf(failures ? "%d comparisons WRONG\n" : "every kernel matches the reference\n",
               failures);
   return failures ? 1 : 0;

@@ -1,7 +1,7 @@
 //! The CUDA kernels' index arithmetic, checked on the CPU: `kernels/host-check/conv_check.cpp`
 //! includes `kernels/dl.cu` (its FP32 variants) with CUDA's keywords mapped to plain C++, runs
-//! every convolution kernel (direct and implicit-GEMM, split-K included) with one thread per CUDA
-//! thread, and compares each output with a naive double-precision convolution.
+//! every convolution kernel (direct and implicit-GEMM, split-K included) and the LSTM cell with
+//! one thread per CUDA thread, and compares each output with a naive double-precision reference.
 //!
 //! It needs a C++20 compiler (`c++`, or `$CXX`), so it is ignored by a plain `cargo test`;
 //! `cargo xtask test` installs one if it is missing and runs it.
@@ -11,7 +11,7 @@ use std::process::Command;
 
 #[test]
 #[ignore = "needs a C++20 compiler; `cargo xtask test` runs it"]
-fn convolution_kernels_match_a_naive_convolution_on_the_cpu() {
+fn dl_kernels_match_a_naive_reference_on_the_cpu() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the tests crate sits in the workspace");
@@ -38,7 +38,7 @@ fn convolution_kernels_match_a_naive_convolution_on_the_cpu() {
         run.status.success(),
         "a kernel disagrees with the reference:\n{out}"
     );
-    // 5 shapes × (3 direct + 2 implicit-GEMM + 2 backward-filter split settings).
-    assert_eq!(out.matches("  ok").count(), 35, "{out}");
+    // 5 shapes × (3 direct + 2 implicit-GEMM + 2 backward-filter split settings), 2 LSTM cells.
+    assert_eq!(out.matches("  ok").count(), 37, "{out}");
     assert!(!out.contains("WRONG"), "{out}");
 }
