@@ -36,6 +36,9 @@ pub enum RnnError {
         #[source]
         source: DriverError,
     },
+    /// The CUDA context could not be made current on this thread.
+    #[error("making the CUDA context current for cuDNN failed: {0}")]
+    Context(#[source] DriverError),
     /// A size does not fit cuDNN's 32-bit arguments.
     #[error("the LSTM's {0} does not fit in a 32-bit integer")]
     TooLarge(&'static str),
@@ -51,7 +54,7 @@ impl RnnError {
             RnnError::Call { status, .. } => {
                 *status == dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED
             }
-            RnnError::TooLarge(_) => false,
+            RnnError::Context(_) | RnnError::TooLarge(_) => false,
         }
     }
 }
@@ -142,6 +145,10 @@ impl DnnHandle {
     /// # Errors
     /// cuDNN could not start (library missing, no device).
     pub fn new(stream: Arc<CudaStream>) -> Result<Self, RnnError> {
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(RnnError::Context)?;
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the handle is destroyed exactly once, on drop.
         #[allow(unsafe_code)]

@@ -914,7 +914,7 @@ fn cudnn_lstm(
             Failure::Skip(format!("out of GPU memory: {e}"))
         } else {
             match e {
-                RnnError::Alloc { .. } => Failure::Fatal(SuiteError::Rnn(e)),
+                RnnError::Alloc { .. } | RnnError::Context(_) => Failure::Fatal(SuiteError::Rnn(e)),
                 _ => Failure::Skip(format!("cuDNN refused it: {e}")),
             }
         }
