@@ -57,20 +57,8 @@ fn suite_gemm_is_never_faster_than_its_bound() {
     let dir = tempfile::tempdir().unwrap();
     let machine = dir.path().join("machine.json");
     let suite = dir.path().join("suite.json");
-    let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
-            .args(args)
-            .output()
-            .unwrap();
-        println!(
-            "{}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.status.success());
-    };
-    run(&["machine", "--quick", "-o", machine.to_str().unwrap()]);
-    run(&[
+    roofline(&["machine", "--quick", "-o", machine.to_str().unwrap()]);
+    roofline(&[
         "suite",
         "gemm",
         "--machine",
@@ -86,6 +74,70 @@ fn suite_gemm_is_never_faster_than_its_bound() {
     }
     for a in roofline_model::analysis::analyze(&b, &b.kernels) {
         let bound = a.time_bound.expect("every GEMM is bounded").bound_s;
+        assert!(
+            a.time_s >= bound,
+            "{}: {} s < bound {} s",
+            b.kernels[a.index].name,
+            a.time_s,
+            bound
+        );
+    }
+}
+
+/// Runs the CLI, echoing its output, and asserts success.
+fn roofline(args: &[&str]) {
+    let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args(args)
+        .output()
+        .unwrap();
+    println!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "roofline {args:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU, NVRTC, cuBLASLt and cuDNN"]
+fn suite_lstm_runs_cudnn_and_our_own_within_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = dir.path().join("machine.json");
+    let suite = dir.path().join("suite.json");
+    roofline(&["machine", "--quick", "-o", machine.to_str().unwrap()]);
+    roofline(&[
+        "suite",
+        "lstm",
+        "--precision",
+        "fp16",
+        "--tensor",
+        "on",
+        "--machine",
+        machine.to_str().unwrap(),
+        "-o",
+        suite.to_str().unwrap(),
+    ]);
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&suite).unwrap()).unwrap();
+    for s in &b.skipped {
+        println!("skipped: {} ({})", s.what, s.reason);
+    }
+    let by = |imp: &str| {
+        b.kernels
+            .iter()
+            .filter(|k| k.tags.get("implementation").map(String::as_str) == Some(imp))
+            .count()
+    };
+    // 15 configurations: our own LSTM runs every one; cuDNN at least one algorithm of each.
+    assert_eq!(by("own"), 15);
+    assert!(by("cudnn") >= 15, "{} cuDNN entries", by("cudnn"));
+    let tuned = b
+        .kernels
+        .iter()
+        .filter(|k| k.tags.contains_key("autotuned"))
+        .count();
+    assert_eq!(tuned, 15, "one auto-tuned pick per configuration");
+    for a in roofline_model::analysis::analyze(&b, &b.kernels) {
+        let bound = a.time_bound.expect("every LSTM is bounded").bound_s;
         assert!(
             a.time_s >= bound,
             "{}: {} s < bound {} s",
