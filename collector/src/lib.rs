@@ -4,7 +4,7 @@
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
 //! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
 //! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
-//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM through [`rnn`]);
+//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM and convolution search through [`dnn`]);
 //! [`progress`] makes the progress bars.
 
 pub mod blaslt;
@@ -12,6 +12,7 @@ pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod dnn;
 pub mod error;
 pub mod export;
 pub mod gpu;
@@ -21,7 +22,7 @@ pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
-pub mod rnn;
+
 pub mod suite;
 
 pub use error::Error;

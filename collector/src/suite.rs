@@ -1,6 +1,6 @@
 //! `roofline suite`: the time-based roofline study of Wang et al. (2020), run natively: conv2d
 //! (cuDNN, every algorithm it offers, and our own direct and implicit-GEMM kernels), LSTM (cuDNN's
-//! RNN, every algorithm, through [`crate::rnn`]; and our own step-by-step implementation: a
+//! RNN, every algorithm, through [`crate::dnn`]; and our own step-by-step implementation: a
 //! cuBLASLt GEMM and a fused cell kernel per time step) and GEMM (cuBLASLt), in FP32, FP16 and
 //! BF16, Tensor Cores on and off.
 //!
@@ -8,6 +8,12 @@
 //! its launch count n, the median time of repeats after warm-up (CUDA events) with the spread in
 //! its tags, and its FLOPs on the datapath the configuration asks for (so the time-based bound
 //! uses that datapath's peak). A configuration that cannot run is recorded in `skipped` with why.
+//!
+//! Tags beyond the sweep's: `implementation` (`cudnn`, `own`, `cublaslt`), `algorithm`,
+//! `precision`, `tensor`, `direction`; among one configuration's cuDNN algorithms, `fastest` on
+//! the one our timing found fastest and, for convolutions, `autotuned = cudnnFind` (with
+//! `cudnn_find_time_s`) on the one cuDNN's own search (`cudnnFindConvolution*Algorithm`, what
+//! frameworks' auto-tuning calls) picks.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,9 +30,9 @@ use roofline_model::bundle::{
 use roofline_model::dl::{self, Conv2d, Direction, Lstm, Precision};
 
 use crate::blaslt::{BlasLtError, Gemm, Spec};
+use crate::dnn::{Algo as RnnAlgo, CudnnLstm, DnnError, DnnHandle, find_conv_algorithm, math_type};
 use crate::kernels::{self, Compiled, KernelError, Source};
 use crate::progress;
-use crate::rnn::{self, CudnnLstm, DnnHandle, RnnError};
 
 /// Which sweeps to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -142,7 +148,7 @@ pub enum SuiteError {
     BlasLt(#[from] BlasLtError),
     /// cuDNN's RNN failed in a way that is not "unsupported here".
     #[error(transparent)]
-    Rnn(#[from] RnnError),
+    Rnn(#[from] DnnError),
 }
 
 fn drv(during: impl Into<String>) -> impl FnOnce(DriverError) -> SuiteError {
@@ -225,7 +231,7 @@ struct Rig {
     end: CudaEvent,
     dl: Compiled,
     cudnn: Option<Arc<Cudnn>>,
-    rnn: Option<DnnHandle>,
+    dnn: Option<DnnHandle>,
 }
 
 /// Timed repeats of a configuration.
@@ -551,12 +557,7 @@ where
             dnn::cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION,
         )
         .map_err(dnn_err)?;
-    let math = match (tensor, p) {
-        (false, _) => dnn::cudnnMathType_t::CUDNN_FMA_MATH,
-        (true, Precision::Fp32) => dnn::cudnnMathType_t::CUDNN_DEFAULT_MATH,
-        (true, _) => dnn::cudnnMathType_t::CUDNN_TENSOR_OP_MATH,
-    };
-    conv.set_math_type(math).map_err(dnn_err)?;
+    conv.set_math_type(math_type(p, tensor)).map_err(dnn_err)?;
     let x_desc = handle
         .create_4d_tensor::<X>(nhwc, [to_i32(c.n), to_i32(c.c), to_i32(c.h), to_i32(c.w)])
         .map_err(dnn_err)?;
@@ -750,6 +751,7 @@ fn conv_study(
                 record(out, skipped, format!("{label} own implicit-GEMM"), own)?;
                 let Some(handle) = &rig.cudnn else { continue };
                 for &tensor in plan.tensor.settings() {
+                    let group_start = out.len();
                     let mut best: Option<(f64, usize)> = None;
                     for (i, algo) in cudnn_algorithms(dir).iter().enumerate() {
                         let what = format!(
@@ -805,10 +807,53 @@ fn conv_study(
                         }
                         record(out, skipped, what, m)?;
                     }
-                    // Auto-tuning: the fastest algorithm by exhaustive timing, as cuDNN's
-                    // cudnnFind* search does.
                     if let Some((_, i)) = best {
-                        out[i].tags.insert("autotuned".into(), "fastest".into());
+                        out[i].tags.insert("fastest".into(), "true".into());
+                    }
+                    // Auto-tuning: the algorithm cuDNN's own search picks.
+                    if let Some(dnn) = &rig.dnn {
+                        let tensor_key = if tensor { "on" } else { "off" };
+                        let what = format!("{label} cuDNN search tensor {tensor_key}");
+                        match find_conv_algorithm(dnn, &c, dir, p, tensor) {
+                            Ok(Some((algo, find_s))) => {
+                                let name = usize::try_from(algo)
+                                    .ok()
+                                    .and_then(|a| cudnn_algorithms(dir).get(a))
+                                    .copied()
+                                    .unwrap_or("unknown");
+                                let picked = out.iter_mut().skip(group_start).find(|m| {
+                                    m.tags.get("implementation").map(String::as_str)
+                                        == Some("cudnn")
+                                        && m.tags.get("algorithm").map(String::as_str) == Some(name)
+                                        && m.tags.get("tensor").map(String::as_str)
+                                            == Some(tensor_key)
+                                });
+                                match picked {
+                                    Some(m) => {
+                                        m.tags.insert("autotuned".into(), "cudnnFind".into());
+                                        m.tags.insert("cudnn_find_time_s".into(), format!("{find_s:e}"));
+                                    }
+                                    None => skipped.push(Skipped {
+                                        what,
+                                        reason: format!(
+                                            "cuDNN's search picked {name}, which could not be timed here (see its own entry)"
+                                        ),
+                                    }),
+                                }
+                            }
+                            Ok(None) => skipped.push(Skipped {
+                                what,
+                                reason: "cuDNN's search found no algorithm that runs".into(),
+                            }),
+                            Err(e) if e.is_out_of_memory() => skipped.push(Skipped {
+                                what,
+                                reason: format!("out of GPU memory: {e}"),
+                            }),
+                            Err(e) => skipped.push(Skipped {
+                                what,
+                                reason: format!("cuDNN refused it: {e}"),
+                            }),
+                        }
                     }
                 }
             }
@@ -854,9 +899,9 @@ fn lstm_study(
                     ]),
                 });
                 record(out, skipped, what, r)?;
-                let Some(handle) = &rig.rnn else { continue };
+                let Some(handle) = &rig.dnn else { continue };
                 let mut best: Option<(f64, usize)> = None;
-                for algo in rnn::Algo::ALL {
+                for algo in RnnAlgo::ALL {
                     let what = format!(
                         "lstm {}={} {} tensor {} cuDNN {}",
                         case.parameter,
@@ -891,7 +936,7 @@ fn lstm_study(
                     record(out, skipped, what, r)?;
                 }
                 if let Some((_, i)) = best {
-                    out[i].tags.insert("autotuned".into(), "fastest".into());
+                    out[i].tags.insert("fastest".into(), "true".into());
                 }
             }
         }
@@ -907,14 +952,14 @@ fn cudnn_lstm(
     l: &Lstm,
     p: Precision,
     tensor: bool,
-    algo: rnn::Algo,
+    algo: RnnAlgo,
 ) -> Result<Vec<f64>, Failure> {
-    let refused = |e: RnnError| {
+    let refused = |e: DnnError| {
         if e.is_out_of_memory() {
             Failure::Skip(format!("out of GPU memory: {e}"))
         } else {
             match e {
-                RnnError::Alloc { .. } | RnnError::Context(_) => Failure::Fatal(SuiteError::Rnn(e)),
+                DnnError::Alloc { .. } | DnnError::Context(_) => Failure::Fatal(SuiteError::Rnn(e)),
                 _ => Failure::Skip(format!("cuDNN refused it: {e}")),
             }
         }
@@ -1105,12 +1150,12 @@ pub fn run(
         });
         None
     };
-    let rnn = if cudnn_present {
+    let dnn = if cudnn_present {
         match DnnHandle::new(Arc::clone(&stream)) {
             Ok(h) => Some(h),
             Err(e) => {
                 skipped.push(Skipped {
-                    what: "every cuDNN LSTM".into(),
+                    what: "every cuDNN LSTM and convolution search".into(),
                     reason: format!("cuDNN could not start: {e}"),
                 });
                 None
@@ -1118,7 +1163,7 @@ pub fn run(
         }
     } else {
         skipped.push(Skipped {
-            what: "every cuDNN LSTM".into(),
+            what: "every cuDNN LSTM and convolution search".into(),
             reason: "libcudnn could not be loaded (install cuDNN or add it to LD_LIBRARY_PATH)"
                 .into(),
         });
@@ -1129,7 +1174,7 @@ pub fn run(
         end: ctx.new_event(timing).map_err(drv("creating an event"))?,
         dl: kernels::compile(&ctx, Source::Dl, &kernels::arch_name(cc.0, cc.1))?,
         cudnn,
-        rnn,
+        dnn,
         stream,
     };
     let (mut bundle, device_id) = match machine {

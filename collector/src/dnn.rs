@@ -1,7 +1,10 @@
-//! cuDNN's LSTM through the v8 RNN API (`cudnnRNNForward`), in one small safe wrapper over
-//! cudarc's raw bindings: cudarc's safe cuDNN API covers convolutions but not RNNs.
+//! cuDNN's raw API where cudarc's safe one falls short, in one small safe module: the LSTM through
+//! the v8 RNN API (`cudnnRNNForward`), and cuDNN's own convolution algorithm search
+//! (`cudnnFindConvolution*Algorithm`, the auto-tuning frameworks enable), which needs the raw
+//! descriptors that cudarc keeps private.
 //!
-//! One [`DnnHandle`] per run; one [`CudnnLstm`] per configuration (a single-layer,
+//! One [`DnnHandle`] per run; [`find_conv_algorithm`] per convolution configuration; one
+//! [`CudnnLstm`] per LSTM configuration (a single-layer,
 //! unidirectional LSTM with one input bias, packed sequence-major data, every sequence full
 //! length), holding its descriptors and device buffers, all released on drop. The call
 //! sequence follows the cuDNN API reference (`cudnnSetRNNDescriptor_v8`,
@@ -14,11 +17,11 @@ use std::sync::Arc;
 
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
-use roofline_model::dl::{Lstm, Precision};
+use roofline_model::dl::{Conv2d, Direction, Lstm, Precision};
 
-/// Why a cuDNN RNN could not be set up or run.
+/// Why a cuDNN call of this module could not be set up or run.
 #[derive(Debug, thiserror::Error)]
-pub enum RnnError {
+pub enum DnnError {
     /// A cuDNN call returned an error status (an unsupported configuration among them).
     #[error("cuDNN {call} failed: {status:?}")]
     Call {
@@ -44,31 +47,31 @@ pub enum RnnError {
     TooLarge(&'static str),
 }
 
-impl RnnError {
+impl DnnError {
     /// Whether the failure is the GPU running out of memory (then the configuration is skipped).
     pub fn is_out_of_memory(&self) -> bool {
         match self {
-            RnnError::Alloc { source, .. } => {
+            DnnError::Alloc { source, .. } => {
                 source.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
             }
-            RnnError::Call { status, .. } => {
+            DnnError::Call { status, .. } => {
                 *status == dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED
             }
-            RnnError::Context(_) | RnnError::TooLarge(_) => false,
+            DnnError::Context(_) | DnnError::TooLarge(_) => false,
         }
     }
 }
 
-fn check(call: &'static str, status: dnn::cudnnStatus_t) -> Result<(), RnnError> {
+fn check(call: &'static str, status: dnn::cudnnStatus_t) -> Result<(), DnnError> {
     if status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
         Ok(())
     } else {
-        Err(RnnError::Call { call, status })
+        Err(DnnError::Call { call, status })
     }
 }
 
-fn int(what: &'static str, v: u64) -> Result<i32, RnnError> {
-    i32::try_from(v).map_err(|_| RnnError::TooLarge(what))
+fn int(what: &'static str, v: u64) -> Result<i32, DnnError> {
+    i32::try_from(v).map_err(|_| DnnError::TooLarge(what))
 }
 
 /// cuDNN's RNN algorithms (`cudnnRNNAlgo_t`).
@@ -122,10 +125,10 @@ fn data_type(p: Precision) -> dnn::cudnnDataType_t {
     }
 }
 
-/// The math type for Tensor Cores on or off, as the suite's convolutions set it: FMA math
+/// The math type for Tensor Cores on or off, as the suite sets it for every cuDNN call: FMA math
 /// forbids Tensor Cores; FP32 data with Tensor Cores uses the default math (TF32 on Ampere and
 /// later), FP16 and BF16 data use Tensor Core math.
-fn math_type(p: Precision, tensor: bool) -> dnn::cudnnMathType_t {
+pub fn math_type(p: Precision, tensor: bool) -> dnn::cudnnMathType_t {
     match (tensor, p) {
         (false, _) => dnn::cudnnMathType_t::CUDNN_FMA_MATH,
         (true, Precision::Fp32) => dnn::cudnnMathType_t::CUDNN_DEFAULT_MATH,
@@ -144,11 +147,11 @@ impl DnnHandle {
     ///
     /// # Errors
     /// cuDNN could not start (library missing, no device).
-    pub fn new(stream: Arc<CudaStream>) -> Result<Self, RnnError> {
+    pub fn new(stream: Arc<CudaStream>) -> Result<Self, DnnError> {
         stream
             .context()
             .bind_to_thread()
-            .map_err(RnnError::Context)?;
+            .map_err(DnnError::Context)?;
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the handle is destroyed exactly once, on drop.
         #[allow(unsafe_code)]
@@ -184,7 +187,7 @@ macro_rules! descriptor {
         struct $name($raw);
 
         impl $name {
-            fn new() -> Result<Self, RnnError> {
+            fn new() -> Result<Self, DnnError> {
                 let mut raw = ptr::null_mut();
                 // SAFETY: `raw` is a valid out-pointer.
                 #[allow(unsafe_code)]
@@ -226,11 +229,150 @@ descriptor!(
     cudnnDestroyTensorDescriptor
 );
 descriptor!(
+    FilterDesc,
+    dnn::cudnnFilterDescriptor_t,
+    cudnnCreateFilterDescriptor,
+    cudnnDestroyFilterDescriptor
+);
+descriptor!(
+    ConvDesc,
+    dnn::cudnnConvolutionDescriptor_t,
+    cudnnCreateConvolutionDescriptor,
+    cudnnDestroyConvolutionDescriptor
+);
+descriptor!(
     DropoutDesc,
     dnn::cudnnDropoutDescriptor_t,
     cudnnCreateDropoutDescriptor,
     cudnnDestroyDropoutDescriptor
 );
+
+/// The algorithm cuDNN's own search picks for a convolution direction: the first entry of
+/// `cudnnFindConvolution{Forward,BackwardData,BackwardFilter}Algorithm`'s results (which cuDNN
+/// sorts by the time it measured) whose status is success, as its index in the direction's
+/// algorithm enum, with the time cuDNN measured (seconds). `None` when no algorithm ran.
+///
+/// The search runs every algorithm once on buffers it allocates itself. NHWC tensors, KRSC
+/// filters, cross-correlation, FP32 compute, the math type as the suite sets it.
+///
+/// # Errors
+/// cuDNN refused the descriptors or the search.
+pub fn find_conv_algorithm(
+    handle: &DnnHandle,
+    c: &Conv2d,
+    dir: Direction,
+    p: Precision,
+    tensor: bool,
+) -> Result<Option<(u32, f64)>, DnnError> {
+    let dt = data_type(p);
+    let nhwc = dnn::cudnnTensorFormat_t::CUDNN_TENSOR_NHWC;
+    let x = TensorDesc::new()?;
+    let y = TensorDesc::new()?;
+    let w = FilterDesc::new()?;
+    let conv = ConvDesc::new()?;
+    let (n, ch, h, wd) = (
+        int("batch", c.n)?,
+        int("channels", c.c)?,
+        int("height", c.h)?,
+        int("width", c.w)?,
+    );
+    let (k, r, s) = (
+        int("filters", c.k)?,
+        int("filter height", c.r)?,
+        int("filter width", c.s)?,
+    );
+    let (pp, q) = (int("output height", c.p())?, int("output width", c.q())?);
+    let (pad, stride) = (int("padding", c.pad)?, int("stride", c.stride)?);
+    // SAFETY: live descriptors; valid enums and positive sizes (cuDNN checks them and says so).
+    #[allow(unsafe_code)]
+    unsafe {
+        check(
+            "cudnnSetTensor4dDescriptor",
+            dnn::cudnnSetTensor4dDescriptor(x.0, nhwc, dt, n, ch, h, wd),
+        )?;
+        check(
+            "cudnnSetTensor4dDescriptor",
+            dnn::cudnnSetTensor4dDescriptor(y.0, nhwc, dt, n, k, pp, q),
+        )?;
+        check(
+            "cudnnSetFilter4dDescriptor",
+            dnn::cudnnSetFilter4dDescriptor(w.0, dt, nhwc, k, ch, r, s),
+        )?;
+        check(
+            "cudnnSetConvolution2dDescriptor",
+            dnn::cudnnSetConvolution2dDescriptor(
+                conv.0,
+                pad,
+                pad,
+                stride,
+                stride,
+                1,
+                1,
+                dnn::cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION,
+                dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
+            ),
+        )?;
+        check(
+            "cudnnSetConvolutionMathType",
+            dnn::cudnnSetConvolutionMathType(conv.0, math_type(p, tensor)),
+        )?;
+    }
+    // Each search returns at most COUNT results, sorted fastest first.
+    macro_rules! search {
+        ($call:ident, $perf:ty, $count:expr, $($desc:expr),+) => {{
+            let mut perf: Vec<$perf> = Vec::with_capacity($count);
+            let mut returned = 0;
+            // SAFETY: `perf` has room for `$count` results and `returned` says how many were
+            // written; the descriptors are live.
+            #[allow(unsafe_code)]
+            unsafe {
+                check(
+                    stringify!($call),
+                    dnn::$call(
+                        handle.raw,
+                        $($desc),+,
+                        $count as i32,
+                        &mut returned,
+                        perf.as_mut_ptr(),
+                    ),
+                )?;
+                perf.set_len(usize::try_from(returned).unwrap_or(0).min($count));
+            }
+            perf.iter()
+                .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS)
+                .map(|r| (r.algo as u32, f64::from(r.time) / 1e3))
+        }};
+    }
+    Ok(match dir {
+        Direction::Forward => search!(
+            cudnnFindConvolutionForwardAlgorithm,
+            dnn::cudnnConvolutionFwdAlgoPerf_t,
+            dnn::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_COUNT as usize,
+            x.0,
+            w.0,
+            conv.0,
+            y.0
+        ),
+        Direction::BackwardData => search!(
+            cudnnFindConvolutionBackwardDataAlgorithm,
+            dnn::cudnnConvolutionBwdDataAlgoPerf_t,
+            dnn::cudnnConvolutionBwdDataAlgo_t::CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT as usize,
+            w.0,
+            y.0,
+            conv.0,
+            x.0
+        ),
+        Direction::BackwardFilter => search!(
+            cudnnFindConvolutionBackwardFilterAlgorithm,
+            dnn::cudnnConvolutionBwdFilterAlgoPerf_t,
+            dnn::cudnnConvolutionBwdFilterAlgo_t::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT as usize,
+            x.0,
+            y.0,
+            conv.0,
+            w.0
+        ),
+    })
+}
 
 /// `auxFlags` of `cudnnSetRNNDescriptor_v8`: packed input and output, no padding
 /// (`CUDNN_RNN_PADDED_IO_DISABLED`).
@@ -240,10 +382,10 @@ fn alloc(
     stream: &Arc<CudaStream>,
     what: &'static str,
     bytes: usize,
-) -> Result<CudaSlice<u8>, RnnError> {
+) -> Result<CudaSlice<u8>, DnnError> {
     stream
         .alloc_zeros::<u8>(bytes.max(1))
-        .map_err(|source| RnnError::Alloc { what, source })
+        .map_err(|source| DnnError::Alloc { what, source })
 }
 
 /// A cuDNN LSTM ready to run forward (inference mode) over one sequence batch.
@@ -274,14 +416,14 @@ impl<'h> CudnnLstm<'h> {
     /// Cores allowed or not.
     ///
     /// # Errors
-    /// cuDNN refused the configuration ([`RnnError::Call`]), or memory ran out.
+    /// cuDNN refused the configuration ([`DnnError::Call`]), or memory ran out.
     pub fn new(
         handle: &'h DnnHandle,
         l: &Lstm,
         p: Precision,
         tensor: bool,
         algo: Algo,
-    ) -> Result<Self, RnnError> {
+    ) -> Result<Self, DnnError> {
         let stream = &handle.stream;
         let (batch, seq) = (int("batch", l.batch)?, int("time steps", l.seq)?);
         let (input, hidden) = (int("input size", l.input)?, int("hidden size", l.hidden)?);
@@ -355,7 +497,7 @@ impl<'h> CudnnLstm<'h> {
         }
 
         let lengths = vec![seq; l.batch as usize];
-        let data = |vector: i32| -> Result<DataDesc, RnnError> {
+        let data = |vector: i32| -> Result<DataDesc, DnnError> {
             let d = DataDesc::new()?;
             // SAFETY: `lengths` holds `batch` entries; no padding fill for a packed layout.
             #[allow(unsafe_code)]
@@ -414,7 +556,7 @@ impl<'h> CudnnLstm<'h> {
         let bh = (l.batch * l.hidden) as usize * elt;
         let seq_lengths = stream
             .clone_htod(&lengths)
-            .map_err(|source| RnnError::Alloc {
+            .map_err(|source| DnnError::Alloc {
                 what: "sequence lengths",
                 source,
             })?;
@@ -446,7 +588,7 @@ impl<'h> CudnnLstm<'h> {
     ///
     /// # Errors
     /// cuDNN rejected the call.
-    pub fn forward(&mut self) -> Result<(), RnnError> {
+    pub fn forward(&mut self) -> Result<(), DnnError> {
         let s = &self.handle.stream;
         let (lengths, _g0) = self.seq_lengths.device_ptr(s);
         let (x, _g1) = self.x.device_ptr(s);
