@@ -364,6 +364,28 @@ fn conv_geometry(c: &Conv2d) -> [i32; 11] {
     .map(to_i32)
 }
 
+/// The `dl.cu` entry point `{prefix}_{fwd|bwd_data|bwd_filter}_{suffix}` of a convolution.
+fn conv_kernel_name(prefix: &str, dir: Direction, p: Precision) -> String {
+    let d = match dir {
+        Direction::Forward => "fwd",
+        Direction::BackwardData => "bwd_data",
+        Direction::BackwardFilter => "bwd_filter",
+    };
+    format!("{prefix}_{d}_{}", kernel_suffix(p))
+}
+
+/// Zero-filled device buffers for x, w and y (N·H·W·C, K·R·S·C, N·P·Q·K) in the storage type;
+/// the backward directions use them as dx and dy, or dw.
+fn conv_tensors(rig: &Rig, c: &Conv2d, p: Precision) -> Result<[CudaSlice<u8>; 3], Failure> {
+    let elt = p.bytes() as usize;
+    let (xe, we, ye) = c.elements();
+    Ok([
+        alloc::<u8>(&rig.stream, xe as usize * elt)?,
+        alloc::<u8>(&rig.stream, we as usize * elt)?,
+        alloc::<u8>(&rig.stream, ye as usize * elt)?,
+    ])
+}
+
 /// Our own direct convolution kernels: one launch, FP32 arithmetic on CUDA cores.
 fn own_conv(
     rig: &Rig,
@@ -371,18 +393,10 @@ fn own_conv(
     dir: Direction,
     p: Precision,
 ) -> Result<(Vec<f64>, u64), Failure> {
-    let suffix = kernel_suffix(p);
-    let name = match dir {
-        Direction::Forward => format!("conv_fwd_{suffix}"),
-        Direction::BackwardData => format!("conv_bwd_data_{suffix}"),
-        Direction::BackwardFilter => format!("conv_bwd_filter_{suffix}"),
-    };
+    let name = conv_kernel_name("conv", dir, p);
     let f = rig.dl.function(&name).map_err(SuiteError::from)?;
-    let elt = p.bytes() as usize;
+    let [x, w, y] = conv_tensors(rig, c, p)?;
     let (xe, we, ye) = c.elements();
-    let x = alloc::<u8>(&rig.stream, xe as usize * elt)?;
-    let w = alloc::<u8>(&rig.stream, we as usize * elt)?;
-    let y = alloc::<u8>(&rig.stream, ye as usize * elt)?;
     let threads = match dir {
         Direction::Forward => ye,
         Direction::BackwardData => xe,
@@ -453,20 +467,11 @@ fn own_igemm(
     dir: Direction,
     p: Precision,
 ) -> Result<(Vec<f64>, u64), Failure> {
-    let suffix = kernel_suffix(p);
-    let name = match dir {
-        Direction::Forward => format!("igemm_fwd_{suffix}"),
-        Direction::BackwardData => format!("igemm_bwd_data_{suffix}"),
-        Direction::BackwardFilter => format!("igemm_bwd_filter_{suffix}"),
-    };
+    let name = conv_kernel_name("igemm", dir, p);
     let f = rig.dl.function(&name).map_err(SuiteError::from)?;
-    let sum_name = format!("conv_sum_{suffix}");
+    let sum_name = format!("conv_sum_{}", kernel_suffix(p));
     let sum = rig.dl.function(&sum_name).map_err(SuiteError::from)?;
-    let elt = p.bytes() as usize;
-    let (xe, we, ye) = c.elements();
-    let x = alloc::<u8>(&rig.stream, xe as usize * elt)?;
-    let w = alloc::<u8>(&rig.stream, we as usize * elt)?;
-    let y = alloc::<u8>(&rig.stream, ye as usize * elt)?;
+    let [x, w, y] = conv_tensors(rig, c, p)?;
     let shape = implicit_gemm_shape(c, dir);
     let (gx, gy, splits) = implicit_gemm_grid(shape);
     let count = shape.0 * shape.1;
@@ -1390,6 +1395,21 @@ mod tests {
         // A short reduction is never cut below 256 elements per split.
         assert_eq!(implicit_gemm_grid((64, 64, 600)), (1, 1, 3));
         assert_eq!(implicit_gemm_grid((0, 0, 0)), (0, 0, 1));
+    }
+
+    #[test]
+    fn own_convolution_kernels_are_entry_points_of_dl_cu() {
+        let listed = Source::Dl.entry_points();
+        for dir in Direction::ALL {
+            for p in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+                for prefix in ["conv", "igemm"] {
+                    let name = conv_kernel_name(prefix, dir, p);
+                    assert!(listed.contains(&name.as_str()), "{name}");
+                }
+                let sum = format!("conv_sum_{}", kernel_suffix(p));
+                assert!(listed.contains(&sum.as_str()), "{sum}");
+            }
+        }
     }
 
     #[test]

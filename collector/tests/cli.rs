@@ -157,6 +157,20 @@ fn merge_joins_and_refuses_conflicts() {
     assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
 }
 
+/// Compiles the C source `src` into `libcuda.so` and `libcuda.so.1` in `dir`: a stand-in driver
+/// library for the tests below (a test double; no GPU figure comes from it).
+fn build_stub_driver(dir: &Path, src: &Path) {
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        let status = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(name))
+            .arg(src)
+            .status()
+            .expect("a C compiler (cc) is needed to build the stub driver");
+        assert!(status.success());
+    }
+}
+
 /// The "driver present, no GPU" path: a stand-in `libcuda.so.1` whose `cuInit` answers
 /// `CUDA_ERROR_NO_DEVICE` (100), built here with the system C compiler. This is a test double
 /// for the driver library only; no GPU figure ever comes from it.
@@ -171,15 +185,7 @@ fn a_driver_without_a_gpu_is_reported_as_such() {
          int cuGetErrorName(int e, const char **s) { (void)e; *s = \"CUDA_ERROR_NO_DEVICE\"; return 0; }\n",
     )
     .unwrap();
-    for name in ["libcuda.so", "libcuda.so.1"] {
-        let status = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(dir.path().join(name))
-            .arg(&src)
-            .status()
-            .expect("a C compiler (cc) is needed to build the stub driver");
-        assert!(status.success());
-    }
+    build_stub_driver(dir.path(), &src);
     let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
         .arg("machine")
         .env("LD_LIBRARY_PATH", dir.path())
@@ -209,15 +215,7 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
          int cuGetErrorName(int e, const char **s) { (void)e; *s = \"?\"; return 0; }\n",
     )
     .unwrap();
-    for name in ["libcuda.so", "libcuda.so.1"] {
-        let status = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(dir.path().join(name))
-            .arg(&src)
-            .status()
-            .expect("a C compiler (cc) is needed to build the stub driver");
-        assert!(status.success());
-    }
+    build_stub_driver(dir.path(), &src);
     let out = dir.path().join("m.json");
     let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
         .args(["machine", "-o"])

@@ -11,15 +11,7 @@ use roofline_model::summary::{self, Subject};
 fn machine_quick_meets_its_targets() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("machine.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(["machine", "--quick", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    println!("{stdout}\n{stderr}");
-    assert!(o.status.success(), "{stderr}");
+    roofline(&["machine", "--quick", "-o", out.to_str().unwrap()]);
     let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(b.complete);
     let m = &b.machines[0];
