@@ -5,6 +5,10 @@
 // `.cs` (streaming, evict-first) for HBM, `.cg` (cache in L2 only, bypass L1) for L2, `.ca`
 // (cache in L1) for L1.
 
+#ifndef BW_UNROLL
+#error "BW_UNROLL is passed by the collector (-DBW_UNROLL=…, collector/src/kernels.rs)"
+#endif
+
 __device__ __forceinline__ float4 ld_cs(const float4* p) {
   float4 v;
   asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];"
@@ -31,17 +35,19 @@ __device__ __forceinline__ void add4(float4& a, float4 v) {
   a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
 }
 
-// Reads n float4 once, four independent loads in flight per thread per iteration.
+// Reads n float4 once, BW_UNROLL independent loads in flight per thread per iteration.
 extern "C" __global__ void hbm_read(const float4* a, unsigned long long n, float* sink,
                                     float sentinel, unsigned long long* stamps) {
   STAMP_BEGIN
   float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    float4 v0 = ld_cs(a + i), v1 = ld_cs(a + i + stride);
-    float4 v2 = ld_cs(a + i + 2 * stride), v3 = ld_cs(a + i + 3 * stride);
-    add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+  for (; i + (BW_UNROLL - 1) * stride < n; i += BW_UNROLL * stride) {
+    float4 v[BW_UNROLL];
+#pragma unroll
+    for (int k = 0; k < BW_UNROLL; ++k) v[k] = ld_cs(a + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < BW_UNROLL; ++k) add4(acc, v[k]);
   }
   for (; i < n; i += stride) add4(acc, ld_cs(a + i));
   KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
@@ -66,9 +72,14 @@ extern "C" __global__ void hbm_copy(const float4* src, float4* dst, unsigned lon
   STAMP_BEGIN
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + stride < n; i += 2 * stride) {
-    float4 v0 = ld_cs(src + i), v1 = ld_cs(src + i + stride);
-    st_cs(dst + i, v0); st_cs(dst + i + stride, v1);
+  // BW_UNROLL accesses in flight: half loads, half stores.
+  constexpr int pairs = BW_UNROLL / 2;
+  for (; i + (pairs - 1) * stride < n; i += pairs * stride) {
+    float4 v[pairs];
+#pragma unroll
+    for (int k = 0; k < pairs; ++k) v[k] = ld_cs(src + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < pairs; ++k) st_cs(dst + i + k * stride, v[k]);
   }
   for (; i < n; i += stride) st_cs(dst + i, ld_cs(src + i));
   STAMP_END
@@ -83,10 +94,12 @@ extern "C" __global__ void l2_read(const float4* a, unsigned long long n, int re
   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (int r = 0; r < reps; ++r) {
     unsigned long long i = first;
-    for (; i + 3 * stride < n; i += 4 * stride) {
-      float4 v0 = ld_cg(a + i), v1 = ld_cg(a + i + stride);
-      float4 v2 = ld_cg(a + i + 2 * stride), v3 = ld_cg(a + i + 3 * stride);
-      add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+    for (; i + (BW_UNROLL - 1) * stride < n; i += BW_UNROLL * stride) {
+      float4 v[BW_UNROLL];
+#pragma unroll
+      for (int k = 0; k < BW_UNROLL; ++k) v[k] = ld_cg(a + i + k * stride);
+#pragma unroll
+      for (int k = 0; k < BW_UNROLL; ++k) add4(acc, v[k]);
     }
     for (; i < n; i += stride) add4(acc, ld_cg(a + i));
   }
@@ -95,7 +108,7 @@ extern "C" __global__ void l2_read(const float4* a, unsigned long long n, int re
 }
 
 // Each block rereads its own slice of `slice` float4 (a power of two; resident in its SM's L1)
-// `reps` times. Every thread reads 4 vectors per repeat, at an offset that moves with the repeat.
+// `reps` times. Every thread reads BW_UNROLL vectors per repeat, at an offset that moves with the repeat.
 extern "C" __global__ void l1_read(const float4* a, unsigned int slice, int reps, float* sink,
                                    float sentinel, unsigned long long* stamps) {
   STAMP_BEGIN
@@ -104,17 +117,19 @@ extern "C" __global__ void l1_read(const float4* a, unsigned int slice, int reps
   const unsigned int mask = slice - 1;
   const unsigned int b = blockDim.x;
   for (int r = 0; r < reps; ++r) {
-    const unsigned int base = threadIdx.x + (unsigned int)r * 4u * b;
-    float4 v0 = ld_ca(mine + (base & mask)), v1 = ld_ca(mine + ((base + b) & mask));
-    float4 v2 = ld_ca(mine + ((base + 2 * b) & mask)), v3 = ld_ca(mine + ((base + 3 * b) & mask));
-    add4(acc, v0); add4(acc, v1); add4(acc, v2); add4(acc, v3);
+    const unsigned int base = threadIdx.x + (unsigned int)r * BW_UNROLL * b;
+    float4 v[BW_UNROLL];
+#pragma unroll
+    for (int k = 0; k < BW_UNROLL; ++k) v[k] = ld_ca(mine + ((base + k * b) & mask));
+#pragma unroll
+    for (int k = 0; k < BW_UNROLL; ++k) add4(acc, v[k]);
   }
   KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
   STAMP_END
 }
 
 // Each block fills `slice` float4 of shared memory (dynamic; a power of two) and rereads it
-// `reps` times, 4 vectors per thread per repeat, conflict-free (consecutive 16-byte words).
+// `reps` times, BW_UNROLL vectors per thread per repeat, conflict-free (consecutive 16-byte words).
 extern "C" __global__ void shared_read(unsigned int slice, int reps, float* sink, float sentinel,
                                        unsigned long long* stamps) {
   STAMP_BEGIN
@@ -128,9 +143,9 @@ extern "C" __global__ void shared_read(unsigned int slice, int reps, float* sink
   unsigned int sbase;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(sbase) : "l"(smem));
   for (int r = 0; r < reps; ++r) {
-    const unsigned int base = threadIdx.x + (unsigned int)r * 4u * b;
+    const unsigned int base = threadIdx.x + (unsigned int)r * BW_UNROLL * b;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < BW_UNROLL; ++k) {
       float4 v;
       const unsigned int addr = sbase + 16u * ((base + k * b) & mask);
       asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"

@@ -143,9 +143,15 @@ CONV_KERNELS(bf16, unsigned short)
 // When M·Ng gives too few tiles to fill the GPU (backward-filter), Kg is split over gridDim.z:
 // each slice writes FP32 partial sums and `conv_sum_*` adds them into the output (2 launches).
 
-#define IG_BM 64
-#define IG_BN 64
-#define IG_BK 16
+#ifndef IG_BM
+#error "IG_BM is passed by the collector (-DIG_BM=…, collector/src/kernels.rs)"
+#endif
+#ifndef IG_BN
+#error "IG_BN is passed by the collector (-DIG_BN=…, collector/src/kernels.rs)"
+#endif
+#ifndef IG_BK
+#error "IG_BK is passed by the collector (-DIG_BK=…, collector/src/kernels.rs)"
+#endif
 
 // Storage formats: 0 = FP32, 1 = FP16, 2 = BF16.
 template <int F> __device__ __forceinline__ float ldv(const void* p, unsigned long long i);

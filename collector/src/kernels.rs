@@ -4,10 +4,29 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
-use cudarc::nvrtc::{CompileError, CompileOptions};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use roofline_model::bundle::{Datapath, MemoryLevel};
+use roofline_model::dl::Precision;
 
 /// Helpers every source starts with (clock stamps, `KEEP`).
 const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+/// Independent FMA chains per thread in `fma.cu` (`-DFMA_CHAINS`).
+pub const FMA_CHAINS: u32 = 8;
+/// Steps of every chain unrolled in one iteration of `fma.cu`'s timed loop (`-DFMA_UNROLL`).
+pub const FMA_UNROLL: u32 = 16;
+/// Independent accumulators per warp in `mma.cu`: `mma.sync` per iteration (`-DMMA_ACC`).
+pub const MMA_ACC: u32 = 8;
+/// 16-byte loads in flight per thread per iteration of the read kernels of `bandwidth.cu`
+/// (`-DBW_UNROLL`); the copy kernel moves half as many (a load and a store each).
+pub const BW_UNROLL: u32 = 4;
+/// Bytes of one vector access in `bandwidth.cu` and `ert.cu` (`float4`, `double2`).
+pub const VECTOR_BYTES: u32 = 16;
+/// Rows and columns of one output tile of the implicit-GEMM convolutions in `dl.cu`
+/// (`-DIG_BM`, `-DIG_BN`).
+pub const IG_TILE: u32 = 64;
+/// Depth of one shared-memory stage of the implicit-GEMM convolutions (`-DIG_BK`).
+pub const IG_DEPTH: u32 = 16;
 
 /// One CUDA source file of `kernels/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,55 +75,383 @@ impl Source {
         }
     }
 
-    /// The `extern "C"` entry points the collector loads from it.
-    pub fn entry_points(self) -> &'static [&'static str] {
+    /// The constants this source is compiled with, as `(name, value)`: the same constants the
+    /// work formulas of [`Work`] use, so a kernel and its count cannot drift apart. A source
+    /// refuses to compile (`#error`) without them.
+    pub fn defines(self) -> Vec<(&'static str, u32)> {
         match self {
-            Source::Bandwidth => &[
-                "hbm_read",
-                "hbm_write",
-                "hbm_copy",
-                "l2_read",
-                "l1_read",
-                "shared_read",
-            ],
-            Source::Fma => &["fma_f64", "fma_f32", "fma_f16x2", "fma_bf16x2", "empty"],
-            Source::Mma => &[
-                "mma_f16", "mma_bf16", "mma_tf32", "mma_fp8", "mma_int8", "mma_f64",
-            ],
-            Source::Ert => &["ert_f32", "ert_f64"],
-            Source::Dl => &[
-                "conv_fwd_f32",
-                "conv_bwd_data_f32",
-                "conv_bwd_filter_f32",
-                "lstm_cell_f32",
-                "conv_fwd_f16",
-                "conv_bwd_data_f16",
-                "conv_bwd_filter_f16",
-                "lstm_cell_f16",
-                "conv_fwd_bf16",
-                "conv_bwd_data_bf16",
-                "conv_bwd_filter_bf16",
-                "lstm_cell_bf16",
-                "igemm_fwd_f32",
-                "igemm_bwd_data_f32",
-                "igemm_bwd_filter_f32",
-                "conv_sum_f32",
-                "igemm_fwd_f16",
-                "igemm_bwd_data_f16",
-                "igemm_bwd_filter_f16",
-                "conv_sum_f16",
-                "igemm_fwd_bf16",
-                "igemm_bwd_data_bf16",
-                "igemm_bwd_filter_bf16",
-                "conv_sum_bf16",
-            ],
+            Source::Bandwidth => vec![("BW_UNROLL", BW_UNROLL)],
+            Source::Fma => vec![("FMA_CHAINS", FMA_CHAINS), ("FMA_UNROLL", FMA_UNROLL)],
+            Source::Mma => vec![("MMA_ACC", MMA_ACC)],
+            Source::Ert => vec![],
+            Source::Dl => vec![("IG_BM", IG_TILE), ("IG_BN", IG_TILE), ("IG_BK", IG_DEPTH)],
         }
+    }
+
+    /// The `extern "C"` entry points the collector loads from it.
+    pub fn entry_points(self) -> Vec<&'static str> {
+        Kernel::all()
+            .into_iter()
+            .filter(|k| k.source() == self)
+            .map(Kernel::entry)
+            .collect()
     }
 
     /// The full text NVRTC compiles: the prelude, then the source.
     pub fn program(self) -> String {
         format!("{COMMON}\n{}", self.text())
     }
+
+    /// NVRTC's options for `arch` (`sm_90`): the exact options every run uses (the SASS audit
+    /// compiles through [`compile_ptx`] with them too).
+    pub fn options(self, arch: &str) -> Vec<String> {
+        let mut o = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
+        o.extend(
+            self.defines()
+                .into_iter()
+                .map(|(k, v)| format!("-D{k}={v}")),
+        );
+        o
+    }
+}
+
+/// Where a memory kernel's accesses go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// `ld.global.cs` / `st.global.cs`: streaming, evict-first (HBM kernels).
+    GlobalStreaming,
+    /// `ld.global.cg`: cached in L2 only, bypassing L1.
+    GlobalL2Only,
+    /// `ld.global.ca`: cached in L1.
+    GlobalL1,
+    /// Plain `ld.global`/`st.global` (the compiler's default caching; the sweep).
+    GlobalDefault,
+    /// `ld.shared`.
+    Shared,
+}
+
+/// The shape of one `mma.sync`, `m × n × k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MmaShape {
+    /// Rows of A and D.
+    pub m: u32,
+    /// Columns of B and D.
+    pub n: u32,
+    /// The reduction depth.
+    pub k: u32,
+}
+
+impl MmaShape {
+    /// FLOPs of one MMA: `2·m·n·k` (a multiply and an add per term; PTX ISA, "Matrix shape").
+    pub fn flops(self) -> f64 {
+        2.0 * f64::from(self.m) * f64::from(self.n) * f64::from(self.k)
+    }
+}
+
+/// What one kernel does per iteration of its timed loop: the *work formula* the collector
+/// counts FLOPs and bytes with, and the SASS audit checks against the compiled instructions.
+/// Built only from the constants passed to NVRTC ([`Source::defines`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Work {
+    /// Per thread per iteration, `per_iteration` FMA instructions on `datapath`, each `lanes`
+    /// wide (2 for `half2`/`bfloat162`); 2 FLOPs per lane.
+    Fma {
+        /// The CUDA-core datapath.
+        datapath: Datapath,
+        /// Lanes per instruction.
+        lanes: u32,
+        /// FMA instructions per thread per iteration.
+        per_iteration: u32,
+    },
+    /// Per warp per iteration, `per_iteration` `mma.sync` of `shape` on `datapath`.
+    Mma {
+        /// The Tensor Core datapath.
+        datapath: Datapath,
+        /// The instruction's shape.
+        shape: MmaShape,
+        /// MMAs per warp per iteration.
+        per_iteration: u32,
+    },
+    /// Per thread per iteration of the main loop, `loads` and `stores` of [`VECTOR_BYTES`]
+    /// through `access`; the run counts bytes as elements × [`VECTOR_BYTES`] × accesses per element.
+    Memory {
+        /// The level the kernel measures.
+        level: MemoryLevel,
+        /// How it reaches memory.
+        access: Access,
+        /// Vector loads per thread per iteration.
+        loads: u32,
+        /// Vector stores per thread per iteration.
+        stores: u32,
+    },
+    /// The ERT-style sweep: per element, one vector load, `fmas` FMAs per lane (an argument),
+    /// one vector store; `lanes` values per vector.
+    Sweep {
+        /// The CUDA-core datapath.
+        datapath: Datapath,
+        /// Values per 16-byte vector (4 FP32, 2 FP64).
+        lanes: u32,
+    },
+    /// Nothing (the empty kernel, for launch overhead).
+    Nothing,
+    /// A DL kernel: its work is the operation's analytical F and B (`roofline_model::dl`), not
+    /// an instruction count; arithmetic in FP32 on CUDA cores.
+    Analytical,
+}
+
+impl Work {
+    /// FLOPs one thread (for [`Work::Fma`]) or one warp (for [`Work::Mma`]) does per
+    /// iteration; `None` for the other kinds, whose FLOPs depend on their arguments.
+    pub fn flops_per_iteration(self) -> Option<f64> {
+        match self {
+            Work::Fma {
+                lanes,
+                per_iteration,
+                ..
+            } => Some(2.0 * f64::from(lanes) * f64::from(per_iteration)),
+            Work::Mma {
+                shape,
+                per_iteration,
+                ..
+            } => Some(shape.flops() * f64::from(per_iteration)),
+            _ => None,
+        }
+    }
+}
+
+/// A convolution or LSTM entry point of `dl.cu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DlOp {
+    /// `conv_fwd_*`: direct forward convolution.
+    ConvFwd,
+    /// `conv_bwd_data_*`.
+    ConvBwdData,
+    /// `conv_bwd_filter_*`.
+    ConvBwdFilter,
+    /// `lstm_cell_*`: the fused LSTM cell.
+    LstmCell,
+    /// `igemm_fwd_*`: implicit-GEMM forward.
+    IgemmFwd,
+    /// `igemm_bwd_data_*`.
+    IgemmBwdData,
+    /// `igemm_bwd_filter_*`.
+    IgemmBwdFilter,
+    /// `conv_sum_*`: sums the split-K partials of the implicit-GEMM kernels.
+    ConvSum,
+}
+
+impl DlOp {
+    /// Every DL entry point family.
+    pub const ALL: [DlOp; 8] = [
+        DlOp::ConvFwd,
+        DlOp::ConvBwdData,
+        DlOp::ConvBwdFilter,
+        DlOp::LstmCell,
+        DlOp::IgemmFwd,
+        DlOp::IgemmBwdData,
+        DlOp::IgemmBwdFilter,
+        DlOp::ConvSum,
+    ];
+}
+
+/// Every entry point of `kernels/`, typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `hbm_read`.
+    HbmRead,
+    /// `hbm_write`.
+    HbmWrite,
+    /// `hbm_copy`.
+    HbmCopy,
+    /// `l2_read`.
+    L2Read,
+    /// `l1_read`.
+    L1Read,
+    /// `shared_read`.
+    SharedRead,
+    /// `fma_f64`.
+    FmaF64,
+    /// `fma_f32`.
+    FmaF32,
+    /// `fma_f16x2`.
+    FmaF16x2,
+    /// `fma_bf16x2`.
+    FmaBf16x2,
+    /// `empty`.
+    Empty,
+    /// `mma_f16`: m16n8k16, FP16 in, FP32 accumulate.
+    MmaF16,
+    /// `mma_bf16`: m16n8k16, BF16 in, FP32 accumulate.
+    MmaBf16,
+    /// `mma_tf32`: m16n8k8, TF32 in, FP32 accumulate.
+    MmaTf32,
+    /// `mma_fp8`: m16n8k32, E4M3 in, FP32 accumulate.
+    MmaFp8,
+    /// `mma_int8`: m16n8k32, S8 in, S32 accumulate.
+    MmaInt8,
+    /// `mma_f64`: m8n8k4, FP64.
+    MmaF64,
+    /// `ert_f32`.
+    ErtF32,
+    /// `ert_f64`.
+    ErtF64,
+    /// A `dl.cu` entry point with its storage precision.
+    Dl(DlOp, Precision),
+}
+
+impl Kernel {
+    /// Every kernel, in source order.
+    pub fn all() -> Vec<Kernel> {
+        use Kernel::*;
+        let mut v = vec![
+            HbmRead, HbmWrite, HbmCopy, L2Read, L1Read, SharedRead, FmaF64, FmaF32, FmaF16x2,
+            FmaBf16x2, Empty, MmaF16, MmaBf16, MmaTf32, MmaFp8, MmaInt8, MmaF64, ErtF32, ErtF64,
+        ];
+        for p in Precision::ALL {
+            for op in DlOp::ALL {
+                v.push(Dl(op, p));
+            }
+        }
+        v
+    }
+
+    /// The source that defines it.
+    pub fn source(self) -> Source {
+        use Kernel::*;
+        match self {
+            HbmRead | HbmWrite | HbmCopy | L2Read | L1Read | SharedRead => Source::Bandwidth,
+            FmaF64 | FmaF32 | FmaF16x2 | FmaBf16x2 | Empty => Source::Fma,
+            MmaF16 | MmaBf16 | MmaTf32 | MmaFp8 | MmaInt8 | MmaF64 => Source::Mma,
+            ErtF32 | ErtF64 => Source::Ert,
+            Dl(..) => Source::Dl,
+        }
+    }
+
+    /// The entry point's name.
+    pub fn entry(self) -> &'static str {
+        use Kernel::*;
+        match self {
+            HbmRead => "hbm_read",
+            HbmWrite => "hbm_write",
+            HbmCopy => "hbm_copy",
+            L2Read => "l2_read",
+            L1Read => "l1_read",
+            SharedRead => "shared_read",
+            FmaF64 => "fma_f64",
+            FmaF32 => "fma_f32",
+            FmaF16x2 => "fma_f16x2",
+            FmaBf16x2 => "fma_bf16x2",
+            Empty => "empty",
+            MmaF16 => "mma_f16",
+            MmaBf16 => "mma_bf16",
+            MmaTf32 => "mma_tf32",
+            MmaFp8 => "mma_fp8",
+            MmaInt8 => "mma_int8",
+            MmaF64 => "mma_f64",
+            ErtF32 => "ert_f32",
+            ErtF64 => "ert_f64",
+            Dl(op, p) => dl_entry(op, p),
+        }
+    }
+
+    /// The oldest compute capability whose hardware runs it; on older GPUs the entry point
+    /// exists but is empty, and the collector must not time it.
+    pub fn min_compute_capability(self) -> (i32, i32) {
+        use Kernel::*;
+        match self {
+            FmaBf16x2 | MmaF16 | MmaBf16 | MmaTf32 | MmaInt8 | MmaF64 => (8, 0),
+            MmaFp8 => (8, 9),
+            _ => (7, 0),
+        }
+    }
+
+    /// Its work formula.
+    pub fn work(self) -> Work {
+        use Kernel::*;
+        let fma = |datapath, lanes| Work::Fma {
+            datapath,
+            lanes,
+            per_iteration: FMA_CHAINS * FMA_UNROLL,
+        };
+        let mma = |datapath, (m, n, k)| Work::Mma {
+            datapath,
+            shape: MmaShape { m, n, k },
+            per_iteration: MMA_ACC,
+        };
+        let mem = |level, access, loads, stores| Work::Memory {
+            level,
+            access,
+            loads,
+            stores,
+        };
+        match self {
+            HbmRead => mem(MemoryLevel::Hbm, Access::GlobalStreaming, BW_UNROLL, 0),
+            HbmWrite => mem(MemoryLevel::Hbm, Access::GlobalStreaming, 0, 1),
+            HbmCopy => mem(
+                MemoryLevel::Hbm,
+                Access::GlobalStreaming,
+                BW_UNROLL / 2,
+                BW_UNROLL / 2,
+            ),
+            L2Read => mem(MemoryLevel::L2, Access::GlobalL2Only, BW_UNROLL, 0),
+            L1Read => mem(MemoryLevel::L1, Access::GlobalL1, BW_UNROLL, 0),
+            SharedRead => mem(MemoryLevel::L1, Access::Shared, BW_UNROLL, 0),
+            FmaF64 => fma(Datapath::Fp64, 1),
+            FmaF32 => fma(Datapath::Fp32, 1),
+            FmaF16x2 => fma(Datapath::Fp16, 2),
+            FmaBf16x2 => fma(Datapath::Bf16, 2),
+            Empty => Work::Nothing,
+            MmaF16 => mma(Datapath::TensorFp16, (16, 8, 16)),
+            MmaBf16 => mma(Datapath::TensorBf16, (16, 8, 16)),
+            MmaTf32 => mma(Datapath::TensorTf32, (16, 8, 8)),
+            MmaFp8 => mma(Datapath::TensorFp8, (16, 8, 32)),
+            MmaInt8 => mma(Datapath::TensorInt8, (16, 8, 32)),
+            MmaF64 => mma(Datapath::TensorFp64, (8, 8, 4)),
+            ErtF32 => Work::Sweep {
+                datapath: Datapath::Fp32,
+                lanes: VECTOR_BYTES / 4,
+            },
+            ErtF64 => Work::Sweep {
+                datapath: Datapath::Fp64,
+                lanes: VECTOR_BYTES / 8,
+            },
+            Dl(..) => Work::Analytical,
+        }
+    }
+}
+
+/// `dl.cu`'s entry points, `{family}_{f32|f16|bf16}`, in [`DlOp::ALL`] × [`Precision::ALL`] order.
+const DL_ENTRIES: [[&str; 3]; 8] = [
+    ["conv_fwd_f32", "conv_fwd_f16", "conv_fwd_bf16"],
+    [
+        "conv_bwd_data_f32",
+        "conv_bwd_data_f16",
+        "conv_bwd_data_bf16",
+    ],
+    [
+        "conv_bwd_filter_f32",
+        "conv_bwd_filter_f16",
+        "conv_bwd_filter_bf16",
+    ],
+    ["lstm_cell_f32", "lstm_cell_f16", "lstm_cell_bf16"],
+    ["igemm_fwd_f32", "igemm_fwd_f16", "igemm_fwd_bf16"],
+    [
+        "igemm_bwd_data_f32",
+        "igemm_bwd_data_f16",
+        "igemm_bwd_data_bf16",
+    ],
+    [
+        "igemm_bwd_filter_f32",
+        "igemm_bwd_filter_f16",
+        "igemm_bwd_filter_bf16",
+    ],
+    ["conv_sum_f32", "conv_sum_f16", "conv_sum_bf16"],
+];
+
+fn dl_entry(op: DlOp, p: Precision) -> &'static str {
+    let row = DlOp::ALL.iter().position(|&o| o == op).unwrap_or(0);
+    let col = Precision::ALL.iter().position(|&q| q == p).unwrap_or(0);
+    DL_ENTRIES[row][col]
 }
 
 /// Why a kernel could not be made ready.
@@ -179,6 +526,30 @@ pub fn arch_name(major: i32, minor: i32) -> String {
     format!("sm_{major}{minor}")
 }
 
+/// Compiles one source to PTX with NVRTC for `arch` (`sm_90`), with [`Source::options`]. Needs
+/// NVRTC only (no driver, no GPU): the SASS audit calls it on a machine without either.
+///
+/// # Errors
+/// [`KernelError::Compile`] with NVRTC's log, or [`KernelError::Nvrtc`].
+pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
+    let opts = CompileOptions {
+        options: source.options(arch),
+        name: Some(source.file().into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source.program(), opts).map_err(|e| match e {
+        CompileError::CompileError { log, .. } => KernelError::Compile {
+            file: source.file(),
+            arch: arch.into(),
+            log: log.to_string_lossy().into_owned(),
+        },
+        other => KernelError::Nvrtc {
+            file: source.file(),
+            message: format!("{other:?}"),
+        },
+    })
+}
+
 /// Compiles one source with NVRTC for `arch` (`sm_90`) and loads it into `ctx`.
 ///
 /// # Errors
@@ -188,23 +559,7 @@ pub fn compile(
     source: Source,
     arch: &str,
 ) -> Result<Compiled, KernelError> {
-    let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
-        name: Some(source.file().into()),
-        ..Default::default()
-    };
-    let ptx =
-        cudarc::nvrtc::compile_ptx_with_opts(source.program(), opts).map_err(|e| match e {
-            CompileError::CompileError { log, .. } => KernelError::Compile {
-                file: source.file(),
-                arch: arch.into(),
-                log: log.to_string_lossy().into_owned(),
-            },
-            other => KernelError::Nvrtc {
-                file: source.file(),
-                message: format!("{other:?}"),
-            },
-        })?;
+    let ptx = compile_ptx(source, arch)?;
     let module = ctx.load_module(ptx).map_err(|e| KernelError::Load {
         file: source.file(),
         what: "the module".into(),
@@ -269,6 +624,46 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Every constant a source is compiled with is one it requires (`#ifndef … #error`), so a
+    /// kernel can never fall back on a value of its own that its work formula does not know.
+    #[test]
+    fn every_define_is_required_by_its_source() {
+        for s in Source::ALL {
+            for (name, _) in s.defines() {
+                assert!(
+                    s.text().contains(&format!("#ifndef {name}\n#error")),
+                    "{} does not require {name}",
+                    s.file()
+                );
+                assert!(
+                    !s.text().contains(&format!("#define {name} ")),
+                    "{} defines {name} itself",
+                    s.file()
+                );
+            }
+            assert!(
+                s.options("sm_90")
+                    .contains(&"--gpu-architecture=sm_90".to_string())
+            );
+        }
+    }
+
+    #[test]
+    fn work_formulas_count_from_the_defines() {
+        let fma = Kernel::FmaF16x2.work().flops_per_iteration();
+        assert_eq!(fma, Some(f64::from(2 * 2 * FMA_CHAINS * FMA_UNROLL)));
+        let mma = Kernel::MmaBf16.work().flops_per_iteration();
+        assert_eq!(mma, Some(4096.0 * f64::from(MMA_ACC)));
+        assert_eq!(Kernel::all().len(), 19 + 24);
+        for k in Kernel::all() {
+            assert!(
+                k.source()
+                    .text()
+                    .contains(k.entry().rsplit('_').next().unwrap_or(""))
+            );
         }
     }
 

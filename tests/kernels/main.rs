@@ -19,7 +19,13 @@ fn dl_kernels_match_a_naive_reference_on_the_cpu() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let exe = dir.path().join("conv_check");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    // The same constants NVRTC gets (tile sizes), from the collector's one list.
+    let defines = roofline_collector::kernels::Source::Dl
+        .defines()
+        .into_iter()
+        .map(|(k, v)| format!("-D{k}={v}"));
     let built = Command::new(&cxx)
+        .args(defines)
         .args(["-std=c++20", "-O1", "-pthread", "-Wno-attributes", "-o"])
         .arg(&exe)
         .arg(&source)
