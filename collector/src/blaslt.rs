@@ -18,7 +18,7 @@ use roofline_model::dl::Precision;
 #[derive(Debug, thiserror::Error)]
 pub enum BlasLtError {
     /// The library is not installed or not on the loader path.
-    #[error("libcublasLt could not be loaded (add the CUDA toolkit's lib64 to LD_LIBRARY_PATH)")]
+    #[error("libcublasLt could not be loaded; {}", crate::cudalibs::INSTALL_HINT)]
     Missing,
     /// A cuBLASLt call failed.
     #[error("cuBLASLt {call} failed for the {datapath} GEMM: {status:?}")]

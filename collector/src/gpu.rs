@@ -16,7 +16,8 @@ pub enum GpuError {
     NoDevice,
     /// The driver works but NVRTC, which compiles our kernels, cannot be loaded.
     #[error(
-        "NVRTC (libnvrtc.so) could not be loaded; install the CUDA toolkit or add its lib64 directory to LD_LIBRARY_PATH"
+        "NVRTC (libnvrtc.so) could not be loaded; {}",
+        crate::cudalibs::INSTALL_HINT
     )]
     NoNvrtc,
     /// Any other driver error, with the driver's own message.

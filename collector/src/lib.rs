@@ -12,6 +12,7 @@ pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod cudalibs;
 pub mod dnn;
 pub mod error;
 pub mod export;

@@ -10,11 +10,15 @@
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
+//! - `cargo xtask wheel [x86_64|aarch64|all]`: the `roofline` binary as a manylinux2014 Python
+//!   wheel, built with maturin (see `wheel.rs`); `test` builds, installs and runs this machine's.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod wheel;
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -24,6 +28,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
+        Some("wheel") => wheel::build(&args[1..]).map(|_| ()),
         Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
@@ -37,7 +42,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|wheel>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)"
             );
             return ExitCode::from(2);
         }
@@ -171,6 +176,7 @@ fn test() -> Result<(), String> {
     let (p, f) = run_counting_tests("CUDA kernels' index arithmetic on the CPU (C++20)", c)?;
     passed += p;
     failed += f;
+    wheel::check()?;
     ensure_browser()?;
     build_web()?;
     let mut c = cargo();
