@@ -300,9 +300,10 @@ pub fn plan(inputs: &Inputs, python: impl FnOnce() -> Vec<PathBuf>) -> Plan {
             links.push((format!("lib{family}.so"), target.clone()));
         }
     }
-    let link_dir = (!links.is_empty())
-        .then(|| inputs.cache.as_ref())
-        .flatten()
+    let link_dir = inputs
+        .cache
+        .as_ref()
+        .filter(|_| !links.is_empty())
         .map(|c| {
             let key: String = links
                 .iter()
@@ -530,7 +531,7 @@ mod tests {
         let sys = t2.path().join("toolkit/lib64");
         touch(&sys.join("libnvrtc.so.12"));
         let mut i = inputs(&exe2, &t2.path().join("cache"));
-        i.ld_library_path = Some(sys.clone().into_os_string());
+        i.ld_library_path = Some(sys.into_os_string());
         let p = plan(&i, no_python);
         assert!(p.links.is_empty(), "{p:?}");
         assert_eq!(p.add, vec![site2.join("nvidia/cu13/lib")]);
