@@ -165,14 +165,24 @@ pub fn site_packages(prefix: &Path) -> Vec<PathBuf> {
                 continue;
             }
             for sub in ["site-packages", "dist-packages"] {
-                let d = py.join(sub);
-                if d.is_dir() && !out.contains(&d) {
-                    out.push(d);
-                }
+                push_unique(&mut out, py.join(sub));
             }
         }
     }
     out
+}
+
+/// Appends an existing directory unless it is already there under another name (a virtual
+/// environment's `lib64` is a link to its `lib`).
+fn push_unique(out: &mut Vec<PathBuf>, dir: PathBuf) {
+    let Ok(real) = dir.canonicalize() else { return };
+    if real.is_dir()
+        && !out
+            .iter()
+            .any(|o| o.canonicalize().is_ok_and(|r| r == real))
+    {
+        out.push(dir);
+    }
 }
 
 /// The installation prefix of an executable in `<prefix>/bin/`.
@@ -249,9 +259,7 @@ pub fn plan(inputs: &Inputs, python: impl FnOnce() -> Vec<PathBuf>) -> Plan {
     let mut sites: Vec<PathBuf> = Vec::new();
     for p in &prefixes {
         for s in site_packages(p) {
-            if !sites.contains(&s) {
-                sites.push(s);
-            }
+            push_unique(&mut sites, s);
         }
     }
     let mut pip: Vec<PathBuf> = sites.iter().flat_map(|s| nvidia_lib_dirs(s)).collect();
@@ -474,6 +482,18 @@ mod tests {
             )
             .unwrap()
         );
+    }
+
+    #[test]
+    fn a_venv_lib64_link_and_virtual_env_count_once() {
+        let t = tempfile::tempdir().unwrap();
+        let (exe, site) = venv(t.path());
+        std::os::unix::fs::symlink("lib", t.path().join("venv/lib64")).unwrap();
+        touch(&site.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"));
+        let mut i = inputs(&exe, &t.path().join("cache"));
+        i.prefixes = vec![t.path().join("venv")];
+        let p = plan(&i, no_python);
+        assert_eq!(p.add, vec![site.join("nvidia/cuda_nvrtc/lib")]);
     }
 
     #[test]
