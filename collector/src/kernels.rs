@@ -763,7 +763,10 @@ mod tests {
             refusal(Kernel::FmaBf16x2, (7, 5)).as_deref(),
             Some("fma_bf16x2 needs sm_80 or later; this GPU is sm_75")
         );
-        assert_eq!(refusal(Kernel::MmaFp8, (9, 0)), audit_refusal(Kernel::MmaFp8, "sm_90"));
+        assert_eq!(
+            refusal(Kernel::MmaFp8, (9, 0)),
+            audit_refusal(Kernel::MmaFp8, "sm_90")
+        );
         for k in Kernel::all() {
             let min = k.min_compute_capability();
             assert_eq!(refusal(k, min), audit_refusal(k, &arch_name(min.0, min.1)));

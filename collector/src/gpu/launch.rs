@@ -151,7 +151,11 @@ pub fn sweep_work(kernel: Kernel, elements: u64, repeats: i32, fmas: i32) -> Opt
     let Work::Sweep { datapath, lanes } = kernel.work() else {
         return None;
     };
-    let per_value = if fmas <= 0 { 1.0 } else { 2.0 * f64::from(fmas) };
+    let per_value = if fmas <= 0 {
+        1.0
+    } else {
+        2.0 * f64::from(fmas)
+    };
     let values = f64::from(repeats) * elements as f64 * f64::from(lanes);
     Some(LaunchWork {
         flops: Some((datapath, values * per_value)),
@@ -226,10 +230,7 @@ impl<'b> Stream<'b> {
     ) -> Result<Self, DeviceError> {
         check_family(
             kernel,
-            matches!(
-                kernel,
-                Kernel::HbmRead | Kernel::HbmWrite | Kernel::HbmCopy
-            ),
+            matches!(kernel, Kernel::HbmRead | Kernel::HbmWrite | Kernel::HbmCopy),
             "grid-stride HBM",
         )?;
         let need = elements * u64::from(VECTOR_BYTES);
@@ -375,7 +376,10 @@ impl<'b> Resident<'b> {
             "resident-slice",
         )?;
         if !slice.is_power_of_two() {
-            return Err(refuse(kernel, format!("slice {slice} is not a power of two")));
+            return Err(refuse(
+                kernel,
+                format!("slice {slice} is not a power of two"),
+            ));
         }
         let slice_bytes = u64::from(slice) * u64::from(VECTOR_BYTES);
         if kernel == Kernel::L1Read {
@@ -543,7 +547,7 @@ impl<'b> MmaPeak<'b> {
             matches!(kernel.work(), Work::Mma { .. }),
             "mma.sync peak",
         )?;
-        if cfg.block_dim.0 % 32 != 0 || cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 {
+        if !cfg.block_dim.0.is_multiple_of(32) || cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 {
             return Err(refuse(kernel, "blocks must be whole warps"));
         }
         Ok(MmaPeak {
@@ -634,11 +638,7 @@ impl<'b> Sweep<'b> {
         flops_per_value: u32,
         buf: &'b CudaSlice<u8>,
     ) -> Result<Self, DeviceError> {
-        check_family(
-            kernel,
-            matches!(kernel.work(), Work::Sweep { .. }),
-            "sweep",
-        )?;
+        check_family(kernel, matches!(kernel.work(), Work::Sweep { .. }), "sweep")?;
         check_len(
             kernel,
             "the working set",
@@ -1025,7 +1025,10 @@ mod tests {
         let t = threads(&grid(132 * 8, 256));
         assert_eq!(t, 270_336);
         let w = fma_work(Kernel::FmaF32, t, 2048).unwrap();
-        assert_eq!(w.flops, Some((Datapath::Fp32, 2.0 * 128.0 * 2048.0 * 270_336.0)));
+        assert_eq!(
+            w.flops,
+            Some((Datapath::Fp32, 2.0 * 128.0 * 2048.0 * 270_336.0))
+        );
         assert_eq!(w.bytes, 0.0);
         // Packed half2: two lanes per instruction, twice the FLOPs.
         let h = fma_work(Kernel::FmaF16x2, t, 2048).unwrap();
@@ -1070,7 +1073,10 @@ mod tests {
         let read = stream_work(Kernel::HbmRead, n, 1).unwrap();
         assert_eq!(read.bytes, 2.0 * 1024.0 * 1024.0 * 1024.0);
         assert_eq!(read.level, Some(MemoryLevel::Hbm));
-        assert_eq!(stream_work(Kernel::HbmWrite, n, 1).unwrap().bytes, read.bytes);
+        assert_eq!(
+            stream_work(Kernel::HbmWrite, n, 1).unwrap().bytes,
+            read.bytes
+        );
         assert_eq!(
             stream_work(Kernel::HbmCopy, n, 1).unwrap().bytes,
             2.0 * read.bytes

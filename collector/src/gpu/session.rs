@@ -142,7 +142,10 @@ impl Session {
             ctx.disable_event_tracking();
         }
         let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
-        let attr = |a| ctx.attribute(a).map_err(driver("reading a device attribute"));
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(driver("reading a device attribute"))
+        };
         let sms = u32::try_from(attr(
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
         )?)
@@ -243,10 +246,12 @@ impl Session {
         n: usize,
         what: &str,
     ) -> Result<CudaSlice<T>, DeviceError> {
-        self.stream.alloc_zeros::<T>(n.max(1)).map_err(driver(format!(
-            "allocating {} MiB for {what}",
-            (n * size_of::<T>()) >> 20
-        )))
+        self.stream
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(driver(format!(
+                "allocating {} MiB for {what}",
+                (n * size_of::<T>()) >> 20
+            )))
     }
 
     /// Waits for the stream.
@@ -342,7 +347,9 @@ impl Session {
         for _ in 0..warmups {
             self.interval(what, &mut run)?;
         }
-        (0..repeats).map(|_| self.interval(what, &mut run)).collect()
+        (0..repeats)
+            .map(|_| self.interval(what, &mut run))
+            .collect()
     }
 }
 
