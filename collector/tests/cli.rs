@@ -245,26 +245,35 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
 
 #[test]
 fn suite_arguments_are_checked_before_the_gpu() {
-    for (args, expected) in [
+    // clap refuses values outside the lists (exit status 2) and names the accepted ones.
+    for (args, expected, accepted) in [
         (
             &["suite", "rnn"][..],
-            "error: invalid arguments: unknown study \"rnn\": expected conv2d, lstm, gemm or all",
+            "error: invalid value 'rnn' for '[STUDY]'",
+            "[possible values: conv2d, lstm, gemm, all]",
         ),
         (
             &["suite", "--precision", "fp32,fp8"],
-            "error: invalid arguments: --precision \"fp8\": expected fp32, fp16 or bf16",
+            "error: invalid value 'fp8' for '--precision <PRECISION>'",
+            "[possible values: fp32, fp16, bf16]",
         ),
         (
             &["suite", "gemm", "--tensor", "maybe"],
-            "error: invalid arguments: --tensor \"maybe\": expected on, off or both",
-        ),
-        (
-            &["suite", "gemm", "--machine", "/nonexistent/m.json"],
-            "error: cannot read /nonexistent/m.json",
+            "error: invalid value 'maybe' for '--tensor <TENSOR>'",
+            "[possible values: on, off, both]",
         ),
     ] {
         let o = roofline(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        assert!(stderr(&o).starts_with(expected), "{args:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with(expected), "{args:?}: {e}");
+        assert!(e.contains(accepted), "{args:?}: {e}");
     }
+    let o = roofline(&["suite", "gemm", "--machine", "/nonexistent/m.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: cannot read /nonexistent/m.json"),
+        "{}",
+        stderr(&o)
+    );
 }
