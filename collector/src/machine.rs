@@ -745,6 +745,34 @@ pub fn assemble(
     bundle
 }
 
+/// One bundle from the per-device bundles of `roofline machine --all-devices` (labelled, e.g.
+/// `gpu1`), joined by [`roofline_model::merge::merge`]: devices and machines side by side,
+/// complete only if every run is, notes and skipped items kept (notes prefixed by their
+/// device's label). A single device's bundle is kept as it is; `None` when there is none. The
+/// merged bundle keeps the first run's provenance (driver and CUDA versions).
+///
+/// # Errors
+/// The merge's, when two runs disagree about one device id.
+pub fn combine(
+    mut runs: Vec<(String, Bundle)>,
+) -> Result<Option<Bundle>, roofline_model::merge::MergeError> {
+    if runs.len() <= 1 {
+        return Ok(runs.pop().map(|(_, b)| b));
+    }
+    let provenance = runs[0].1.provenance.clone();
+    let mut b = roofline_model::merge::merge(&runs, provenance)?;
+    b.description = Some(format!(
+        "roofline machine: ceilings of {} GPUs ({})",
+        b.devices.len(),
+        b.devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(Some(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -863,5 +891,51 @@ mod tests {
         // A set larger than the target still runs once.
         let big = sweep_work(Kernel::ErtF64, (2u64 << 30) / 16, 1, 0).unwrap();
         assert_eq!(sweep_repeats(big, 64.0 * 1048576.0), 1);
+    }
+
+    /// Fixed unit-test inputs: two devices' runs become one bundle through the shared merge.
+    #[test]
+    fn devices_are_combined_by_the_shared_merge() {
+        use roofline_model::bundle::Provenance;
+        let run = |id: &str, name: &str, complete: bool| {
+            let mut b = Bundle::new(Provenance {
+                driver_version: Some("580.1".into()),
+                ..Provenance::default()
+            });
+            b.devices.push(Device::new(id, name));
+            b.machines.push(Machine {
+                device: id.into(),
+                ..Machine::default()
+            });
+            b.skipped.push(Skipped {
+                what: format!("{id} thing"),
+                reason: "why".into(),
+            });
+            b.notes.push("wall time of the run: 1.0 s".into());
+            b.complete = complete;
+            (id.to_string(), b)
+        };
+        assert!(combine(vec![]).unwrap().is_none());
+        let one = run("gpu0", "A", true);
+        assert_eq!(combine(vec![one.clone()]).unwrap(), Some(one.1.clone()));
+        let b = combine(vec![one, run("gpu1", "B", false)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.devices.len(), 2);
+        assert_eq!(b.machines.len(), 2);
+        assert_eq!(b.skipped.len(), 2);
+        assert!(!b.complete);
+        assert_eq!(b.provenance.driver_version.as_deref(), Some("580.1"));
+        assert!(
+            b.notes
+                .contains(&"gpu1: wall time of the run: 1.0 s".to_string())
+        );
+        assert_eq!(
+            b.description.as_deref(),
+            Some("roofline machine: ceilings of 2 GPUs (A, B)")
+        );
+        roofline_model::validate(&b).unwrap();
+        // The same id for two different GPUs is refused.
+        assert!(combine(vec![run("gpu0", "A", true), run("gpu0", "B", true)]).is_err());
     }
 }
