@@ -167,11 +167,11 @@ fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
     let cases = [
         (
             Kernel::HbmRead,
-            format!("read-only kernel, 16-byte streaming loads, {mib} MiB"),
+            format!("read-only kernel, {VECTOR_BYTES}-byte streaming loads, {mib} MiB"),
         ),
         (
             Kernel::HbmWrite,
-            format!("write-only kernel, 16-byte streaming stores, {mib} MiB"),
+            format!("write-only kernel, {VECTOR_BYTES}-byte streaming stores, {mib} MiB"),
         ),
         (
             Kernel::HbmCopy,
@@ -264,16 +264,22 @@ fn l1_shared(
         "the L1 working set",
     )?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let kib = slice * VECTOR_BYTES / 1024;
     let cases = [
         (
             Kernel::L1Read,
             Some(&buf),
-            "per-SM resident 64 KiB reread with ld.global.ca, 16-byte loads",
+            format!(
+                "per-SM resident {} KiB reread with ld.global.ca, {VECTOR_BYTES}-byte loads",
+                2 * kib
+            ),
         ),
         (
             Kernel::SharedRead,
             None,
-            "32 KiB of shared memory per block reread, 16-byte ld.shared, conflict-free",
+            format!(
+                "{kib} KiB of shared memory per block reread, {VECTOR_BYTES}-byte ld.shared, conflict-free"
+            ),
         ),
     ];
     for (kernel, b, implementation) in cases {
@@ -282,7 +288,7 @@ fn l1_shared(
         }
         let l = Resident::new(&rig.bandwidth, kernel, cfg, slice, reps, b, &sink)?;
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-        m.bandwidth.push(bw(&t, l.work(), implementation.into()));
+        m.bandwidth.push(bw(&t, l.work(), implementation));
     }
     Ok(())
 }
