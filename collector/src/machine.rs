@@ -25,7 +25,7 @@ use roofline_model::stats::median_or_nan;
 
 use crate::blaslt::{self, BlasLtError, Gemm};
 use crate::gpu::launch::{
-    Empty, FmaPeak, L2Read, LaunchWork, MmaPeak, Resident, Stream, Sweep, sweep_fmas, sweep_work,
+    Empty, FmaPeak, Hbm, L2Read, LaunchWork, MmaPeak, Resident, Sweep, sweep_fmas, sweep_work,
 };
 use crate::gpu::{DeviceError, Session, Timing};
 use crate::kernels::{
@@ -187,7 +187,7 @@ fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
             Kernel::HbmWrite => (&dst, None),
             _ => (&src, Some(&dst)),
         };
-        let l = Stream::new(&rig.bandwidth, kernel, cfg, elements, a, b, &sink)?;
+        let l = Hbm::new(&rig.bandwidth, kernel, cfg, elements, a, b, &sink)?;
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
         if kernel == Kernel::HbmCopy {
             copy_bytes = Some(l.work());

@@ -193,6 +193,116 @@ fn check_len(kernel: Kernel, what: &str, have: usize, need: u64) -> Result<(), D
     }
 }
 
+/// The checks of [`Hbm::new`], on the buffers' lengths in bytes.
+fn hbm_checks(
+    kernel: Kernel,
+    elements: u64,
+    src: usize,
+    dst: Option<usize>,
+) -> Result<(), DeviceError> {
+    check_family(
+        kernel,
+        matches!(kernel, Kernel::HbmRead | Kernel::HbmWrite | Kernel::HbmCopy),
+        "grid-stride HBM",
+    )?;
+    let need = elements * u64::from(VECTOR_BYTES);
+    check_len(kernel, "the source", src, need)?;
+    if kernel == Kernel::HbmCopy {
+        let Some(d) = dst else {
+            return Err(refuse(kernel, "a copy needs a destination"));
+        };
+        check_len(kernel, "the destination", d, need)?;
+    }
+    Ok(())
+}
+
+/// The checks of [`Resident::new`]; the launch configuration with the shared-memory slice.
+fn resident_checks(
+    kernel: Kernel,
+    mut cfg: LaunchConfig,
+    slice: u32,
+    buf: Option<usize>,
+) -> Result<LaunchConfig, DeviceError> {
+    check_family(
+        kernel,
+        matches!(kernel, Kernel::L1Read | Kernel::SharedRead),
+        "resident-slice",
+    )?;
+    if !slice.is_power_of_two() {
+        return Err(refuse(
+            kernel,
+            format!("slice {slice} is not a power of two"),
+        ));
+    }
+    let slice_bytes = u64::from(slice) * u64::from(VECTOR_BYTES);
+    if kernel == Kernel::L1Read {
+        let Some(b) = buf else {
+            return Err(refuse(kernel, "needs its working set"));
+        };
+        check_len(
+            kernel,
+            "the working set",
+            b,
+            u64::from(cfg.grid_dim.0) * slice_bytes,
+        )?;
+    } else {
+        cfg.shared_mem_bytes = u32::try_from(slice_bytes)
+            .map_err(|_| refuse(kernel, "the slice does not fit shared memory"))?;
+    }
+    Ok(cfg)
+}
+
+/// The checks of [`MmaPeak::new`]: an `mma.sync` kernel on blocks of whole warps.
+fn mma_checks(kernel: Kernel, cfg: &LaunchConfig) -> Result<(), DeviceError> {
+    check_family(
+        kernel,
+        matches!(kernel.work(), Work::Mma { .. }),
+        "mma.sync peak",
+    )?;
+    if !cfg.block_dim.0.is_multiple_of(32) || cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 {
+        return Err(refuse(kernel, "blocks must be whole warps"));
+    }
+    Ok(())
+}
+
+/// The checks of [`Sweep::new`]: a sweep kernel, a buffer holding the working set, and a FLOP
+/// count per value the kernel can do (1, one add; or even, FMAs).
+fn sweep_checks(
+    kernel: Kernel,
+    elements: u64,
+    flops_per_value: u32,
+    buf: usize,
+) -> Result<(), DeviceError> {
+    check_family(kernel, matches!(kernel.work(), Work::Sweep { .. }), "sweep")?;
+    if flops_per_value == 0 || (flops_per_value > 1 && flops_per_value % 2 == 1) {
+        return Err(refuse(
+            kernel,
+            format!(
+                "{flops_per_value} FLOPs per value: the sweep does 1 (an add) or an even count (FMAs)"
+            ),
+        ));
+    }
+    check_len(
+        kernel,
+        "the working set",
+        buf,
+        elements * u64::from(VECTOR_BYTES),
+    )
+}
+
+/// The operands of an FMA-peak kernel: values that stay finite over any number of steps,
+/// `x·0.99… + small`.
+fn fma_operands(kernel: Kernel) -> Result<FmaOperands, DeviceError> {
+    Ok(match kernel {
+        Kernel::FmaF64 => FmaOperands::F64(0.999_999, 1e-7),
+        Kernel::FmaF32 => FmaOperands::F32(0.999_99, 1e-5),
+        // 0.99 and 0.001 in both halves.
+        Kernel::FmaF16x2 => FmaOperands::Packed(0x3beb_3beb, 0x1419_1419),
+        Kernel::FmaBf16x2 => FmaOperands::Packed(0x3f7d_3f7d, 0x3a83_3a83),
+        _ => return Err(refuse(kernel, "not an FMA peak kernel")),
+    })
+}
+
 /// Sentinels the kernels compare their result with (never equal in practice), so that the
 /// compiler must keep the work (`KEEP` in `kernels/common.cuh`).
 const SENTINEL_F32: f32 = -1.234_567e30;
@@ -202,7 +312,7 @@ const SENTINEL_U32: u32 = 0xdead_beef;
 
 /// The HBM kernels: `hbm_read` (src), `hbm_write` (dst), `hbm_copy` (src → dst), over
 /// `elements` 16-byte vectors, grid-stride.
-pub struct Stream<'b> {
+pub struct Hbm<'b> {
     kernel: Kernel,
     f: CudaFunction,
     cfg: LaunchConfig,
@@ -212,7 +322,7 @@ pub struct Stream<'b> {
     sink: &'b CudaSlice<u64>,
 }
 
-impl<'b> Stream<'b> {
+impl<'b> Hbm<'b> {
     /// `kernel` is [`Kernel::HbmRead`], [`Kernel::HbmWrite`] (which writes `src`) or
     /// [`Kernel::HbmCopy`] (which needs `dst`); `elements` vectors of [`VECTOR_BYTES`].
     ///
@@ -228,20 +338,8 @@ impl<'b> Stream<'b> {
         dst: Option<&'b CudaSlice<u8>>,
         sink: &'b CudaSlice<u64>,
     ) -> Result<Self, DeviceError> {
-        check_family(
-            kernel,
-            matches!(kernel, Kernel::HbmRead | Kernel::HbmWrite | Kernel::HbmCopy),
-            "grid-stride HBM",
-        )?;
-        let need = elements * u64::from(VECTOR_BYTES);
-        check_len(kernel, "the source", src.len(), need)?;
-        if kernel == Kernel::HbmCopy {
-            let Some(d) = dst else {
-                return Err(refuse(kernel, "a copy needs a destination"));
-            };
-            check_len(kernel, "the destination", d.len(), need)?;
-        }
-        Ok(Stream {
+        hbm_checks(kernel, elements, src.len(), dst.map(CudaSlice::len))?;
+        Ok(Hbm {
             kernel,
             f: compiled.function(kernel.entry())?,
             cfg,
@@ -364,38 +462,13 @@ impl<'b> Resident<'b> {
     pub fn new(
         compiled: &Compiled,
         kernel: Kernel,
-        mut cfg: LaunchConfig,
+        cfg: LaunchConfig,
         slice: u32,
         repeats: i32,
         buf: Option<&'b CudaSlice<u8>>,
         sink: &'b CudaSlice<u64>,
     ) -> Result<Self, DeviceError> {
-        check_family(
-            kernel,
-            matches!(kernel, Kernel::L1Read | Kernel::SharedRead),
-            "resident-slice",
-        )?;
-        if !slice.is_power_of_two() {
-            return Err(refuse(
-                kernel,
-                format!("slice {slice} is not a power of two"),
-            ));
-        }
-        let slice_bytes = u64::from(slice) * u64::from(VECTOR_BYTES);
-        if kernel == Kernel::L1Read {
-            let Some(b) = buf else {
-                return Err(refuse(kernel, "needs its working set"));
-            };
-            check_len(
-                kernel,
-                "the working set",
-                b.len(),
-                u64::from(cfg.grid_dim.0) * slice_bytes,
-            )?;
-        } else {
-            cfg.shared_mem_bytes = u32::try_from(slice_bytes)
-                .map_err(|_| refuse(kernel, "the slice does not fit shared memory"))?;
-        }
+        let cfg = resident_checks(kernel, cfg, slice, buf.map(CudaSlice::len))?;
         Ok(Resident {
             kernel,
             f: compiled.function(kernel.entry())?,
@@ -462,15 +535,7 @@ impl<'b> FmaPeak<'b> {
         iterations: i32,
         sink: &'b CudaSlice<u64>,
     ) -> Result<Self, DeviceError> {
-        // Values that stay finite over any number of steps: x·0.99… + small.
-        let operands = match kernel {
-            Kernel::FmaF64 => FmaOperands::F64(0.999_999, 1e-7),
-            Kernel::FmaF32 => FmaOperands::F32(0.999_99, 1e-5),
-            // 0.99 and 0.001 in both halves.
-            Kernel::FmaF16x2 => FmaOperands::Packed(0x3beb_3beb, 0x1419_1419),
-            Kernel::FmaBf16x2 => FmaOperands::Packed(0x3f7d_3f7d, 0x3a83_3a83),
-            _ => return Err(refuse(kernel, "not an FMA peak kernel")),
-        };
+        let operands = fma_operands(kernel)?;
         Ok(FmaPeak {
             kernel,
             f: compiled.function(kernel.entry())?,
@@ -542,14 +607,7 @@ impl<'b> MmaPeak<'b> {
         iterations: i32,
         sink: &'b CudaSlice<u64>,
     ) -> Result<Self, DeviceError> {
-        check_family(
-            kernel,
-            matches!(kernel.work(), Work::Mma { .. }),
-            "mma.sync peak",
-        )?;
-        if !cfg.block_dim.0.is_multiple_of(32) || cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 {
-            return Err(refuse(kernel, "blocks must be whole warps"));
-        }
+        mma_checks(kernel, &cfg)?;
         Ok(MmaPeak {
             kernel,
             f: compiled.function(kernel.entry())?,
@@ -638,13 +696,7 @@ impl<'b> Sweep<'b> {
         flops_per_value: u32,
         buf: &'b CudaSlice<u8>,
     ) -> Result<Self, DeviceError> {
-        check_family(kernel, matches!(kernel.work(), Work::Sweep { .. }), "sweep")?;
-        check_len(
-            kernel,
-            "the working set",
-            buf.len(),
-            elements * u64::from(VECTOR_BYTES),
-        )?;
+        sweep_checks(kernel, elements, flops_per_value, buf.len())?;
         let threads = elements.min(max_threads).max(1);
         let block = u32::try_from(threads.min(256)).unwrap_or(256);
         Ok(Sweep {
@@ -1199,5 +1251,60 @@ mod tests {
         );
         assert!(check_len(Kernel::L2Read, "x", 32, 32).is_ok());
         assert!(check_family(Kernel::FmaF32, false, "sweep").is_err());
+    }
+
+    /// Every launcher's argument checks, on buffer lengths: the wrong family, a buffer too
+    /// small, a missing destination, a slice that is not a power of two, blocks of partial
+    /// warps and a FLOP count the sweep cannot do are refused before anything is launched.
+    #[test]
+    fn launcher_arguments_are_checked_before_launching() {
+        let n = 1024u64;
+        let bytes = (n * 16) as usize;
+        assert!(hbm_checks(Kernel::HbmRead, n, bytes, None).is_ok());
+        assert!(hbm_checks(Kernel::HbmCopy, n, bytes, Some(bytes)).is_ok());
+        let e = hbm_checks(Kernel::HbmCopy, n, bytes, None).unwrap_err();
+        assert!(e.to_string().contains("needs a destination"), "{e}");
+        let e = hbm_checks(Kernel::HbmCopy, n, bytes, Some(bytes - 1)).unwrap_err();
+        assert!(
+            e.to_string().contains("the destination holds 16383 bytes"),
+            "{e}"
+        );
+        assert!(hbm_checks(Kernel::HbmWrite, n, bytes - 16, None).is_err());
+        let e = hbm_checks(Kernel::L2Read, n, bytes, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot launch l2_read: not a grid-stride HBM kernel"
+        );
+
+        let cfg = grid(4, 256);
+        let shared = resident_checks(Kernel::SharedRead, cfg, 2048, None).unwrap();
+        assert_eq!(shared.shared_mem_bytes, 2048 * 16);
+        assert!(resident_checks(Kernel::SharedRead, cfg, 2000, None).is_err());
+        assert!(resident_checks(Kernel::L1Read, cfg, 2048, None).is_err());
+        assert!(resident_checks(Kernel::L1Read, cfg, 2048, Some(4 * 2048 * 16)).is_ok());
+        assert!(resident_checks(Kernel::L1Read, cfg, 2048, Some(3 * 2048 * 16)).is_err());
+        assert!(resident_checks(Kernel::HbmRead, cfg, 2048, Some(1 << 30)).is_err());
+
+        assert!(mma_checks(Kernel::MmaF16, &grid(4, 256)).is_ok());
+        assert!(mma_checks(Kernel::MmaF16, &grid(4, 48)).is_err());
+        assert!(mma_checks(Kernel::FmaF32, &grid(4, 256)).is_err());
+
+        for fpe in [1, 2, 64, 1024] {
+            assert!(sweep_checks(Kernel::ErtF32, n, fpe, bytes).is_ok(), "{fpe}");
+        }
+        assert!(sweep_checks(Kernel::ErtF32, n, 3, bytes).is_err());
+        assert!(sweep_checks(Kernel::ErtF32, n, 0, bytes).is_err());
+        assert!(sweep_checks(Kernel::ErtF64, n, 2, bytes - 1).is_err());
+        assert!(sweep_checks(Kernel::HbmRead, n, 2, bytes).is_err());
+
+        for k in [
+            Kernel::FmaF64,
+            Kernel::FmaF32,
+            Kernel::FmaF16x2,
+            Kernel::FmaBf16x2,
+        ] {
+            assert!(fma_operands(k).is_ok(), "{k:?}");
+        }
+        assert!(fma_operands(Kernel::MmaF64).is_err());
     }
 }
