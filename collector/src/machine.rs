@@ -510,7 +510,7 @@ fn launch_overhead(
 }
 
 /// Most FLOPs one sweep launch may execute.
-const FLOP_CAP: f64 = 4e9;
+pub const FLOP_CAP: f64 = 4e9;
 
 /// Repeats of one sweep point: enough sweeps for `traffic_target` bytes, but no more than
 /// [`FLOP_CAP`] FLOPs per launch (small sets run on few threads, and their high intensities

@@ -3,7 +3,7 @@
 //! list its entry point declares, and saying what one launch does ([`LaunchWork`]: FLOPs on a
 //! datapath, bytes at a memory level) from the kernel's work formula ([`Kernel::work`], built
 //! from the constants NVRTC compiles the kernel with) and the launch's geometry. The one
-//! `unsafe` kernel launch of the collector is [`launch`], here.
+//! `unsafe` kernel launch of the collector is the private `launch` function, here.
 //!
 //! The counts, per launch:
 //! - FMA peaks: `work.flops_per_iteration() × iterations × threads`;
