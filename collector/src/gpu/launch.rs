@@ -42,24 +42,147 @@ impl LaunchWork {
     }
 }
 
+/// The class of one kernel parameter: what a launcher pushes, and what the entry point
+/// declares (C type in `kernels/*.cu`; PTX `.param` type once compiled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// A device pointer (`T*`).
+    Ptr,
+    /// `unsigned long long`.
+    U64,
+    /// `int`.
+    I32,
+    /// `unsigned int`.
+    U32,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl Param {
+    /// The PTX `.param` type NVRTC declares for it (pointers are 64-bit integers there, and
+    /// PTX does not tell `int` from `unsigned int`).
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Param::Ptr | Param::U64 => ".u64",
+            Param::I32 | Param::U32 => ".u32",
+            Param::F32 => ".f32",
+            Param::F64 => ".f64",
+        }
+    }
+}
+
+/// The parameter list `kernel`'s entry point declares, in order: what its launcher must push.
+pub fn params(kernel: Kernel) -> Vec<Param> {
+    use Param::{F32, F64, I32, Ptr, U32, U64};
+    let conv = || [[Ptr; 3].as_slice(), [I32; 11].as_slice()].concat();
+    match kernel {
+        Kernel::HbmRead => vec![Ptr, U64, Ptr, F32, Ptr],
+        Kernel::HbmWrite => vec![Ptr, U64, F32, Ptr],
+        Kernel::HbmCopy => vec![Ptr, Ptr, U64, Ptr],
+        Kernel::L2Read => vec![Ptr, U64, I32, Ptr, F32, Ptr],
+        Kernel::L1Read => vec![Ptr, U32, I32, Ptr, F32, Ptr],
+        Kernel::SharedRead => vec![U32, I32, Ptr, F32, Ptr],
+        Kernel::FmaF64 => vec![F64, F64, I32, Ptr, F64, Ptr],
+        Kernel::FmaF32 => vec![F32, F32, I32, Ptr, F32, Ptr],
+        Kernel::FmaF16x2 | Kernel::FmaBf16x2 => vec![U32, U32, I32, Ptr, U32, Ptr],
+        Kernel::Empty => vec![],
+        Kernel::MmaInt8 => vec![I32, Ptr, I32, Ptr],
+        Kernel::MmaF64 => vec![I32, Ptr, F64, Ptr],
+        Kernel::MmaF16 | Kernel::MmaBf16 | Kernel::MmaTf32 | Kernel::MmaFp8 => {
+            vec![I32, Ptr, F32, Ptr]
+        }
+        Kernel::ErtF32 => vec![Ptr, U64, I32, I32, F32, Ptr],
+        Kernel::ErtF64 => vec![Ptr, U64, I32, I32, F64, Ptr],
+        Kernel::Dl(op, _) => match op {
+            DlOp::ConvFwd | DlOp::ConvBwdData | DlOp::ConvBwdFilter => conv(),
+            DlOp::IgemmFwd | DlOp::IgemmBwdData | DlOp::IgemmBwdFilter => {
+                [conv(), vec![Ptr, I32]].concat()
+            }
+            DlOp::ConvSum => vec![Ptr, Ptr, U64, I32],
+            DlOp::LstmCell => vec![Ptr, Ptr, Ptr, Ptr, I32, I32, U64, I32],
+        },
+    }
+}
+
+/// A value a launcher may push, with its [`Param`] class.
+trait KernelParam {
+    const PARAM: Param;
+    fn push<'a>(args: &mut LaunchArgs<'a>, value: &'a Self);
+}
+
+macro_rules! scalar_param {
+    ($($t:ty => $p:ident),*) => {$(
+        impl KernelParam for $t {
+            const PARAM: Param = Param::$p;
+            fn push<'a>(args: &mut LaunchArgs<'a>, value: &'a Self) {
+                args.arg(value);
+            }
+        }
+    )*};
+}
+scalar_param!(u64 => U64, i32 => I32, u32 => U32, f32 => F32, f64 => F64);
+
+impl<T> KernelParam for CudaSlice<T> {
+    const PARAM: Param = Param::Ptr;
+    fn push<'a>(args: &mut LaunchArgs<'a>, value: &'a Self) {
+        args.arg(value);
+    }
+}
+
+/// The arguments of one launch, recorded as they are pushed so that the launch can compare
+/// them with the entry point's [`params`] first.
+struct Args<'a, 'r> {
+    inner: &'r mut LaunchArgs<'a>,
+    pushed: Vec<Param>,
+}
+
+impl<'a> Args<'a, '_> {
+    fn arg<T: KernelParam>(&mut self, value: &'a T) -> &mut Self {
+        T::push(self.inner, value);
+        self.pushed.push(T::PARAM);
+        self
+    }
+}
+
+/// Compares what a launcher pushed with what the entry point declares.
+fn check_params(kernel: Kernel, pushed: &[Param]) -> Result<(), DeviceError> {
+    let declared = params(kernel);
+    if pushed == declared {
+        Ok(())
+    } else {
+        Err(refuse(
+            kernel,
+            format!("pushed {pushed:?}, the entry point takes {declared:?}"),
+        ))
+    }
+}
+
 /// The one unsafe kernel launch: `push` adds the arguments, `cfg` is the geometry.
 ///
 /// Every caller is a launcher of this module, built only through a constructor that checked
-/// the kernel's family and the buffers' sizes, and pushing exactly the argument list its entry
-/// point declares (types, order) in `kernels/*.cu`.
+/// the kernel's family and the buffers' sizes; the arguments it pushes are compared with the
+/// entry point's declared parameters ([`params`], itself checked against NVRTC's PTX by a
+/// test) and nothing is launched when they differ.
 fn launch<'a>(
     session: &'a Session,
     f: &'a CudaFunction,
     kernel: Kernel,
     cfg: LaunchConfig,
-    push: impl FnOnce(&mut LaunchArgs<'a>),
+    push: impl for<'r> FnOnce(&mut Args<'a, 'r>),
 ) -> Result<(), DeviceError> {
-    let mut args = session.stream().launch_builder(f);
+    let mut inner = session.stream().launch_builder(f);
+    let mut args = Args {
+        inner: &mut inner,
+        pushed: Vec::new(),
+    };
     push(&mut args);
+    check_params(kernel, &args.pushed)?;
     // SAFETY: see above: the argument list matches the entry point's declaration, and each
     // buffer holds at least what the kernel reads or writes with these arguments.
     #[allow(unsafe_code)]
-    let launched = unsafe { args.launch(cfg) };
+    let launched = unsafe { inner.launch(cfg) };
     launched
         .map(drop)
         .map_err(driver(format!("launching {}", kernel.entry())))
@@ -1306,5 +1429,107 @@ mod tests {
             assert!(fma_operands(k).is_ok(), "{k:?}");
         }
         assert!(fma_operands(Kernel::MmaF64).is_err());
+    }
+
+    #[test]
+    fn launches_whose_arguments_differ_from_the_declaration_are_refused() {
+        use Param::{F32, I32, Ptr, U64};
+        assert!(check_params(Kernel::HbmRead, &[Ptr, U64, Ptr, F32, Ptr]).is_ok());
+        let e = check_params(Kernel::HbmRead, &[Ptr, U64, Ptr, Ptr]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot launch hbm_read: pushed [Ptr, U64, Ptr, Ptr], the entry point takes \
+             [Ptr, U64, Ptr, F32, Ptr]"
+        );
+        assert!(check_params(Kernel::Empty, &[]).is_ok());
+        assert!(check_params(Kernel::MmaInt8, &[I32, Ptr, F32, Ptr]).is_err());
+        // The implicit-GEMM kernels take the direct ones' arguments, then (partial, splits).
+        let direct = params(Kernel::Dl(DlOp::ConvFwd, Precision::Fp16));
+        let igemm = params(Kernel::Dl(DlOp::IgemmFwd, Precision::Fp16));
+        assert_eq!(direct.len(), 14);
+        assert_eq!(igemm[..14], direct[..]);
+        assert_eq!(igemm[14..], [Ptr, I32]);
+    }
+
+    /// The `.param` types of every `.entry` of a PTX module, in order.
+    fn ptx_entries(ptx: &str) -> std::collections::HashMap<String, Vec<String>> {
+        let mut out = std::collections::HashMap::new();
+        for chunk in ptx.split(".entry ").skip(1) {
+            let Some((name, rest)) = chunk.split_once('(') else {
+                continue;
+            };
+            let list = rest.split_once(')').map_or(rest, |(l, _)| l);
+            let types = list
+                .split(',')
+                .filter_map(|p| {
+                    let mut t = p.split_whitespace();
+                    (t.next() == Some(".param")).then(|| t.next().unwrap_or("").to_owned())
+                })
+                .collect();
+            out.insert(name.trim().to_owned(), types);
+        }
+        out
+    }
+
+    #[test]
+    fn ptx_entry_parameters_are_read_in_order() {
+        // A hand-written PTX excerpt in NVRTC's layout (parser test input, not compiler output).
+        let ptx = ".visible .entry empty()\n{\n\tret;\n}\n\
+                   .visible .entry hbm_write(\n\t.param .u64 .ptr .align 1 hbm_write_param_0,\n\
+                   \t.param .u64 hbm_write_param_1,\n\t.param .f32 hbm_write_param_2,\n\
+                   \t.param .u64 .ptr .align 1 hbm_write_param_3\n)\n{\n}\n";
+        let e = ptx_entries(ptx);
+        assert_eq!(e["empty"], Vec::<String>::new());
+        assert_eq!(e["hbm_write"], [".u64", ".u64", ".f32", ".u64"]);
+        let ours: Vec<_> = params(Kernel::HbmWrite)
+            .into_iter()
+            .map(Param::ptx)
+            .collect();
+        assert_eq!(e["hbm_write"], ours);
+    }
+
+    /// Every launcher pushes exactly the parameters NVRTC compiles for its entry point (PTX
+    /// `.param` types, in order), for every source and every architecture the collector runs
+    /// on, through the collector's own compile function and options. Needs NVRTC only (no
+    /// driver, no GPU): `LD_LIBRARY_PATH=<dir with libnvrtc.so> cargo test -p
+    /// roofline-collector params_match -- --ignored`.
+    #[test]
+    #[ignore = "needs NVRTC (libnvrtc.so on the library path); no GPU needed"]
+    fn params_match_the_compiled_entry_points() {
+        use crate::kernels::{Source, compile_ptx, nvrtc_present};
+        assert!(nvrtc_present(), "NVRTC could not be loaded");
+        let mut checked = Vec::new();
+        for arch in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"] {
+            // NVRTC 13 no longer targets Volta; every later architecture must compile.
+            if arch == "sm_70"
+                && compile_ptx(Source::Fma, arch).is_err_and(|e| {
+                    e.to_string()
+                        .contains("invalid value for --gpu-architecture")
+                })
+            {
+                eprintln!("this NVRTC does not target sm_70; not checked there");
+                continue;
+            }
+            checked.push(arch);
+            for source in Source::ALL {
+                let ptx = compile_ptx(source, arch)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .to_src();
+                let entries = ptx_entries(&ptx);
+                let ours: Vec<Kernel> = Kernel::all()
+                    .into_iter()
+                    .filter(|k| k.source() == source)
+                    .collect();
+                assert_eq!(entries.len(), ours.len(), "{} on {arch}", source.file());
+                for k in ours {
+                    let declared = entries
+                        .get(k.entry())
+                        .unwrap_or_else(|| panic!("{} is not in the PTX for {arch}", k.entry()));
+                    let pushed: Vec<_> = params(k).into_iter().map(Param::ptx).collect();
+                    assert_eq!(declared, &pushed, "{} on {arch}", k.entry());
+                }
+            }
+        }
+        assert!(checked.len() >= 5, "{checked:?}");
     }
 }
