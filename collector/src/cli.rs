@@ -148,18 +148,47 @@ pub struct MachineArgs {
     pub quick: bool,
 }
 
+/// The studies `roofline suite` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StudyArg {
+    /// 2D convolutions (forward, backward-data, backward-filter).
+    Conv2d,
+    /// LSTM layers.
+    Lstm,
+    /// Matrix products.
+    Gemm,
+    /// All three.
+    All,
+}
+
+/// Storage precisions of the suite's configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    /// 32-bit float.
+    Fp32,
+    /// IEEE half.
+    Fp16,
+    /// bfloat16.
+    Bf16,
+}
+
 /// `roofline suite`.
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// Which study to run: conv2d, lstm, gemm or all.
-    #[arg(value_name = "STUDY", default_value = "all")]
-    pub study: String,
-    /// Precisions, comma-separated: fp32, fp16, bf16.
-    #[arg(long, value_delimiter = ',', default_value = "fp32,fp16,bf16")]
-    pub precision: Vec<String>,
+    /// Which study to run.
+    #[arg(value_name = "STUDY", value_enum, default_value_t = StudyArg::All)]
+    pub study: StudyArg,
+    /// Precisions, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "fp32,fp16,bf16"
+    )]
+    pub precision: Vec<PrecisionArg>,
     /// Tensor Cores: on, off or both.
-    #[arg(long, default_value = "both")]
-    pub tensor: String,
+    #[arg(long, value_enum, default_value_t = crate::suite::TensorMode::Both)]
+    pub tensor: crate::suite::TensorMode,
     /// A bundle holding this GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,

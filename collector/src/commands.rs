@@ -97,7 +97,7 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
         None => (0..count).collect(),
     };
     let plan = crate::machine::Plan { quick };
-    let mut combined: Option<Bundle> = None;
+    let mut measured = Vec::new();
     let mut failure = None;
     for ordinal in ordinals {
         let outcome = crate::machine::run(ordinal, plan, crate::provenance::current())
@@ -109,22 +109,12 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
         if let Some((phase, e)) = outcome.failure {
             failure = Some((ordinal, phase, e));
         }
-        combined = Some(match combined {
-            None => outcome.bundle,
-            Some(mut b) => {
-                b.complete &= outcome.bundle.complete;
-                b.devices.extend(outcome.bundle.devices);
-                b.machines.extend(outcome.bundle.machines);
-                b.skipped.extend(outcome.bundle.skipped);
-                b.notes.extend(outcome.bundle.notes);
-                b
-            }
-        });
+        measured.push((format!("gpu{ordinal}"), outcome.bundle));
         if failure.is_some() {
             break;
         }
     }
-    let Some(bundle) = combined else {
+    let Some(bundle) = crate::machine::combine(measured).map_err(Error::Merge)? else {
         return Err(Error::Nothing("no device was measured".into()));
     };
     write_bundle(output, &bundle)?;

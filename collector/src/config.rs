@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use roofline_model::ncu::{Arch, Convention};
 
-use crate::cli::{ChartKind, Cli, Command, ConventionArg, InfoFormat};
+use crate::cli::{ChartKind, Cli, Command, ConventionArg, InfoFormat, PrecisionArg, StudyArg};
 use crate::error::Error;
 
 /// A validated command.
@@ -133,6 +133,39 @@ fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
     .transpose()
 }
 
+/// The studies a `roofline suite` argument names.
+fn studies(s: StudyArg) -> Vec<crate::suite::Study> {
+    use crate::suite::Study;
+    match s {
+        StudyArg::Conv2d => vec![Study::Conv2d],
+        StudyArg::Lstm => vec![Study::Lstm],
+        StudyArg::Gemm => vec![Study::Gemm],
+        StudyArg::All => Study::ALL.to_vec(),
+    }
+}
+
+/// `--precision` values, in order, each once.
+fn precisions(values: &[PrecisionArg]) -> Result<Vec<roofline_model::dl::Precision>, Error> {
+    use roofline_model::dl::Precision;
+    let mut out = Vec::new();
+    for v in values {
+        let p = match v {
+            PrecisionArg::Fp32 => Precision::Fp32,
+            PrecisionArg::Fp16 => Precision::Fp16,
+            PrecisionArg::Bf16 => Precision::Bf16,
+        };
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Usage(
+            "--precision: give at least one of fp32, fp16, bf16".into(),
+        ));
+    }
+    Ok(out)
+}
+
 /// Smallest chart size that still fits axes, labels and a legend.
 const MIN_SIZE: u32 = 320;
 /// Largest chart size accepted.
@@ -202,10 +235,9 @@ impl Config {
             },
             Command::Suite(a) => Config::Suite {
                 plan: crate::suite::Plan {
-                    studies: crate::suite::Study::parse(&a.study).map_err(Error::Usage)?,
-                    precisions: crate::suite::parse_precisions(&a.precision)
-                        .map_err(Error::Usage)?,
-                    tensor: crate::suite::TensorMode::parse(&a.tensor).map_err(Error::Usage)?,
+                    studies: studies(a.study),
+                    precisions: precisions(&a.precision)?,
+                    tensor: a.tensor,
                 },
                 machine: a.machine,
                 output: a.output,
@@ -242,5 +274,55 @@ impl Config {
                 ncu: a.ncu,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use roofline_model::dl::Precision;
+
+    use super::*;
+    use crate::suite::{Study, TensorMode};
+
+    fn suite(args: &[&str]) -> Result<crate::suite::Plan, String> {
+        let cli = Cli::try_parse_from(["roofline", "suite"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        match Config::from_cli(cli).map_err(|e| e.to_string())? {
+            Config::Suite { plan, .. } => Ok(plan),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    #[test]
+    fn suite_flags_parse_into_a_plan() {
+        let all = suite(&[]).unwrap();
+        assert_eq!(all.studies, Study::ALL);
+        assert_eq!(all.precisions, Precision::ALL);
+        assert_eq!(all.tensor, TensorMode::Both);
+        let p = suite(&["lstm", "--precision", "fp16,fp32,fp16", "--tensor", "off"]).unwrap();
+        assert_eq!(p.studies, [Study::Lstm]);
+        // In the order given, each once.
+        assert_eq!(p.precisions, [Precision::Fp16, Precision::Fp32]);
+        assert_eq!(p.tensor, TensorMode::Off);
+        assert_eq!(suite(&["conv2d"]).unwrap().studies, [Study::Conv2d]);
+        assert_eq!(
+            suite(&["gemm", "--tensor", "on"])
+                .unwrap()
+                .tensor
+                .settings(),
+            [true]
+        );
+    }
+
+    #[test]
+    fn suite_flags_outside_their_lists_are_refused_by_clap() {
+        let e = suite(&["rnn"]).unwrap_err();
+        assert!(e.contains("invalid value 'rnn'"), "{e}");
+        assert!(e.contains("conv2d, lstm, gemm, all"), "{e}");
+        let e = suite(&["--precision", "fp8"]).unwrap_err();
+        assert!(e.contains("fp32, fp16, bf16"), "{e}");
+        let e = suite(&["--tensor", "yes"]).unwrap_err();
+        assert!(e.contains("on, off, both"), "{e}");
     }
 }

@@ -217,6 +217,34 @@ impl Work {
             _ => None,
         }
     }
+
+    /// Bytes one element moves, for the kernels that walk an array of [`VECTOR_BYTES`]-wide
+    /// elements (grid-stride): each element is loaded and/or stored once, so an iteration covers
+    /// `max(loads, stores)` elements with `loads + stores` accesses (1 access per element for
+    /// the read and write kernels, 2 for the copy); the sweep loads and stores every element.
+    /// `None` for the other kinds.
+    pub fn bytes_per_element(self) -> Option<f64> {
+        let vector = f64::from(VECTOR_BYTES);
+        match self {
+            Work::Memory { loads, stores, .. } if loads.max(stores) > 0 => {
+                Some(vector * f64::from(loads + stores) / f64::from(loads.max(stores)))
+            }
+            Work::Sweep { .. } => Some(2.0 * vector),
+            _ => None,
+        }
+    }
+
+    /// Bytes one thread moves per iteration, `(loads + stores) × VECTOR_BYTES`, for the memory
+    /// kernels whose every thread runs a fixed count of iterations (the L1 and shared-memory
+    /// rereads); `None` for the other kinds.
+    pub fn bytes_per_thread_iteration(self) -> Option<f64> {
+        match self {
+            Work::Memory { loads, stores, .. } => {
+                Some(f64::from(VECTOR_BYTES) * f64::from(loads + stores))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A convolution or LSTM entry point of `dl.cu`.
@@ -395,7 +423,7 @@ impl Kernel {
             ),
             L2Read => mem(MemoryLevel::L2, Access::GlobalL2Only, BW_UNROLL, 0),
             L1Read => mem(MemoryLevel::L1, Access::GlobalL1, BW_UNROLL, 0),
-            SharedRead => mem(MemoryLevel::L1, Access::Shared, BW_UNROLL, 0),
+            SharedRead => mem(MemoryLevel::Shared, Access::Shared, BW_UNROLL, 0),
             FmaF64 => fma(Datapath::Fp64, 1),
             FmaF32 => fma(Datapath::Fp32, 1),
             FmaF16x2 => fma(Datapath::Fp16, 2),
@@ -568,6 +596,32 @@ pub fn compile(
     Ok(Compiled { source, module })
 }
 
+/// Why `kernel` must not be timed on a GPU of compute capability `cc`, if it must not: the
+/// hardware lacks its instructions ([`Kernel::min_compute_capability`]; the entry point is then
+/// compiled empty), or the SASS audit refused it there ([`audit_refusal`]). `machine` and
+/// `suite` call this before timing any of our own kernels and record the reason under `skipped`.
+pub fn refusal(kernel: Kernel, cc: (i32, i32)) -> Option<String> {
+    let min = kernel.min_compute_capability();
+    if cc < min {
+        return Some(format!(
+            "{} needs {} or later; this GPU is {}",
+            kernel.entry(),
+            arch_name(min.0, min.1),
+            arch_name(cc.0, cc.1)
+        ));
+    }
+    audit_refusal(kernel, &arch_name(cc.0, cc.1))
+}
+
+/// The SASS audit's verdict for `kernel` on `arch` (`sm_90`): `Some(reason)` when the audit
+/// found that the compiled kernel does not execute what its work formula counts there (emulated
+/// datapath, spills, collapsed loop), so that no ceiling is measured with it. The single hook
+/// between the audit and the runs ([`refusal`] calls it); the audit's embedded table fills it.
+pub fn audit_refusal(kernel: Kernel, arch: &str) -> Option<String> {
+    let _ = (kernel, arch);
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,5 +729,47 @@ mod tests {
             assert!(p.contains("STAMP_BEGIN"));
         }
         assert_eq!(arch_name(9, 0), "sm_90");
+    }
+
+    #[test]
+    fn bytes_per_element_and_per_thread_count_the_accesses() {
+        let v = f64::from(VECTOR_BYTES);
+        assert_eq!(Kernel::HbmRead.work().bytes_per_element(), Some(v));
+        assert_eq!(Kernel::HbmWrite.work().bytes_per_element(), Some(v));
+        // A copy reads and writes every element.
+        assert_eq!(Kernel::HbmCopy.work().bytes_per_element(), Some(2.0 * v));
+        assert_eq!(Kernel::ErtF64.work().bytes_per_element(), Some(2.0 * v));
+        assert_eq!(
+            Kernel::L1Read.work().bytes_per_thread_iteration(),
+            Some(f64::from(BW_UNROLL) * v)
+        );
+        assert_eq!(Kernel::FmaF32.work().bytes_per_element(), None);
+        assert!(matches!(
+            Kernel::SharedRead.work(),
+            Work::Memory {
+                level: MemoryLevel::Shared,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn refusal_names_the_architecture_a_kernel_needs() {
+        assert_eq!(
+            refusal(Kernel::MmaFp8, (8, 0)).as_deref(),
+            Some("mma_fp8 needs sm_89 or later; this GPU is sm_80")
+        );
+        assert_eq!(
+            refusal(Kernel::FmaBf16x2, (7, 5)).as_deref(),
+            Some("fma_bf16x2 needs sm_80 or later; this GPU is sm_75")
+        );
+        assert_eq!(
+            refusal(Kernel::MmaFp8, (9, 0)),
+            audit_refusal(Kernel::MmaFp8, "sm_90")
+        );
+        for k in Kernel::all() {
+            let min = k.min_compute_capability();
+            assert_eq!(refusal(k, min), audit_refusal(k, &arch_name(min.0, min.1)));
+        }
     }
 }

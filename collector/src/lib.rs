@@ -2,10 +2,12 @@
 //!
 //! `main` parses the command line ([`cli`]), validates it once into a [`config::Config`], and
 //! hands it to [`commands::run`]. Exporters ([`export`]) return bytes; [`io`] is the one place
-//! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
-//! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
-//! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM and convolution search through [`dnn`]);
-//! [`progress`] makes the progress bars.
+//! files are read and (atomically) written. [`gpu`] is the GPU layer: it finds the CUDA driver
+//! without panicking, times work in one [`gpu::Session`], and launches the kernels of
+//! [`kernels`] through typed launchers that carry each launch's work; [`machine`] measures
+//! ceilings with them and the cuBLASLt GEMMs of [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM
+//! study (cuDNN through [`dnn`]); both only describe what to measure. [`progress`] makes the
+//! progress bars.
 
 pub mod blaslt;
 pub mod capture;

@@ -4,25 +4,33 @@
 //!
 //! Phases, in order: device attributes, HBM, L2, L1 and shared memory, CUDA-core FMA peaks,
 //! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the ERT-style sweep. Every time
-//! is a CUDA-event interval after warm-up; a ceiling's value is the median of its repeats, with
-//! the repeats kept as `samples`. A phase that fails stops the run: what was measured before is
-//! written in a bundle marked incomplete, and the command exits non-zero.
+//! is a CUDA-event interval after warm-up ([`crate::gpu::Session::time`]); a ceiling's value is
+//! the median of its repeats, with the repeats kept as `samples`; every FLOP and byte counted
+//! comes from the launch's work ([`crate::gpu::launch`], from the kernel's work formula). A
+//! kernel that cannot run on this GPU, or that the SASS audit refused there
+//! ([`kernels::refusal`]), is recorded under `skipped`. A phase that fails stops the run: what
+//! was measured before is written in a bundle marked incomplete, and the command exits non-zero.
+//!
+//! This module only describes what to measure: the GPU work itself is in [`crate::gpu`].
+#![forbid(unsafe_code)]
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUdevice_attribute as A;
-use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PushKernelArg,
-};
 use roofline_model::bundle::{
     BandwidthCeiling, Bundle, ComputeCeiling, Datapath, Device, LaunchOverhead, Machine,
     MemoryLevel, Method, Skipped, SweepPoint,
 };
+use roofline_model::stats::median_or_nan;
 
 use crate::blaslt::{self, BlasLtError, Gemm};
-use crate::kernels::{self, Compiled, KernelError, Source};
+use crate::gpu::launch::{
+    Empty, FmaPeak, Hbm, L2Read, LaunchWork, MmaPeak, Resident, Sweep, sweep_fmas, sweep_work,
+};
+use crate::gpu::{DeviceError, Session, Timing};
+use crate::kernels::{
+    self, BW_UNROLL, Compiled, FMA_CHAINS, Kernel, MMA_ACC, Source, VECTOR_BYTES,
+};
 use crate::progress;
 
 /// How much to measure.
@@ -74,26 +82,12 @@ impl Plan {
 /// What stopped a run.
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
-    /// A driver call failed.
-    #[error("{during}: {source}")]
-    Driver {
-        /// What we were doing.
-        during: String,
-        /// The driver's error (out of memory, illegal address, …).
-        #[source]
-        source: DriverError,
-    },
-    /// A kernel could not be compiled or loaded.
+    /// GPU work failed: a driver call, a kernel that could not be compiled or loaded, a launch.
     #[error(transparent)]
-    Kernel(#[from] KernelError),
-    /// A cuBLASLt failure that is not a plain "unsupported here".
+    Device(#[from] DeviceError),
+    /// cuBLASLt failed setting up a GEMM in a way that is not a plain "unsupported here".
     #[error(transparent)]
     BlasLt(#[from] BlasLtError),
-}
-
-fn drv(during: impl Into<String>) -> impl FnOnce(DriverError) -> MachineError {
-    let during = during.into();
-    move |source| MachineError::Driver { during, source }
 }
 
 /// The result of a run: the bundle (complete or not) and the error that stopped it, if any.
@@ -106,16 +100,9 @@ pub struct Outcome {
     pub wall_s: f64,
 }
 
-/// Everything a phase needs: the context, one stream, the compiled kernels, the device.
+/// Everything a phase needs: the timing session and the compiled microbenchmarks.
 struct Rig {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    start: CudaEvent,
-    end: CudaEvent,
-    stamps: CudaSlice<u64>,
-    sms: u32,
-    cc: (i32, i32),
-    l2_bytes: usize,
+    session: Session,
     plan: Plan,
     bandwidth: Compiled,
     fma: Compiled,
@@ -123,237 +110,102 @@ struct Rig {
     ert: Compiled,
 }
 
-/// Repeated timings of one measurement: seconds, and SM clocks (Hz) seen by the kernel.
-struct Timing {
-    times: Vec<f64>,
-    clocks: Vec<f64>,
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-impl Timing {
-    fn clock(&self) -> Option<f64> {
-        let c = median(&self.clocks);
-        (c.is_finite() && c > 0.0).then_some(c)
-    }
-    /// `amount / time` per repeat.
-    fn rates(&self, amount: f64) -> Vec<f64> {
-        self.times.iter().map(|t| amount / t).collect()
-    }
-}
-
 impl Rig {
-    fn new(ordinal: usize, plan: Plan) -> Result<Self, MachineError> {
-        let ctx = CudaContext::new(ordinal).map_err(drv("creating the CUDA context"))?;
-        // One stream only: cudarc's cross-stream event tracking would add work to every launch.
-        // SAFETY: every buffer is used on the one stream created below.
-        #[allow(unsafe_code)]
-        unsafe {
-            ctx.disable_event_tracking();
-        }
-        let stream = ctx.new_stream().map_err(drv("creating a stream"))?;
-        let attr = |a| ctx.attribute(a).map_err(drv("reading a device attribute"));
-        let sms = u32::try_from(attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?).unwrap_or(1);
-        let cc = ctx
-            .compute_capability()
-            .map_err(drv("reading the compute capability"))?;
-        let l2_bytes = usize::try_from(attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?).unwrap_or(0);
-        let arch = kernels::arch_name(cc.0, cc.1);
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        Ok(Rig {
-            start: ctx.new_event(timing).map_err(drv("creating an event"))?,
-            end: ctx.new_event(timing).map_err(drv("creating an event"))?,
-            stamps: stream
-                .alloc_zeros::<u64>(2)
-                .map_err(drv("allocating the clock stamps"))?,
-            bandwidth: kernels::compile(&ctx, Source::Bandwidth, &arch)?,
-            fma: kernels::compile(&ctx, Source::Fma, &arch)?,
-            mma: kernels::compile(&ctx, Source::Mma, &arch)?,
-            ert: kernels::compile(&ctx, Source::Ert, &arch)?,
-            ctx,
-            stream,
-            sms,
-            cc,
-            l2_bytes,
-            plan,
-        })
-    }
-
-    /// Runs `launch` `warmup` times, then `repeats` times each between two events; reads the
-    /// kernel's clock stamps after each repeat.
-    fn time(
+    fn time<E: From<DeviceError>>(
         &mut self,
         what: &str,
-        mut launch: impl FnMut(&Self) -> Result<(), MachineError>,
-    ) -> Result<Timing, MachineError> {
-        for _ in 0..self.plan.warmup() {
-            launch(self)?;
-        }
-        let mut times = Vec::new();
-        let mut clocks = Vec::new();
-        for _ in 0..self.plan.repeats() {
-            self.stream
-                .memset_zeros(&mut self.stamps)
-                .map_err(drv(format!("{what}: clearing the clock stamps")))?;
-            self.start
-                .record(&self.stream)
-                .map_err(drv(format!("{what}: recording an event")))?;
-            launch(self)?;
-            self.end
-                .record(&self.stream)
-                .map_err(drv(format!("{what}: recording an event")))?;
-            self.end
-                .synchronize()
-                .map_err(drv(format!("{what}: running")))?;
-            let ms = self
-                .start
-                .elapsed_ms(&self.end)
-                .map_err(drv(format!("{what}: reading the events")))?;
-            times.push(f64::from(ms) / 1e3);
-            let s = self
-                .stream
-                .clone_dtoh(&self.stamps)
-                .map_err(drv(format!("{what}: reading the clock stamps")))?;
-            if s[1] > 0 && s[0] > 0 {
-                clocks.push(s[0] as f64 / s[1] as f64 * 1e9);
+        run: impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<Timing, E> {
+        let (warmup, repeats) = (self.plan.warmup(), self.plan.repeats());
+        self.session.time(what, warmup, repeats, run)
+    }
+
+    /// Whether `kernel` must not be timed here; if so, records why under `what`.
+    fn refused(&self, kernel: Kernel, what: String, skipped: &mut Vec<Skipped>) -> bool {
+        match kernels::refusal(kernel, self.session.compute_capability()) {
+            Some(reason) => {
+                skipped.push(Skipped { what, reason });
+                true
             }
-        }
-        Ok(Timing { times, clocks })
-    }
-
-    /// A full-occupancy grid: `blocks_per_sm` blocks of `threads` per SM.
-    fn grid(&self, blocks_per_sm: u32, threads: u32, smem: u32) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (self.sms * blocks_per_sm, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: smem,
+            None => false,
         }
     }
 }
 
-fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> MachineError + '_ {
-    move |source| MachineError::Driver {
-        during: format!("launching {kernel}"),
-        source,
-    }
-}
-
-fn bw(level: MemoryLevel, t: &Timing, bytes: f64, implementation: String) -> BandwidthCeiling {
-    let samples = t.rates(bytes);
-    let mut c = BandwidthCeiling::new(level, median(&samples), Method::Empirical);
+/// A bandwidth ceiling from a timing and the bytes one launch moves.
+fn bw(t: &Timing, work: LaunchWork, implementation: String) -> BandwidthCeiling {
+    let samples = t.rates(work.bytes);
+    let level = work.level.unwrap_or(MemoryLevel::Hbm);
+    let mut c = BandwidthCeiling::new(level, median_or_nan(&samples), Method::Empirical);
     c.implementation = Some(implementation);
     c.clock_hz = t.clock();
     c.samples = samples;
     c
 }
 
-fn peak(d: Datapath, t: &Timing, flops: f64, implementation: String) -> ComputeCeiling {
+/// A compute ceiling from a timing and the FLOPs one launch does.
+fn peak(t: &Timing, work: LaunchWork, implementation: String) -> Option<ComputeCeiling> {
+    let (d, flops) = work.flops?;
     let samples = t.rates(flops);
-    let mut c = ComputeCeiling::new(d, median(&samples), Method::Empirical);
+    let mut c = ComputeCeiling::new(d, median_or_nan(&samples), Method::Empirical);
     c.implementation = Some(implementation);
     c.clock_hz = t.clock();
     c.samples = samples;
-    c
+    Some(c)
 }
-
-const SENTINEL_F32: f32 = -1.234_567e30;
 
 /// HBM: read, write and copy kernels over buffers far larger than L2, and the driver's
 /// device-to-device copy as the reference (bytes read plus written).
-fn hbm(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
-    let bytes = rig.plan.hbm_bytes().max(rig.l2_bytes * 16);
-    let n4 = (bytes / 16) as u64;
-    let src = rig
-        .stream
-        .alloc_zeros::<u8>(bytes)
-        .map_err(drv(format!("allocating {} MiB for HBM", bytes >> 20)))?;
-    let mut dst = rig
-        .stream
-        .alloc_zeros::<u8>(bytes)
-        .map_err(drv(format!("allocating {} MiB for HBM", bytes >> 20)))?;
-    let sink = rig
-        .stream
-        .alloc_zeros::<f32>(1)
-        .map_err(drv("allocating"))?;
-    let cfg = rig.grid(8, 256, 0);
-    let (read, write, copy) = (
-        rig.bandwidth.function("hbm_read")?,
-        rig.bandwidth.function("hbm_write")?,
-        rig.bandwidth.function("hbm_copy")?,
-    );
+fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
+    let bytes = rig.plan.hbm_bytes().max(rig.session.l2_bytes() * 16);
+    let elements = (bytes / VECTOR_BYTES as usize) as u64;
     let mib = bytes >> 20;
-    let t = rig.time("hbm_read", |r| {
-        let mut b = r.stream.launch_builder(&read);
-        b.arg(&src)
-            .arg(&n4)
-            .arg(&sink)
-            .arg(&SENTINEL_F32)
-            .arg(&r.stamps);
-        // SAFETY: argument types and order match `hbm_read`; `src` holds `n4` float4.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("hbm_read"))
-    })?;
-    m.bandwidth.push(bw(
-        MemoryLevel::Hbm,
-        &t,
-        bytes as f64,
-        format!("read-only kernel, 16-byte streaming loads, {mib} MiB"),
-    ));
-    let value = 1.0f32;
-    let t = rig.time("hbm_write", |r| {
-        let mut b = r.stream.launch_builder(&write);
-        b.arg(&dst).arg(&n4).arg(&value).arg(&r.stamps);
-        // SAFETY: as above, `dst` holds `n4` float4.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("hbm_write"))
-    })?;
-    m.bandwidth.push(bw(
-        MemoryLevel::Hbm,
-        &t,
-        bytes as f64,
-        format!("write-only kernel, 16-byte streaming stores, {mib} MiB"),
-    ));
-    let t = rig.time("hbm_copy", |r| {
-        let mut b = r.stream.launch_builder(&copy);
-        b.arg(&src).arg(&dst).arg(&n4).arg(&r.stamps);
-        // SAFETY: as above.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("hbm_copy"))
-    })?;
-    m.bandwidth.push(bw(
-        MemoryLevel::Hbm,
-        &t,
-        2.0 * bytes as f64,
-        format!("copy kernel, bytes read + written, {mib} MiB"),
-    ));
-    let stream = Arc::clone(&rig.stream);
-    let t = rig.time("cuMemcpyDtoD", |_| {
-        stream
+    let src = rig.session.alloc_zeros::<u8>(bytes, "HBM")?;
+    let mut dst = rig.session.alloc_zeros::<u8>(bytes, "HBM")?;
+    let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let cfg = rig.session.grid(8, 256, 0);
+    let cases = [
+        (
+            Kernel::HbmRead,
+            format!("read-only kernel, {VECTOR_BYTES}-byte streaming loads, {mib} MiB"),
+        ),
+        (
+            Kernel::HbmWrite,
+            format!("write-only kernel, {VECTOR_BYTES}-byte streaming stores, {mib} MiB"),
+        ),
+        (
+            Kernel::HbmCopy,
+            format!("copy kernel, bytes read + written, {mib} MiB"),
+        ),
+    ];
+    let mut copy_bytes = None;
+    for (kernel, implementation) in cases {
+        if rig.refused(kernel, format!("HBM {} kernel", kernel.entry()), skipped) {
+            continue;
+        }
+        let (a, b) = match kernel {
+            Kernel::HbmWrite => (&dst, None),
+            _ => (&src, Some(&dst)),
+        };
+        let l = Hbm::new(&rig.bandwidth, kernel, cfg, elements, a, b, &sink)?;
+        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+        if kernel == Kernel::HbmCopy {
+            copy_bytes = Some(l.work());
+        }
+        m.bandwidth.push(bw(&t, l.work(), implementation));
+    }
+    // The driver's copy over the same buffers moves what our copy kernel does.
+    let work = copy_bytes.unwrap_or_else(|| {
+        crate::gpu::launch::stream_work(Kernel::HbmCopy, elements, 1).unwrap_or_default()
+    });
+    let t = rig.time("cuMemcpyDtoD", |s| {
+        s.stream()
             .memcpy_dtod(&src, &mut dst)
-            .map_err(drv("cuMemcpyDtoDAsync"))
+            .map_err(crate::gpu::session::driver("cuMemcpyDtoDAsync"))
     })?;
     let mut c = bw(
-        MemoryLevel::Hbm,
         &t,
-        2.0 * bytes as f64,
+        work,
         format!(
             "driver device-to-device copy (cuMemcpyDtoDAsync), bytes read + written, {mib} MiB"
         ),
@@ -365,206 +217,110 @@ fn hbm(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
 }
 
 /// L2: a working set well inside the L2 capacity, reread through L2 only (`ld.global.cg`).
-fn l2(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
-    let threads = u64::from(rig.sms) * 1024;
-    // Four loads per thread per pass, the set at most a quarter of L2 (inside one partition on
-    // GPUs whose L2 is split in two).
-    let k = ((rig.l2_bytes as u64 / 4) / (64 * threads)).max(1);
-    let n4 = 4 * threads * k;
-    let bytes = (n4 * 16) as usize;
+fn l2(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
+    if rig.refused(Kernel::L2Read, "L2 l2_read kernel".into(), skipped) {
+        return Ok(());
+    }
+    let threads = u64::from(rig.session.sm_count()) * 1024;
+    // BW_UNROLL loads per thread per pass, the set at most a quarter of L2 (inside one
+    // partition on GPUs whose L2 is split in two).
+    let per_pass = u64::from(BW_UNROLL) * threads;
+    let k = ((rig.session.l2_bytes() as u64 / 4) / (per_pass * u64::from(VECTOR_BYTES))).max(1);
+    let elements = per_pass * k;
+    let set_bytes = (elements * u64::from(VECTOR_BYTES)) as usize;
     let reps: i32 = if rig.plan.quick { 64 } else { 256 };
     let buf = rig
-        .stream
-        .alloc_zeros::<u8>(bytes)
-        .map_err(drv("allocating the L2 working set"))?;
-    let sink = rig
-        .stream
-        .alloc_zeros::<f32>(1)
-        .map_err(drv("allocating"))?;
-    let f = rig.bandwidth.function("l2_read")?;
-    let cfg = rig.grid(4, 256, 0);
-    let t = rig.time("l2_read", |r| {
-        let mut b = r.stream.launch_builder(&f);
-        b.arg(&buf)
-            .arg(&n4)
-            .arg(&reps)
-            .arg(&sink)
-            .arg(&SENTINEL_F32)
-            .arg(&r.stamps);
-        // SAFETY: argument types and order match `l2_read`; `buf` holds `n4` float4.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("l2_read"))
-    })?;
+        .session
+        .alloc_zeros::<u8>(set_bytes, "the L2 working set")?;
+    let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let cfg = rig.session.grid(4, 256, 0);
+    let l = L2Read::new(&rig.bandwidth, cfg, elements, reps, &buf, &sink)?;
+    let t = rig.time("l2_read", |s| l.launch(s))?;
     m.bandwidth.push(bw(
-        MemoryLevel::L2,
         &t,
-        bytes as f64 * f64::from(reps),
+        l.work(),
         format!(
             "reread through L2 only (ld.global.cg), {:.1} MiB working set of {:.0} MiB L2",
-            bytes as f64 / 1048576.0,
-            rig.l2_bytes as f64 / 1048576.0
+            set_bytes as f64 / 1048576.0,
+            rig.session.l2_bytes() as f64 / 1048576.0
         ),
     ));
     Ok(())
 }
 
 /// L1 and shared memory: every block rereads its own 32 KiB, resident in its SM.
-fn l1_shared(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
-    let slice: u32 = 2048; // float4: 32 KiB per block, two blocks per SM
+fn l1_shared(
+    rig: &mut Rig,
+    m: &mut Machine,
+    skipped: &mut Vec<Skipped>,
+) -> Result<(), MachineError> {
+    let slice: u32 = 2048; // vectors: 32 KiB per block, two blocks per SM
     let threads: u32 = 1024;
     let reps: i32 = if rig.plan.quick { 1024 } else { 4096 };
-    let blocks = u64::from(rig.sms) * 2;
-    let per_launch = blocks as f64 * f64::from(reps) * f64::from(threads) * 4.0 * 16.0;
-    let buf = rig
-        .stream
-        .alloc_zeros::<u8>((blocks * u64::from(slice) * 16) as usize)
-        .map_err(drv("allocating the L1 working set"))?;
-    let sink = rig
-        .stream
-        .alloc_zeros::<f32>(1)
-        .map_err(drv("allocating"))?;
-    let f = rig.bandwidth.function("l1_read")?;
-    let cfg = rig.grid(2, threads, 0);
-    let t = rig.time("l1_read", |r| {
-        let mut b = r.stream.launch_builder(&f);
-        b.arg(&buf)
-            .arg(&slice)
-            .arg(&reps)
-            .arg(&sink)
-            .arg(&SENTINEL_F32)
-            .arg(&r.stamps);
-        // SAFETY: argument types and order match `l1_read`; `buf` holds a slice per block.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("l1_read"))
-    })?;
-    m.bandwidth.push(bw(
-        MemoryLevel::L1,
-        &t,
-        per_launch,
-        "per-SM resident 64 KiB reread with ld.global.ca, 16-byte loads".into(),
-    ));
-    let f = rig.bandwidth.function("shared_read")?;
-    let cfg = rig.grid(2, threads, slice * 16);
-    let t = rig.time("shared_read", |r| {
-        let mut b = r.stream.launch_builder(&f);
-        b.arg(&slice)
-            .arg(&reps)
-            .arg(&sink)
-            .arg(&SENTINEL_F32)
-            .arg(&r.stamps);
-        // SAFETY: argument types and order match `shared_read`; dynamic shared memory holds
-        // `slice` float4.
-        #[allow(unsafe_code)]
-        unsafe { b.launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("shared_read"))
-    })?;
-    m.bandwidth.push(bw(
-        MemoryLevel::Shared,
-        &t,
-        per_launch,
-        "32 KiB of shared memory per block reread, 16-byte ld.shared, conflict-free".into(),
-    ));
+    let cfg = rig.session.grid(2, threads, 0);
+    let blocks = u64::from(cfg.grid_dim.0);
+    let buf = rig.session.alloc_zeros::<u8>(
+        (blocks * u64::from(slice) * u64::from(VECTOR_BYTES)) as usize,
+        "the L1 working set",
+    )?;
+    let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let kib = slice * VECTOR_BYTES / 1024;
+    let cases = [
+        (
+            Kernel::L1Read,
+            Some(&buf),
+            format!(
+                "per-SM resident {} KiB reread with ld.global.ca, {VECTOR_BYTES}-byte loads",
+                2 * kib
+            ),
+        ),
+        (
+            Kernel::SharedRead,
+            None,
+            format!(
+                "{kib} KiB of shared memory per block reread, {VECTOR_BYTES}-byte ld.shared, conflict-free"
+            ),
+        ),
+    ];
+    for (kernel, b, implementation) in cases {
+        if rig.refused(kernel, format!("{} kernel", kernel.entry()), skipped) {
+            continue;
+        }
+        let l = Resident::new(&rig.bandwidth, kernel, cfg, slice, reps, b, &sink)?;
+        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+        m.bandwidth.push(bw(&t, l.work(), implementation));
+    }
     Ok(())
 }
 
 /// CUDA-core peaks: FMA chains per precision.
 fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
-    const CHAINS_X_UNROLL: f64 = 8.0 * 16.0;
-    let cfg = rig.grid(8, 256, 0);
-    let threads = f64::from(rig.sms * 8 * 256);
+    let cfg = rig.session.grid(8, 256, 0);
     let scale = if rig.plan.quick { 1 } else { 2 };
-    // (datapath, kernel, lanes, iterations)
-    let cases: [(Datapath, &str, f64, i32); 4] = [
-        (Datapath::Fp64, "fma_f64", 1.0, 512 * scale),
-        (Datapath::Fp32, "fma_f32", 1.0, 1024 * scale),
-        (Datapath::Fp16, "fma_f16x2", 2.0, 1024 * scale),
-        (Datapath::Bf16, "fma_bf16x2", 2.0, 1024 * scale),
+    let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let cases = [
+        (Kernel::FmaF64, 512 * scale),
+        (Kernel::FmaF32, 1024 * scale),
+        (Kernel::FmaF16x2, 1024 * scale),
+        (Kernel::FmaBf16x2, 1024 * scale),
     ];
-    for (d, name, lanes, iters) in cases {
-        if d == Datapath::Bf16 && rig.cc.0 < 8 {
-            skipped.push(Skipped {
-                what: "BF16 FMA peak".into(),
-                reason: "bfloat162 FMA needs sm_80 or later".into(),
-            });
+    for (kernel, iterations) in cases {
+        let label = match kernel.work() {
+            kernels::Work::Fma { datapath, .. } => datapath.label(),
+            _ => kernel.entry(),
+        };
+        if rig.refused(kernel, format!("{label} FMA peak"), skipped) {
             continue;
         }
-        let f = rig.fma.function(name)?;
-        let flops = 2.0 * lanes * CHAINS_X_UNROLL * f64::from(iters) * threads;
-        let t = match d {
-            Datapath::Fp64 => {
-                let sink = rig
-                    .stream
-                    .alloc_zeros::<f64>(1)
-                    .map_err(drv("allocating"))?;
-                let (b, c, s) = (0.999_999f64, 1e-7f64, -1.234e300f64);
-                rig.time(name, |r| {
-                    let mut l = r.stream.launch_builder(&f);
-                    l.arg(&b)
-                        .arg(&c)
-                        .arg(&iters)
-                        .arg(&sink)
-                        .arg(&s)
-                        .arg(&r.stamps);
-                    // SAFETY: argument types and order match `fma_f64`.
-                    #[allow(unsafe_code)]
-                    unsafe { l.launch(cfg) }.map(drop).map_err(launch_err(name))
-                })?
-            }
-            Datapath::Fp32 => {
-                let sink = rig
-                    .stream
-                    .alloc_zeros::<f32>(1)
-                    .map_err(drv("allocating"))?;
-                let (b, c) = (0.999_99f32, 1e-5f32);
-                rig.time(name, |r| {
-                    let mut l = r.stream.launch_builder(&f);
-                    l.arg(&b)
-                        .arg(&c)
-                        .arg(&iters)
-                        .arg(&sink)
-                        .arg(&SENTINEL_F32)
-                        .arg(&r.stamps);
-                    // SAFETY: argument types and order match `fma_f32`.
-                    #[allow(unsafe_code)]
-                    unsafe { l.launch(cfg) }.map(drop).map_err(launch_err(name))
-                })?
-            }
-            _ => {
-                let sink = rig
-                    .stream
-                    .alloc_zeros::<u32>(1)
-                    .map_err(drv("allocating"))?;
-                // 0.99 and 0.001 in both halves (f16 or bf16 bit patterns).
-                let (b, c) = if d == Datapath::Fp16 {
-                    (0x3beb_3bebu32, 0x1419_1419u32)
-                } else {
-                    (0x3f7d_3f7du32, 0x3a83_3a83u32)
-                };
-                let s = 0xdead_beefu32;
-                rig.time(name, |r| {
-                    let mut l = r.stream.launch_builder(&f);
-                    l.arg(&b)
-                        .arg(&c)
-                        .arg(&iters)
-                        .arg(&sink)
-                        .arg(&s)
-                        .arg(&r.stamps);
-                    // SAFETY: argument types and order match the packed FMA kernels.
-                    #[allow(unsafe_code)]
-                    unsafe { l.launch(cfg) }.map(drop).map_err(launch_err(name))
-                })?
-            }
-        };
-        m.compute.push(peak(
-            d,
+        let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)?;
+        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+        m.compute.extend(peak(
             &t,
-            flops,
-            format!("FMA chains ({name}), 8 independent per thread, full occupancy"),
+            l.work(),
+            format!(
+                "FMA chains ({}), {FMA_CHAINS} independent per thread, full occupancy",
+                kernel.entry()
+            ),
         ));
     }
     Ok(())
@@ -572,85 +328,37 @@ fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
 
 /// Tensor Core peaks with our own `mma.sync` kernels.
 fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
-    let cfg = rig.grid(4, 256, 0);
-    let warps = f64::from(rig.sms * 4 * 8);
+    let cfg = rig.session.grid(4, 256, 0);
     let scale = if rig.plan.quick { 1 } else { 4 };
-    // (datapath, kernel, FLOPs per mma, iterations, minimum compute capability)
-    type Case = (Datapath, &'static str, f64, i32, (i32, i32));
-    let cases: [Case; 6] = [
-        (
-            Datapath::TensorFp16,
-            "mma_f16",
-            4096.0,
-            2048 * scale,
-            (8, 0),
-        ),
-        (
-            Datapath::TensorBf16,
-            "mma_bf16",
-            4096.0,
-            2048 * scale,
-            (8, 0),
-        ),
-        (
-            Datapath::TensorTf32,
-            "mma_tf32",
-            2048.0,
-            2048 * scale,
-            (8, 0),
-        ),
-        (Datapath::TensorFp8, "mma_fp8", 8192.0, 1024 * scale, (8, 9)),
-        (
-            Datapath::TensorInt8,
-            "mma_int8",
-            8192.0,
-            1024 * scale,
-            (8, 0),
-        ),
-        (Datapath::TensorFp64, "mma_f64", 512.0, 2048 * scale, (8, 0)),
+    let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
+    let cases = [
+        (Kernel::MmaF16, 2048 * scale),
+        (Kernel::MmaBf16, 2048 * scale),
+        (Kernel::MmaTf32, 2048 * scale),
+        (Kernel::MmaFp8, 1024 * scale),
+        (Kernel::MmaInt8, 1024 * scale),
+        (Kernel::MmaF64, 2048 * scale),
     ];
-    for (d, name, per_mma, iters, min_cc) in cases {
-        if rig.cc < min_cc {
-            skipped.push(Skipped {
-                what: format!("{} own mma.sync kernel", d.label()),
-                reason: format!(
-                    "needs sm_{}{} or later; this GPU is sm_{}{}",
-                    min_cc.0, min_cc.1, rig.cc.0, rig.cc.1
-                ),
-            });
+    for (kernel, iterations) in cases {
+        let label = match kernel.work() {
+            kernels::Work::Mma { datapath, .. } => datapath.label(),
+            _ => kernel.entry(),
+        };
+        if rig.refused(kernel, format!("{label} own mma.sync kernel"), skipped) {
             continue;
         }
-        let f = rig.mma.function(name)?;
-        let sink = rig
-            .stream
-            .alloc_zeros::<u64>(1)
-            .map_err(drv("allocating"))?;
-        let t = rig.time(name, |r| {
-            let mut l = r.stream.launch_builder(&f);
-            // The sink and sentinel are typed per kernel; a zeroed 8-byte buffer and a sentinel
-            // of matching width that the result never equals serve them all.
-            l.arg(&iters).arg(&sink);
-            let (sf, si, sd) = (SENTINEL_F32, i32::MIN + 7, -1.234e300f64);
-            match d {
-                Datapath::TensorInt8 => l.arg(&si),
-                Datapath::TensorFp64 => l.arg(&sd),
-                _ => l.arg(&sf),
-            };
-            l.arg(&r.stamps);
-            // SAFETY: argument types and order match the mma kernels (the sink is at least
-            // as wide as the value stored).
-            #[allow(unsafe_code)]
-            unsafe { l.launch(cfg) }.map(drop).map_err(launch_err(name))
-        })?;
-        let flops = per_mma * 8.0 * f64::from(iters) * warps;
-        m.compute.push(peak(
-            d,
+        let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)?;
+        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+        m.compute.extend(peak(
             &t,
-            flops,
-            format!("own mma.sync kernel ({name}), 8 accumulators per warp"),
+            l.work(),
+            format!(
+                "own mma.sync kernel ({}), {MMA_ACC} accumulators per warp",
+                kernel.entry()
+            ),
         ));
     }
-    if rig.cc.0 >= 9 {
+    if rig.session.compute_capability().0 >= 9 {
         skipped.push(Skipped {
             what: "wgmma (Hopper warpgroup MMA) own kernels".into(),
             reason: "not implemented yet: on sm_90 our Tensor Core figures use mma.sync, which cannot reach the warpgroup datapath's peak; the cuBLASLt reference does".into(),
@@ -681,10 +389,12 @@ fn cublaslt(
         (Datapath::TensorInt8, (7, 5)),
         (Datapath::TensorFp64, (8, 0)),
     ];
+    let cc = rig.session.compute_capability();
     for (d, min_cc) in datapaths {
-        if rig.cc < min_cc {
+        let what = format!("{} cuBLASLt GEMM", d.label());
+        if cc < min_cc {
             skipped.push(Skipped {
-                what: format!("{} cuBLASLt GEMM", d.label()),
+                what,
                 reason: format!("needs sm_{}{} or later", min_cc.0, min_cc.1),
             });
             continue;
@@ -692,43 +402,39 @@ fn cublaslt(
         let Some(spec) = blaslt::Spec::tensor(d) else {
             continue;
         };
-        let mut g = match Gemm::new(&rig.stream, spec, (n, n, n)) {
+        let mut g = match Gemm::new(rig.session.stream(), spec, (n, n, n)) {
             Ok(g) => g,
             Err(e @ (BlasLtError::NoAlgorithm(_) | BlasLtError::Call { .. })) => {
                 skipped.push(Skipped {
-                    what: format!("{} cuBLASLt GEMM", d.label()),
+                    what,
                     reason: e.to_string(),
                 });
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
-        let flops = g.flops();
+        let work = LaunchWork {
+            flops: Some((d, g.flops())),
+            ..LaunchWork::default()
+        };
         let version = g.version;
-        let mut failure = None;
-        let t = rig.time(&format!("cuBLASLt {}", d.label()), |_| {
-            g.launch().map_err(|e| {
-                failure = Some(e.to_string());
-                MachineError::Driver {
-                    during: "cuBLASLt".into(),
-                    source: DriverError(cudarc::driver::sys::cudaError_enum::CUDA_ERROR_UNKNOWN),
-                }
-            })
-        });
-        match t {
+        // A failing GEMM launch means cuBLASLt cannot run this one here: skipped, with its
+        // error; a driver failure around it stops the run.
+        match rig.time(&format!("cuBLASLt {}", d.label()), |_| {
+            g.launch().map_err(MachineError::BlasLt)
+        }) {
             Ok(t) => {
-                let mut c = peak(d, &t, flops, format!("cuBLASLt {version} GEMM {n}³ (TN)"));
-                c.clock_hz = None;
-                c.reference = true;
-                m.compute.push(c);
+                if let Some(mut c) = peak(&t, work, format!("cuBLASLt {version} GEMM {n}³ (TN)")) {
+                    c.clock_hz = None;
+                    c.reference = true;
+                    m.compute.push(c);
+                }
             }
-            Err(e) => match failure {
-                Some(reason) => skipped.push(Skipped {
-                    what: format!("{} cuBLASLt GEMM", d.label()),
-                    reason,
-                }),
-                None => return Err(e),
-            },
+            Err(MachineError::BlasLt(e)) => skipped.push(Skipped {
+                what,
+                reason: e.to_string(),
+            }),
+            Err(e) => return Err(e),
         }
     }
     Ok(())
@@ -736,70 +442,65 @@ fn cublaslt(
 
 /// Launch overhead: launch-to-completion of an empty kernel (host wall time), back-to-back
 /// launches, and launches replayed from a CUDA graph.
-fn launch_overhead(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
-    let f: CudaFunction = rig.fma.function("empty")?;
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let launch = |s: &CudaStream| {
-        // SAFETY: `empty` takes no arguments.
-        #[allow(unsafe_code)]
-        unsafe { s.launch_builder(&f).launch(cfg) }
-            .map(drop)
-            .map_err(launch_err("empty"))
-    };
+fn launch_overhead(
+    rig: &mut Rig,
+    m: &mut Machine,
+    skipped: &mut Vec<Skipped>,
+) -> Result<(), MachineError> {
+    if rig.refused(
+        Kernel::Empty,
+        "launch overhead (empty kernel)".into(),
+        skipped,
+    ) {
+        return Ok(());
+    }
+    let empty = Empty::new(&rig.fma)?;
+    let s = &rig.session;
     let n = if rig.plan.quick { 200 } else { 1000 };
     for _ in 0..50 {
-        launch(&rig.stream)?;
+        empty.launch(s)?;
     }
-    rig.stream.synchronize().map_err(drv("synchronizing"))?;
+    s.synchronize("synchronizing")?;
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let t0 = Instant::now();
-        launch(&rig.stream)?;
-        rig.stream
-            .synchronize()
-            .map_err(drv("synchronizing after an empty kernel"))?;
+        empty.launch(s)?;
+        s.synchronize("synchronizing after an empty kernel")?;
         samples.push(t0.elapsed().as_secs_f64());
     }
     let batch = if rig.plan.quick { 2000 } else { 10_000 };
     let t0 = Instant::now();
     for _ in 0..batch {
-        launch(&rig.stream)?;
+        empty.launch(s)?;
     }
-    rig.stream
-        .synchronize()
-        .map_err(drv("synchronizing after back-to-back launches"))?;
+    s.synchronize("synchronizing after back-to-back launches")?;
     let back_to_back = t0.elapsed().as_secs_f64() / f64::from(batch);
     let graph_n = 1000u32;
-    rig.stream
+    let drv = crate::gpu::session::driver;
+    s.stream()
         .begin_capture(
             cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
         )
         .map_err(drv("beginning graph capture"))?;
     for _ in 0..graph_n {
-        launch(&rig.stream)?;
+        empty.launch(s)?;
     }
-    let graph = rig
-        .stream
+    let graph = s
+        .stream()
         .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
         .map_err(drv("ending graph capture"))?;
     let graph_s = match graph {
         Some(g) => {
             g.launch().map_err(drv("launching the graph"))?;
-            rig.stream.synchronize().map_err(drv("synchronizing"))?;
+            s.synchronize("synchronizing")?;
             let t0 = Instant::now();
             g.launch().map_err(drv("launching the graph"))?;
-            rig.stream
-                .synchronize()
-                .map_err(drv("synchronizing after the graph"))?;
+            s.synchronize("synchronizing after the graph")?;
             Some(t0.elapsed().as_secs_f64() / f64::from(graph_n))
         }
         None => None,
     };
-    let mut l = LaunchOverhead::new(median(&samples), Method::Empirical);
+    let mut l = LaunchOverhead::new(median_or_nan(&samples), Method::Empirical);
     l.back_to_back_s = Some(back_to_back);
     l.graph_s = graph_s;
     l.samples = samples;
@@ -809,72 +510,67 @@ fn launch_overhead(rig: &mut Rig, m: &mut Machine) -> Result<(), MachineError> {
 }
 
 /// Most FLOPs one sweep launch may execute.
-const FLOP_CAP: f64 = 4e9;
+pub const FLOP_CAP: f64 = 4e9;
+
+/// Repeats of one sweep point: enough sweeps for `traffic_target` bytes, but no more than
+/// [`FLOP_CAP`] FLOPs per launch (small sets run on few threads, and their high intensities
+/// would otherwise take a second each); at least one. `per_sweep` is one sweep's work.
+pub fn sweep_repeats(per_sweep: LaunchWork, traffic_target: f64) -> i32 {
+    let traffic = (traffic_target / per_sweep.bytes).floor().max(1.0);
+    let flop = (FLOP_CAP / per_sweep.flop_count()).floor().max(1.0);
+    let reps = traffic.min(flop);
+    if reps >= f64::from(i32::MAX) {
+        i32::MAX
+    } else {
+        reps as i32
+    }
+}
 
 /// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings.
-fn sweep(rig: &mut Rig, m: &mut Machine, bar: &indicatif::ProgressBar) -> Result<(), MachineError> {
+fn sweep(
+    rig: &mut Rig,
+    m: &mut Machine,
+    skipped: &mut Vec<Skipped>,
+    bar: &indicatif::ProgressBar,
+) -> Result<(), MachineError> {
     let sets = rig.plan.sweep_working_sets();
     let fpes = rig.plan.sweep_flops_per_element();
     let top = *sets.last().unwrap_or(&(1 << 30));
-    let buf = rig
-        .stream
-        .alloc_zeros::<u8>(top)
-        .map_err(drv(format!("allocating {} MiB for the sweep", top >> 20)))?;
-    let full = u64::from(rig.sms) * 2048;
+    let buf = rig.session.alloc_zeros::<u8>(top, "the sweep")?;
+    let full = u64::from(rig.session.sm_count()) * 2048;
     let traffic_target = if rig.plan.quick {
-        64u64 << 20
+        64.0 * 1048576.0
     } else {
-        256u64 << 20
+        256.0 * 1048576.0
     };
-    for (d, name, lanes) in [
-        (Datapath::Fp32, "ert_f32", 4.0),
-        (Datapath::Fp64, "ert_f64", 2.0),
-    ] {
-        let f = rig.ert.function(name)?;
+    for kernel in [Kernel::ErtF32, Kernel::ErtF64] {
+        let kernels::Work::Sweep { datapath, .. } = kernel.work() else {
+            continue;
+        };
+        if rig.refused(
+            kernel,
+            format!("{} ERT-style sweep", datapath.label()),
+            skipped,
+        ) {
+            bar.inc((sets.len() * fpes.len()) as u64);
+            continue;
+        }
         for &ws in &sets {
-            let n = (ws / 16) as u64;
-            let threads = n.min(full);
-            let block = 256u64.min(threads);
-            let cfg = LaunchConfig {
-                grid_dim: (
-                    u32::try_from(threads.div_ceil(block)).unwrap_or(u32::MAX),
-                    1,
-                    1,
-                ),
-                block_dim: (block as u32, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let traffic_reps = (traffic_target / (2 * ws as u64)).max(1);
+            let elements = (ws / VECTOR_BYTES as usize) as u64;
             for &fpe in &fpes {
-                let fmas: i32 = if fpe == 1 { 0 } else { (fpe / 2) as i32 };
-                // Enough sweeps for the traffic target, but no more than FLOP_CAP FLOPs per
-                // launch: small sets run on few threads, and their high intensities would
-                // otherwise take a second each.
-                let flop_reps = (FLOP_CAP / (n as f64 * lanes * f64::from(fpe))).max(1.0) as u64;
-                let reps = i32::try_from(traffic_reps.min(flop_reps)).unwrap_or(i32::MAX);
-                let t = rig.time(name, |r| {
-                    let mut l = r.stream.launch_builder(&f);
-                    l.arg(&buf).arg(&n).arg(&reps).arg(&fmas);
-                    let (a32, a64) = (1e-7f32, 1e-7f64);
-                    if d == Datapath::Fp32 {
-                        l.arg(&a32)
-                    } else {
-                        l.arg(&a64)
-                    };
-                    l.arg(&r.stamps);
-                    // SAFETY: argument types and order match the ert kernels; `buf` holds at
-                    // least `n` 16-byte vectors.
-                    #[allow(unsafe_code)]
-                    unsafe { l.launch(cfg) }.map(drop).map_err(launch_err(name))
-                })?;
-                let elements = f64::from(reps) * n as f64 * lanes;
+                let per_sweep =
+                    sweep_work(kernel, elements, 1, sweep_fmas(fpe)).unwrap_or_default();
+                let reps = sweep_repeats(per_sweep, traffic_target);
+                let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
+                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+                let work = l.work();
                 m.sweep.push(SweepPoint {
-                    datapath: d,
+                    datapath,
                     working_set_bytes: ws as f64,
                     flops_per_element: f64::from(fpe),
-                    flops: elements * f64::from(fpe),
-                    bytes: f64::from(reps) * n as f64 * 32.0,
-                    time_s: median(&t.times),
+                    flops: work.flop_count(),
+                    bytes: work.bytes,
+                    time_s: t.median_s(),
                 });
                 bar.inc(1);
             }
@@ -883,7 +579,7 @@ fn sweep(rig: &mut Rig, m: &mut Machine, bar: &indicatif::ProgressBar) -> Result
     // Plateaus of the FP32 sweep become "ERT" ceilings, beside the dedicated kernels'.
     let best = roofline_model::plateau::best_bandwidth_per_working_set(&m.sweep, Datapath::Fp32);
     let plateaus = roofline_model::plateau::detect(&best);
-    for (level, p) in roofline_model::plateau::attribute(&plateaus, rig.l2_bytes as f64) {
+    for (level, p) in roofline_model::plateau::attribute(&plateaus, rig.session.l2_bytes() as f64) {
         let mut c = BandwidthCeiling::new(level, p.bandwidth, Method::Empirical);
         c.implementation = Some(format!(
             "ERT-style sweep plateau, {} to {} working set ({} points)",
@@ -907,31 +603,19 @@ fn human_bytes(b: f64) -> String {
 }
 
 /// The device's identity and attributes as the bundle records them.
-fn describe(rig: &Rig, ordinal: usize) -> Result<Device, MachineError> {
-    let attr = |a| {
-        rig.ctx
-            .attribute(a)
-            .map_err(drv("reading a device attribute"))
-    };
-    let name = rig.ctx.name().map_err(drv("reading the device name"))?;
-    let mut d = Device::new(format!("gpu{ordinal}"), name);
-    d.compute_capability = Some(format!("{}.{}", rig.cc.0, rig.cc.1));
-    d.sm_count = Some(rig.sms);
-    d.sm_clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
-        .ok()
-        .filter(|k| *k > 0)
-        .map(|k| f64::from(k) * 1e3);
-    d.memory_clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
-        .ok()
-        .filter(|k| *k > 0)
-        .map(|k| f64::from(k) * 1e3);
-    d.memory_bus_width_bits = attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
-        .ok()
-        .and_then(|w| u32::try_from(w).ok())
-        .filter(|w| *w > 0);
-    d.memory_bytes = rig.ctx.total_mem().ok().map(|b| b as f64);
-    d.l2_bytes = Some(rig.l2_bytes as f64).filter(|b| *b > 0.0);
-    Ok(d)
+fn describe(s: &Session) -> Device {
+    let attr = |a| s.attribute(a).ok().filter(|k| *k > 0);
+    let cc = s.compute_capability();
+    let mut d = Device::new(format!("gpu{}", s.ordinal()), s.name());
+    d.compute_capability = Some(format!("{}.{}", cc.0, cc.1));
+    d.sm_count = Some(s.sm_count());
+    d.sm_clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).map(|k| f64::from(k) * 1e3);
+    d.memory_clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).map(|k| f64::from(k) * 1e3);
+    d.memory_bus_width_bits =
+        attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).and_then(|w| u32::try_from(w).ok());
+    d.memory_bytes = s.total_mem().map(|b| b as f64);
+    d.l2_bytes = Some(s.l2_bytes() as f64).filter(|b| *b > 0.0);
+    d
 }
 
 /// Theoretical ceilings: each compute datapath at the SM clock our own kernel observed on it (the
@@ -966,39 +650,29 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
     m.compute.extend(compute);
 }
 
-fn driver_versions() -> (Option<String>, Option<String>) {
-    let driver = std::fs::read_to_string("/proc/driver/nvidia/version")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .find(|w| {
-                    w.chars().next().is_some_and(|c| c.is_ascii_digit())
-                        && w.contains('.')
-                        && w.len() >= 6
-                })
-                .map(str::to_owned)
-        });
-    let mut v = 0i32;
-    // SAFETY: the driver library is loaded (a context exists) and `v` is a valid out pointer.
-    #[allow(unsafe_code)]
-    let ok = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
-        == cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS;
-    let cuda = ok.then(|| format!("{}.{}", v / 1000, (v % 1000) / 10));
-    (driver, cuda)
-}
-
 /// Measures device `ordinal`. Never panics on a driver failure: the phases measured before a
 /// failure are returned in a bundle marked incomplete, with the failure.
+///
+/// # Errors
+/// The session could not start or a microbenchmark could not be compiled.
 pub fn run(
     ordinal: usize,
     plan: Plan,
     provenance: roofline_model::bundle::Provenance,
 ) -> Result<Outcome, MachineError> {
     let started = Instant::now();
-    let mut rig = Rig::new(ordinal, plan)?;
-    let device = describe(&rig, ordinal)?;
+    let session = Session::new(ordinal)?;
+    let mut rig = Rig {
+        bandwidth: session.compile(Source::Bandwidth)?,
+        fma: session.compile(Source::Fma)?,
+        mma: session.compile(Source::Mma)?,
+        ert: session.compile(Source::Ert)?,
+        session,
+        plan,
+    };
+    let device = describe(&rig.session);
     let mut bundle = Bundle::new(provenance);
-    let (driver, cuda) = driver_versions();
+    let (driver, cuda) = crate::gpu::driver_versions();
     bundle.provenance.driver_version = driver;
     bundle.provenance.cuda_version = cuda;
     bundle.description = Some(format!(
@@ -1011,28 +685,21 @@ pub fn run(
         ..Machine::default()
     };
     let mut skipped = Vec::new();
-    type Phase = fn(
-        &mut Rig,
-        &mut Machine,
-        &mut Vec<Skipped>,
-        &indicatif::ProgressBar,
-    ) -> Result<(), MachineError>;
-    let phases: [(&'static str, u64, Phase); 7] = [
-        ("HBM", 1, |r, m, _, _| hbm(r, m)),
-        ("L2", 1, |r, m, _, _| l2(r, m)),
-        ("L1 and shared memory", 1, |r, m, _, _| l1_shared(r, m)),
-        ("CUDA-core FMA peaks", 1, |r, m, s, _| fma(r, m, s)),
-        ("Tensor Core mma.sync peaks", 1, |r, m, s, _| mma(r, m, s)),
-        ("cuBLASLt reference GEMMs", 1, |r, m, s, _| {
-            cublaslt(r, m, s)
-        }),
-        ("launch overhead", 1, |r, m, _, _| launch_overhead(r, m)),
+    type Phase = fn(&mut Rig, &mut Machine, &mut Vec<Skipped>) -> Result<(), MachineError>;
+    let phases: [(&'static str, Phase); 7] = [
+        ("HBM", hbm),
+        ("L2", l2),
+        ("L1 and shared memory", l1_shared),
+        ("CUDA-core FMA peaks", fma),
+        ("Tensor Core mma.sync peaks", mma),
+        ("cuBLASLt reference GEMMs", cublaslt),
+        ("launch overhead", launch_overhead),
     ];
     let mut failure = None;
     let overall = progress::bar(phases.len() as u64 + 1, "measuring");
-    for (name, _, phase) in phases {
+    for (name, phase) in phases {
         overall.set_message(name);
-        if let Err(e) = phase(&mut rig, &mut m, &mut skipped, &overall) {
+        if let Err(e) = phase(&mut rig, &mut m, &mut skipped) {
             failure = Some((name, e));
             break;
         }
@@ -1043,7 +710,7 @@ pub fn run(
         let points =
             (plan.sweep_working_sets().len() * plan.sweep_flops_per_element().len() * 2) as u64;
         let bar = progress::bar(points, "ERT-style sweep");
-        if let Err(e) = sweep(&mut rig, &mut m, &bar) {
+        if let Err(e) = sweep(&mut rig, &mut m, &mut skipped, &bar) {
             failure = Some(("ERT-style sweep", e));
         }
         bar.finish_and_clear();
@@ -1082,6 +749,34 @@ pub fn assemble(
     bundle.skipped = skipped;
     bundle.notes = notes;
     bundle
+}
+
+/// One bundle from the per-device bundles of `roofline machine --all-devices` (labelled, e.g.
+/// `gpu1`), joined by [`roofline_model::merge::merge`]: devices and machines side by side,
+/// complete only if every run is, notes and skipped items kept (notes prefixed by their
+/// device's label). A single device's bundle is kept as it is; `None` when there is none. The
+/// merged bundle keeps the first run's provenance (driver and CUDA versions).
+///
+/// # Errors
+/// The merge's, when two runs disagree about one device id.
+pub fn combine(
+    mut runs: Vec<(String, Bundle)>,
+) -> Result<Option<Bundle>, roofline_model::merge::MergeError> {
+    if runs.len() <= 1 {
+        return Ok(runs.pop().map(|(_, b)| b));
+    }
+    let provenance = runs[0].1.provenance.clone();
+    let mut b = roofline_model::merge::merge(&runs, provenance)?;
+    b.description = Some(format!(
+        "roofline machine: ceilings of {} GPUs ({})",
+        b.devices.len(),
+        b.devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(Some(b))
 }
 
 #[cfg(test)]
@@ -1186,10 +881,67 @@ mod tests {
         roofline_model::validate(&failed).unwrap();
     }
 
+    /// Hand counts (made-up unit-test sizes, not measurements): a sweep point runs enough
+    /// sweeps for the traffic target unless that exceeds the FLOP cap.
     #[test]
-    fn median_ignores_non_finite() {
-        assert_eq!(median(&[3.0, f64::NAN, 1.0, 2.0]), 2.0);
-        assert!(median(&[]).is_nan());
-        assert_eq!(median(&[1.0, 2.0]), 1.5);
+    fn sweep_repeats_respect_traffic_and_flop_caps() {
+        // 1 MiB of float4 at 1 FLOP per value: 2 MiB of traffic and 262,144 FLOPs per sweep;
+        // 256 MiB of traffic needs 128 sweeps, far under the cap.
+        let n = (1u64 << 20) / 16;
+        let w = sweep_work(Kernel::ErtF32, n, 1, sweep_fmas(1)).unwrap();
+        assert_eq!(sweep_repeats(w, 256.0 * 1048576.0), 128);
+        // At 1024 FLOPs per value one sweep is 2.7e8 FLOPs: the 4e9 cap allows 14.
+        let w = sweep_work(Kernel::ErtF32, n, 1, sweep_fmas(1024)).unwrap();
+        assert_eq!(w.flop_count(), 262_144.0 * 1024.0);
+        assert_eq!(sweep_repeats(w, 256.0 * 1048576.0), 14);
+        // A set larger than the target still runs once.
+        let big = sweep_work(Kernel::ErtF64, (2u64 << 30) / 16, 1, 0).unwrap();
+        assert_eq!(sweep_repeats(big, 64.0 * 1048576.0), 1);
+    }
+
+    /// Fixed unit-test inputs: two devices' runs become one bundle through the shared merge.
+    #[test]
+    fn devices_are_combined_by_the_shared_merge() {
+        use roofline_model::bundle::Provenance;
+        let run = |id: &str, name: &str, complete: bool| {
+            let mut b = Bundle::new(Provenance {
+                driver_version: Some("580.1".into()),
+                ..Provenance::default()
+            });
+            b.devices.push(Device::new(id, name));
+            b.machines.push(Machine {
+                device: id.into(),
+                ..Machine::default()
+            });
+            b.skipped.push(Skipped {
+                what: format!("{id} thing"),
+                reason: "why".into(),
+            });
+            b.notes.push("wall time of the run: 1.0 s".into());
+            b.complete = complete;
+            (id.to_string(), b)
+        };
+        assert!(combine(vec![]).unwrap().is_none());
+        let one = run("gpu0", "A", true);
+        assert_eq!(combine(vec![one.clone()]).unwrap(), Some(one.1.clone()));
+        let b = combine(vec![one, run("gpu1", "B", false)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.devices.len(), 2);
+        assert_eq!(b.machines.len(), 2);
+        assert_eq!(b.skipped.len(), 2);
+        assert!(!b.complete);
+        assert_eq!(b.provenance.driver_version.as_deref(), Some("580.1"));
+        assert!(
+            b.notes
+                .contains(&"gpu1: wall time of the run: 1.0 s".to_string())
+        );
+        assert_eq!(
+            b.description.as_deref(),
+            Some("roofline machine: ceilings of 2 GPUs (A, B)")
+        );
+        roofline_model::validate(&b).unwrap();
+        // The same id for two different GPUs is refused.
+        assert!(combine(vec![run("gpu0", "A", true), run("gpu0", "B", true)]).is_err());
     }
 }

@@ -245,26 +245,113 @@ fn a_missing_nvrtc_is_reported_before_measuring() {
 
 #[test]
 fn suite_arguments_are_checked_before_the_gpu() {
-    for (args, expected) in [
+    // clap refuses values outside the lists (exit status 2) and names the accepted ones.
+    for (args, expected, accepted) in [
         (
             &["suite", "rnn"][..],
-            "error: invalid arguments: unknown study \"rnn\": expected conv2d, lstm, gemm or all",
+            "error: invalid value 'rnn' for '[STUDY]'",
+            "[possible values: conv2d, lstm, gemm, all]",
         ),
         (
             &["suite", "--precision", "fp32,fp8"],
-            "error: invalid arguments: --precision \"fp8\": expected fp32, fp16 or bf16",
+            "error: invalid value 'fp8' for '--precision <PRECISION>'",
+            "[possible values: fp32, fp16, bf16]",
         ),
         (
             &["suite", "gemm", "--tensor", "maybe"],
-            "error: invalid arguments: --tensor \"maybe\": expected on, off or both",
-        ),
-        (
-            &["suite", "gemm", "--machine", "/nonexistent/m.json"],
-            "error: cannot read /nonexistent/m.json",
+            "error: invalid value 'maybe' for '--tensor <TENSOR>'",
+            "[possible values: on, off, both]",
         ),
     ] {
         let o = roofline(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        assert!(stderr(&o).starts_with(expected), "{args:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with(expected), "{args:?}: {e}");
+        assert!(e.contains(accepted), "{args:?}: {e}");
     }
+    let o = roofline(&["suite", "gemm", "--machine", "/nonexistent/m.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: cannot read /nonexistent/m.json"),
+        "{}",
+        stderr(&o)
+    );
 }
+
+/// A stand-in driver (a test double built here; no GPU figure comes from it) that reports one
+/// GPU named "Stub GPU" and answers the calls that open a timing session, and a stand-in NVRTC
+/// that exports none of NVRTC's compile functions: `roofline suite --machine` with a bundle for
+/// another GPU is refused by name, before anything is compiled (compiling through the stand-in
+/// NVRTC would panic), and nothing is written.
+#[test]
+fn a_machine_for_another_gpu_is_refused_before_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("stub.c");
+    std::fs::write(&src, STUB_DRIVER_WITH_ONE_GPU).unwrap();
+    build_stub_driver(dir.path(), &src);
+    let nvrtc = dir.path().join("nvrtc.c");
+    std::fs::write(
+        &nvrtc,
+        "int nvrtcVersion(int *a, int *b) { *a = 0; *b = 0; return 0; }\n",
+    )
+    .unwrap();
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(dir.path().join("libnvrtc.so"))
+        .arg(&nvrtc)
+        .status()
+        .expect("a C compiler (cc) is needed to build the stub NVRTC");
+    assert!(status.success());
+    let out = dir.path().join("s.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args(["suite", "gemm", "--machine"])
+        .arg(fixture(V100))
+        .arg("-o")
+        .arg(&out)
+        .env("LD_LIBRARY_PATH", dir.path())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.starts_with(
+            "error: cannot run the suite: --machine describes Tesla V100-SXM2-16GB, not this GPU \
+             (Stub GPU)"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(!out.exists());
+}
+
+/// The stand-in driver of the test above: success for every call a timing session makes,
+/// one device, compute capability 9.0, named "Stub GPU".
+const STUB_DRIVER_WITH_ONE_GPU: &str = r#"#include <string.h>
+typedef unsigned long long u64;
+int cuInit(unsigned int f) { (void)f; return 0; }
+int cuDeviceGetCount(int *n) { *n = 1; return 0; }
+int cuDeviceGet(int *d, int o) { *d = o; return 0; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; static int ctx; *c = &ctx; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+int cuDevicePrimaryCtxRelease(int d) { (void)d; return 0; }
+int cuDeviceGetAttribute(int *v, int a, int d) { (void)d;
+  switch (a) { case 75: *v = 9; break; case 76: *v = 0; break; default: *v = 0; } return 0; }
+int cuDeviceGetName(char *n, int len, int d) { (void)d; strncpy(n, "Stub GPU", len); return 0; }
+int cuCtxSetCurrent(void *c) { (void)c; return 0; }
+int cuCtxGetCurrent(void **c) { static int ctx; *c = &ctx; return 0; }
+int cuCtxSynchronize(void) { return 0; }
+int cuStreamCreate(void **s, unsigned int f) { (void)f; static int st; *s = &st; return 0; }
+int cuStreamDestroy_v2(void *s) { (void)s; return 0; }
+int cuStreamSynchronize(void *s) { (void)s; return 0; }
+int cuEventCreate(void **e, unsigned int f) { (void)f; static int ev[8]; static int i; *e = &ev[i++ % 8]; return 0; }
+int cuEventDestroy_v2(void *e) { (void)e; return 0; }
+static char mem[1 << 16];
+int cuMemAlloc_v2(u64 *p, size_t n) { (void)n; *p = (u64)mem; return 0; }
+int cuMemAllocAsync(u64 *p, size_t n, void *s) { (void)n; (void)s; *p = (u64)mem; return 0; }
+int cuMemFree_v2(u64 p) { (void)p; return 0; }
+int cuMemFreeAsync(u64 p, void *s) { (void)p; (void)s; return 0; }
+int cuMemsetD8Async(u64 p, unsigned char v, size_t n, void *s) { (void)p; (void)v; (void)n; (void)s; return 0; }
+int cuMemsetD8_v2(u64 p, unsigned char v, size_t n) { (void)p; (void)v; (void)n; return 0; }
+int cuGetErrorString(int e, const char **s) { (void)e; *s = "stub"; return 0; }
+int cuGetErrorName(int e, const char **s) { (void)e; *s = "STUB"; return 0; }
+"#;

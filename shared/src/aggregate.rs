@@ -190,7 +190,7 @@ fn finish(agg: &mut Kernel, mut acc: Acc) {
     let mean = agg.time.total_s / n;
     let var = acc.sum_sq / n - mean * mean;
     let median = if acc.all_single && !acc.singles.is_empty() {
-        Some(median(&mut acc.singles))
+        crate::stats::median(&acc.singles)
     } else {
         None
     };
@@ -206,19 +206,6 @@ fn finish(agg: &mut Kernel, mut acc: Acc) {
         // Rounding can push a tiny variance below zero.
         stddev_s: var.is_finite().then(|| var.max(0.0).sqrt()),
     });
-}
-
-/// The median of a non-empty slice (reorders it).
-fn median(v: &mut [f64]) -> f64 {
-    let mid = v.len() / 2;
-    let (_, m, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
-    let m = *m;
-    if v.len() % 2 == 1 {
-        m
-    } else {
-        let lower = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lower + m) / 2.0
-    }
 }
 
 /// Share of total time, `T_k / Σ T` (0 when the total is 0).

@@ -13,6 +13,7 @@
 //! - [`merge`]: joining bundles (one per rank);
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
+//! - [`stats`]: the one median of repeated measurements;
 //! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space.
 
 pub mod aggregate;
@@ -30,6 +31,7 @@ pub mod plateau;
 pub mod read;
 pub mod report;
 pub mod schema;
+pub mod stats;
 pub mod summary;
 pub mod theoretical;
 pub mod time_based;

@@ -56,17 +56,6 @@ pub fn best_bandwidth_per_working_set(sweep: &[SweepPoint], datapath: Datapath) 
     out
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
 /// Plateaus of `(working set, bandwidth)` points sorted by working set (rules 1 and 2).
 pub fn detect(points: &[(f64, f64)]) -> Vec<Plateau> {
     let mut plateaus = Vec::new();
@@ -77,14 +66,14 @@ pub fn detect(points: &[(f64, f64)]) -> Vec<Plateau> {
             plateaus.push(Plateau {
                 from_bytes: run[0].0,
                 to_bytes: run[run.len() - 1].0,
-                bandwidth: median(&bws),
+                bandwidth: crate::stats::median_or_nan(&bws),
                 points: run.len(),
             });
         }
     };
     for &p in points {
         if !run.is_empty() {
-            let m = median(&run.iter().map(|q| q.1).collect::<Vec<_>>());
+            let m = crate::stats::median_or_nan(&run.iter().map(|q| q.1).collect::<Vec<_>>());
             if (p.1 / m - 1.0).abs() > TOLERANCE {
                 close(&run, &mut plateaus);
                 run.clear();

@@ -139,17 +139,6 @@ fn with_prelude(script: &str) -> String {
     format!("{PRELUDE}{script}")
 }
 
-/// Median of a sample (sorts it).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        f64::midpoint(v[n / 2 - 1], v[n / 2])
-    }
-}
-
 /// The `q` quantile (nearest rank) of a sorted sample.
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     #[allow(
@@ -193,7 +182,7 @@ fn push_rows(
         rows.push(Row {
             what: (*label).into(),
             input: if i == 0 { input.into() } else { String::new() },
-            median_ms: median(v),
+            median_ms: roofline_model::stats::median_or_nan(v),
             worst_ms: worst,
             budget_ms: (i == 0).then_some(budget_ms),
         });
@@ -299,7 +288,8 @@ fn run() -> Result<Vec<Row>, String> {
         "  of which: the rest (DOM, layout, reactive work)",
     ];
     push_rows(&mut rows, &labels, &mut parts, &input, 1000.0);
-    let m = median(&mut hovers);
+    hovers.sort_by(f64::total_cmp);
+    let m = roofline_model::stats::median_or_nan(&hovers);
     rows.push(Row {
         what: "hover: pointer move → tooltip laid out (median, p95)".into(),
         input: format!("{} hovers on the chart above", hovers.len()),

@@ -1,7 +1,17 @@
-//! Finding the CUDA driver and a GPU, without panicking when there is none.
+//! The GPU layer: everything `machine` and `suite` do on a GPU goes through here.
 //!
-//! cudarc loads `libcuda` at run time and panics if it is missing, so we ask first whether the
-//! library can be loaded, and only then call into the driver, whose errors come back as values.
+//! - This module finds the CUDA driver and a GPU without panicking when there is none: cudarc
+//!   loads `libcuda` at run time and panics if it is missing, so we ask first whether the
+//!   library can be loaded, and only then call into the driver, whose errors come back as values.
+//! - [`session`]: one timing session (context, stream, events, warm-up and repeats, the SM
+//!   clock stamps) and the one error type of GPU work, [`DeviceError`].
+//! - [`launch`]: the typed launchers, one per kernel family, each with the work one launch does
+//!   from its kernel's work formula; the collector's one unsafe kernel launch.
+
+pub mod launch;
+pub mod session;
+
+pub use session::{DeviceError, Session, Timing};
 
 use cudarc::driver::result as cu;
 
@@ -108,4 +118,27 @@ pub fn identify(ordinal: u32) -> Result<GpuIdentity, GpuError> {
         name,
         compute_capability: format!("{major}.{minor}"),
     })
+}
+
+/// The driver's version (from `/proc/driver/nvidia/version`, Linux) and the CUDA version the
+/// driver supports (`cuDriverGetVersion`), when known. Call after a context exists.
+pub fn driver_versions() -> (Option<String>, Option<String>) {
+    let driver = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .find(|w| {
+                    w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                        && w.contains('.')
+                        && w.len() >= 6
+                })
+                .map(str::to_owned)
+        });
+    let mut v = 0i32;
+    // SAFETY: the driver library is loaded (a context exists) and `v` is a valid out pointer.
+    #[allow(unsafe_code)]
+    let ok = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
+        == cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS;
+    let cuda = ok.then(|| format!("{}.{}", v / 1000, (v % 1000) / 10));
+    (driver, cuda)
 }

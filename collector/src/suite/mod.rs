@@ -1,0 +1,534 @@
+//! `roofline suite`: the time-based roofline study of Wang et al. (2020), run natively: conv2d
+//! (cuDNN, every algorithm it offers, and our own direct and implicit-GEMM kernels; [`conv`]),
+//! LSTM (cuDNN's RNN, every algorithm, through [`crate::dnn`]; and our own step-by-step
+//! implementation: a cuBLASLt GEMM and a fused cell kernel per time step; [`lstm`]) and GEMM
+//! (cuBLASLt; [`gemm`]), in FP32, FP16 and BF16, Tensor Cores on and off.
+//!
+//! Every entry carries the analytical complexity of [`roofline_model::dl`] (F and the minimum B),
+//! its launch count n, the median time of repeats after warm-up (CUDA events,
+//! [`crate::gpu::Session::time_adaptive`]) with the spread in its tags, and its FLOPs on the
+//! datapath the configuration asks for (so the time-based bound uses that datapath's peak). A
+//! configuration that cannot run is recorded in `skipped` with why; so is one of our own kernels
+//! that cannot run on this GPU or that the SASS audit refused there ([`kernels::refusal`]).
+//!
+//! Tags beyond the sweep's: `implementation` (`cudnn`, `own`, `cublaslt`), `algorithm`,
+//! `precision`, `tensor`, `direction`; among one configuration's cuDNN algorithms, `fastest` on
+//! the one our timing found fastest and, for convolutions, `autotuned = cudnnFind` (with
+//! `cudnn_find_time_s`) on the one cuDNN's own search (`cudnnFindConvolution*Algorithm`, what
+//! frameworks' auto-tuning calls) picks.
+//!
+//! This module only describes what to measure: the GPU work itself is in [`crate::gpu`] and
+//! [`crate::dnn`].
+#![forbid(unsafe_code)]
+
+pub mod conv;
+pub mod gemm;
+pub mod lstm;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::cudnn::Cudnn;
+use roofline_model::bundle::{
+    Bundle, Complexity, DataSource, Datapath, Device, Kernel, Provenance, Skipped,
+};
+use roofline_model::dl::{self, Precision};
+use roofline_model::stats::median_or_nan;
+
+use crate::blaslt::BlasLtError;
+use crate::dnn::{DnnError, DnnHandle};
+use crate::gpu::session::Adaptive;
+use crate::gpu::{DeviceError, Session};
+use crate::kernels::{self, Compiled, Source};
+use crate::progress;
+
+/// One sweep of the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Study {
+    /// 2D convolutions.
+    Conv2d,
+    /// LSTM layers.
+    Lstm,
+    /// Matrix products.
+    Gemm,
+}
+
+impl Study {
+    /// Every study, in the order `all` runs them.
+    pub const ALL: [Study; 3] = [Study::Conv2d, Study::Lstm, Study::Gemm];
+}
+
+/// Tensor Cores on, off, or both (`--tensor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TensorMode {
+    /// Tensor Core math only.
+    On,
+    /// CUDA cores only.
+    Off,
+    /// Both, one entry each.
+    Both,
+}
+
+impl TensorMode {
+    /// The settings to run, Tensor Cores first.
+    pub fn settings(self) -> &'static [bool] {
+        match self {
+            TensorMode::On => &[true],
+            TensorMode::Off => &[false],
+            TensorMode::Both => &[true, false],
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The sweeps.
+    pub studies: Vec<Study>,
+    /// The precisions.
+    pub precisions: Vec<Precision>,
+    /// Tensor Cores on, off or both.
+    pub tensor: TensorMode,
+}
+
+/// What stopped a suite run.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// GPU work failed: a driver call, our kernels could not be compiled or loaded, a launch.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// cuBLASLt failed in a way that is not "unsupported here".
+    #[error(transparent)]
+    BlasLt(#[from] BlasLtError),
+    /// cuDNN failed in a way that is not "unsupported here".
+    #[error(transparent)]
+    Dnn(#[from] DnnError),
+    /// `--machine` describes other GPUs than this one; checked before anything is compiled.
+    #[error("--machine describes {}, not this GPU ({gpu})", described.join(", "))]
+    MachineMismatch {
+        /// This GPU's name.
+        gpu: String,
+        /// The names of the devices the `--machine` bundle describes.
+        described: Vec<String>,
+    },
+}
+
+/// The id of the device of `machine` (a `--machine` bundle) that is this GPU, by name.
+///
+/// # Errors
+/// [`SuiteError::MachineMismatch`] when none is.
+pub fn machine_device(machine: &Bundle, gpu: &str) -> Result<String, SuiteError> {
+    machine
+        .devices
+        .iter()
+        .find(|d| d.name == gpu)
+        .map(|d| d.id.clone())
+        .ok_or_else(|| SuiteError::MachineMismatch {
+            gpu: gpu.to_owned(),
+            described: machine.devices.iter().map(|d| d.name.clone()).collect(),
+        })
+}
+
+/// The datapath a configuration's FLOPs run on: Tensor Cores of its precision (TF32 for FP32)
+/// when `tensor`, else the CUDA-core datapath of its arithmetic.
+pub fn datapath(p: Precision, tensor: bool) -> Datapath {
+    match (p, tensor) {
+        (Precision::Fp32, true) => Datapath::TensorTf32,
+        (Precision::Fp16, true) => Datapath::TensorFp16,
+        (Precision::Bf16, true) => Datapath::TensorBf16,
+        (Precision::Fp32, false) => Datapath::Fp32,
+        (Precision::Fp16, false) => Datapath::Fp16,
+        (Precision::Bf16, false) => Datapath::Bf16,
+    }
+}
+
+/// One measured configuration, before it becomes a bundle entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Unique entry name (the aggregation key).
+    pub name: String,
+    /// Times of the repeats, seconds.
+    pub times: Vec<f64>,
+    /// Kernel launches per run.
+    pub launches: u64,
+    /// F and B.
+    pub complexity: Complexity,
+    /// The datapath its FLOPs run on.
+    pub datapath: Datapath,
+    /// Sweep parameter, value, algorithm, precision, tensor, direction, …
+    pub tags: BTreeMap<String, String>,
+}
+
+impl Measured {
+    /// The bundle entry: time = median of the repeats (the spread in tags `time_min_s`,
+    /// `time_max_s`, `repeats`), `launches` = n, the analytical complexity, and F on its datapath.
+    pub fn into_kernel(self, device: &str) -> Kernel {
+        let t = median_or_nan(&self.times);
+        let mut k = Kernel::new(self.name, t, DataSource::Suite);
+        k.device = Some(device.to_owned());
+        k.launches = self.launches;
+        k.complexity = Some(self.complexity);
+        k.flops.set(self.datapath, Some(self.complexity.flops));
+        k.tags = self.tags;
+        let min = self.times.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self.times.iter().copied().fold(0.0, f64::max);
+        k.tags.insert("time_min_s".into(), format!("{min:e}"));
+        k.tags.insert("time_max_s".into(), format!("{max:e}"));
+        k.tags
+            .insert("repeats".into(), self.times.len().to_string());
+        k.tags.insert("datapath".into(), self.datapath.key().into());
+        k
+    }
+}
+
+fn tags(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
+}
+
+fn on_off(tensor: bool) -> &'static str {
+    if tensor { "on" } else { "off" }
+}
+
+/// How a configuration is timed: one timed warm-up; then, for runs under 50 ms, a second
+/// warm-up and 7 timed repeats, for slower ones 3 (so that `suite all` stays within minutes).
+pub const SCHEDULE: Adaptive = Adaptive {
+    repeats: 7,
+    slow_s: 0.05,
+    slow_repeats: 3,
+};
+
+/// What every study needs: the session, our compiled DL kernels, the cuDNN handles.
+struct Rig {
+    session: Session,
+    dl: Compiled,
+    cudnn: Option<Arc<Cudnn>>,
+    dnn: Option<DnnHandle>,
+}
+
+impl Rig {
+    /// Times `run` on [`SCHEDULE`].
+    fn time(
+        &self,
+        what: &str,
+        run: impl FnMut(&Session) -> Result<(), Failure>,
+    ) -> Result<Vec<f64>, Failure> {
+        self.session.time_adaptive(what, SCHEDULE, run)
+    }
+
+    /// Skips a configuration that needs `kernel` when it cannot, or must not, run here.
+    fn usable(&self, kernel: kernels::Kernel) -> Result<(), Failure> {
+        match kernels::refusal(kernel, self.session.compute_capability()) {
+            Some(reason) => Err(Failure::Skip(reason)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A configuration either cannot run here (skipped, with why) or broke the device (fatal).
+enum Failure {
+    Skip(String),
+    Fatal(SuiteError),
+}
+
+impl From<SuiteError> for Failure {
+    fn from(e: SuiteError) -> Self {
+        Failure::Fatal(e)
+    }
+}
+
+impl From<DeviceError> for Failure {
+    /// Running out of device memory skips the configuration; any other GPU failure is fatal.
+    fn from(e: DeviceError) -> Self {
+        if e.is_out_of_memory() {
+            Failure::Skip(format!("out of GPU memory: {e}"))
+        } else {
+            Failure::Fatal(e.into())
+        }
+    }
+}
+
+/// The result of a run.
+pub struct Outcome {
+    /// The bundle (incomplete if a fatal error stopped the run).
+    pub bundle: Bundle,
+    /// The error that stopped it.
+    pub failure: Option<SuiteError>,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+}
+
+fn record(
+    out: &mut Vec<Measured>,
+    skipped: &mut Vec<Skipped>,
+    what: String,
+    result: Result<Measured, Failure>,
+) -> Result<(), SuiteError> {
+    match result {
+        Ok(m) => out.push(m),
+        Err(Failure::Skip(reason)) => skipped.push(Skipped { what, reason }),
+        Err(Failure::Fatal(e)) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Marks the fastest of `out[from..]` (by median time) with `fastest = true`.
+fn mark_fastest(out: &mut [Measured], from: usize) {
+    let best = out
+        .iter()
+        .enumerate()
+        .skip(from)
+        .map(|(i, m)| (median_or_nan(&m.times), i))
+        .filter(|(t, _)| t.is_finite())
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((_, i)) = best {
+        out[i].tags.insert("fastest".into(), "true".into());
+    }
+}
+
+const NO_CUDNN: &str = "libcudnn could not be loaded (install cuDNN or add it to LD_LIBRARY_PATH)";
+
+/// Runs the plan on device `ordinal`. `machine` (from `--machine`) provides the device entry and
+/// ceilings; it must describe this GPU, which is checked before anything is compiled. Fatal
+/// errors stop the run and the bundle so far is returned marked incomplete.
+///
+/// # Errors
+/// Setting up the context or compiling the kernels failed; a `--machine` for another GPU.
+pub fn run(
+    ordinal: usize,
+    plan: &Plan,
+    provenance: Provenance,
+    machine: Option<Bundle>,
+) -> Result<Outcome, SuiteError> {
+    let started = Instant::now();
+    let session = Session::new(ordinal)?;
+    let name = session.name().to_owned();
+    let (mut bundle, device_id) = match machine {
+        Some(mut m) => {
+            let id = machine_device(&m, &name)?;
+            m.provenance = provenance;
+            m.kernels.clear();
+            m.skipped.clear();
+            m.notes = vec!["devices and machines copied from the --machine bundle".into()];
+            (m, id)
+        }
+        None => {
+            let cc = session.compute_capability();
+            let mut b = Bundle::new(provenance);
+            let mut d = Device::new(format!("gpu{ordinal}"), name.clone());
+            d.compute_capability = Some(format!("{}.{}", cc.0, cc.1));
+            b.devices.push(d);
+            b.notes.push(
+                "no --machine given: the bundle has no ceilings, so no time-based bound; merge a \
+                 `roofline machine` bundle or open one beside it in the viewer"
+                    .into(),
+            );
+            (b, format!("gpu{ordinal}"))
+        }
+    };
+    let mut skipped = Vec::new();
+    let cudnn_present = crate::dnn::present();
+    let cudnn = if cudnn_present {
+        match Cudnn::new(Arc::clone(session.stream())) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                skipped.push(Skipped {
+                    what: "every cuDNN convolution".into(),
+                    reason: format!("cuDNN could not start: {:?}", e.0),
+                });
+                None
+            }
+        }
+    } else {
+        skipped.push(Skipped {
+            what: "every cuDNN convolution".into(),
+            reason: NO_CUDNN.into(),
+        });
+        None
+    };
+    let dnn = if cudnn_present {
+        match DnnHandle::new(Arc::clone(session.stream())) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                skipped.push(Skipped {
+                    what: "every cuDNN LSTM and convolution search".into(),
+                    reason: format!("cuDNN could not start: {e}"),
+                });
+                None
+            }
+        }
+    } else {
+        skipped.push(Skipped {
+            what: "every cuDNN LSTM and convolution search".into(),
+            reason: NO_CUDNN.into(),
+        });
+        None
+    };
+    let rig = Rig {
+        dl: session.compile(Source::Dl)?,
+        session,
+        cudnn,
+        dnn,
+    };
+    bundle.description = Some(format!(
+        "roofline suite on {name}: the time-based roofline study (Wang et al. 2020)"
+    ));
+    let mut measured = Vec::new();
+    let mut failure = None;
+    for study in &plan.studies {
+        let (len, title) = match study {
+            Study::Conv2d => (dl::conv2d_study().len() * 3, "conv2d"),
+            Study::Lstm => (dl::lstm_study().len(), "LSTM"),
+            Study::Gemm => (dl::gemm_study().len(), "GEMM"),
+        };
+        let bar = progress::bar(len as u64, title);
+        let r = match study {
+            Study::Conv2d => conv::study(&rig, plan, &mut measured, &mut skipped, &bar),
+            Study::Lstm => lstm::study(&rig, plan, &mut measured, &mut skipped, &bar),
+            Study::Gemm => gemm::study(&rig, plan, &mut measured, &mut skipped, &bar),
+        };
+        bar.finish_and_clear();
+        if let Err(e) = r {
+            failure = Some(e);
+            break;
+        }
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    bundle.kernels = measured
+        .into_iter()
+        .map(|m| m.into_kernel(&device_id))
+        .collect();
+    bundle.skipped.extend(skipped);
+    bundle
+        .notes
+        .push(format!("wall time of the run: {wall_s:.1} s"));
+    bundle.notes.push(
+        "cuDNN entries (convolutions and LSTMs) count 1 launch per call, a lower bound: most \
+         algorithms launch several kernels (an LSTM's standard algorithm one or more per time \
+         step); profile them to know n"
+            .into(),
+    );
+    if let Some(e) = &failure {
+        bundle.notes.push(format!("incomplete: {e}"));
+    }
+    bundle.complete = failure.is_none();
+    Ok(Outcome {
+        bundle,
+        failure,
+        wall_s,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_map_to_datapaths() {
+        assert_eq!(datapath(Precision::Fp32, true), Datapath::TensorTf32);
+        assert_eq!(datapath(Precision::Bf16, false), Datapath::Bf16);
+        assert_eq!(TensorMode::Both.settings(), [true, false]);
+        assert_eq!(TensorMode::Off.settings(), [false]);
+    }
+
+    /// A `--machine` bundle for another GPU is refused by name, listing what it describes.
+    #[test]
+    fn a_machine_for_another_gpu_is_refused() {
+        let mut m = Bundle::new(Provenance::default());
+        m.devices.push(Device::new("gpu0", "NVIDIA H100 80GB HBM3"));
+        m.devices.push(Device::new("gpu1", "NVIDIA A100-SXM4-40GB"));
+        assert_eq!(machine_device(&m, "NVIDIA A100-SXM4-40GB").unwrap(), "gpu1");
+        let e = machine_device(&m, "Tesla V100-SXM2-16GB").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--machine describes NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-40GB, not this GPU \
+             (Tesla V100-SXM2-16GB)"
+        );
+        assert!(matches!(e, SuiteError::MachineMismatch { .. }));
+        let empty = Bundle::new(Provenance::default());
+        assert!(machine_device(&empty, "x").is_err());
+    }
+
+    #[test]
+    fn the_fastest_of_a_group_is_marked() {
+        let m = |name: &str, times: Vec<f64>| Measured {
+            name: name.into(),
+            times,
+            launches: 1,
+            complexity: dl::Gemm { m: 1, n: 1, k: 1 }.complexity(4.0),
+            datapath: Datapath::Fp32,
+            tags: BTreeMap::new(),
+        };
+        let mut out = vec![
+            m("before", vec![1e-9]),
+            m("a", vec![3.0, 2.0, 1.0]),
+            m("b", vec![1.5]),
+            m("c", vec![]),
+        ];
+        mark_fastest(&mut out, 1);
+        let marked: Vec<_> = out
+            .iter()
+            .filter(|m| m.tags.contains_key("fastest"))
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(marked, ["b"]);
+    }
+
+    /// Fixed unit-test inputs (not measurements): an entry carries median time, n, F on its
+    /// datapath, B, and the spread; the time-based analysis then bounds it.
+    #[test]
+    fn measured_entries_become_bounded_kernels() {
+        use roofline_model::bundle::{
+            BandwidthCeiling, ComputeCeiling, LaunchOverhead, Machine, MemoryLevel, Method,
+        };
+        let g = dl::Gemm {
+            m: 1024,
+            n: 1024,
+            k: 1024,
+        };
+        let m = Measured {
+            name: "gemm 1024³ fp16 tensor on cuBLASLt".into(),
+            times: vec![3e-5, 1e-5, 2e-5],
+            launches: 1,
+            complexity: g.complexity(2.0),
+            datapath: Datapath::TensorFp16,
+            tags: tags(&[("study", "gemm".into())]),
+        };
+        let k = m.into_kernel("gpu0");
+        assert_eq!(k.time.total_s, 2e-5);
+        assert_eq!(
+            k.flops.get(Datapath::TensorFp16),
+            Some(2.0 * 1024f64.powi(3))
+        );
+        assert_eq!(k.tags["repeats"], "3");
+        assert_eq!(k.tags["time_min_s"], "1e-5");
+        let mut b = Bundle::new(Provenance::default());
+        b.devices.push(Device::new("gpu0", "Unit-test GPU"));
+        let mut mach = Machine {
+            device: "gpu0".into(),
+            ..Machine::default()
+        };
+        mach.compute.push(ComputeCeiling::new(
+            Datapath::TensorFp16,
+            500e12,
+            Method::Empirical,
+        ));
+        mach.bandwidth.push(BandwidthCeiling::new(
+            MemoryLevel::Hbm,
+            3e12,
+            Method::Empirical,
+        ));
+        mach.launch_overhead = Some(LaunchOverhead::new(4e-6, Method::Empirical));
+        b.machines.push(mach);
+        b.kernels.push(k);
+        roofline_model::validate(&b).unwrap();
+        let a = roofline_model::analysis::analyze(&b, &b.kernels);
+        let bound = a[0].time_bound.unwrap();
+        // F / P = 2^31 / 5e14 = 4.3 µs; B / BW = 6 MiB / 3e12 = 2.1 µs; n·t_launch = 4 µs.
+        assert!((bound.bound_s - 2.0 * 1024f64.powi(3) / 500e12).abs() < 1e-12);
+        assert_eq!(bound.region, roofline_model::time_based::Region::Compute);
+    }
+}
