@@ -568,6 +568,27 @@ pub fn compile(
     Ok(Compiled { source, module })
 }
 
+/// The SASS audit's results (`cargo xtask sass`; the format is in [`crate::sass::table`]).
+const SASS_AUDIT: &str = include_str!("../../kernels/sass-audit.tsv");
+
+/// Why the collector must not time `kernel` on `arch` (`sm_90`), from the SASS audit embedded in
+/// the binary: it failed there under some audited toolkit (a census mismatch, emulation such as
+/// FP8 through FP16 Tensor Cores, spills, dead code), or the architecture lacks its hardware.
+/// `None` when it passed under every toolkit, or when no toolkit audited `arch` (a newer GPU:
+/// the run goes ahead, unproven).
+pub fn audit_refusal(kernel: Kernel, arch: &str) -> Option<String> {
+    static TABLE: std::sync::OnceLock<Result<crate::sass::table::Table, String>> =
+        std::sync::OnceLock::new();
+    let table = TABLE
+        .get_or_init(|| crate::sass::table::Table::parse(SASS_AUDIT).map_err(|e| e.to_string()));
+    match table {
+        Ok(t) => t.refusal(kernel, arch),
+        // Unreachable while the unit test below parses the embedded table; refuse rather than
+        // time an unaudited kernel.
+        Err(e) => Some(format!("the embedded SASS audit is unreadable: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

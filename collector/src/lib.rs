@@ -22,6 +22,7 @@ pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
+pub mod sass;
 
 pub mod suite;
 
