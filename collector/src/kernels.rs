@@ -688,6 +688,36 @@ mod tests {
         }
     }
 
+    /// The embedded SASS audit parses, covers every kernel on every architecture the collector
+    /// supports (sm_70 to sm_90) under some toolkit, and refuses what it failed.
+    #[test]
+    fn the_embedded_sass_audit_covers_every_kernel_and_refuses_its_failures() {
+        use crate::sass::audit::Verdict;
+        let t = crate::sass::table::Table::parse(SASS_AUDIT).expect("the embedded table parses");
+        for arch in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"] {
+            for k in Kernel::all() {
+                let rows: Vec<_> = t
+                    .rows
+                    .iter()
+                    .filter(|r| r.arch == arch && r.kernel == k.entry())
+                    .collect();
+                assert!(!rows.is_empty(), "{} on {arch} was not audited", k.entry());
+                let failed = rows.iter().any(|r| r.verdict != Verdict::Pass);
+                assert_eq!(
+                    audit_refusal(k, arch).is_some(),
+                    failed,
+                    "{} {arch}",
+                    k.entry()
+                );
+            }
+        }
+        // Kernels for newer hardware are stubs on older GPUs, refused there.
+        assert!(audit_refusal(Kernel::MmaBf16, "sm_70").is_some());
+        assert!(audit_refusal(Kernel::FmaF32, "sm_90").is_none());
+        // An architecture no toolkit audited is not refused.
+        assert!(audit_refusal(Kernel::FmaF32, "sm_120").is_none());
+    }
+
     #[test]
     fn program_starts_with_the_prelude() {
         for s in Source::ALL {

@@ -254,10 +254,21 @@ fn access_name(access: Access) -> &'static str {
     }
 }
 
-/// Audits one kernel for `arch`, given its disassembly and `ptxas -v` resources (`None` when the
-/// cubin has no such function).
+/// Audits one kernel for `arch` against its formula ([`Kernel::work`]), given its disassembly and
+/// `ptxas -v` resources (`None` when the cubin has no such function).
 pub fn audit(
     kernel: Kernel,
+    arch: &str,
+    function: Option<&Function>,
+    resources: Option<Resources>,
+) -> Finding {
+    audit_with(kernel, kernel.work(), arch, function, resources)
+}
+
+/// [`audit`] against a given formula `work` (the tests give wrong ones).
+pub fn audit_with(
+    kernel: Kernel,
+    work: Work,
     arch: &str,
     function: Option<&Function>,
     resources: Option<Resources>,
@@ -307,7 +318,7 @@ pub fn audit(
     } else {
         reasons.push("ptxas -v reported nothing for it".into());
     }
-    let (census_text, mut work_reasons) = check_work(kernel, f);
+    let (census_text, mut work_reasons) = check_work(kernel, work, f);
     finding.census = census_text;
     reasons.append(&mut work_reasons);
     if !reasons.is_empty() {
@@ -318,7 +329,7 @@ pub fn audit(
 }
 
 /// The census of the timed loop and every way it departs from the formula.
-fn check_work(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
+fn check_work(kernel: Kernel, work: Work, f: &Function) -> (String, Vec<String>) {
     let mut reasons = Vec::new();
     let local_in = |l: Loop, reasons: &mut Vec<String>| {
         let n = f.body(l).filter(|i| is_local(i)).count();
@@ -328,7 +339,7 @@ fn check_work(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
             ));
         }
     };
-    match kernel.work() {
+    match work {
         Work::Fma {
             datapath,
             lanes: _,
@@ -354,7 +365,7 @@ fn check_work(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
             };
             let family = |i: &Instruction| is_fma(i) || is_conversion(i);
             let Some((l, _)) = timed_loop(f, family) else {
-                return ("none".into(), vec![no_loop_reason(f, family, what)]);
+                return ("none".into(), vec![no_loop_reason(f, wanted, what)]);
             };
             let body: Vec<&Instruction> = f.body(l).collect();
             let n = body.iter().filter(|i| wanted(i)).count();
@@ -477,7 +488,7 @@ fn check_work(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
             let Some((fl, n)) = timed_loop(f, fma) else {
                 return ("none".into(), vec![no_loop_reason(f, fma, what)]);
             };
-            if n % lanes as usize != 0 {
+            if !n.is_multiple_of(lanes as usize) {
                 reasons.push(format!(
                     "{n} {what} per pass of the FMA loop, not a multiple of the {lanes} lanes of a vector"
                 ));
@@ -595,7 +606,7 @@ fn check_work(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
 fn mismatch(found: usize, expected: u32, what: &str) -> String {
     let how = if found == 0 {
         " (dead code: the work was eliminated)".to_string()
-    } else if found > expected as usize && expected > 0 && found % expected as usize == 0 {
+    } else if found > expected as usize && expected > 0 && found.is_multiple_of(expected as usize) {
         format!(" (the loop is unrolled ×{})", found / expected as usize)
     } else {
         String::new()
