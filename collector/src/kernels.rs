@@ -716,6 +716,12 @@ mod tests {
         assert!(audit_refusal(Kernel::FmaF32, "sm_90").is_none());
         // An architecture no toolkit audited is not refused.
         assert!(audit_refusal(Kernel::FmaF32, "sm_120").is_none());
+        // The report is the rendering of this very table (no hand edit of either).
+        assert_eq!(
+            include_str!("../../docs/kernels-sass.md"),
+            t.to_markdown(),
+            "docs/kernels-sass.md is not the rendering of kernels/sass-audit.tsv: run `cargo xtask sass`"
+        );
     }
 
     #[test]

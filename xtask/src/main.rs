@@ -566,7 +566,7 @@ fn ensure_nvidia_tools(cache: &Path) -> Result<(), String> {
                     let err = String::from_utf8_lossy(&out.stderr);
                     let tail: Vec<&str> = err.lines().rev().take(6).collect();
                     return Err(format!(
-                        "pip could not download {}=={} from the Python package index (is it reachable? a proxy set in PIP_INDEX_URL?):\n{}",
+                        "pip could not download {}=={} from the Python package index (is it reachable from here? pip honours PIP_INDEX_URL and the proxy variables):\n{}",
                         w.name,
                         w.version,
                         tail.into_iter().rev().collect::<Vec<_>>().join("\n")

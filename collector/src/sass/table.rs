@@ -297,8 +297,9 @@ const MARKDOWN_HEAD: &str = "# SASS audit of the kernels
 
 Written by `cargo xtask sass`; do not edit by hand. `cargo xtask test` (CI) audits afresh and fails
 on any difference with this file or with `kernels/sass-audit.tsv`, the same table that the
-collector embeds (`kernels::audit_refusal`): a kernel that fails here, on an architecture, is not
-timed there, and the bundle records it under `skipped` with the reason below.
+collector embeds: `kernels::audit_refusal` refuses a kernel that fails here on the device's
+architecture, with the reason below, for the collector to record under `skipped` instead of timing
+it.
 
 How: every source of `kernels/` is compiled by the collector's own `kernels::compile_ptx` (NVRTC,
 the exact options a GPU run uses) for each architecture, assembled with `ptxas -v` (registers,
