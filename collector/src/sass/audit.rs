@@ -112,6 +112,7 @@ fn is_key(i: &Instruction) -> bool {
                 | "LDL"
                 | "STL"
                 | "MUFU"
+                | "CALL"
         )
         || is_conversion(i)
 }
@@ -337,6 +338,13 @@ fn check_work(kernel: Kernel, work: Work, f: &Function) -> (String, Vec<String>)
             reasons.push(format!(
                 "local memory: {n} LDL/STL in the timed loop (registers spilled or an array in local memory)"
             ));
+        }
+        // A microbenchmark's loop is straight-line work; a call (a slow path such as 64-bit
+        // division) is overhead the formula does not count. The DL kernels are timed whole, so
+        // their calls are only reported in the census.
+        let calls = f.body(l).filter(|i| i.base() == "CALL").count();
+        if calls > 0 && !matches!(work, Work::Analytical) {
+            reasons.push(format!("{calls} CALL in the timed loop"));
         }
     };
     match work {

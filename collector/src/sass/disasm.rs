@@ -146,7 +146,12 @@ pub fn parse(text: &str) -> Result<Vec<Function>, ParseError> {
                 name: name.to_string(),
                 ..Function::default()
             });
-        } else if line.starts_with(".L") && line.ends_with(':') && !line.contains(' ') {
+        } else if (line.starts_with(".L") || line.starts_with('$'))
+            && line.ends_with(':')
+            && !line.contains(' ')
+        {
+            // Local labels, and the subroutines the compiler appends to a kernel
+            // (`$__internal_0_$__cuda_sm20_div_s64:`), whose code counts as the kernel's.
             pending.push(line.trim_end_matches(':').to_string());
         } else if let Some(rest) = line.strip_prefix("/*") {
             let (offset, rest) = rest

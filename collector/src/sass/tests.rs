@@ -214,6 +214,16 @@ fn a_spill_fails() {
         ))
     });
     red(&check(Kernel::FmaF32, "sm_90", &text), "local memory");
+    // A call in the loop.
+    let text = edit_at(FMA_F32_SM90, at, |l| {
+        Some(format!(
+            "{l}\n        /*{at:04x}*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_div_s64) ;"
+        ))
+    });
+    red(
+        &check(Kernel::FmaF32, "sm_90", &text),
+        "1 CALL in the timed loop",
+    );
 }
 
 #[test]
