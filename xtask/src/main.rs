@@ -10,7 +10,7 @@
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
-//! - `cargo xtask sass [--check]`: the SASS audit of every CUDA kernel, without a driver or GPU
+//! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
 //!   (`sass` below); writes `docs/kernels-sass.md` and `kernels/sass-audit.tsv`, or with `--check`
 //!   (as `test` runs it) fails when they differ from a fresh audit.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
@@ -27,7 +27,10 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
-        Some("sass") => sass(args.iter().any(|a| a == "--check")),
+        Some("sass") => sass(
+            args.iter().any(|a| a == "--check"),
+            args.iter().any(|a| a == "--keep"),
+        ),
         Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
@@ -41,7 +44,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
             );
             return ExitCode::from(2);
         }
@@ -175,7 +178,7 @@ fn test() -> Result<(), String> {
     let (p, f) = run_counting_tests("CUDA kernels' index arithmetic on the CPU (C++20)", c)?;
     passed += p;
     failed += f;
-    sass(true)?;
+    sass(true, false)?;
     ensure_browser()?;
     build_web()?;
     let mut c = cargo();
@@ -601,8 +604,9 @@ fn ensure_nvidia_tools(cache: &Path) -> Result<(), String> {
 
 /// The SASS audit: installs the pinned NVIDIA wheels, runs `roofline-sass-audit` once per
 /// toolkit (both at once, one NVRTC each), then renders `docs/kernels-sass.md` and
-/// `kernels/sass-audit.tsv`, or with `check` fails if they differ from the fresh result.
-fn sass(check: bool) -> Result<(), String> {
+/// `kernels/sass-audit.tsv`, or with `check` fails if they differ from the fresh result. With
+/// `keep`, every PTX, cubin, `ptxas -v` report and listing stays under `listings/` in the cache.
+fn sass(check: bool, keep: bool) -> Result<(), String> {
     let started = std::time::Instant::now();
     let cache = tools_cache();
     ensure_nvidia_tools(&cache)?;
@@ -642,6 +646,9 @@ fn sass(check: bool) -> Result<(), String> {
             .arg(out.join(format!("{}.tsv", tk.name)));
         for a in tk.archs {
             c.args(["--arch", a]);
+        }
+        if keep {
+            c.arg("--keep").arg(cache.join("listings"));
         }
         let child = c
             .spawn()
