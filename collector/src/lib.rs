@@ -25,6 +25,7 @@ pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
+pub mod sass;
 
 pub mod suite;
 

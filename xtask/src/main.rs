@@ -12,6 +12,9 @@
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
 //! - `cargo xtask wheel [x86_64|aarch64|all]`: the `roofline` binary as a manylinux2014 Python
 //!   wheel, built with maturin (see `wheel.rs`); `test` builds, installs and runs this machine's.
+//! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
+//!   (`sass` below); writes `docs/kernels-sass.md` and `kernels/sass-audit.tsv`, or with `--check`
+//!   (as `test` runs it) fails when they differ from a fresh audit.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
 
@@ -29,6 +32,10 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
         Some("wheel") => wheel::build(&args[1..]).map(|_| ()),
+        Some("sass") => sass(
+            args.iter().any(|a| a == "--check"),
+            args.iter().any(|a| a == "--keep"),
+        ),
         Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
@@ -42,7 +49,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|wheel>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass|wheel>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)"
             );
             return ExitCode::from(2);
         }
@@ -176,6 +183,7 @@ fn test() -> Result<(), String> {
     let (p, f) = run_counting_tests("CUDA kernels' index arithmetic on the CPU (C++20)", c)?;
     passed += p;
     failed += f;
+    sass(true, false)?;
     wheel::check()?;
     ensure_browser()?;
     build_web()?;
@@ -401,5 +409,294 @@ fn serve(dist: &Path, port: u16) -> Result<(), String> {
         let _ = stream.flush();
         let _ = stream.shutdown(std::net::Shutdown::Write);
     }
+    Ok(())
+}
+
+/// One file taken from a pinned wheel of the Python package index: `(member, destination)`,
+/// the destination relative to the toolkit's directory.
+type Extract = (&'static str, &'static str);
+
+/// A pinned wheel and the files the audit takes from it.
+struct Wheel {
+    name: &'static str,
+    version: &'static str,
+    files: &'static [Extract],
+}
+
+/// A set of NVIDIA tools (NVRTC, ptxas, nvdisasm) the audit runs, and the architectures it
+/// audits with them.
+struct Toolkit {
+    name: &'static str,
+    description: &'static str,
+    archs: &'static [&'static str],
+    /// The NVRTC library, linked as `lib/libnvrtc.so` (the name cudarc loads).
+    nvrtc: &'static str,
+    wheels: &'static [Wheel],
+}
+
+/// The toolkits audited. CUDA 12.9 is the last to compile for sm_70 (Volta); its nvdisasm is not
+/// published on its own, so the one inside Triton's wheel (12.8) reads its cubins. CUDA 13.0 is
+/// what current GPU hosts run; NVRTC 13 refuses sm_70, which the report records.
+const TOOLKITS: [Toolkit; 2] = [
+    Toolkit {
+        name: "cuda-12.9",
+        description: "NVRTC 12.9.86 (nvidia-cuda-nvrtc-cu12), ptxas 12.9.86 (nvidia-cuda-nvcc-cu12), nvdisasm 12.8.55 (from triton 3.3.1)",
+        archs: &[
+            "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+        ],
+        nvrtc: "libnvrtc.so.12",
+        wheels: &[
+            Wheel {
+                name: "nvidia-cuda-nvrtc-cu12",
+                version: "12.9.86",
+                files: &[
+                    ("nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "lib/libnvrtc.so.12"),
+                    (
+                        "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.9",
+                        "lib/libnvrtc-builtins.so.12.9",
+                    ),
+                ],
+            },
+            Wheel {
+                name: "nvidia-cuda-nvcc-cu12",
+                version: "12.9.86",
+                files: &[("nvidia/cuda_nvcc/bin/ptxas", "bin/ptxas")],
+            },
+            Wheel {
+                name: "triton",
+                version: "3.3.1",
+                files: &[("triton/backends/nvidia/bin/nvdisasm", "bin/nvdisasm")],
+            },
+        ],
+    },
+    Toolkit {
+        name: "cuda-13.0",
+        description: "NVRTC 13.0.88 (nvidia-cuda-nvrtc), ptxas 13.0.88 (nvidia-cuda-nvcc), nvdisasm 13.5.37 (nvidia-cuda-nvdisasm)",
+        archs: &[
+            "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+        ],
+        nvrtc: "libnvrtc.so.13",
+        wheels: &[
+            Wheel {
+                name: "nvidia-cuda-nvrtc",
+                version: "13.0.88",
+                files: &[
+                    ("nvidia/cu13/lib/libnvrtc.so.13", "lib/libnvrtc.so.13"),
+                    (
+                        "nvidia/cu13/lib/libnvrtc-builtins.so.13.0",
+                        "lib/libnvrtc-builtins.so.13.0",
+                    ),
+                ],
+            },
+            Wheel {
+                name: "nvidia-cuda-nvcc",
+                version: "13.0.88",
+                files: &[("nvidia/cu13/bin/ptxas", "bin/ptxas")],
+            },
+            Wheel {
+                name: "nvidia-cuda-nvdisasm",
+                version: "13.5.37",
+                files: &[("nvidia/cu13/bin/nvdisasm", "bin/nvdisasm")],
+            },
+        ],
+    },
+];
+
+/// Where the wheels and the tools taken from them are kept: `$ROOFLINE_TOOLS_CACHE`, else
+/// `nvidia-tools/` in the cargo target directory.
+fn tools_cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ROOFLINE_TOOLS_CACHE") {
+        return PathBuf::from(dir);
+    }
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root().join("target"), PathBuf::from)
+        .join("nvidia-tools")
+}
+
+/// The Python that runs pip (and unzips the wheels): `python3`, or `python`.
+fn python() -> Result<String, String> {
+    for py in ["python3", "python"] {
+        let ok = Command::new(py)
+            .args(["-m", "pip", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Ok(py.into());
+        }
+    }
+    Err("the SASS audit installs NVIDIA's compiler tools as Python wheels, and needs pip: install python3 and python3-pip (no GPU or driver is needed)".into())
+}
+
+/// The wheel file of `w` in `dir`, if it was downloaded.
+fn find_wheel(dir: &Path, w: &Wheel) -> Option<PathBuf> {
+    let prefix = format!("{}-{}-", w.name.replace('-', "_"), w.version);
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
+        })
+}
+
+/// Downloads the pinned wheels (once) and takes the tools of each toolkit out of them.
+fn ensure_nvidia_tools(cache: &Path) -> Result<(), String> {
+    let wheels = cache.join("wheels");
+    std::fs::create_dir_all(&wheels).map_err(|e| format!("{}: {e}", wheels.display()))?;
+    for tk in &TOOLKITS {
+        let dir = cache.join(tk.name);
+        let stamp = dir.join(".complete");
+        let pins: String = tk
+            .wheels
+            .iter()
+            .map(|w| format!("{}=={}\n", w.name, w.version))
+            .collect();
+        if std::fs::read_to_string(&stamp).is_ok_and(|s| s == pins) {
+            continue;
+        }
+        let py = python()?;
+        for w in tk.wheels {
+            if find_wheel(&wheels, w).is_none() {
+                eprintln!("==> pip download {}=={}", w.name, w.version);
+                let out = Command::new(&py)
+                    .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+                    .args(["--python-version", "3.12"])
+                    .args(["--platform", "manylinux_2_27_x86_64"])
+                    .args(["--platform", "manylinux_2_28_x86_64"])
+                    .args(["--platform", "manylinux2014_x86_64"])
+                    .args(["--platform", "manylinux_2_17_x86_64"])
+                    .arg(format!("{}=={}", w.name, w.version))
+                    .arg("-d")
+                    .arg(&wheels)
+                    .output()
+                    .map_err(|e| format!("could not start pip: {e}"))?;
+                if !out.status.success() || find_wheel(&wheels, w).is_none() {
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    let tail: Vec<&str> = err.lines().rev().take(6).collect();
+                    return Err(format!(
+                        "pip could not download {}=={} from the Python package index (is it reachable from here? pip honours PIP_INDEX_URL and the proxy variables):\n{}",
+                        w.name,
+                        w.version,
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    ));
+                }
+            }
+            let wheel = find_wheel(&wheels, w).ok_or("the wheel vanished")?;
+            // Python's zipfile takes only the few files needed out of each wheel.
+            let script = "import os, sys, zipfile\n\
+                z = zipfile.ZipFile(sys.argv[1])\n\
+                for member, dest in zip(sys.argv[2::2], sys.argv[3::2]):\n\
+                \x20   os.makedirs(os.path.dirname(dest), exist_ok=True)\n\
+                \x20   with open(dest + '.tmp', 'wb') as f:\n\
+                \x20       f.write(z.read(member))\n\
+                \x20   os.chmod(dest + '.tmp', 0o755)\n\
+                \x20   os.replace(dest + '.tmp', dest)\n";
+            let mut c = Command::new(&py);
+            c.arg("-c").arg(script).arg(&wheel);
+            for (member, dest) in w.files {
+                c.arg(member).arg(dir.join(dest));
+            }
+            run(&format!("unpack {}=={}", w.name, w.version), c)?;
+        }
+        let link = dir.join("lib/libnvrtc.so");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(tk.nvrtc, &link)
+            .map_err(|e| format!("{}: {e}", link.display()))?;
+        std::fs::write(&stamp, pins).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    }
+    Ok(())
+}
+
+/// The SASS audit: installs the pinned NVIDIA wheels, runs `roofline-sass-audit` once per
+/// toolkit (both at once, one NVRTC each), then renders `docs/kernels-sass.md` and
+/// `kernels/sass-audit.tsv`, or with `check` fails if they differ from the fresh result. With
+/// `keep`, every PTX, cubin, `ptxas -v` report and listing stays under `listings/` in the cache.
+fn sass(check: bool, keep: bool) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let cache = tools_cache();
+    ensure_nvidia_tools(&cache)?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "-p",
+        "roofline-collector",
+        "--bin",
+        "roofline-sass-audit",
+    ]);
+    run("build roofline-sass-audit", c)?;
+    let bin = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root().join("target"), PathBuf::from)
+        .join("debug/roofline-sass-audit");
+    let out = cache.join("out");
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("\n==> SASS audit ({} toolkits at once)", TOOLKITS.len());
+    let mut children = Vec::new();
+    for tk in &TOOLKITS {
+        let dir = cache.join(tk.name);
+        let mut c = Command::new(&bin);
+        c.current_dir(root())
+            .env("LD_LIBRARY_PATH", dir.join("lib"))
+            .args([
+                "audit",
+                "--toolkit",
+                tk.name,
+                "--description",
+                tk.description,
+            ])
+            .arg("--ptxas")
+            .arg(dir.join("bin/ptxas"))
+            .arg("--nvdisasm")
+            .arg(dir.join("bin/nvdisasm"))
+            .arg("--out")
+            .arg(out.join(format!("{}.tsv", tk.name)));
+        for a in tk.archs {
+            c.args(["--arch", a]);
+        }
+        if keep {
+            c.arg("--keep").arg(cache.join("listings"));
+        }
+        let child = c
+            .spawn()
+            .map_err(|e| format!("could not start {}: {e}", bin.display()))?;
+        children.push((tk.name, child));
+    }
+    let mut failed = Vec::new();
+    for (name, mut child) in children {
+        match child.wait() {
+            Ok(s) if s.success() => {}
+            Ok(s) => failed.push(format!("{name} ({s})")),
+            Err(e) => failed.push(format!("{name} ({e})")),
+        }
+    }
+    if !failed.is_empty() {
+        return Err(format!("the SASS audit failed: {}", failed.join(", ")));
+    }
+    let mut c = Command::new(&bin);
+    c.current_dir(root()).arg("render");
+    for tk in &TOOLKITS {
+        c.arg("--input").arg(out.join(format!("{}.tsv", tk.name)));
+    }
+    c.args([
+        "--table",
+        "kernels/sass-audit.tsv",
+        "--markdown",
+        "docs/kernels-sass.md",
+    ]);
+    if check {
+        c.arg("--check");
+    }
+    run(
+        if check {
+            "check docs/kernels-sass.md and kernels/sass-audit.tsv against the fresh audit"
+        } else {
+            "write docs/kernels-sass.md and kernels/sass-audit.tsv"
+        },
+        c,
+    )?;
+    eprintln!(
+        "SASS audit done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -1,0 +1,256 @@
+//! `roofline-sass-audit`: the SASS audit of every kernel (see `roofline_collector::sass`), run by
+//! `cargo xtask sass` with one toolkit's NVRTC on the library path; kept out of the user's
+//! `roofline` CLI.
+//!
+//! - `audit --toolkit NAME --description TEXT --ptxas PATH --nvdisasm PATH --arch sm_XY… --out
+//!   FILE`: compiles every source with `kernels::compile_ptx` (the NVRTC on `LD_LIBRARY_PATH`)
+//!   for each architecture, assembles with `ptxas -v`, disassembles with `nvdisasm -c`, audits
+//!   every kernel and writes the rows (`sass::table`). No driver, no GPU.
+//! - `render --input FILE… --table PATH --markdown PATH [--check]`: merges the rows of each
+//!   toolkit into the embedded table and the Markdown report, or with `--check` compares them
+//!   with the files and fails on any difference.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use roofline_collector::kernels::{self, Kernel, KernelError, Source};
+use roofline_collector::sass::{audit, disasm, ptxas, table};
+
+#[derive(Parser)]
+#[command(about = "SASS audit of the collector's CUDA kernels (run by `cargo xtask sass`)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Audits every kernel with one toolkit.
+    Audit {
+        /// The toolkit's name in the table (`cuda-12.9`).
+        #[arg(long)]
+        toolkit: String,
+        /// Its tool versions, for the report.
+        #[arg(long)]
+        description: String,
+        /// `ptxas`.
+        #[arg(long)]
+        ptxas: PathBuf,
+        /// `nvdisasm`.
+        #[arg(long)]
+        nvdisasm: PathBuf,
+        /// The architectures (`sm_90`), repeated.
+        #[arg(long = "arch", required = true)]
+        archs: Vec<String>,
+        /// Where the rows go.
+        #[arg(long)]
+        out: PathBuf,
+        /// Also keep every PTX, cubin, `ptxas -v` report and listing in this directory.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
+    /// Merges the toolkits' rows into the table and the report (or checks them).
+    Render {
+        /// The rows of each toolkit, in order.
+        #[arg(long = "input", required = true)]
+        inputs: Vec<PathBuf>,
+        /// The embedded table (`kernels/sass-audit.tsv`).
+        #[arg(long)]
+        table: PathBuf,
+        /// The report (`docs/kernels-sass.md`).
+        #[arg(long)]
+        markdown: PathBuf,
+        /// Compare with the files instead of writing them; fail on a difference.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Audit {
+            toolkit,
+            description,
+            ptxas,
+            nvdisasm,
+            archs,
+            out,
+            keep,
+        } => run_audit(
+            &toolkit,
+            &description,
+            &ptxas,
+            &nvdisasm,
+            &archs,
+            &out,
+            keep.as_deref(),
+        ),
+        Cmd::Render {
+            inputs,
+            table,
+            markdown,
+            check,
+        } => render(&inputs, &table, &markdown, check),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roofline-sass-audit: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a tool and returns its standard output and error together, or its failure.
+fn tool(cmd: &mut Command) -> Result<String> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("could not start {cmd:?}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        bail!("{cmd:?} failed ({}):\n{text}", out.status);
+    }
+    Ok(text)
+}
+
+fn run_audit(
+    toolkit: &str,
+    description: &str,
+    ptxas_bin: &Path,
+    nvdisasm_bin: &Path,
+    archs: &[String],
+    out: &Path,
+    keep: Option<&Path>,
+) -> Result<()> {
+    if !kernels::nvrtc_present() {
+        bail!(
+            "NVRTC (libnvrtc.so) is not on the library path; `cargo xtask sass` installs it and sets LD_LIBRARY_PATH"
+        );
+    }
+    let scratch = tempfile::tempdir().context("a temporary directory")?;
+    let mut t = table::Table::default();
+    t.toolkits.push((toolkit.into(), description.into()));
+    for arch in archs {
+        let dir = keep.unwrap_or(scratch.path()).join(toolkit).join(arch);
+        std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+        let started = std::time::Instant::now();
+        for source in Source::ALL {
+            let ptx = match kernels::compile_ptx(source, arch) {
+                Ok(p) => p,
+                Err(KernelError::Compile { log, .. })
+                    if log.contains("invalid value for --gpu-architecture") =>
+                {
+                    t.unsupported.push((
+                        toolkit.into(),
+                        arch.clone(),
+                        "NVRTC: invalid value for --gpu-architecture".into(),
+                    ));
+                    break;
+                }
+                Err(e) => return Err(e).context(format!("{toolkit}, {arch}")),
+            };
+            let stem = source.file().trim_end_matches(".cu");
+            let ptx_path = dir.join(format!("{stem}.ptx"));
+            let cubin = dir.join(format!("{stem}.cubin"));
+            // Scratch files of the audit, not results: written straight (the table and the report
+            // go through io::write_atomic).
+            std::fs::write(&ptx_path, ptx.to_src())
+                .with_context(|| format!("{}", ptx_path.display()))?;
+            let report = tool(
+                Command::new(ptxas_bin)
+                    .arg(format!("-arch={arch}"))
+                    .arg("-v")
+                    .arg(&ptx_path)
+                    .arg("-o")
+                    .arg(&cubin),
+            )?;
+            let listing = tool(Command::new(nvdisasm_bin).arg("-c").arg(&cubin))?;
+            if keep.is_some() {
+                std::fs::write(dir.join(format!("{stem}.ptxas.txt")), &report)?;
+                std::fs::write(dir.join(format!("{stem}.sass")), &listing)?;
+            }
+            let resources = ptxas::parse(&report)
+                .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
+            let functions = disasm::parse(&listing)
+                .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
+            for kernel in Kernel::all().into_iter().filter(|k| k.source() == source) {
+                let f = functions.iter().find(|f| f.name == kernel.entry());
+                let r = resources.get(kernel.entry()).copied();
+                let finding = audit::audit(kernel, arch, f, r);
+                t.rows.push(table::Row::new(toolkit, &finding));
+            }
+        }
+        eprintln!(
+            "{toolkit} {arch}: audited in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    roofline_collector::io::write_atomic(out, t.to_tsv().as_bytes())
+        .with_context(|| format!("{}", out.display()))?;
+    Ok(())
+}
+
+fn render(inputs: &[PathBuf], table_path: &Path, markdown: &Path, check: bool) -> Result<()> {
+    let mut t = table::Table::default();
+    for input in inputs {
+        let text =
+            std::fs::read_to_string(input).with_context(|| format!("{}", input.display()))?;
+        t.extend(table::Table::parse(&text).with_context(|| format!("{}", input.display()))?);
+    }
+    let outputs = [(table_path, t.to_tsv()), (markdown, t.to_markdown())];
+    let mut stale = Vec::new();
+    for (path, fresh) in &outputs {
+        if check {
+            let committed = std::fs::read_to_string(path).unwrap_or_default();
+            if &committed != fresh {
+                let first = committed
+                    .lines()
+                    .zip(fresh.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or_else(|| committed.lines().count().min(fresh.lines().count()));
+                stale.push(format!(
+                    "{} differs from a fresh audit from line {}:\n  committed: {}\n  fresh:     {}",
+                    path.display(),
+                    first + 1,
+                    committed.lines().nth(first).unwrap_or("(end of file)"),
+                    fresh.lines().nth(first).unwrap_or("(end of file)")
+                ));
+            }
+        } else {
+            roofline_collector::io::write_atomic(path, fresh.as_bytes())
+                .with_context(|| format!("{}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    if !stale.is_empty() {
+        bail!(
+            "{}\nrun `cargo xtask sass` and commit the result",
+            stale.join("\n")
+        );
+    }
+    let fails = t
+        .rows
+        .iter()
+        .filter(|r| r.verdict == audit::Verdict::Fail)
+        .count();
+    eprintln!(
+        "{} kernel × architecture × toolkit audited: {} pass, {fails} fail, {} absent",
+        t.rows.len(),
+        t.rows
+            .iter()
+            .filter(|r| r.verdict == audit::Verdict::Pass)
+            .count(),
+        t.rows
+            .iter()
+            .filter(|r| r.verdict == audit::Verdict::Absent)
+            .count()
+    );
+    Ok(())
+}

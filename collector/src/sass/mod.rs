@@ -1,0 +1,17 @@
+//! The SASS audit: proof, without a GPU, that every kernel of `kernels/` executes what its work
+//! formula ([`crate::kernels::Work`]) counts. NVIDIA's compiler tools (NVRTC, `ptxas`,
+//! `nvdisasm`) run on any x86-64 machine; the `roofline-sass-audit` binary drives them and this
+//! module reads their output and judges it. Pure functions: no process, no file.
+//!
+//! - [`ptxas`]: `ptxas -v` statistics (registers, spills);
+//! - [`disasm`]: `nvdisasm` listings (functions, instructions, loops);
+//! - [`audit`]: the census of each kernel's timed loop against its formula, and the verdict;
+//! - [`table`]: the results as the embedded table and the Markdown report.
+
+pub mod audit;
+pub mod disasm;
+pub mod ptxas;
+pub mod table;
+
+#[cfg(test)]
+mod tests;
