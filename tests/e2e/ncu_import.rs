@@ -308,3 +308,38 @@ fn a_capture_in_another_launch_order_is_joined_per_kernel_name() {
         assert_eq!(n.flops.total(), k.flops.total(), "{}", k.name);
     }
 }
+
+#[test]
+fn the_deepcam_kernels_get_distinct_display_names() {
+    let launches = ncu::join(captures()).unwrap();
+    let imported = ncu::to_kernels(
+        &launches,
+        &ImportOptions {
+            convention: Convention::Study2020,
+            arch: Some(Arch::Volta),
+            source: DataSource::Import,
+        },
+    )
+    .unwrap();
+    let mut bundle = Bundle::new(Provenance::default());
+    bundle.kernels = imported.kernels;
+    let report = roofline_model::report::Report::new(&bundle);
+    let short: std::collections::BTreeSet<String> =
+        report.kernels.iter().map(|k| k.short_name()).collect();
+    assert!(
+        short.len() < 45,
+        "shortened names collide ({})",
+        short.len()
+    );
+    let names = report.display_names();
+    let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), 45, "{names:#?}");
+    let rows = report.rows(&bundle);
+    let csv_names: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.display_name.as_str()).collect();
+    assert_eq!(csv_names.len(), 45);
+    // Printed for review with --nocapture.
+    for n in &names {
+        println!("{n}");
+    }
+}
