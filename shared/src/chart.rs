@@ -481,6 +481,17 @@ impl Analysed {
         }
     }
 
+    /// Display names of [`Analysed::kernels`] (by index), told apart where shortened names
+    /// collide ([`crate::names::disambiguate`]).
+    pub fn display_names(&self) -> Vec<String> {
+        let entries: Vec<(String, &str)> = self
+            .kernels
+            .iter()
+            .map(|k| (k.short_name(), k.name.as_str()))
+            .collect();
+        crate::names::disambiguate(&entries)
+    }
+
     /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
     pub fn report(&self) -> crate::report::Report {
         crate::report::Report {
@@ -628,7 +639,7 @@ fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
 }
 
 fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
-    let names = p.report().display_names();
+    let names = p.display_names();
     drawn
         .iter()
         .enumerate()

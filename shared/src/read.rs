@@ -284,7 +284,13 @@ fn diagnose(text: &str, typed: Option<&serde_json::Error>) -> ReadError {
 struct Head {
     not_an_object: Option<&'static str>,
     version: Option<serde_json::Value>,
-    bytes: Vec<(usize, serde_json::Value)>,
+    bytes: Vec<(usize, BytesProblem)>,
+}
+
+/// A kernel's `bytes` that is not an object of levels: a bare number, or unknown level names.
+enum BytesProblem {
+    BareNumber(String),
+    UnknownLevels(Vec<String>),
 }
 
 /// Implements `visit_*` for every JSON value kind, giving `$v` for all but maps and sequences.
@@ -348,8 +354,8 @@ impl<'de> serde::Deserialize<'de> for Head {
     }
 }
 
-/// The `bytes` of each kernel of a `kernels` array (nothing when it is not an array).
-struct KernelBytes(Vec<(usize, serde_json::Value)>);
+/// The `bytes` problems of the kernels of a `kernels` array (none when it is not an array).
+struct KernelBytes(Vec<(usize, BytesProblem)>);
 
 impl<'de> serde::Deserialize<'de> for KernelBytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -389,8 +395,8 @@ impl<'de> serde::Deserialize<'de> for KernelBytes {
     }
 }
 
-/// One kernel's `bytes`, if it is an object that has one.
-struct BytesOf(Option<serde_json::Value>);
+/// One kernel's `bytes` problem, if it is an object whose `bytes` has one.
+struct BytesOf(Option<BytesProblem>);
 
 impl<'de> serde::Deserialize<'de> for BytesOf {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -415,12 +421,70 @@ impl<'de> serde::Deserialize<'de> for BytesOf {
                 let mut bytes = None;
                 while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
                     if key == "bytes" {
-                        bytes = Some(a.next_value()?);
+                        bytes = a.next_value::<BytesCheck>()?.0;
                     } else {
                         a.next_value::<serde::de::IgnoredAny>()?;
                     }
                 }
                 Ok(BytesOf(bytes))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Checks a `bytes` value as it streams by, allocating only for a problem.
+struct BytesCheck(Option<BytesProblem>);
+
+impl<'de> serde::Deserialize<'de> for BytesCheck {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BytesCheck;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(v.to_string()))))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(v.to_string()))))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                let n = serde_json::Number::from_f64(v)
+                    .map_or_else(|| v.to_string(), |n| n.to_string());
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(n))))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(BytesCheck(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut unknown = Vec::new();
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    a.next_value::<serde::de::IgnoredAny>()?;
+                    if !matches!(key.as_ref(), "l1" | "l2" | "hbm") {
+                        unknown.push(key.into_owned());
+                    }
+                }
+                Ok(BytesCheck(
+                    (!unknown.is_empty()).then_some(BytesProblem::UnknownLevels(unknown)),
+                ))
             }
         }
         d.deserialize_any(V)
@@ -591,38 +655,25 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), ReadError> {
 
 /// A kernel whose `bytes` is a bare number, or an object without any known level, gets a
 /// specific message rather than serde's generic one.
-fn check_bytes_levels(kernel_bytes: &[(usize, serde_json::Value)]) -> Result<(), ReadError> {
-    let mut issues = Vec::new();
-    for (i, bytes) in kernel_bytes {
-        let path = format!("$.kernels[{i}].bytes");
-        match bytes {
-            serde_json::Value::Number(n) => issues.push(Issue {
-                path,
-                problem: Problem::BytesWithoutLevel(format!("got a bare number {n}")),
+fn check_bytes_levels(kernel_bytes: &[(usize, BytesProblem)]) -> Result<(), ReadError> {
+    let issues: Vec<Issue> = kernel_bytes
+        .iter()
+        .map(|(i, p)| Issue {
+            path: format!("$.kernels[{i}].bytes"),
+            problem: Problem::BytesWithoutLevel(match p {
+                BytesProblem::BareNumber(n) => format!("got a bare number {n}"),
+                BytesProblem::UnknownLevels(unknown) => format!(
+                    "unknown level{} {}",
+                    if unknown.len() == 1 { "" } else { "s" },
+                    unknown
+                        .iter()
+                        .map(|k| format!("{k:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }),
-            serde_json::Value::Object(o) => {
-                let unknown: Vec<&String> = o
-                    .keys()
-                    .filter(|k| !matches!(k.as_str(), "l1" | "l2" | "hbm"))
-                    .collect();
-                if !unknown.is_empty() {
-                    issues.push(Issue {
-                        path,
-                        problem: Problem::BytesWithoutLevel(format!(
-                            "unknown level{} {}",
-                            if unknown.len() == 1 { "" } else { "s" },
-                            unknown
-                                .iter()
-                                .map(|k| format!("{k:?}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
+        })
+        .collect();
     if issues.is_empty() {
         Ok(())
     } else {
