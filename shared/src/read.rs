@@ -222,39 +222,80 @@ fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
 /// Parses and validates a bundle from JSON text (a leading byte-order mark is allowed).
 ///
 /// A 100,000-launch bundle parses in one typed pass (see `benches/analysis.rs`); when that fails,
-/// the diagnosing pass costs less than it: one pass over the text that keeps only the version and
-/// each kernel's `bytes` (no document tree), then a scan up to the typed pass's error for its
-/// JSON path.
+/// the diagnosing pass costs less than it: a scan of the text up to the typed pass's error (no
+/// document tree, no allocation per token) for its JSON path and the version.
 ///
 /// # Errors
 /// Any [`ReadError`]; the message names the line and column or the JSON path of the problem.
 pub fn parse_bundle(text: &str) -> Result<Bundle, ReadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // A well-formed bundle of this version goes straight into the types, in one pass. Anything
-    // else is diagnosed below, from that pass's error and a lighter pass that finds syntax
-    // errors, the version and the bytes levels; both accept exactly the same documents.
+    // A well-formed bundle of this version goes straight into the types, in one pass; only that
+    // pass accepts. Anything else is diagnosed from that pass's error (see `diagnose`).
     match serde_json::from_str::<Bundle>(text) {
         Ok(bundle) if bundle.schema_version == SCHEMA_VERSION => {
             validate(&bundle)?;
             Ok(bundle)
         }
-        Ok(_) => Err(diagnose(text, None)),
-        Err(e) => Err(diagnose(text, Some(&e))),
+        Ok(bundle) => Err(check_version(Some(&bundle.schema_version.into()))
+            .err()
+            .unwrap_or(ReadError::MissingVersion)),
+        Err(e) => Err(diagnose(text, &e)),
     }
 }
 
-/// Why a document the typed pass refused (`typed` is its error; `None` when it read a bundle of
-/// another version) is not a bundle: syntax first, then the top level, the version, the bytes
-/// levels, and last the typed pass's own error with its JSON path.
-fn diagnose(text: &str, typed: Option<&serde_json::Error>) -> ReadError {
+/// Why a document the typed pass refused (`typed` is its error) is not a bundle.
+///
+/// Errors before the typed pass's stopped it, so only what comes before that point is looked
+/// at: a scan of the text up to it finds the JSON path, the top-level `schema_version` (a bundle
+/// of another version is refused for that, not for its fields) and, for an error inside a
+/// kernel's `bytes`, that value (for a specific message). Only when the version is not before
+/// the error does a lighter full pass ([`diagnose_fully`]) look for it.
+fn diagnose(text: &str, typed: &serde_json::Error) -> ReadError {
+    if matches!(typed.classify(), Category::Syntax | Category::Eof) {
+        return syntax_error(text, typed);
+    }
+    let offset = offset_of(text, typed.line(), typed.column());
+    let found = scan(text, offset);
+    let Some(at) = found.version_at else {
+        return diagnose_fully(text, typed, found.path);
+    };
+    if let Err(e) = check_version(value_at::<serde_json::Value>(text, at).as_ref()) {
+        return e;
+    }
+    if let Some(at) = found.kernel_bytes_at
+        && let Some(BytesCheck(Some(problem))) = value_at::<BytesCheck>(text, at)
+    {
+        let i = found
+            .path
+            .trim_start_matches("$.kernels[")
+            .split(']')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if let Err(e) = check_bytes_levels(&[(i, problem)]) {
+            return e;
+        }
+    }
+    shape_error(typed, found.path)
+}
+
+fn shape_error(typed: &serde_json::Error, path: String) -> ReadError {
+    ReadError::Shape {
+        path,
+        line: typed.line(),
+        column: typed.column(),
+        message: strip_position(&typed.to_string()),
+    }
+}
+
+/// The full diagnosis, for a document whose version is not before the typed pass's error: one
+/// light pass over the whole text (no document tree) for syntax errors, the top level's kind,
+/// the version and the kernels' bytes levels, then the typed pass's error at `path`.
+fn diagnose_fully(text: &str, typed: &serde_json::Error, path: String) -> ReadError {
     let head = match serde_json::from_str::<Head>(text) {
         Ok(h) => h,
         Err(e) => return syntax_error(text, &e),
     };
-    if let Some(e) = typed.filter(|e| matches!(e.classify(), Category::Syntax | Category::Eof)) {
-        // Numbers beyond a double: skipped unread by the lighter pass, refused by the typed one.
-        return syntax_error(text, e);
-    }
     if let Some(found) = head.not_an_object {
         return ReadError::NotAnObject { found };
     }
@@ -264,18 +305,7 @@ fn diagnose(text: &str, typed: Option<&serde_json::Error>) -> ReadError {
     if let Err(e) = check_bytes_levels(&head.bytes) {
         return e;
     }
-    match typed {
-        Some(e) => {
-            let offset = offset_of(text, e.line(), e.column());
-            ReadError::Shape {
-                path: path_at(text, offset),
-                line: e.line(),
-                column: e.column(),
-                message: strip_position(&e.to_string()),
-            }
-        }
-        None => ReadError::MissingVersion,
-    }
+    shape_error(typed, path)
 }
 
 /// What the diagnosing pass keeps of a document: the top level's kind when it is not an object,
@@ -503,13 +533,31 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
     (start + column).min(text.len())
 }
 
-/// The JSON path (`$.kernels[3].time.total_s`) of the value or key being read at byte `offset`,
-/// found by scanning the text up to it: object keys and array indices on a stack.
+/// What a scan of the text up to a byte offset found.
+struct Scan {
+    /// The JSON path of the value or key being read there (`$.kernels[3].time.total_s`).
+    path: String,
+    /// Where the top-level `schema_version`'s value starts, if it came before the offset.
+    version_at: Option<usize>,
+    /// Where the value of `$.kernels[i].bytes` starts, if the offset is inside it.
+    kernel_bytes_at: Option<usize>,
+}
+
+/// The JSON path of the value or key being read at byte `offset` (see [`Scan`]).
 fn path_at(text: &str, offset: usize) -> String {
+    scan(text, offset).path
+}
+
+/// Scans the text up to `offset` with object keys and array indices on a stack: no allocation
+/// per token, so that it costs far less than parsing.
+fn scan(text: &str, offset: usize) -> Scan {
     enum Frame {
         Object {
-            key: Option<String>,
+            /// The current key's byte range.
+            key: Option<(usize, usize)>,
             expect_key: bool,
+            /// Where the current key's value starts.
+            value_at: usize,
         },
         Array {
             index: usize,
@@ -518,20 +566,32 @@ fn path_at(text: &str, offset: usize) -> String {
     let bytes = text.as_bytes();
     let end = offset.min(bytes.len());
     let mut stack: Vec<Frame> = Vec::new();
+    let mut version_at = None;
     let mut i = 0;
     while i < end {
         match bytes[i] {
             b'{' => stack.push(Frame::Object {
                 key: None,
                 expect_key: true,
+                value_at: 0,
             }),
             b'[' => stack.push(Frame::Array { index: 0 }),
             b'}' | b']' => {
                 stack.pop();
             }
             b':' => {
-                if let Some(Frame::Object { expect_key, .. }) = stack.last_mut() {
+                let depth = stack.len();
+                if let Some(Frame::Object {
+                    key,
+                    expect_key,
+                    value_at,
+                }) = stack.last_mut()
+                {
                     *expect_key = false;
+                    *value_at = i + 1;
+                    if depth == 1 && key.is_some_and(|(a, b)| &text[a..b] == "schema_version") {
+                        version_at = Some(i + 1);
+                    }
                 }
             }
             b',' => match stack.last_mut() {
@@ -548,27 +608,51 @@ fn path_at(text: &str, offset: usize) -> String {
                 if let Some(Frame::Object {
                     key,
                     expect_key: true,
+                    ..
                 }) = stack.last_mut()
                 {
-                    *key = Some(text.get(from..i.min(text.len())).unwrap_or("").to_string());
+                    *key = Some((from, i.min(text.len())));
                 }
             }
             _ => {}
         }
         i += 1;
     }
+    let key_text = |k: Option<(usize, usize)>| k.and_then(|(a, b)| text.get(a..b));
+    let kernel_bytes_at = match stack.as_slice() {
+        [
+            Frame::Object { key: k0, .. },
+            Frame::Array { .. },
+            Frame::Object {
+                key: k2, value_at, ..
+            },
+            ..,
+        ] if key_text(*k0) == Some("kernels") && key_text(*k2) == Some("bytes") => Some(*value_at),
+        _ => None,
+    };
     let mut path = String::from("$");
     for f in &stack {
         match f {
-            Frame::Object { key: Some(k), .. } => {
-                path.push('.');
-                path.push_str(k);
+            Frame::Object { key, .. } => {
+                if let Some(k) = key_text(*key) {
+                    path.push('.');
+                    path.push_str(k);
+                }
             }
-            Frame::Object { key: None, .. } => {}
             Frame::Array { index } => path.push_str(&format!("[{index}]")),
         }
     }
-    path
+    Scan {
+        path,
+        version_at,
+        kernel_bytes_at,
+    }
+}
+
+/// Reads the one JSON value that starts at `at` (whatever follows it).
+fn value_at<'a, T: serde::Deserialize<'a>>(text: &'a str, at: usize) -> Option<T> {
+    let mut de = serde_json::Deserializer::from_str(text.get(at..)?);
+    T::deserialize(&mut de).ok()
 }
 
 /// Serializes a bundle to pretty JSON after validating it, so that a bundle this crate writes
@@ -940,6 +1024,20 @@ mod tests {
         // A missing field is reported at the object that lacks it.
         let e = parse_bundle(&MINIMAL.replace("\"complete\": true,", "")).unwrap_err();
         assert!(e.to_string().contains("missing field `complete`"), "{e}");
+    }
+
+    #[test]
+    fn a_version_after_the_error_still_takes_precedence() {
+        // schema_version last, a field of a newer format before it: refused for the version.
+        let text = MINIMAL
+            .replace("\"schema_version\": 1,\n", "")
+            .replace("\"launches\": 1", "\"launches\": 1, \"colour\": 1")
+            .replace("\n}", ",\n  \"schema_version\": 9\n}");
+        let e = parse_bundle(&text).unwrap_err();
+        assert!(matches!(e, ReadError::UnsupportedVersion { found: 9, .. }), "{e:?}");
+        // No version at all.
+        let text = MINIMAL.replace("\"schema_version\": 1,\n", "");
+        assert_eq!(parse_bundle(&text).unwrap_err(), ReadError::MissingVersion);
     }
 
     #[test]
