@@ -1034,7 +1034,10 @@ mod tests {
             .replace("\"launches\": 1", "\"launches\": 1, \"colour\": 1")
             .replace("\n}", ",\n  \"schema_version\": 9\n}");
         let e = parse_bundle(&text).unwrap_err();
-        assert!(matches!(e, ReadError::UnsupportedVersion { found: 9, .. }), "{e:?}");
+        assert!(
+            matches!(e, ReadError::UnsupportedVersion { found: 9, .. }),
+            "{e:?}"
+        );
         // No version at all.
         let text = MINIMAL.replace("\"schema_version\": 1,\n", "");
         assert_eq!(parse_bundle(&text).unwrap_err(), ReadError::MissingVersion);

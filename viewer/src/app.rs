@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use roofline_model::aggregate::aggregate_by_name;
-use roofline_model::bundle::{Bundle, Datapath, Kernel, MemoryLevel, Method};
+use roofline_model::bundle::{Bundle, Datapath, MemoryLevel, Method};
 use roofline_model::ceilings::{Ceiling, Ceilings};
 use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
 use roofline_model::geometry::si::{format_plain, format_plain_with_digits, format_si};
