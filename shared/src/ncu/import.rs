@@ -678,12 +678,15 @@ pub fn join_with(captures: Vec<(String, Capture)>, opts: JoinOptions) -> Result<
         if !same_multiset {
             return Err(mismatch(&captures));
         }
+        let total = all.len();
+        let launches = join_per_name(captures);
         notes.push(format!(
-            "the captures list the same kernels in different launch orders (separate runs): joined per kernel name, counters summed over each name's {} launches and rates averaged, as the 2020 study aggregated them; per-launch figures are not available",
-            all.len()
+            "the captures list the same kernels in different launch orders (separate runs): joined per kernel name ({} launches of {} names), counters summed over each name's launches and rates averaged, as the 2020 study aggregated them; per-launch figures are not available",
+            total,
+            launches.len()
         ));
         return Ok(Joined {
-            launches: join_per_name(captures),
+            launches,
             notes,
             complete,
         });
