@@ -119,6 +119,7 @@ pub fn import(
     arch: Option<Arch>,
     convention: Convention,
     ncu_flag: Option<&Path>,
+    allow_partial: bool,
 ) -> Result<(), Error> {
     let machine = machine.map(machine_bundle).transpose()?;
     let arch = arch.or_else(|| machine_arch(machine.as_ref()));
@@ -139,13 +140,17 @@ pub fn import(
         capture_notes(&name, &cap, &mut notes);
         captures.push((name, cap));
     }
-    let launches = model_ncu::join(captures).map_err(Error::Import)?;
+    let joined = model_ncu::join_with(captures, model_ncu::JoinOptions { allow_partial })
+        .map_err(Error::Import)?;
+    let launches = joined.launches;
     if launches.is_empty() {
         return Err(Error::NoKernels("in the given files".into()));
     }
+    notes.extend(joined.notes);
     let imported = model_ncu::to_kernels(&launches, &options(convention, arch, DataSource::Import))
         .map_err(Error::Import)?;
     let mut bundle = assemble(imported, machine, notes)?;
+    bundle.complete &= joined.complete;
     bundle.description = Some(format!(
         "imported from Nsight Compute output: {}",
         files
@@ -155,7 +160,11 @@ pub fn import(
             .join(", ")
     ));
     write_bundle(output, &bundle)?;
-    report_written(output, &bundle, launches.len());
+    report_written(
+        output,
+        &bundle,
+        launches.iter().map(|l| l.launches).sum::<u64>(),
+    );
     Ok(())
 }
 
@@ -170,7 +179,7 @@ fn machine_arch(machine: Option<&Bundle>) -> Option<Arch> {
         .map(|(a, _)| a)
 }
 
-fn report_written(output: &Path, bundle: &Bundle, launches: usize) {
+fn report_written(output: &Path, bundle: &Bundle, launches: u64) {
     eprintln!(
         "wrote {} ({launches} launch{}, {} kernel entr{}{})",
         output.display(),
@@ -366,7 +375,11 @@ fn profile_into(
         ));
     }
     write_bundle(&c.output, &bundle)?;
-    report_written(&c.output, &bundle, launches.len());
+    report_written(
+        &c.output,
+        &bundle,
+        launches.iter().map(|l| l.launches).sum::<u64>(),
+    );
     if outcome.status.success() {
         Ok(())
     } else {

@@ -270,4 +270,9 @@ pub struct ImportArgs {
     /// The Nsight Compute executable, for .ncu-rep files (default: $NCU, then ncu on PATH).
     #[arg(long, value_name = "PATH")]
     pub ncu: Option<PathBuf>,
+    /// Import a capture set that is incomplete (a file cut short, or holding fewer launches
+    /// than the others): the bundle is marked incomplete, with per-metric launch counts in its
+    /// notes. Without it such a set is refused, naming the file and the first launch missing.
+    #[arg(long)]
+    pub allow_partial: bool,
 }

@@ -53,6 +53,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             arch,
             convention,
             ncu,
+            allow_partial,
         } => crate::capture::import(
             &files,
             &output,
@@ -60,6 +61,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             arch,
             convention,
             ncu.as_deref(),
+            allow_partial,
         ),
         Config::Profile(c) => crate::capture::profile(&c),
         Config::Machine {

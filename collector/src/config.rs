@@ -62,6 +62,8 @@ pub enum Config {
         convention: Convention,
         /// The ncu executable flag.
         ncu: Option<PathBuf>,
+        /// Import an incomplete capture set, marked incomplete.
+        allow_partial: bool,
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
@@ -272,6 +274,7 @@ impl Config {
                 arch: arch(a.arch.as_deref())?,
                 convention: convention(a.convention),
                 ncu: a.ncu,
+                allow_partial: a.allow_partial,
             },
         })
     }

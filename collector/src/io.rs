@@ -17,11 +17,11 @@ use crate::error::Error;
 /// [`Error::ReadFile`] when the file cannot be read, [`Error::Bundle`] when it is not a valid
 /// bundle (the cause names the JSON path or line and column).
 pub fn read_bundle(path: &Path) -> Result<Bundle, Error> {
-    let text = fs::read_to_string(path).map_err(|source| Error::ReadFile {
+    let bytes = fs::read(path).map_err(|source| Error::ReadFile {
         path: path.to_path_buf(),
         source,
     })?;
-    roofline_model::parse_bundle(&text).map_err(|source| Error::Bundle {
+    roofline_model::parse_bundle_bytes(&bytes).map_err(|source| Error::Bundle {
         path: path.to_path_buf(),
         source,
     })

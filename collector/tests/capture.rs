@@ -111,6 +111,49 @@ fn import_refuses_what_it_cannot_read() {
     );
 }
 
+#[test]
+fn an_incomplete_capture_set_is_refused_unless_allow_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu_dir = repo().join("tests/fixtures/ncu/nersc-v100-deepcam");
+    let dram = std::fs::read_to_string(ncu_dir.join("out.dram__bytes.sum.csv")).unwrap();
+    // The DRAM capture holding only its first 100 launches, as with a launch limit.
+    let cut = dir.path().join("out.dram__bytes.sum.csv");
+    std::fs::write(&cut, &dram[..=dram.find("\n\"100\",").unwrap()]).unwrap();
+    let others = [
+        "out.sm__cycles_elapsed.avg.csv",
+        "out.sm__cycles_elapsed.avg.per_second.csv",
+    ]
+    .map(|f| ncu_dir.join(f));
+    let out = dir.path().join("partial.json");
+    let mut args = vec!["import", "--arch", "7.0", "-o", arg(&out), arg(&cut)];
+    args.extend(others.iter().map(|p| arg(p)));
+    let o = roofline(&args, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("out.dram__bytes.sum.csv holds 100 of the 797 launches of this capture set; the first missing is launch 100"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "nothing written");
+    args.push("--allow-partial");
+    let o = roofline(&args, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!b.complete, "marked incomplete");
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("dram__bytes.sum 100 of 797")
+                && n.contains("sm__cycles_elapsed.avg 797 of 797")),
+        "{:?}",
+        b.notes
+    );
+    assert_eq!(
+        b.kernels.iter().filter(|k| k.bytes.hbm.is_some()).count(),
+        100
+    );
+}
+
 /// A hand-written raw page in base units for the stand-in ncu to "export" (test input only).
 const RAW: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"
 \"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"nsecond\",\"inst\"

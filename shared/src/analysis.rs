@@ -57,6 +57,16 @@ pub struct KernelAnalysis {
     pub gap: Option<f64>,
     /// Datapaths with FLOPs but no ceiling: while any is listed, no bound is computed.
     pub missing_peaks: Vec<crate::bundle::Datapath>,
+    /// The kernel's figures pass validation but what is derived from them leaves the range of
+    /// a double (FLOPs near 1e308 over a time near 1e-300: infinite FLOP/s, a zero gap). Its
+    /// derived figures are then left unknown (`None`), and the charts keep it off with a note.
+    pub out_of_range: bool,
+}
+
+/// True for a derived figure that a double cannot hold: not finite, or a positive quantity that
+/// underflowed to zero.
+fn unrepresentable(v: Option<f64>, positive: bool) -> bool {
+    v.is_some_and(|v| !v.is_finite() || (positive && v <= 0.0))
 }
 
 /// Analyses kernels against the ceilings of the device each ran on. Kernels whose device has no
@@ -126,15 +136,18 @@ pub fn analyze_kernel(
         complexity_bytes,
         gap: None,
         missing_peaks: Vec::new(),
+        out_of_range: false,
     };
-    let Some(c) = ceilings else { return a };
+    let Some(c) = ceilings else {
+        return check_range(a);
+    };
 
     let (floor, missing) = hierarchical::compute_time_floor(&k.flops, c);
     if !missing.is_empty() {
         // Some FLOPs ran on a datapath without a ceiling: their time is unknown, so neither
         // roofline can bound the kernel honestly.
         a.missing_peaks = missing;
-        return a;
+        return check_range(a);
     }
     a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
     a.hierarchical = hierarchical::bind_with_floor(flops, floor, &missing, k.bytes.iter(), c);
@@ -160,6 +173,34 @@ pub fn analyze_kernel(
         .time_bound
         .as_ref()
         .and_then(|tb| time_based::gap(t, tb.bound_s));
+    check_range(a)
+}
+
+/// Marks an analysis whose derived figures a double cannot hold, and leaves them unknown, so
+/// that no `inf` or a zero standing for an underflow reaches a chart or a table.
+fn check_range(mut a: KernelAnalysis) -> KernelAnalysis {
+    let positive_flops = a.flops > 0.0;
+    let out = !a.flops.is_finite()
+        || !a.flops_tensor.is_finite()
+        || !a.complexity_flops.is_finite()
+        || !a.share_of_time.is_finite()
+        || a.ai.iter().any(|ai| unrepresentable(*ai, positive_flops))
+        || unrepresentable(a.flop_per_s, true)
+        || unrepresentable(a.peak, true)
+        || unrepresentable(a.hierarchical.as_ref().map(|h| h.attainable), true)
+        || unrepresentable(a.headroom, true)
+        || unrepresentable(a.time_bound.as_ref().map(|t| t.bound_s), true)
+        || unrepresentable(a.gap, true);
+    if out {
+        a.out_of_range = true;
+        a.ai = [None; 3];
+        a.flop_per_s = None;
+        a.peak = None;
+        a.hierarchical = None;
+        a.headroom = None;
+        a.time_bound = None;
+        a.gap = None;
+    }
     a
 }
 
@@ -189,6 +230,23 @@ mod tests {
         k.bytes.hbm = Some(hbm);
         k.launches = launches;
         k
+    }
+
+    #[test]
+    fn figures_beyond_a_double_are_out_of_range_not_infinite() {
+        // Valid figures (finite, positive) whose quotient overflows: FLOPs 1e308 over 1e-300 s.
+        let k = kernel(1e-300, 1e308, 5e8, 1);
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-300);
+        assert!(a.out_of_range);
+        assert_eq!(a.flop_per_s, None);
+        assert_eq!((a.headroom, a.gap, a.time_bound), (None, None, None));
+        assert_eq!(a.ai, [None; 3]);
+        // An ordinary kernel is not.
+        let a = analyze_kernel(0, &kernel(1e-3, 1e9, 5e8, 1), Some(&ceilings()), 1e-3);
+        assert!(!a.out_of_range);
+        // A kernel without FLOPs has intensity 0, which is no underflow.
+        let a = analyze_kernel(0, &kernel(1e-3, 0.0, 5e8, 1), Some(&ceilings()), 1e-3);
+        assert!(!a.out_of_range, "{a:?}");
     }
 
     #[test]

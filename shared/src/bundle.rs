@@ -515,7 +515,8 @@ impl Flops {
 
     /// All FLOPs, CUDA cores and Tensor Cores together.
     pub fn total(&self) -> f64 {
-        self.iter().map(|(_, v)| v).sum()
+        // Folded from +0.0: an empty `sum()` of f64 is -0.0, which would print as `-0.0`.
+        self.iter().map(|(_, v)| v).fold(0.0, |a, v| a + v)
     }
 
     /// FLOPs on Tensor Cores only.
@@ -523,7 +524,7 @@ impl Flops {
         self.iter()
             .filter(|(d, _)| d.is_tensor())
             .map(|(_, v)| v)
-            .sum()
+            .fold(0.0, |a, v| a + v)
     }
 
     /// Adds another count datapath by datapath; a datapath unknown on either side becomes

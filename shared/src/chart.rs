@@ -80,6 +80,11 @@ pub enum ChartError {
         "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; measure the machine with `roofline machine` or add kernels"
     )]
     Nothing(String),
+    /// The sweep chart on a bundle without a sweep.
+    #[error(
+        "nothing to plot: the sweep chart draws the arithmetic-intensity sweep of a machine characterization, and this bundle has {0}; `roofline machine` records one (a --quick run does too), or draw --chart hierarchical or --chart time"
+    )]
+    NoSweep(String),
 }
 
 /// A drawn line's meaning (the renderer picks its style from it).
@@ -476,6 +481,17 @@ impl Analysed {
         }
     }
 
+    /// Display names of [`Analysed::kernels`] (by index), told apart where shortened names
+    /// collide ([`crate::names::disambiguate`]).
+    pub fn display_names(&self) -> Vec<String> {
+        let entries: Vec<(String, &str)> = self
+            .kernels
+            .iter()
+            .map(|k| (k.short_name(), k.name.as_str()))
+            .collect();
+        crate::names::disambiguate(&entries)
+    }
+
     /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
     pub fn report(&self) -> crate::report::Report {
         crate::report::Report {
@@ -623,6 +639,7 @@ fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
 }
 
 fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
+    let names = p.display_names();
     drawn
         .iter()
         .enumerate()
@@ -631,7 +648,7 @@ fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> Vec<SceneKe
             let k = &p.kernels[a.index];
             SceneKernel {
                 rank: rank + 1,
-                name: k.short_name(),
+                name: names[a.index].clone(),
                 full_name: k.name.clone(),
                 analysis: a.clone(),
                 launches: k.launches,
@@ -696,7 +713,8 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
     let drawn: Vec<usize> = (0..p.top.len())
         .filter(|&i| {
             let a = &p.top[i];
-            a.flop_per_s.is_some()
+            !a.out_of_range
+                && a.flop_per_s.is_some()
                 && MemoryLevel::KERNEL_LEVELS
                     .iter()
                     .zip(a.ai)
@@ -884,6 +902,9 @@ fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
     if let Some(n) = missing_peaks_note(&p.top) {
         notes.push(n);
     }
+    if let Some(n) = out_of_range_note(&p.top, &p.kernels) {
+        notes.push(n);
+    }
     if p.top.len() > drawn {
         notes.push(format!(
             "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
@@ -891,6 +912,28 @@ fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// A note naming the kernels left off because their derived figures leave the range of a
+/// double, if any.
+pub fn out_of_range_note(analyses: &[KernelAnalysis], kernels: &[Kernel]) -> Option<String> {
+    let off: Vec<String> = analyses
+        .iter()
+        .filter(|a| a.out_of_range)
+        .map(|a| kernels[a.index].short_name())
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = off.iter().take(3).map(String::as_str).collect();
+    Some(format!(
+        "{} kernel{} out of range, kept off the charts: {} figures give FLOP/s, intensities or times beyond what a double holds (check the FLOPs, bytes and times): {}{}",
+        off.len(),
+        if off.len() == 1 { "" } else { "s" },
+        if off.len() == 1 { "its" } else { "their" },
+        shown.join(", "),
+        if off.len() > 3 { ", …" } else { "" }
+    ))
 }
 
 /// A note naming the datapaths some kernels ran FLOPs on without a ceiling, if any.
@@ -961,7 +1004,9 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     let drawn: Vec<usize> = (0..p.top.len())
         .filter(|&i| {
             let a = &p.top[i];
-            a.complexity_flops > 0.0 && a.complexity_bytes.is_some_and(|b| b > 0.0)
+            !a.out_of_range
+                && a.complexity_flops > 0.0
+                && a.complexity_bytes.is_some_and(|b| b > 0.0)
         })
         .take(o.top_kernels)
         .collect();
@@ -1240,12 +1285,17 @@ type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
 /// [`ChartError::Nothing`] when the device's machine has no sweep.
 pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
     let p = Analysed::without_kernels(bundle, o.device.as_deref(), o.ceilings.as_ref());
-    let machine = p
-        .device
-        .as_deref()
-        .and_then(|d| bundle.machine_for(d))
-        .filter(|m| !m.sweep.is_empty())
-        .ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let machine = p.device.as_deref().and_then(|d| bundle.machine_for(d));
+    let Some(machine) = machine.filter(|m| !m.sweep.is_empty()) else {
+        let device = device_suffix(&p);
+        return Err(ChartError::NoSweep(if machine.is_some() {
+            format!("a machine characterization{device} without a sweep")
+        } else if bundle.machines.is_empty() {
+            "no machine characterization".into()
+        } else {
+            format!("no machine characterization{device}")
+        }));
+    };
     // Series: (datapath, working set) in order of first appearance, points sorted by intensity.
     let mut series: Vec<SweepSeries> = Vec::new();
     for s in &machine.sweep {
@@ -1273,7 +1323,12 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .chain(p.ceilings.datapaths().map(|(_, c)| c.value))
         .collect();
-    let dx = fit_log_domain(xs, 0.3).ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
+    let dx = fit_log_domain(xs, 0.3).ok_or_else(|| {
+        ChartError::NoSweep(format!(
+            "a sweep{} without a point of positive FLOPs, bytes and time",
+            device_suffix(&p)
+        ))
+    })?;
     let dy = fit_log_domain(ys.iter().copied(), 0.3)
         .ok_or_else(|| ChartError::Nothing(device_suffix(&p)))?;
     let (dx, dy) = o.domain.unwrap_or((dx, dy));
@@ -1596,5 +1651,53 @@ mod tests {
         let mut empty = bundle();
         empty.machines[0].sweep.clear();
         assert!(sweep(&empty, &ChartOptions::default()).is_err());
+    }
+
+    #[test]
+    fn the_sweep_chart_without_a_sweep_says_so() {
+        let e = sweep(&bundle(), &ChartOptions::default()).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "this bundle has a machine characterization for device 0 without a sweep"
+            ),
+            "{e}"
+        );
+        let mut none = bundle();
+        none.machines.clear();
+        let e = sweep(&none, &ChartOptions::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("this bundle has no machine characterization;"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kernels_beyond_a_double_are_kept_off_the_charts_with_a_note() {
+        let mut b = bundle();
+        let mut k = Kernel::new("void huge<1>()", 1e-300, DataSource::Suite);
+        k.flops.fp32 = Some(1e308);
+        k.bytes.l2 = Some(1.0);
+        k.bytes.hbm = Some(1.0);
+        b.kernels.push(k);
+        crate::validate(&b).unwrap();
+        for scene in [
+            hierarchical(&b, &ChartOptions::default()).unwrap(),
+            time_based(&b, &ChartOptions::default()).unwrap(),
+        ] {
+            assert_eq!(scene.kernels.len(), 1, "only gemm is drawn");
+            assert_eq!(scene.kernels[0].name, "gemm");
+            let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
+            assert!(scene.markers.iter().all(|m| finite(&m.at)));
+            assert!(scene.lines.iter().all(|l| l.points.iter().all(finite)));
+            assert!(scene.labels.iter().all(|l| finite(&l.at)));
+            assert!(
+                scene.notes.iter().any(|n| n
+                    .starts_with("1 kernel out of range, kept off the charts")
+                    && n.ends_with(": huge")),
+                "{:?}",
+                scene.notes
+            );
+        }
     }
 }

@@ -37,4 +37,4 @@ pub mod theoretical;
 pub mod time_based;
 
 pub use bundle::{Bundle, SCHEMA_VERSION};
-pub use read::{ReadError, parse_bundle, to_json, validate};
+pub use read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};

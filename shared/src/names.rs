@@ -2,6 +2,11 @@
 //!
 //! `void at::native::reduce_kernel<512, 1, ReduceOp<float>>(ReduceOp<float>)` becomes
 //! `reduce_kernel`: the return type, namespaces, template arguments and parameter list go.
+//!
+//! Shortened names collide (PyTorch's `vectorized_elementwise_kernel` is one template behind
+//! many operations): [`disambiguate`] adds to each colliding name the first word of its full
+//! name that no other kernel of that short name has (`vectorized_elementwise_kernel
+//! [mul_kernel_cuda]`), else a number in the order of the full names (`#2`).
 
 /// Shortens a demangled kernel name to its bare identifier; returns the input when it has no
 /// recognisable structure.
@@ -39,9 +44,181 @@ pub fn shorten(full: &str) -> String {
     }
 }
 
+/// The words (identifiers and numbers) of a name, each once, most telling first: identifiers
+/// in order of appearance, then numbers, then namespace and class qualifiers (a word followed
+/// by `::`) and C++ keywords.
+fn words(full: &str) -> Vec<&str> {
+    const PLAIN: [&str; 7] = [
+        "void",
+        "const",
+        "operator",
+        "lambda",
+        "anonymous",
+        "namespace",
+        "unsigned",
+    ];
+    let mut tiers: [Vec<&str>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut rest = full;
+    while !rest.is_empty() {
+        let start = rest
+            .find(|c: char| c.is_alphanumeric() || c == '_')
+            .unwrap_or(rest.len());
+        rest = &rest[start..];
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if len == 0 {
+            break;
+        }
+        let (w, after) = rest.split_at(len);
+        rest = after;
+        let tier = if after.starts_with("::") || PLAIN.contains(&w) {
+            2
+        } else if w.starts_with(|c: char| c.is_ascii_digit()) {
+            1
+        } else {
+            0
+        };
+        tiers[tier].push(w);
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for w in tiers.into_iter().flatten() {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The words that tell entry `i` apart from every other entry of its group: one word no other
+/// has if there is one, else up to three words chosen greedily, each ruling out at least one
+/// other entry. `None` when no such set exists.
+fn telling_words<'a>(i: usize, word_sets: &[Vec<&'a str>], skip: &[&str]) -> Option<Vec<&'a str>> {
+    let own: Vec<&str> = word_sets[i]
+        .iter()
+        .copied()
+        .filter(|w| !skip.contains(w))
+        .collect();
+    let others: Vec<&Vec<&str>> = word_sets
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, o)| o)
+        .collect();
+    if let Some(w) = own.iter().find(|w| others.iter().all(|o| !o.contains(w))) {
+        return Some(vec![*w]);
+    }
+    let mut left: Vec<&Vec<&str>> = others;
+    let mut chosen = Vec::new();
+    for w in own {
+        if left.is_empty() || chosen.len() == 3 {
+            break;
+        }
+        let before = left.len();
+        left.retain(|o| o.contains(&w));
+        if left.len() < before {
+            chosen.push(w);
+        }
+    }
+    left.is_empty().then_some(chosen)
+}
+
+/// Display names that never collide: `entries` are (display name, full name) pairs. Entries
+/// whose display names are equal but full names differ get, in brackets, the first words of
+/// their full name that tell them apart from the others of the group ([`telling_words`]:
+/// identifiers before numbers before namespaces); entries without such words get `#n`,
+/// numbered in the order of their full names. Entries with the same full name (one kernel on
+/// several devices) keep the same display name. Stable: the result depends on the set of
+/// names, not on their order.
+pub fn disambiguate(entries: &[(String, &str)]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut out: Vec<String> = entries.iter().map(|(d, _)| d.clone()).collect();
+    let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (d, full) in entries {
+        groups.entry(d.as_str()).or_default().insert(full);
+    }
+    let mut renamed: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    for (short, fulls) in &groups {
+        if fulls.len() < 2 {
+            continue;
+        }
+        let fulls: Vec<&str> = fulls.iter().copied().collect();
+        let word_sets: Vec<Vec<&str>> = fulls.iter().map(|f| words(f)).collect();
+        let short_words = words(short);
+        let mut n = 0;
+        for (i, full) in fulls.iter().enumerate() {
+            let name = match telling_words(i, &word_sets, &short_words) {
+                Some(ws) => format!("{short} [{}]", ws.join(", ")),
+                None => {
+                    n += 1;
+                    format!("{short} #{n}")
+                }
+            };
+            renamed.insert((short, full), name);
+        }
+    }
+    for (o, (d, full)) in out.iter_mut().zip(entries) {
+        if let Some(r) = renamed.get(&(d.as_str(), *full)) {
+            o.clone_from(r);
+        }
+    }
+    // A bracketed or numbered name may still equal another entry's name: number what is left.
+    let mut seen: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (o, (_, full)) in out.iter().zip(entries) {
+        seen.entry(o.clone()).or_default().insert(full);
+    }
+    for (o, (_, full)) in out.iter_mut().zip(entries) {
+        if let Some(fulls) = seen.get(o.as_str())
+            && fulls.len() > 1
+        {
+            let k = fulls.iter().position(|f| f == full).unwrap_or(0);
+            o.push_str(&format!(" #{}", k + 1));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shorten;
+    use super::{disambiguate, shorten};
+
+    #[test]
+    fn colliding_short_names_are_told_apart() {
+        let mul = "void at::native::modern::vectorized_elementwise_kernel<4, at::native::mul_kernel_cuda(at::TensorIterator&)::{lambda()#1}, at::detail::Array<char*, 3> >(int, at::native::mul_kernel_cuda(at::TensorIterator&)::{lambda()#1}, at::detail::Array<char*, 3>)";
+        let add = "void at::native::modern::vectorized_elementwise_kernel<4, at::native::add_kernel_cuda(at::TensorIterator&, c10::Scalar)::{lambda()#1}, at::detail::Array<char*, 3> >(int, at::native::add_kernel_cuda(at::TensorIterator&, c10::Scalar)::{lambda()#1}, at::detail::Array<char*, 3>)";
+        let twin_a = "void k<1>(int, double)";
+        let twin_b = "void k<1>(int)";
+        let twin_c = "void k<1>(int, float)";
+        let twin_d = "void k<1>(char, float)";
+        let entries: Vec<(String, &str)> =
+            [mul, add, "volta_sgemm", twin_a, twin_b, twin_c, twin_d, mul]
+                .iter()
+                .map(|f| (shorten(f), *f))
+                .collect();
+        let names = disambiguate(&entries);
+        assert_eq!(
+            names,
+            vec![
+                "vectorized_elementwise_kernel [mul_kernel_cuda]",
+                "vectorized_elementwise_kernel [add_kernel_cuda]",
+                "volta_sgemm",
+                "k [double]",
+                // `k<1>(int)` has no word that the others lack.
+                "k #1",
+                // Neither `int` nor `float` alone, but both together.
+                "k [int, float]",
+                "k [char]",
+                // The same full name again (another device): the same display name.
+                "vectorized_elementwise_kernel [mul_kernel_cuda]",
+            ]
+        );
+        // The order of the entries does not change anyone's name.
+        let mut rev = entries.clone();
+        rev.reverse();
+        let mut again = disambiguate(&rev);
+        again.reverse();
+        assert_eq!(again, names);
+    }
 
     #[test]
     fn strips_signature_templates_and_namespaces() {

@@ -11,6 +11,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use serde_json::error::Category;
+
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 
 /// Why a bundle could not be read.
@@ -27,6 +29,16 @@ pub enum ReadError {
         message: String,
         /// An extra explanation (for `NaN` and `Infinity`, which JSON cannot hold), or empty.
         hint: String,
+    },
+    /// The bytes are not UTF-8 text.
+    #[error("not UTF-8 text: {what} at byte offset {offset}; {seems}")]
+    Encoding {
+        /// 0-based byte offset of the first byte that is not UTF-8.
+        offset: usize,
+        /// What was found there.
+        what: String,
+        /// What the file seems to be, and what to do.
+        seems: String,
     },
     /// The document is JSON but not an object.
     #[error("a bundle is a JSON object, but this document is {found}")]
@@ -145,45 +157,502 @@ pub enum Problem {
     },
 }
 
-/// Parses and validates a bundle from JSON text.
+/// Parses and validates a bundle from the bytes of a file: UTF-8, with or without a byte-order
+/// mark. Anything else (UTF-16, another encoding, binary or compressed data) is refused naming
+/// the byte offset and what the file seems to be.
 ///
-/// A 100,000-launch bundle parses in one typed pass (see `benches/analysis.rs`); the diagnosing
-/// pass runs only when that fails.
+/// # Errors
+/// [`ReadError::Encoding`], or any error of [`parse_bundle`].
+pub fn parse_bundle_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
+    parse_bundle(decode(bytes)?)
+}
+
+/// The UTF-8 text of a file's bytes, or what it seems to be instead.
+fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
+    let utf16 = |offset, what: &str| {
+        ReadError::Encoding {
+        offset,
+        what: what.to_string(),
+        seems: "the file seems to be UTF-16 text (as Windows PowerShell's `>` writes); save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)".into(),
+    }
+    };
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(utf16(
+            0,
+            &format!("UTF-16 byte-order mark {:02X} {:02X}", bytes[0], bytes[1]),
+        ));
+    }
+    // UTF-16 without a mark: `{` then a NUL byte (little-endian), or a NUL then `{`.
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != 0);
+    if let Some(i) = start
+        && bytes[i] == b'{'
+        && (bytes.get(i + 1) == Some(&0) || (i > 0 && bytes[i - 1] == 0))
+    {
+        let nul = bytes.iter().position(|b| *b == 0).unwrap_or(0);
+        return Err(utf16(nul, "NUL byte between characters"));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let offset = e.valid_up_to();
+        let b = bytes[offset];
+        let magic: [(&[u8], &str); 6] = [
+            (&[0x1f, 0x8b], "gzip-compressed data; decompress it first (`gunzip`)"),
+            (&[0x28, 0xb5, 0x2f, 0xfd], "zstd-compressed data; decompress it first (`unzstd`)"),
+            (b"BZh", "bzip2-compressed data; decompress it first (`bunzip2`)"),
+            (&[0xfd, b'7', b'z', b'X', b'Z'], "xz-compressed data; decompress it first (`unxz`)"),
+            (b"PK\x03\x04", "a zip archive; extract the bundle first"),
+            (&[0x89, b'P', b'N', b'G'], "a PNG image, not a bundle"),
+        ];
+        let seems = if let Some((_, what)) = magic.iter().find(|(m, _)| bytes.starts_with(m)) {
+            format!("the file seems to be {what}")
+        } else if bytes.iter().take(4096).filter(|b| **b == 0).count() > 0 {
+            "the file seems to be binary data, not a JSON bundle".into()
+        } else {
+            "the file seems to be text in another encoding (Latin-1 or Windows-1252?); save it as UTF-8".into()
+        };
+        ReadError::Encoding {
+            offset,
+            what: format!("byte 0x{b:02X}"),
+            seems,
+        }
+    })
+}
+
+/// Parses and validates a bundle from JSON text (a leading byte-order mark is allowed).
+///
+/// A 100,000-launch bundle parses in one typed pass (see `benches/analysis.rs`); when that fails,
+/// the diagnosing pass costs less than it: a scan of the text up to the typed pass's error (no
+/// document tree, no allocation per token) for its JSON path and the version.
 ///
 /// # Errors
 /// Any [`ReadError`]; the message names the line and column or the JSON path of the problem.
 pub fn parse_bundle(text: &str) -> Result<Bundle, ReadError> {
-    // A well-formed bundle of this version goes straight into the types, in one pass. Anything
-    // else is diagnosed below, where a second, slower pass finds the line, column and path of the
-    // first problem; both passes accept exactly the same documents.
-    if let Ok(bundle) = serde_json::from_str::<Bundle>(text)
-        && bundle.schema_version == SCHEMA_VERSION
-    {
-        validate(&bundle)?;
-        return Ok(bundle);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A well-formed bundle of this version goes straight into the types, in one pass; only that
+    // pass accepts. Anything else is diagnosed from that pass's error (see `diagnose`).
+    match serde_json::from_str::<Bundle>(text) {
+        Ok(bundle) if bundle.schema_version == SCHEMA_VERSION => {
+            validate(&bundle)?;
+            Ok(bundle)
+        }
+        Ok(bundle) => Err(check_version(Some(&bundle.schema_version.into()))
+            .err()
+            .unwrap_or(ReadError::MissingVersion)),
+        Err(e) => Err(diagnose(text, &e)),
     }
-    parse_diagnosing(text)
 }
 
-/// The diagnosing pass: syntax, version, bytes levels, then the shape with its JSON path.
-fn parse_diagnosing(text: &str) -> Result<Bundle, ReadError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| syntax_error(text, &e))?;
-    check_version(&value)?;
-    check_bytes_levels(&value)?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let bundle: Bundle = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = json_path(&e.path().to_string());
-        let inner = e.into_inner();
-        ReadError::Shape {
-            path,
-            line: inner.line(),
-            column: inner.column(),
-            message: strip_position(&inner.to_string()),
+/// Why a document the typed pass refused (`typed` is its error) is not a bundle.
+///
+/// Errors before the typed pass's stopped it, so only what comes before that point is looked
+/// at: a scan of the text up to it finds the JSON path, the top-level `schema_version` (a bundle
+/// of another version is refused for that, not for its fields) and, for an error inside a
+/// kernel's `bytes`, that value (for a specific message). Only when the version is not before
+/// the error does a lighter full pass ([`diagnose_fully`]) look for it.
+fn diagnose(text: &str, typed: &serde_json::Error) -> ReadError {
+    if matches!(typed.classify(), Category::Syntax | Category::Eof) {
+        return syntax_error(text, typed);
+    }
+    let offset = offset_of(text, typed.line(), typed.column());
+    let found = scan(text, offset);
+    let Some(at) = found.version_at else {
+        return diagnose_fully(text, typed, found.path);
+    };
+    if let Err(e) = check_version(value_at::<serde_json::Value>(text, at).as_ref()) {
+        return e;
+    }
+    if let Some(at) = found.kernel_bytes_at
+        && let Some(BytesCheck(Some(problem))) = value_at::<BytesCheck>(text, at)
+    {
+        let i = found
+            .path
+            .trim_start_matches("$.kernels[")
+            .split(']')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if let Err(e) = check_bytes_levels(&[(i, problem)]) {
+            return e;
         }
-    })?;
-    validate(&bundle)?;
-    Ok(bundle)
+    }
+    shape_error(typed, found.path)
+}
+
+fn shape_error(typed: &serde_json::Error, path: String) -> ReadError {
+    ReadError::Shape {
+        path,
+        line: typed.line(),
+        column: typed.column(),
+        message: strip_position(&typed.to_string()),
+    }
+}
+
+/// The full diagnosis, for a document whose version is not before the typed pass's error: one
+/// light pass over the whole text (no document tree) for syntax errors, the top level's kind,
+/// the version and the kernels' bytes levels, then the typed pass's error at `path`.
+fn diagnose_fully(text: &str, typed: &serde_json::Error, path: String) -> ReadError {
+    let head = match serde_json::from_str::<Head>(text) {
+        Ok(h) => h,
+        Err(e) => return syntax_error(text, &e),
+    };
+    if let Some(found) = head.not_an_object {
+        return ReadError::NotAnObject { found };
+    }
+    if let Err(e) = check_version(head.version.as_ref()) {
+        return e;
+    }
+    if let Err(e) = check_bytes_levels(&head.bytes) {
+        return e;
+    }
+    shape_error(typed, path)
+}
+
+/// What the diagnosing pass keeps of a document: the top level's kind when it is not an object,
+/// `schema_version`, and each kernel's `bytes` (small); everything else is skipped unbuilt.
+#[derive(Default)]
+struct Head {
+    not_an_object: Option<&'static str>,
+    version: Option<serde_json::Value>,
+    bytes: Vec<(usize, BytesProblem)>,
+}
+
+/// A kernel's `bytes` that is not an object of levels: a bare number, or unknown level names.
+enum BytesProblem {
+    BareNumber(String),
+    UnknownLevels(Vec<String>),
+}
+
+/// Implements `visit_*` for every JSON value kind, giving `$v` for all but maps and sequences.
+macro_rules! any_scalar {
+    ($v:expr) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($v("a boolean"))
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($v("a number"))
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($v("a number"))
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($v("a number"))
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($v("a string"))
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($v("null"))
+        }
+    };
+}
+
+impl<'de> serde::Deserialize<'de> for Head {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Head;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            any_scalar!(|found| Head {
+                not_an_object: Some(found),
+                ..Head::default()
+            });
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Head, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Head {
+                    not_an_object: Some("an array"),
+                    ..Head::default()
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Head, A::Error> {
+                let mut h = Head::default();
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "schema_version" => h.version = Some(a.next_value()?),
+                        "kernels" => h.bytes = a.next_value::<KernelBytes>()?.0,
+                        _ => {
+                            a.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(h)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `bytes` problems of the kernels of a `kernels` array (none when it is not an array).
+struct KernelBytes(Vec<(usize, BytesProblem)>);
+
+impl<'de> serde::Deserialize<'de> for KernelBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = KernelBytes;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            any_scalar!(|_| KernelBytes(Vec::new()));
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(KernelBytes(Vec::new()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                let mut i = 0;
+                while let Some(b) = a.next_element::<BytesOf>()? {
+                    if let Some(v) = b.0 {
+                        out.push((i, v));
+                    }
+                    i += 1;
+                }
+                Ok(KernelBytes(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One kernel's `bytes` problem, if it is an object whose `bytes` has one.
+struct BytesOf(Option<BytesProblem>);
+
+impl<'de> serde::Deserialize<'de> for BytesOf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BytesOf;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            any_scalar!(|_| BytesOf(None));
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(BytesOf(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut bytes = None;
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "bytes" {
+                        bytes = a.next_value::<BytesCheck>()?.0;
+                    } else {
+                        a.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(BytesOf(bytes))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Checks a `bytes` value as it streams by, allocating only for a problem.
+struct BytesCheck(Option<BytesProblem>);
+
+impl<'de> serde::Deserialize<'de> for BytesCheck {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BytesCheck;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(v.to_string()))))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(v.to_string()))))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                let n = serde_json::Number::from_f64(v)
+                    .map_or_else(|| v.to_string(), |n| n.to_string());
+                Ok(BytesCheck(Some(BytesProblem::BareNumber(n))))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(BytesCheck(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(BytesCheck(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut unknown = Vec::new();
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    a.next_value::<serde::de::IgnoredAny>()?;
+                    if !matches!(key.as_ref(), "l1" | "l2" | "hbm") {
+                        unknown.push(key.into_owned());
+                    }
+                }
+                Ok(BytesCheck(
+                    (!unknown.is_empty()).then_some(BytesProblem::UnknownLevels(unknown)),
+                ))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The byte offset of a 1-based line and column (serde_json counts columns in bytes).
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let mut start = 0;
+    if line > 1 {
+        match text.match_indices('\n').nth(line - 2) {
+            Some((i, _)) => start = i + 1,
+            None => return text.len(),
+        }
+    }
+    (start + column).min(text.len())
+}
+
+/// What a scan of the text up to a byte offset found.
+struct Scan {
+    /// The JSON path of the value or key being read there (`$.kernels[3].time.total_s`).
+    path: String,
+    /// Where the top-level `schema_version`'s value starts, if it came before the offset.
+    version_at: Option<usize>,
+    /// Where the value of `$.kernels[i].bytes` starts, if the offset is inside it.
+    kernel_bytes_at: Option<usize>,
+}
+
+/// The JSON path of the value or key being read at byte `offset` (see [`Scan`]).
+fn path_at(text: &str, offset: usize) -> String {
+    scan(text, offset).path
+}
+
+/// Scans the text up to `offset` with object keys and array indices on a stack: no allocation
+/// per token, so that it costs far less than parsing.
+fn scan(text: &str, offset: usize) -> Scan {
+    enum Frame {
+        Object {
+            /// The current key's byte range.
+            key: Option<(usize, usize)>,
+            expect_key: bool,
+            /// Where the current key's value starts.
+            value_at: usize,
+        },
+        Array {
+            index: usize,
+        },
+    }
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut version_at = None;
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object {
+                key: None,
+                expect_key: true,
+                value_at: 0,
+            }),
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b':' => {
+                let depth = stack.len();
+                if let Some(Frame::Object {
+                    key,
+                    expect_key,
+                    value_at,
+                }) = stack.last_mut()
+                {
+                    *expect_key = false;
+                    *value_at = i + 1;
+                    if depth == 1 && key.is_some_and(|(a, b)| &text[a..b] == "schema_version") {
+                        version_at = Some(i + 1);
+                    }
+                }
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            b'"' => {
+                let from = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object {
+                    key,
+                    expect_key: true,
+                    ..
+                }) = stack.last_mut()
+                {
+                    *key = Some((from, i.min(text.len())));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let key_text = |k: Option<(usize, usize)>| k.and_then(|(a, b)| text.get(a..b));
+    let kernel_bytes_at = match stack.as_slice() {
+        [
+            Frame::Object { key: k0, .. },
+            Frame::Array { .. },
+            Frame::Object {
+                key: k2, value_at, ..
+            },
+            ..,
+        ] if key_text(*k0) == Some("kernels") && key_text(*k2) == Some("bytes") => Some(*value_at),
+        _ => None,
+    };
+    let mut path = String::from("$");
+    for f in &stack {
+        match f {
+            Frame::Object { key, .. } => {
+                if let Some(k) = key_text(*key) {
+                    path.push('.');
+                    path.push_str(k);
+                }
+            }
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    Scan {
+        path,
+        version_at,
+        kernel_bytes_at,
+    }
+}
+
+/// Reads the one JSON value that starts at `at` (whatever follows it).
+fn value_at<'a, T: serde::Deserialize<'a>>(text: &'a str, at: usize) -> Option<T> {
+    let mut de = serde_json::Deserializer::from_str(text.get(at..)?);
+    T::deserialize(&mut de).ok()
 }
 
 /// Serializes a bundle to pretty JSON after validating it, so that a bundle this crate writes
@@ -205,17 +674,34 @@ pub fn to_json(bundle: &Bundle) -> Result<String, ReadError> {
 
 fn syntax_error(text: &str, e: &serde_json::Error) -> ReadError {
     let (line, column) = (e.line(), e.column());
-    // serde_json points at the offending token; JSON has no NaN or Infinity literals, which is
-    // the commonest way a tool writes a non-finite figure.
-    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
-    let col = column.saturating_sub(1).min(line_text.len());
-    let before = line_text.get(..col).unwrap_or("");
-    let after = line_text.get(col..).unwrap_or("");
-    let hint = ["NaN", "Infinity", "-Infinity", "inf", "nan"]
-        .iter()
-        .find(|t| after.trim_start().starts_with(*t) || before.trim_end().ends_with(*t))
-        .map(|t| format!(" ({t} is not a JSON number: every figure in a bundle must be finite)"))
-        .unwrap_or_default();
+    // serde_json points at (or just past) the offending token; JSON has no NaN or Infinity
+    // literals, the commonest way a tool writes a non-finite figure, nor numbers beyond a double.
+    let offset = offset_of(text, line, column.saturating_sub(1));
+    let is_token = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-');
+    let bytes = text.as_bytes();
+    let mut from = offset.min(bytes.len());
+    while from > 0 && is_token(bytes[from - 1]) {
+        from -= 1;
+    }
+    let mut to = offset.min(bytes.len());
+    while to < bytes.len() && is_token(bytes[to]) {
+        to += 1;
+    }
+    let token = text.get(from..to).unwrap_or("");
+    let bare = token.trim_start_matches(['-', '+']).to_ascii_lowercase();
+    let hint = if matches!(bare.as_str(), "nan" | "inf" | "infinity") {
+        format!(
+            " ({token} at `{}` is not a JSON number: every figure in a bundle must be finite)",
+            path_at(text, from)
+        )
+    } else if e.to_string().starts_with("number out of range") {
+        format!(
+            " ({token} at `{}` is beyond what a double holds: every figure in a bundle must be finite)",
+            path_at(text, from)
+        )
+    } else {
+        String::new()
+    };
     ReadError::Syntax {
         line,
         column,
@@ -232,26 +718,8 @@ fn strip_position(msg: &str) -> String {
     }
 }
 
-/// Turns serde_path_to_error's `kernels[3].time` into `$.kernels[3].time`.
-fn json_path(p: &str) -> String {
-    if p == "." || p.is_empty() {
-        "$".to_string()
-    } else {
-        format!("$.{p}")
-    }
-}
-
-fn check_version(value: &serde_json::Value) -> Result<(), ReadError> {
-    let obj = match value {
-        serde_json::Value::Object(o) => o,
-        serde_json::Value::Array(_) => return Err(ReadError::NotAnObject { found: "an array" }),
-        serde_json::Value::String(_) => return Err(ReadError::NotAnObject { found: "a string" }),
-        serde_json::Value::Number(_) => return Err(ReadError::NotAnObject { found: "a number" }),
-        serde_json::Value::Bool(_) => return Err(ReadError::NotAnObject { found: "a boolean" }),
-        serde_json::Value::Null => return Err(ReadError::NotAnObject { found: "null" }),
-    };
-    let version = obj
-        .get("schema_version")
+fn check_version(version: Option<&serde_json::Value>) -> Result<(), ReadError> {
+    let version = version
         .and_then(serde_json::Value::as_u64)
         .ok_or(ReadError::MissingVersion)?;
     if version == u64::from(SCHEMA_VERSION) {
@@ -271,44 +739,25 @@ fn check_version(value: &serde_json::Value) -> Result<(), ReadError> {
 
 /// A kernel whose `bytes` is a bare number, or an object without any known level, gets a
 /// specific message rather than serde's generic one.
-fn check_bytes_levels(value: &serde_json::Value) -> Result<(), ReadError> {
-    let Some(kernels) = value.get("kernels").and_then(serde_json::Value::as_array) else {
-        return Ok(());
-    };
-    let mut issues = Vec::new();
-    for (i, k) in kernels.iter().enumerate() {
-        let Some(bytes) = k.get("bytes") else {
-            continue;
-        };
-        let path = format!("$.kernels[{i}].bytes");
-        match bytes {
-            serde_json::Value::Number(n) => issues.push(Issue {
-                path,
-                problem: Problem::BytesWithoutLevel(format!("got a bare number {n}")),
+fn check_bytes_levels(kernel_bytes: &[(usize, BytesProblem)]) -> Result<(), ReadError> {
+    let issues: Vec<Issue> = kernel_bytes
+        .iter()
+        .map(|(i, p)| Issue {
+            path: format!("$.kernels[{i}].bytes"),
+            problem: Problem::BytesWithoutLevel(match p {
+                BytesProblem::BareNumber(n) => format!("got a bare number {n}"),
+                BytesProblem::UnknownLevels(unknown) => format!(
+                    "unknown level{} {}",
+                    if unknown.len() == 1 { "" } else { "s" },
+                    unknown
+                        .iter()
+                        .map(|k| format!("{k:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }),
-            serde_json::Value::Object(o) => {
-                let unknown: Vec<&String> = o
-                    .keys()
-                    .filter(|k| !matches!(k.as_str(), "l1" | "l2" | "hbm"))
-                    .collect();
-                if !unknown.is_empty() {
-                    issues.push(Issue {
-                        path,
-                        problem: Problem::BytesWithoutLevel(format!(
-                            "unknown level{} {}",
-                            if unknown.len() == 1 { "" } else { "s" },
-                            unknown
-                                .iter()
-                                .map(|k| format!("{k:?}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
+        })
+        .collect();
     if issues.is_empty() {
         Ok(())
     } else {
@@ -529,34 +978,181 @@ mod tests {
         assert_eq!(b, again);
     }
 
+    /// The JSON path serde_path_to_error finds for a typed-pass failure (the reference).
+    fn reference_path(text: &str) -> String {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let e = serde_path_to_error::deserialize::<_, Bundle>(&mut de).unwrap_err();
+        let p = e.path().to_string();
+        if p == "." {
+            "$".into()
+        } else {
+            format!("$.{p}")
+        }
+    }
+
     #[test]
-    fn the_fast_and_the_diagnosing_pass_agree() {
+    fn the_diagnosing_pass_finds_the_same_paths_as_a_path_tracking_parse() {
+        let cases = [
+            with("\"launches\": 1", "\"launches\": -1"),
+            with("\"launches\": 1", "\"launches\": \"one\""),
+            with("\"launches\": 1", "\"launches\": 1, \"colour\": 1"),
+            with("1e-3", "\"1e-3\""),
+            with("\"fp32\"", "\"fp33\""),
+            with("\"name\": \"Tesla V100-SXM2-16GB\"", "\"name\": 7"),
+            with("\"tool\": \"hand\"", "\"tool\": [\"a\", {\"b\": 1}]"),
+            with("\"source\": \"published\"", "\"source\": \"guessed\""),
+            with("{\"hbm\": 1e8}", "{\"hbm\": \"x\"}"),
+            MINIMAL.replace("\"complete\": true,", "\"complete\": \"yes\","),
+            MINIMAL.replace("}\n  ]", "}, {\"name\": \"k2\", \"launches\": 1, \"time\": {\"total_s\": true}, \"source\": \"published\"}\n  ]"),
+        ];
+        for text in &cases {
+            let e = parse_bundle(text).unwrap_err();
+            let ReadError::Shape { path, .. } = &e else {
+                panic!("{text}: {e:?}")
+            };
+            assert_eq!(*path, reference_path(text), "{text}: {e}");
+        }
+        // A duplicate key: at the key itself (the reference says the object).
+        let e =
+            parse_bundle(&with("\"launches\": 1", "\"launches\": 1, \"launches\": 2")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("at `$.kernels[0].launches` (line 7, column "),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("duplicate field `launches`"), "{e}");
+        // A missing field is reported at the object that lacks it.
+        let e = parse_bundle(&MINIMAL.replace("\"complete\": true,", "")).unwrap_err();
+        assert!(e.to_string().contains("missing field `complete`"), "{e}");
+    }
+
+    #[test]
+    fn a_version_after_the_error_still_takes_precedence() {
+        // schema_version last, a field of a newer format before it: refused for the version.
+        let text = MINIMAL
+            .replace("\"schema_version\": 1,\n", "")
+            .replace("\"launches\": 1", "\"launches\": 1, \"colour\": 1")
+            .replace("\n}", ",\n  \"schema_version\": 9\n}");
+        let e = parse_bundle(&text).unwrap_err();
+        assert!(
+            matches!(e, ReadError::UnsupportedVersion { found: 9, .. }),
+            "{e:?}"
+        );
+        // No version at all.
+        let text = MINIMAL.replace("\"schema_version\": 1,\n", "");
+        assert_eq!(parse_bundle(&text).unwrap_err(), ReadError::MissingVersion);
+    }
+
+    #[test]
+    fn only_the_typed_pass_accepts() {
         let cases = [
             MINIMAL.to_string(),
+            format!("\u{feff}{MINIMAL}"),
             with("\"schema_version\": 1", "\"schema_version\": 9"),
             with("\"schema_version\": 1", "\"schema_version\": 1.0"),
             with("{\"hbm\": 1e8}", "1e8"),
             with("{\"hbm\": 1e8}", "{\"dram\": 1e8}"),
-            with("\"launches\": 1", "\"launches\": 1, \"launches\": 2"),
-            with("\"launches\": 1", "\"launches\": -1"),
-            with("\"launches\": 1", "\"launches\": 1, \"colour\": 1"),
             with("1e-3", "0"),
-            with("1e-3", "\"1e-3\""),
-            MINIMAL.replace("\"complete\": true,", ""),
             "[]".to_string(),
         ];
         for text in &cases {
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let fast = serde_json::from_str::<Bundle>(text)
                 .ok()
                 .filter(|b| b.schema_version == SCHEMA_VERSION)
                 .map(|b| validate(&b).map(|()| b));
-            let slow = parse_diagnosing(text);
             match fast {
-                Some(f) => assert_eq!(f, slow, "{text}"),
-                None => assert!(slow.is_err(), "only the diagnosing pass accepts {text}"),
+                Some(f) => assert_eq!(parse_bundle(text), f, "{text}"),
+                None => assert!(parse_bundle(text).is_err(), "{text}"),
             }
-            assert_eq!(parse_bundle(text), slow, "{text}");
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_accepted() {
+        let b = parse_bundle(&format!("\u{feff}{MINIMAL}")).unwrap();
+        assert_eq!(b, parse_bundle(MINIMAL).unwrap());
+        let mut bytes = vec![0xef, 0xbb, 0xbf];
+        bytes.extend_from_slice(MINIMAL.as_bytes());
+        assert_eq!(parse_bundle_bytes(&bytes).unwrap(), b);
+    }
+
+    #[test]
+    fn other_encodings_name_the_offset_and_what_the_file_seems_to_be() {
+        let utf16le: Vec<u8> = "\u{feff}{\"schema_version\": 1}"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let e = parse_bundle_bytes(&utf16le).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not UTF-8 text: UTF-16 byte-order mark FF FE at byte offset 0; the file seems to be UTF-16 text (as Windows PowerShell's `>` writes); save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)"
+        );
+        let no_mark = &utf16le[2..];
+        let e = parse_bundle_bytes(no_mark).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("at byte offset 1; the file seems to be UTF-16"),
+            "{e}"
+        );
+        let be: Vec<u8> = "{}".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert!(
+            parse_bundle_bytes(&be)
+                .unwrap_err()
+                .to_string()
+                .contains("UTF-16")
+        );
+        // Latin-1: "é" as one byte 0xE9 inside a name.
+        let latin1 = MINIMAL
+            .replace("\"k\"", "\"caf\u{e9}\"")
+            .replacen('\u{e9}', "\u{1}", 1);
+        let mut bytes = latin1.into_bytes();
+        let at = bytes.iter().position(|b| *b == 1).unwrap();
+        bytes[at] = 0xe9;
+        let e = parse_bundle_bytes(&bytes).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "not UTF-8 text: byte 0xE9 at byte offset {at}; the file seems to be text in another encoding (Latin-1 or Windows-1252?); save it as UTF-8"
+            )
+        );
+        let e = parse_bundle_bytes(&[0x1f, 0x8b, 0x08, 0x00, 0xff]).unwrap_err();
+        assert!(e.to_string().contains("gzip-compressed"), "{e}");
+        let e = parse_bundle_bytes(&[b'{', 0xff, 0x00]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("byte 0xFF at byte offset 1; the file seems to be binary data"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_named_with_where() {
+        for (literal, shown) in [
+            ("nan", "nan"),
+            ("-nan", "-nan"),
+            ("NaN", "NaN"),
+            ("inf", "inf"),
+            ("-Infinity", "-Infinity"),
+            ("Infinity", "Infinity"),
+        ] {
+            let e = parse_bundle(&with("1e9", literal)).unwrap_err();
+            assert!(
+                matches!(e, ReadError::Syntax { line: 8, .. }),
+                "{literal}: {e:?}"
+            );
+            assert!(
+                e.to_string().ends_with(&format!(
+                    "({shown} at `$.kernels[0].flops.fp32` is not a JSON number: every figure in a bundle must be finite)"
+                )),
+                "{literal}: {e}"
+            );
+        }
+        let e = parse_bundle(&with("1e9", "1e999")).unwrap_err();
+        assert!(
+            e.to_string().ends_with("(1e999 at `$.kernels[0].flops.fp32` is beyond what a double holds: every figure in a bundle must be finite)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -576,10 +1172,15 @@ mod tests {
     fn nan_and_infinity_literals_are_explained() {
         let e = parse_bundle(&with("1e9", "NaN")).unwrap_err();
         assert!(matches!(e, ReadError::Syntax { .. }), "{e:?}");
-        assert!(e.to_string().contains("NaN is not a JSON number"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("NaN at `$.kernels[0].flops.fp32` is not a JSON number"),
+            "{e}"
+        );
         let e = parse_bundle(&with("1e9", "Infinity")).unwrap_err();
         assert!(
-            e.to_string().contains("Infinity is not a JSON number"),
+            e.to_string()
+                .contains("Infinity at `$.kernels[0].flops.fp32` is not a JSON number"),
             "{e}"
         );
         // A number too large for f64 is refused by the parser, not turned into infinity.

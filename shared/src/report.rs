@@ -128,13 +128,26 @@ impl Report {
         Report { kernels, analyses }
     }
 
-    /// The rows of the CSV and JSON outputs, in time order.
+    /// Display names of [`Report::kernels`] (by index), told apart where shortened names
+    /// collide ([`crate::names::disambiguate`]).
+    pub fn display_names(&self) -> Vec<String> {
+        let entries: Vec<(String, &str)> = self
+            .kernels
+            .iter()
+            .map(|k| (k.short_name(), k.name.as_str()))
+            .collect();
+        crate::names::disambiguate(&entries)
+    }
+
+    /// The rows of the CSV and JSON outputs, in time order. Every figure is finite, or unknown
+    /// (`None`, or 0 for a sum), and never `-0.0`.
     pub fn rows(&self, bundle: &Bundle) -> Vec<InfoRow> {
+        let names = self.display_names();
         self.analyses
             .iter()
             .map(|a| {
                 let k = &self.kernels[a.index];
-                InfoRow {
+                let row = InfoRow {
                     name: k.name.clone(),
                     launches: k.launches,
                     time_s: a.time_s,
@@ -151,7 +164,7 @@ impl Report {
                     headroom: a.headroom,
                     t_bound_s: a.time_bound.map(|t| t.bound_s),
                     region: a.time_bound.map(|t| t.region.key()),
-                    display_name: k.short_name(),
+                    display_name: names[a.index].clone(),
                     device: bundle.device_of(k).map(str::to_string),
                     share: a.share_of_time,
                     attainable_flop_per_s: a.hierarchical.as_ref().map(|h| h.attainable),
@@ -169,27 +182,84 @@ impl Report {
                         .map(|d| d.key())
                         .collect::<Vec<_>>()
                         .join(";"),
-                }
+                };
+                row.normalised()
             })
             .collect()
     }
 }
 
-/// A number as CSV and JSON carry it: the shortest text that reads back as the same f64.
+/// `-0.0` as `0.0`; a non-finite figure as `None` (it cannot be written as a number).
+fn clean(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite()).map(|v| v + 0.0)
+}
+
+/// `-0.0` as `0.0`, and a non-finite figure (which [`crate::analysis`] marks out of range) as 0.
+fn clean_sum(v: f64) -> f64 {
+    if v.is_finite() { v + 0.0 } else { 0.0 }
+}
+
+impl InfoRow {
+    /// The row with every figure finite and no negative zero.
+    fn normalised(mut self) -> Self {
+        for v in [
+            &mut self.bytes_l1,
+            &mut self.bytes_l2,
+            &mut self.bytes_hbm,
+            &mut self.ai_l1,
+            &mut self.ai_l2,
+            &mut self.ai_hbm,
+            &mut self.flop_per_s,
+            &mut self.headroom,
+            &mut self.t_bound_s,
+            &mut self.attainable_flop_per_s,
+            &mut self.peak_flop_per_s,
+            &mut self.gap,
+            &mut self.complexity_bytes,
+        ] {
+            *v = clean(*v);
+        }
+        for v in [
+            &mut self.time_s,
+            &mut self.flops,
+            &mut self.flops_tensor,
+            &mut self.share,
+            &mut self.complexity_flops,
+        ] {
+            *v = clean_sum(*v);
+        }
+        self
+    }
+}
+
+/// A number as CSV and JSON carry it: the shortest text that reads back as the same f64;
+/// `-0.0` as `0.0`, and a non-finite value (never in a row, see [`InfoRow`]) as an empty cell.
 fn num(v: f64) -> String {
-    format!("{v:?}")
+    if v.is_finite() {
+        format!("{:?}", v + 0.0)
+    } else {
+        String::new()
+    }
 }
 
 fn opt(v: Option<f64>) -> String {
     v.map(num).unwrap_or_default()
 }
 
-/// RFC 4180 quoting: fields holding a comma, quote or line break are quoted, quotes doubled.
+/// A text cell: RFC 4180 quoting (fields holding a comma, quote or line break are quoted,
+/// quotes doubled), and neutralised against spreadsheet formula injection: a cell that begins
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so that a spreadsheet
+/// shows it as text instead of evaluating it (OWASP's advice for CSV injection).
 fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s
     }
 }
 
@@ -307,4 +377,82 @@ pub fn to_json(bundle: &Bundle) -> String {
     let mut s = serde_json::to_string_pretty(&info).unwrap_or_default();
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{DataSource, Provenance};
+
+    fn bundle(kernels: Vec<Kernel>) -> Bundle {
+        let mut b = Bundle::new(Provenance::default());
+        b.kernels = kernels;
+        b
+    }
+
+    #[test]
+    fn no_negative_zero_in_any_output() {
+        // A kernel without Tensor Core FLOPs: the empty sum of its tensor datapaths.
+        let mut k = Kernel::new("k", 1e-3, DataSource::Suite);
+        k.flops.fp32 = Some(1e9);
+        let b = bundle(vec![k]);
+        let csv = to_csv(&b);
+        assert!(!csv.contains("-0.0"), "{csv}");
+        assert!(
+            csv.lines().nth(1).unwrap().contains(",1000000000.0,0.0,"),
+            "{csv}"
+        );
+        let json = to_json(&b);
+        assert!(!json.contains("-0.0"), "{json}");
+        assert_eq!(num(-0.0), "0.0");
+    }
+
+    #[test]
+    fn csv_text_cells_are_neutralised_against_formulas() {
+        for (name, cell) in [
+            ("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""),
+            ("+1", "'+1"),
+            ("-1", "'-1"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "\"'\rx\""),
+            ("void k<1, 2>()", "\"void k<1, 2>()\""),
+            ("plain", "plain"),
+        ] {
+            assert_eq!(csv_field(name), cell, "{name:?}");
+        }
+        let b = bundle(vec![Kernel::new("=1+1", 1e-3, DataSource::Suite)]);
+        let row = to_csv(&b).lines().nth(1).unwrap().to_string();
+        assert!(row.starts_with("'=1+1,"), "{row}");
+    }
+
+    #[test]
+    fn figures_beyond_a_double_are_empty_cells() {
+        let mut k = Kernel::new("k", 1e-300, DataSource::Suite);
+        k.flops.fp32 = Some(1e308);
+        k.bytes.hbm = Some(1.0);
+        let csv = to_csv(&bundle(vec![k]));
+        assert!(!csv.contains("inf") && !csv.contains("NaN"), "{csv}");
+    }
+
+    #[test]
+    fn display_names_do_not_collide() {
+        let a =
+            "void at::native::vectorized_elementwise_kernel<4, at::native::mul_kernel_cuda>(int)";
+        let b =
+            "void at::native::vectorized_elementwise_kernel<4, at::native::add_kernel_cuda>(int)";
+        let bn = bundle(vec![
+            Kernel::new(a, 2e-3, DataSource::Suite),
+            Kernel::new(b, 1e-3, DataSource::Suite),
+        ]);
+        let r = Report::new(&bn);
+        let names: Vec<String> = r.rows(&bn).into_iter().map(|r| r.display_name).collect();
+        assert_eq!(
+            names,
+            [
+                "vectorized_elementwise_kernel [mul_kernel_cuda]",
+                "vectorized_elementwise_kernel [add_kernel_cuda]"
+            ]
+        );
+    }
 }

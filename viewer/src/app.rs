@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use roofline_model::aggregate::aggregate_by_name;
-use roofline_model::bundle::{Bundle, Datapath, Kernel, MemoryLevel, Method};
+use roofline_model::bundle::{Bundle, Datapath, MemoryLevel, Method};
 use roofline_model::ceilings::{Ceiling, Ceilings};
 use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
 use roofline_model::geometry::si::{format_plain, format_plain_with_digits, format_si};
@@ -901,6 +901,7 @@ fn KernelTable(
                             // The selected kernel (perhaps clicked on the chart) is always listed,
                             // after the others when it is beyond the rows drawn.
                             picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.top[i].index].name) == sel.as_ref()));
+                            let display = r.display_names();
                             picked
                                 .into_iter()
                                 .map(|i| {
@@ -923,7 +924,7 @@ fn KernelTable(
                                                     });
                                                 }
                                             >
-                                                <td class="name">{k.short_name()}</td>
+                                                <td class="name">{display[a.index].clone()}</td>
                                                 <td>{format!("{:.1}%", a.share_of_time * 100.0)}</td>
                                                 <td>{format_si(a.time_s, "s")}</td>
                                                 <td>{k.launches}</td>
@@ -966,7 +967,7 @@ fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize>
 fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
     let mut order: Vec<usize> = matching(r, needle).collect();
     if by == SortBy::Name {
-        let names: Vec<String> = r.kernels.iter().map(Kernel::short_name).collect();
+        let names = r.display_names();
         order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));
     } else {
         let key = |i: usize| -> f64 {

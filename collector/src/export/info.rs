@@ -19,6 +19,15 @@ pub fn to_json(bundle: &Bundle) -> Vec<u8> {
     roofline_model::report::to_json(bundle).into_bytes()
 }
 
+/// Text from the bundle as the terminal may show it: control characters (escape sequences that
+/// would recolour, move the cursor or retitle the terminal, bells, backspaces, line breaks) are
+/// replaced by `?`.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// Lays out rows of cells in columns; the last column is left unpadded.
 fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -90,20 +99,20 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
         },
     );
     if let Some(d) = &bundle.description {
-        let _ = writeln!(out, "  {d}");
+        let _ = writeln!(out, "  {}", printable(d));
     }
     for n in &bundle.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", printable(n));
     }
     for d in &bundle.devices {
         let _ = writeln!(
             out,
             "\ndevice {}: {}{}{}",
-            d.id,
-            d.name,
+            printable(&d.id),
+            printable(&d.name),
             d.compute_capability
                 .as_deref()
-                .map(|c| format!(", compute capability {c}"))
+                .map(|c| format!(", compute capability {}", printable(c)))
                 .unwrap_or_default(),
             d.sm_count.map(|n| format!(", {n} SMs")).unwrap_or_default(),
         );
@@ -155,6 +164,7 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
         return out.into_bytes();
     }
     let shown = top.unwrap_or(usize::MAX).min(report.analyses.len());
+    let names = report.display_names();
     let mut rows = vec![
         [
             "share", "time", "launches", "FLOP/s", "AI L1", "AI L2", "AI HBM", "bound", "headroom",
@@ -180,7 +190,7 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
             ratio(a.headroom),
             a.time_bound.map_or("–", |t| t.region.key()).to_string(),
             ratio(a.gap),
-            k.short_name(),
+            printable(&names[a.index]),
         ]);
     }
     out.push_str(&columns(
@@ -191,6 +201,9 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
     ));
     if let Some(n) = roofline_model::chart::missing_peaks_note(&report.analyses) {
         let _ = writeln!(out, "  note: {n}");
+    }
+    if let Some(n) = roofline_model::chart::out_of_range_note(&report.analyses, &report.kernels) {
+        let _ = writeln!(out, "  note: {}", printable(&n));
     }
     if shown < report.analyses.len() {
         let _ = writeln!(

@@ -13,8 +13,13 @@ pub struct Table {
     pub rows: Vec<(usize, Vec<String>)>,
     /// Lines before the header (the program's own output), for context.
     pub preamble_lines: usize,
-    /// Lines after the header that were not table rows (profiler messages), skipped.
+    /// Lines after the header that were not table rows (profiler messages), skipped; the
+    /// last line of a file cut short is not among them but in `cut_short`.
     pub skipped_lines: Vec<usize>,
+    /// The line of a last row cut short: the file ends inside it (an unterminated quote, too few
+    /// fields, or a quoted table whose last row ends without its closing quote and line break).
+    /// That row is in neither `rows` nor `skipped_lines`.
+    pub cut_short: Option<usize>,
 }
 
 /// Splits one CSV record starting at `text`; returns its fields and the bytes consumed
@@ -84,6 +89,7 @@ pub fn find_table(text: &str) -> Option<Table> {
     }
     let (start, header_line) = header_at?;
     let mut rest = &text[start..];
+    let quoted = rest.starts_with('"') || rest.starts_with("\u{feff}\"");
     let (header, used, lines) = record(rest)?;
     let header: Vec<String> = header
         .into_iter()
@@ -93,6 +99,9 @@ pub fn find_table(text: &str) -> Option<Table> {
     let mut line = header_line + lines;
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
+    // The last line that was neither blank nor a profiler message, and whether it is whole: a
+    // complete row, or a malformed line that ends with a line break.
+    let mut last: Option<(usize, bool)> = None;
     while !rest.is_empty() {
         let this_line = line;
         let first_line_len = rest.find('\n').map_or(rest.len(), |i| i + 1);
@@ -104,22 +113,43 @@ pub fn find_table(text: &str) -> Option<Table> {
         }
         match record(rest) {
             Some((fields, used, lines)) if fields.len() == header.len() => {
+                // In a quoted table, a last row without its line break must end with a quote.
+                let unterminated = used == rest.len()
+                    && !rest.ends_with('\n')
+                    && quoted
+                    && !rest.trim_end().ends_with('"');
                 rows.push((this_line, fields));
+                last = Some((this_line, !unterminated));
                 rest = &rest[used..];
                 line += lines;
             }
-            _ => {
+            other => {
                 skipped.push(this_line);
+                // An unterminated quote runs to the end of the file: always cut short.
+                last = Some((this_line, other.is_some() && text.ends_with('\n')));
                 rest = &rest[first_line_len..];
                 line += 1;
             }
         }
     }
+    // A file that ends inside its last row was cut short: that row is not data.
+    let cut_short = match last {
+        Some((l, false)) => {
+            if skipped.last() == Some(&l) {
+                skipped.pop();
+            } else {
+                rows.pop();
+            }
+            Some(l)
+        }
+        _ => None,
+    };
     Some(Table {
         header,
         rows,
         preamble_lines: header_line - 1,
         skipped_lines: skipped,
+        cut_short,
     })
 }
 
@@ -158,7 +188,25 @@ mod tests {
         let text = "\"ID\",\"Kernel Name\"\r\n\"0\",\"a\"\r\nnot,a,row,of,two\r\n\"1\",\"b\"\r\n\"2\",\"unterminated\n";
         let t = find_table(text).unwrap();
         assert_eq!(t.rows.len(), 2);
-        assert_eq!(t.skipped_lines, vec![3, 5]);
+        assert_eq!(t.skipped_lines, vec![3]);
+        assert_eq!(t.cut_short, Some(5), "the file ends inside its last row");
+    }
+
+    #[test]
+    fn a_file_cut_short_is_told_from_a_complete_one() {
+        let full = "\"ID\",\"Kernel Name\",\"Metric Value\"\n\"0\",\"a\",\"58240\"\n\"1\",\"b\",\"170726912\"\n";
+        let t = find_table(full).unwrap();
+        assert_eq!((t.rows.len(), t.cut_short), (2, None));
+        // Without the final line break, but whole.
+        let t = find_table(full.trim_end()).unwrap();
+        assert_eq!((t.rows.len(), t.cut_short), (2, None));
+        // Cut at every byte of the last row: never a row with a shortened value.
+        let start = full[..full.len() - 1].rfind('\n').unwrap() + 1;
+        for cut in start + 1..full.len() - 1 {
+            let t = find_table(&full[..cut]).unwrap();
+            assert_eq!(t.rows.len(), 1, "cut at {cut}: {:?}", &full[start..cut]);
+            assert_eq!(t.cut_short, Some(3), "cut at {cut}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::aggregate::aggregate_by_name;
 use crate::bundle::{Bytes, DataSource, Datapath, Device, Flops, Kernel, KernelTime, MemoryLevel};
 use crate::ncu::csv::{Table, find_table};
 use crate::ncu::metrics::{self, Alternatives, Arch, Convention, time};
-use crate::ncu::units;
+use crate::ncu::units::{self, Dimension};
 
 /// Why Nsight Compute output could not be imported.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -66,6 +66,88 @@ pub enum NcuError {
         metric: String,
         /// The unit.
         unit: String,
+    },
+    /// A value with commas that are not thousands separators.
+    #[error(
+        "{source_name}, line {line}: {metric} = {value:?}: a comma here is not a thousands separator (groups of three digits); a decimal comma or a merged column cannot be read safely"
+    )]
+    BadSeparator {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The text.
+        value: String,
+    },
+    /// A unit that does not measure what the metric counts.
+    #[error(
+        "{source_name}, line {line}: unit {unit:?} does not fit {metric}, which counts {expected}"
+    )]
+    UnitMismatch {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The unit.
+        unit: String,
+        /// What the metric counts.
+        expected: &'static str,
+    },
+    /// A launch ID (or a launch's metric) given twice in one file.
+    #[error(
+        "{source_name}, line {line}: launch {id}{metric} appears a second time (first at line {first_line}); a file must hold one run: were two captures concatenated?"
+    )]
+    DuplicateLaunch {
+        /// The file.
+        source_name: String,
+        /// The line of the second occurrence.
+        line: usize,
+        /// The line of the first.
+        first_line: usize,
+        /// The launch ID.
+        id: u64,
+        /// `" (metric m)"` on the details page, else empty.
+        metric: String,
+    },
+    /// A second table header inside the table.
+    #[error(
+        "{source_name}, line {line}: a second table header: the file holds two runs concatenated; keep one run per file"
+    )]
+    SecondHeader {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+    },
+    /// A file that ends inside a table row.
+    #[error(
+        "{source_name}, line {line}: the file ends inside a table row: it was cut short; capture it again, or pass --allow-partial to import the complete rows, marked incomplete"
+    )]
+    CutShort {
+        /// The file.
+        source_name: String,
+        /// The line of the partial row.
+        line: usize,
+    },
+    /// A capture of a set that lacks launches the others hold.
+    #[error(
+        "{source_name} holds {holds} of the {total} launches of this capture set; the first missing is launch {id} ({name}): the file was cut short or captured with a launch limit; capture it again, or pass --allow-partial to import what is there, marked incomplete"
+    )]
+    MissingLaunches {
+        /// The file.
+        source_name: String,
+        /// Launches it holds.
+        holds: usize,
+        /// Launches in the set.
+        total: usize,
+        /// The first launch ID missing.
+        id: u64,
+        /// Its kernel name (from another file).
+        name: String,
     },
     /// Captures that cannot be joined.
     #[error(
@@ -132,8 +214,12 @@ pub struct Launch {
     pub grid: Option<[u32; 3]>,
     /// Block dimensions.
     pub block: Option<[u32; 3]>,
-    /// Metric values, SI base units (seconds, bytes, per second).
+    /// Metric values, SI base units (seconds, bytes, per second): for a launch that stands for
+    /// several ([`Launch::launches`] > 1), counters summed and rates (`.per_second`) averaged.
     pub metrics: BTreeMap<String, f64>,
+    /// How many launches this entry stands for: 1, or more when captures were joined per
+    /// kernel name.
+    pub launches: u64,
 }
 
 /// The content of one Nsight Compute CSV file.
@@ -149,6 +235,8 @@ pub struct Capture {
     pub skipped_lines: Vec<usize>,
     /// Metrics in the file that the roofline does not use (left unread).
     pub other_metrics: BTreeSet<String>,
+    /// The line of a last row the file ends inside (cut short), left out.
+    pub cut_short: Option<usize>,
 }
 
 /// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
@@ -223,8 +311,14 @@ fn launch_of(
     source_name: &str,
 ) -> Result<Launch, NcuError> {
     let id_text = row[c.id].trim();
-    let id = id_text
-        .replace(',', "")
+    if id_text == "ID" && row[c.name].trim() == "Kernel Name" {
+        return Err(NcuError::SecondHeader {
+            source_name: source_name.to_string(),
+            line,
+        });
+    }
+    let id = units::strip_thousands(id_text)
+        .unwrap_or_default()
         .parse::<u64>()
         .map_err(|_| NcuError::BadId {
             source_name: source_name.to_string(),
@@ -243,7 +337,27 @@ fn launch_of(
         grid: c.grid.and_then(|i| parse_dims(&row[i])),
         block: c.block.and_then(|i| parse_dims(&row[i])),
         metrics: BTreeMap::new(),
+        launches: 1,
     })
+}
+
+/// What a metric counts, from its name: the dimensions its unit may have.
+fn expected_dimension(metric: &str) -> (&'static str, &'static [Dimension]) {
+    use Dimension as D;
+    if metric.ends_with(".per_second") {
+        ("a rate (per second)", &[D::None, D::Rate])
+    } else if metric.starts_with("gpu__time_duration") {
+        ("time", &[D::None, D::Time])
+    } else if metric.starts_with("sm__cycles_elapsed") {
+        ("cycles", &[D::None, D::Cycles])
+    } else if metric.contains("bytes") {
+        ("bytes", &[D::None, D::Bytes])
+    } else {
+        (
+            "events (instructions, operations, cycles)",
+            &[D::None, D::Count, D::Cycles],
+        )
+    }
 }
 
 fn convert(
@@ -257,20 +371,43 @@ fn convert(
     if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.eq_ignore_ascii_case("no data") {
         return Ok(None);
     }
-    let v = units::parse_value(t).ok_or_else(|| NcuError::BadValue {
+    let v = units::parse_value(t).ok_or_else(|| {
+        let bad_commas = t.contains(',') && units::strip_thousands(t).is_none();
+        let (source_name, metric, value) =
+            (source_name.to_string(), metric.to_string(), t.to_string());
+        if bad_commas {
+            NcuError::BadSeparator {
+                source_name,
+                line,
+                metric,
+                value,
+            }
+        } else {
+            NcuError::BadValue {
+                source_name,
+                line,
+                metric,
+                value,
+            }
+        }
+    })?;
+    let base = units::to_base(v, unit).ok_or_else(|| NcuError::BadUnit {
         source_name: source_name.to_string(),
         line,
         metric: metric.to_string(),
-        value: t.to_string(),
+        unit: unit.to_string(),
     })?;
-    units::to_base(v, unit)
-        .map(Some)
-        .ok_or_else(|| NcuError::BadUnit {
+    let (expected, fits) = expected_dimension(metric);
+    if !fits.contains(&units::dimension(unit)) {
+        return Err(NcuError::UnitMismatch {
             source_name: source_name.to_string(),
             line,
             metric: metric.to_string(),
-            unit: unit.to_string(),
-        })
+            unit: unit.trim().to_string(),
+            expected,
+        });
+    }
+    Ok(Some(base))
 }
 
 /// Parses one Nsight Compute CSV output (raw or details page, anything printed around it).
@@ -291,17 +428,51 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         ignored_columns: Vec::new(),
         skipped_lines: t.skipped_lines.clone(),
         other_metrics: BTreeSet::new(),
+        cut_short: t.cut_short,
     };
+    let duplicate = |line: usize, first_line: usize, id: u64, metric: &str| {
+        Err(NcuError::DuplicateLaunch {
+            source_name: source_name.to_string(),
+            line,
+            first_line,
+            id,
+            metric: if metric.is_empty() {
+                String::new()
+            } else {
+                format!(" ({metric})")
+            },
+        })
+    };
+    let section_col = t.header.iter().position(|x| x == "Section Name");
     if let [Some(mn), Some(mu), Some(mv)] = details {
-        // Details page: one row per launch per metric; rows of a launch are consecutive.
-        let mut index: BTreeMap<u64, usize> = BTreeMap::new();
+        // Details page: one row per launch per metric; rows of a launch are consecutive, so an
+        // ID that comes back after another, or a metric twice for one launch, is a second run.
+        let mut index: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+        let mut seen: BTreeMap<(u64, String), usize> = BTreeMap::new();
         for (line, row) in &t.rows {
             let l = launch_of(row, &c, *line, source_name)?;
-            let i = *index.entry(l.id).or_insert_with(|| {
-                capture.launches.push(l);
-                capture.launches.len() - 1
-            });
+            let id = l.id;
+            let i = match index.get(&id) {
+                Some(&(i, first_line)) => {
+                    if i + 1 != capture.launches.len() {
+                        return duplicate(*line, first_line, id, "");
+                    }
+                    i
+                }
+                None => {
+                    capture.launches.push(l);
+                    index.insert(id, (capture.launches.len() - 1, *line));
+                    capture.launches.len() - 1
+                }
+            };
             let shown = row[mn].trim();
+            // Keyed by section too: a display name may appear in two sections.
+            let section = section_col.map_or("", |s| row[s].trim());
+            if !shown.is_empty()
+                && let Some(first_line) = seen.insert((id, format!("{section}\u{0}{shown}")), *line)
+            {
+                return duplicate(*line, first_line, id, shown);
+            }
             let metric = if used.contains(shown) {
                 shown
             } else if let Some(m) = metrics::metric_for_display_name(shown) {
@@ -333,12 +504,16 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         }
     }
     let mut unit_row: Option<&Vec<String>> = None;
+    let mut first_line_of: BTreeMap<u64, usize> = BTreeMap::new();
     for (line, row) in &t.rows {
         if row[c.id].trim().is_empty() {
             unit_row = Some(row);
             continue;
         }
         let mut l = launch_of(row, &c, *line, source_name)?;
+        if let Some(first_line) = first_line_of.insert(l.id, *line) {
+            return duplicate(*line, first_line, l.id, "");
+        }
         for (i, name) in &metric_cols {
             let unit = unit_row.map_or("", |u| u[*i].as_str());
             if let Some(v) = convert(&row[*i], unit, name, *line, source_name)? {
@@ -374,69 +549,267 @@ fn finish_capture(capture: Capture, source_name: &str) -> Result<Capture, NcuErr
     Ok(capture)
 }
 
-/// Joins captures of one run that hold different metrics, launch by launch on the `ID`.
+/// How to join captures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JoinOptions {
+    /// Import an incomplete capture set (files cut short, or holding fewer launches than the
+    /// others) instead of refusing it; the result is marked incomplete.
+    pub allow_partial: bool,
+}
+
+/// Launches joined from captures, with what the join did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joined {
+    /// The launches, by ID (one per kernel name when joined per name).
+    pub launches: Vec<Launch>,
+    /// What was done: per-name joining, per-metric counts of an incomplete set.
+    pub notes: Vec<String>,
+    /// False when the set was incomplete and imported with [`JoinOptions::allow_partial`].
+    pub complete: bool,
+}
+
+/// Joins captures of one run that hold different metrics, launch by launch on the `ID`;
+/// refuses an incomplete set. See [`join_with`].
 ///
 /// # Errors
-/// [`NcuError::OverlappingCaptures`] when two captures hold the same metric (separate runs), and
-/// [`NcuError::MismatchedLaunch`] when an ID names different kernels.
+/// As [`join_with`].
 pub fn join(captures: Vec<(String, Capture)>) -> Result<Vec<Launch>, NcuError> {
-    let mut iter = captures.into_iter();
-    let Some((first_name, first)) = iter.next() else {
-        return Ok(Vec::new());
-    };
-    let mut owner: BTreeMap<String, String> = first
-        .metric_names
-        .iter()
-        .map(|m| (m.clone(), first_name.clone()))
-        .collect();
-    let mut launches = first.launches;
-    let mut from: BTreeMap<u64, (usize, String)> = launches
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.id, (i, first_name.clone())))
-        .collect();
-    for (name, cap) in iter {
+    join_with(captures, JoinOptions::default()).map(|j| j.launches)
+}
+
+/// Joins captures that hold different metrics (the 2020 study collected one metric per run).
+///
+/// Launch by launch on the `ID` when the captures agree on the kernel of every ID. When they
+/// disagree but every capture holds the same kernel names the same number of times (separate
+/// runs of a program whose launch order changes, as with graph executors), per kernel name:
+/// counters summed and rates averaged over the name's launches, as the 2020 study aggregated
+/// them, with a note.
+///
+/// Every capture must hold every launch of the set, and no file may end inside a row;
+/// otherwise the join fails naming the file and the first launch missing, unless
+/// [`JoinOptions::allow_partial`], which imports what is there, marked incomplete, with
+/// per-metric counts in the notes.
+///
+/// # Errors
+/// [`NcuError::OverlappingCaptures`] when two captures hold the same metric (separate runs),
+/// [`NcuError::CutShort`] and [`NcuError::MissingLaunches`] for an incomplete set, and
+/// [`NcuError::MismatchedLaunch`] when an ID names different kernels and the captures do not
+/// hold the same kernel names.
+pub fn join_with(captures: Vec<(String, Capture)>, opts: JoinOptions) -> Result<Joined, NcuError> {
+    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+    for (name, cap) in &captures {
         for m in &cap.metric_names {
-            if let Some(o) = owner.get(m) {
+            if let Some(o) = owner.insert(m, name) {
                 return Err(NcuError::OverlappingCaptures {
-                    first: o.clone(),
-                    second: name,
+                    first: o.to_string(),
+                    second: name.clone(),
                     metric: m.clone(),
                 });
             }
         }
-        for m in &cap.metric_names {
-            owner.insert(m.clone(), name.clone());
+    }
+    let mut notes = Vec::new();
+    let mut complete = true;
+    for (name, cap) in &captures {
+        if let Some(line) = cap.cut_short {
+            if !opts.allow_partial {
+                return Err(NcuError::CutShort {
+                    source_name: name.clone(),
+                    line,
+                });
+            }
+            complete = false;
+            notes.push(format!(
+                "{name} ends inside a table row (line {line}), cut short: that row is left out"
+            ));
         }
+    }
+    // Every launch of the set, with a name to show for it.
+    let mut all: BTreeMap<u64, &str> = BTreeMap::new();
+    for (_, cap) in &captures {
+        for l in &cap.launches {
+            all.entry(l.id).or_insert(&l.name);
+        }
+    }
+    let ids: Vec<BTreeSet<u64>> = captures
+        .iter()
+        .map(|(_, c)| c.launches.iter().map(|l| l.id).collect())
+        .collect();
+    for ((name, _), held) in captures.iter().zip(&ids) {
+        if let Some((&id, &kernel)) = all.iter().find(|(id, _)| !held.contains(id)) {
+            if !opts.allow_partial {
+                return Err(NcuError::MissingLaunches {
+                    source_name: name.clone(),
+                    holds: held.len(),
+                    total: all.len(),
+                    id,
+                    name: kernel.to_string(),
+                });
+            }
+            complete = false;
+        }
+    }
+    if !complete {
+        let mut counts: Vec<String> = Vec::new();
+        for ((_, cap), held) in captures.iter().zip(&ids) {
+            for m in &cap.metric_names {
+                counts.push(format!("{m} {} of {}", held.len(), all.len()));
+            }
+        }
+        notes.push(format!(
+            "INCOMPLETE capture set imported with --allow-partial; launches per metric: {}",
+            counts.join(", ")
+        ));
+    }
+
+    let agree = captures.iter().all(|(_, cap)| {
+        cap.launches
+            .iter()
+            .all(|l| all.get(&l.id).is_none_or(|n| *n == l.name))
+    });
+    if !agree {
+        fn names(c: &Capture) -> Vec<&str> {
+            let mut v: Vec<&str> = c.launches.iter().map(|l| l.name.as_str()).collect();
+            v.sort_unstable();
+            v
+        }
+        let first = captures.first().map(|(_, c)| names(c));
+        let same_multiset = complete && captures.iter().all(|(_, c)| Some(names(c)) == first);
+        if !same_multiset {
+            return Err(mismatch(&captures));
+        }
+        let total = all.len();
+        let launches = join_per_name(captures);
+        notes.push(format!(
+            "the captures list the same kernels in different launch orders (separate runs): joined per kernel name ({} launches of {} names), counters summed over each name's launches and rates averaged, as the 2020 study aggregated them; per-launch figures are not available",
+            total,
+            launches.len()
+        ));
+        return Ok(Joined {
+            launches,
+            notes,
+            complete,
+        });
+    }
+
+    let mut launches: Vec<Launch> = Vec::with_capacity(all.len());
+    let mut at: BTreeMap<u64, usize> = BTreeMap::new();
+    for (_, cap) in captures {
         for l in cap.launches {
-            match from.get(&l.id) {
-                Some((i, src)) => {
-                    let ours = &mut launches[*i];
-                    if ours.name != l.name {
-                        return Err(NcuError::MismatchedLaunch {
-                            id: l.id,
-                            first: src.clone(),
-                            first_name: ours.name.clone(),
-                            second: name,
-                            second_name: l.name,
-                        });
-                    }
-                    ours.metrics.extend(l.metrics);
-                    ours.device = ours.device.take().or(l.device);
-                    ours.compute_capability =
-                        ours.compute_capability.take().or(l.compute_capability);
-                    ours.grid = ours.grid.or(l.grid);
-                    ours.block = ours.block.or(l.block);
-                }
+            match at.get(&l.id) {
+                Some(&i) => merge_launch(&mut launches[i], l),
                 None => {
-                    from.insert(l.id, (launches.len(), name.clone()));
+                    at.insert(l.id, launches.len());
                     launches.push(l);
                 }
             }
         }
     }
     launches.sort_by_key(|l| l.id);
-    Ok(launches)
+    Ok(Joined {
+        launches,
+        notes,
+        complete,
+    })
+}
+
+/// The first launch ID whose kernel differs between two captures, as an error.
+fn mismatch(captures: &[(String, Capture)]) -> NcuError {
+    let mut first: BTreeMap<u64, (&str, &str)> = BTreeMap::new();
+    let mut found: Option<NcuError> = None;
+    for (file, cap) in captures {
+        for l in &cap.launches {
+            match first.get(&l.id) {
+                Some((f, n)) if *n != l.name => {
+                    let e = NcuError::MismatchedLaunch {
+                        id: l.id,
+                        first: (*f).to_string(),
+                        first_name: (*n).to_string(),
+                        second: file.clone(),
+                        second_name: l.name.clone(),
+                    };
+                    if found.as_ref().is_none_or(
+                        |f| matches!(f, NcuError::MismatchedLaunch { id, .. } if *id > l.id),
+                    ) {
+                        found = Some(e);
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(l.id, (file, &l.name));
+                }
+            }
+        }
+    }
+    found.unwrap_or(NcuError::NoTable {
+        source_name: "the captures".into(),
+    })
+}
+
+/// Adds another capture's metrics of the same launch.
+fn merge_launch(ours: &mut Launch, l: Launch) {
+    ours.metrics.extend(l.metrics);
+    ours.device = ours.device.take().or(l.device);
+    ours.compute_capability = ours.compute_capability.take().or(l.compute_capability);
+    ours.grid = ours.grid.or(l.grid);
+    ours.block = ours.block.or(l.block);
+}
+
+/// Joins captures per (device, kernel name): in each, counters summed and rates averaged over
+/// the name's launches; then the captures' metrics put together. The entry takes the lowest ID
+/// of its name in the first capture; grid and block are kept only where all launches agree.
+fn join_per_name(captures: Vec<(String, Capture)>) -> Vec<Launch> {
+    type Key = (Option<String>, String);
+    let mut out: BTreeMap<Key, Launch> = BTreeMap::new();
+    for (ci, (_, cap)) in captures.into_iter().enumerate() {
+        let mut per: BTreeMap<Key, Launch> = BTreeMap::new();
+        for l in cap.launches {
+            let key = (l.device.clone(), l.name.clone());
+            match per.get_mut(&key) {
+                None => {
+                    per.insert(key, l);
+                }
+                Some(agg) => {
+                    agg.launches += l.launches;
+                    agg.id = agg.id.min(l.id);
+                    if agg.grid != l.grid {
+                        agg.grid = None;
+                    }
+                    if agg.block != l.block {
+                        agg.block = None;
+                    }
+                    for (m, v) in l.metrics {
+                        *agg.metrics.entry(m).or_insert(0.0) += v;
+                    }
+                }
+            }
+        }
+        for (key, mut agg) in per {
+            // Launch counts are far below 2^53.
+            #[allow(clippy::cast_precision_loss)]
+            let n = agg.launches as f64;
+            for (m, v) in &mut agg.metrics {
+                if m.ends_with(".per_second") {
+                    *v /= n;
+                }
+            }
+            match out.get_mut(&key) {
+                Some(ours) if ci > 0 => {
+                    let (id, grid, block) = (ours.id, ours.grid, ours.block);
+                    merge_launch(ours, agg);
+                    ours.id = id;
+                    ours.grid = grid;
+                    ours.block = block;
+                }
+                _ => {
+                    out.insert(key, agg);
+                }
+            }
+        }
+    }
+    let mut launches: Vec<Launch> = out.into_values().collect();
+    launches.sort_by_key(|l| l.id);
+    launches
 }
 
 /// How to turn launches into kernels.
@@ -604,6 +977,7 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         }
 
         let mut k = Kernel::new(l.name.clone(), time_s, opts.source);
+        k.launches = l.launches;
         k.device.clone_from(&l.device);
         k.grid = l.grid;
         k.block = l.block;
@@ -661,7 +1035,10 @@ fn study_2020_aggregate(launches: &[Launch], per_launch: &[Kernel]) -> Vec<Kerne
             .entry((l.device.as_deref(), l.name.as_str()))
             .or_default();
         e.0 += l.metrics.get(time::CYCLES).copied().unwrap_or(f64::NAN);
-        e.1 += l
+        // A per-name entry carries its launches' mean rate: Σ rate = mean × launches.
+        #[allow(clippy::cast_precision_loss)]
+        let n = l.launches as f64;
+        e.1 += n * l
             .metrics
             .get(time::CYCLES_PER_SECOND)
             .copied()
@@ -802,6 +1179,9 @@ mod tests {
             .replace("sm__cycles_elapsed.avg.per_second", "X")
             .replace("sm__cycles_elapsed.avg", "dram__bytes.sum")
             .replace("\"X\"", "\"lts__t_bytes.sum\"")
+            .replace("\"cycle\"", "\"byte\"")
+            .replace("cycle/usecond", "Kbyte")
+            .replace("cycle/nsecond", "Kbyte")
             .replace(
                 "\"1\",\"1\",\"p\",\"h\",\"k\"",
                 "\"1\",\"1\",\"p\",\"h\",\"other\"",
@@ -878,6 +1258,236 @@ mod tests {
         let e = parse_capture(&bad, "d.csv").unwrap_err();
         assert!(
             e.to_string().contains("unknown unit \"cycle/fortnight\""),
+            "{e}"
+        );
+    }
+
+    /// A one-metric raw capture of launches `(id, name, value)`, with a units row.
+    fn one_metric(metric: &str, unit: &str, rows: &[(u64, &str, &str)]) -> String {
+        let mut t = format!("\"ID\",\"Kernel Name\",\"{metric}\"\n\"\",\"\",\"{unit}\"\n");
+        for (id, name, v) in rows {
+            t.push_str(&format!("\"{id}\",\"{name}\",\"{v}\"\n"));
+        }
+        t
+    }
+
+    #[test]
+    fn misplaced_commas_are_refused_with_the_line() {
+        let good = one_metric(
+            "dram__bytes.sum",
+            "byte",
+            &[(0, "k", "1,024"), (1, "k", "10,240,000")],
+        );
+        let c = parse_capture(&good, "g.csv").unwrap();
+        assert_eq!(c.launches[1].metrics["dram__bytes.sum"], 10_240_000.0);
+        for bad in ["1,5", "5715,88"] {
+            let text = one_metric(
+                "sm__cycles_elapsed.avg",
+                "cycle",
+                &[(0, "k", "7"), (1, "k", bad)],
+            );
+            let e = parse_capture(&text, "c.csv").unwrap_err();
+            assert!(matches!(e, NcuError::BadSeparator { line: 4, .. }), "{e:?}");
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "c.csv, line 4: sm__cycles_elapsed.avg = \"{bad}\""
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_unit_that_does_not_fit_the_metric_is_refused() {
+        for (metric, unit) in [
+            ("sm__cycles_elapsed.avg", "msecond"),
+            ("dram__bytes.sum", "%"),
+            ("gpu__time_duration.sum", "byte"),
+            ("sm__cycles_elapsed.avg.per_second", "cycle"),
+            (
+                "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                "usecond",
+            ),
+        ] {
+            let text = one_metric(metric, unit, &[(0, "k", "5")]);
+            let e = parse_capture(&text, "u.csv").unwrap_err();
+            assert!(
+                matches!(&e, NcuError::UnitMismatch { line: 3, .. }),
+                "{metric} in {unit}: {e:?}"
+            );
+            assert!(
+                e.to_string()
+                    .contains(&format!("unit \"{unit}\" does not fit {metric}")),
+                "{e}"
+            );
+        }
+        // The units ncu writes for them are accepted.
+        for (metric, unit) in [
+            ("sm__cycles_elapsed.avg", "cycle"),
+            ("dram__bytes.sum", "Mbyte"),
+            ("gpu__time_duration.sum", "nsecond"),
+            ("sm__cycles_elapsed.avg.per_second", "cycle/usecond"),
+            ("sm__inst_executed_pipe_tensor.sum", "inst"),
+            ("l1tex__lsu_writeback_active_mem_lgds.sum", "cycle"),
+        ] {
+            parse_capture(&one_metric(metric, unit, &[(0, "k", "5")]), "u.csv")
+                .unwrap_or_else(|e| panic!("{metric} in {unit}: {e}"));
+        }
+    }
+
+    #[test]
+    fn duplicate_launches_and_concatenated_runs_are_refused() {
+        let dup = one_metric(
+            "dram__bytes.sum",
+            "byte",
+            &[(0, "k", "1"), (1, "k", "2"), (0, "k", "3")],
+        );
+        let e = parse_capture(&dup, "d.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv, line 5: launch 0 appears a second time (first at line 3); a file must hold one run: were two captures concatenated?"
+        );
+        let run = one_metric("dram__bytes.sum", "byte", &[(0, "k", "1")]);
+        let e = parse_capture(&format!("{run}{run}"), "two.csv").unwrap_err();
+        assert!(matches!(e, NcuError::SecondHeader { line: 4, .. }), "{e:?}");
+        // Details page: a launch coming back after another, or one metric twice.
+        let again = format!("{DETAILS}{}", DETAILS.lines().nth(1).unwrap());
+        let e = parse_capture(&again, "d.csv").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                NcuError::DuplicateLaunch {
+                    line: 6,
+                    first_line: 2,
+                    id: 0,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let lines: Vec<&str> = DETAILS.lines().collect();
+        let twice = [lines[0], lines[1], lines[1], lines[2]].join("\n");
+        let e = parse_capture(&twice, "d.csv").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("launch 0 (sm__cycles_elapsed.avg) appears a second time"),
+            "{e}"
+        );
+    }
+
+    fn set(partial: &str) -> Vec<(String, Capture)> {
+        let rows: Vec<(u64, &str, &str)> = (0..5)
+            .map(|i| (i, if i % 2 == 0 { "a" } else { "b" }, "1000"))
+            .collect();
+        let time = one_metric("gpu__time_duration.sum", "nsecond", &rows);
+        vec![
+            ("time.csv".into(), parse_capture(&time, "time.csv").unwrap()),
+            (
+                "dram.csv".into(),
+                parse_capture(partial, "dram.csv").unwrap(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn an_incomplete_capture_set_is_refused_unless_allowed() {
+        let rows: Vec<(u64, &str, &str)> = (0..5)
+            .map(|i| (i, if i % 2 == 0 { "a" } else { "b" }, "64"))
+            .collect();
+        let full = one_metric("dram__bytes.sum", "byte", &rows);
+        assert!(join(set(&full)).is_ok());
+        // Only the first three launches.
+        let first3 = one_metric("dram__bytes.sum", "byte", &rows[..3]);
+        let e = join(set(&first3)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dram.csv holds 3 of the 5 launches of this capture set; the first missing is launch 3 (b): the file was cut short or captured with a launch limit; capture it again, or pass --allow-partial to import what is there, marked incomplete"
+        );
+        let j = join_with(
+            set(&first3),
+            JoinOptions {
+                allow_partial: true,
+            },
+        )
+        .unwrap();
+        assert!(!j.complete);
+        assert_eq!(j.launches.len(), 5);
+        assert!(
+            j.notes
+                .iter()
+                .any(|n| n.contains("gpu__time_duration.sum 5 of 5")
+                    && n.contains("dram__bytes.sum 3 of 5")),
+            "{:?}",
+            j.notes
+        );
+        // Cut inside the last row, at every byte of it.
+        let last_row = full[..full.len() - 1].rfind('\n').unwrap() + 1;
+        for cut in last_row + 1..full.len() - 1 {
+            let e = join(set(&full[..cut])).unwrap_err();
+            assert!(
+                matches!(&e, NcuError::CutShort { line: 7, .. }),
+                "cut at {cut}: {e:?}"
+            );
+            let j = join_with(
+                set(&full[..cut]),
+                JoinOptions {
+                    allow_partial: true,
+                },
+            )
+            .unwrap();
+            assert!(!j.complete);
+            assert!(
+                !j.launches[4].metrics.contains_key("dram__bytes.sum"),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn captures_in_another_launch_order_are_joined_per_kernel_name() {
+        // The same kernels, the same counts, another order: a, b, a, b, a then b, a, a, b, a.
+        let order = ["b", "a", "a", "b", "a"];
+        let rows: Vec<(u64, &str, &str)> = order
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i as u64, *n, if *n == "a" { "10" } else { "100" }))
+            .collect();
+        let j = join_with(
+            set(&one_metric("dram__bytes.sum", "byte", &rows)),
+            JoinOptions::default(),
+        )
+        .unwrap();
+        assert!(j.complete);
+        assert_eq!(j.launches.len(), 2, "one entry per name");
+        let a = j.launches.iter().find(|l| l.name == "a").unwrap();
+        assert_eq!(a.launches, 3);
+        assert_eq!(a.metrics["dram__bytes.sum"], 30.0);
+        assert!((a.metrics["gpu__time_duration.sum"] - 3e-6).abs() < 1e-18);
+        assert!(
+            j.notes.iter().any(|n| n.contains("joined per kernel name")),
+            "{:?}",
+            j.notes
+        );
+        let imp = to_kernels(
+            &j.launches,
+            &ImportOptions {
+                convention: Convention::Current,
+                arch: None,
+                source: DataSource::Import,
+            },
+        )
+        .unwrap();
+        assert_eq!(imp.kernels.iter().map(|k| k.launches).sum::<u64>(), 5);
+        // Other names, or other counts: refused as before.
+        let rows: Vec<(u64, &str, &str)> = ["b", "a", "b", "b", "a"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i as u64, *n, "1"))
+            .collect();
+        let e = join(set(&one_metric("dram__bytes.sum", "byte", &rows))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("launch 0 is \"a\" in time.csv but \"b\" in dram.csv"),
             "{e}"
         );
     }

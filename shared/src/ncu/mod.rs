@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod units;
 
 pub use import::{
-    Capture, ImportOptions, Imported, Launch, NcuError, join, parse_capture, to_kernels,
+    Capture, ImportOptions, Imported, JoinOptions, Joined, Launch, NcuError, join, join_with,
+    parse_capture, to_kernels,
 };
 pub use metrics::{Arch, Convention};

@@ -81,14 +81,95 @@ pub fn to_base(value: f64, unit: &str) -> Option<f64> {
     Some(if e >= 0 { value * p } else { value / p })
 }
 
-/// Parses an ncu value: thousands separators removed; `n/a`, empty and non-numbers are `None`.
+/// Removes thousands separators when they are used as such: one to three digits, then groups
+/// of exactly three, and none after the decimal point (`10,240,000` → `10240000`, `1,234.5` →
+/// `1234.5`). `None` for any other comma (`1,5`, `5715,88`, `1,,000`, `,5`), which may be a
+/// decimal comma or a merged column, so that a value is never read a hundred times too large.
+pub fn strip_thousands(text: &str) -> Option<String> {
+    if !text.contains(',') {
+        return Some(text.to_string());
+    }
+    let (sign, rest) = match text.strip_prefix(['+', '-']) {
+        Some(r) => (&text[..1], r),
+        None => ("", text),
+    };
+    let int_end = rest.find(['.', 'e', 'E']).unwrap_or(rest.len());
+    let (int, tail) = rest.split_at(int_end);
+    if tail.contains(',') {
+        return None;
+    }
+    let mut groups = int.split(',');
+    let first = groups.next()?;
+    let digits = |g: &str| g.bytes().all(|b| b.is_ascii_digit());
+    if first.is_empty() || first.len() > 3 || !digits(first) {
+        return None;
+    }
+    let mut out = format!("{sign}{first}");
+    for g in groups {
+        if g.len() != 3 || !digits(g) {
+            return None;
+        }
+        out.push_str(g);
+    }
+    out.push_str(tail);
+    Some(out)
+}
+
+/// Parses an ncu value: thousands separators removed (see [`strip_thousands`]); `n/a`, empty,
+/// non-numbers and misplaced commas are `None`.
 pub fn parse_value(text: &str) -> Option<f64> {
     let t = text.trim();
     if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.eq_ignore_ascii_case("no data") {
         return None;
     }
-    let cleaned: String = t.chars().filter(|c| *c != ',').collect();
-    cleaned.parse::<f64>().ok().filter(|v| v.is_finite())
+    strip_thousands(t)?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
+/// What a unit measures, as far as checking it against a metric goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    /// No unit (base units assumed: `--print-units base` on the raw page without a units row).
+    None,
+    /// `%`.
+    Percent,
+    /// Seconds and their prefixes.
+    Time,
+    /// Bytes and their prefixes.
+    Bytes,
+    /// Cycles and their prefixes.
+    Cycles,
+    /// A rate: anything per second, or hertz.
+    Rate,
+    /// Another count (instructions, warps, sectors, operations…).
+    Count,
+}
+
+/// The dimension of an ncu unit (`msecond` → [`Dimension::Time`], `Kbyte` → [`Dimension::Bytes`],
+/// `cycle/nsecond` → [`Dimension::Rate`]).
+pub fn dimension(unit: &str) -> Dimension {
+    let u = unit.trim();
+    if u.is_empty() {
+        return Dimension::None;
+    }
+    if u == "%" {
+        return Dimension::Percent;
+    }
+    let lower = u.to_ascii_lowercase();
+    if lower.contains('/') || lower.ends_with("hz") {
+        return Dimension::Rate;
+    }
+    if lower.ends_with("second") || matches!(u, "s" | "ms" | "us" | "µs" | "\u{3bc}s" | "ns") {
+        Dimension::Time
+    } else if lower.ends_with("byte") || matches!(u, "B" | "KB" | "kB" | "MB" | "GB" | "TB") {
+        Dimension::Bytes
+    } else if lower.ends_with("cycle") {
+        Dimension::Cycles
+    } else {
+        Dimension::Count
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +217,39 @@ mod tests {
         assert_eq!(parse_value(""), None);
         assert_eq!(parse_value("nan"), None);
         assert_eq!(parse_value("12 %"), None);
+        assert_eq!(parse_value("1,234.5"), Some(1234.5));
+        assert_eq!(parse_value("-1,234"), Some(-1234.0));
+        assert_eq!(parse_value("999"), Some(999.0));
+    }
+
+    #[test]
+    fn commas_are_thousands_separators_only_between_groups_of_three() {
+        // A decimal comma or a stray one is refused, never stripped (`5715,88` is not 571588).
+        for bad in [
+            "1,5",
+            "5715,88",
+            "1,,000",
+            ",5",
+            "1,0000",
+            "1234,567",
+            "1.5,000",
+            "1,000.5,0",
+        ] {
+            assert_eq!(parse_value(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn dimensions() {
+        assert_eq!(dimension("msecond"), Dimension::Time);
+        assert_eq!(dimension("ns"), Dimension::Time);
+        assert_eq!(dimension("Kbyte"), Dimension::Bytes);
+        assert_eq!(dimension("MB"), Dimension::Bytes);
+        assert_eq!(dimension("cycle"), Dimension::Cycles);
+        assert_eq!(dimension("cycle/nsecond"), Dimension::Rate);
+        assert_eq!(dimension("GHz"), Dimension::Rate);
+        assert_eq!(dimension("inst"), Dimension::Count);
+        assert_eq!(dimension("%"), Dimension::Percent);
+        assert_eq!(dimension(""), Dimension::None);
     }
 }
