@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use roofline_model::ncu::{Arch, Convention};
 
-use crate::cli::{ChartKind, Cli, Command, ConventionArg, InfoFormat};
+use crate::cli::{ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat};
 use crate::error::Error;
 
 /// A validated command.
@@ -25,6 +25,8 @@ pub enum Config {
         top: Option<usize>,
         /// Output file, or standard output.
         output: Option<PathBuf>,
+        /// Rows per kernel name, operator or module.
+        group_by: roofline_model::group::GroupBy,
     },
     /// Draw a chart.
     Plot {
@@ -155,6 +157,11 @@ impl Config {
                     format: a.format,
                     top: a.top,
                     output: a.output,
+                    group_by: match a.group_by {
+                        GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,
+                        GroupByArg::Op => roofline_model::group::GroupBy::Operator,
+                        GroupByArg::Module => roofline_model::group::GroupBy::Module,
+                    },
                 }
             }
             Command::Plot(a) => {

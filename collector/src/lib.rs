@@ -5,7 +5,7 @@
 //! files are read and (atomically) written. [`gpu`] finds the CUDA driver without panicking;
 //! [`machine`] measures ceilings with the kernels of [`kernels`] and the cuBLASLt GEMMs of
 //! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM and convolution search through [`dnn`]);
-//! [`progress`] makes the progress bars.
+//! [`progress`] makes the progress bars; [`trace`] reads torch.profiler traces for `import`.
 
 pub mod blaslt;
 pub mod capture;
@@ -24,6 +24,7 @@ pub mod progress;
 pub mod provenance;
 
 pub mod suite;
+pub mod trace;
 
 pub use error::Error;
 
