@@ -86,7 +86,7 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong, and where.
         #[source]
-        source: roofline_model::trace::TraceError,
+        source: Box<roofline_model::trace::TraceError>,
     },
     /// A torch.profiler trace held nothing to import.
     #[error("cannot import the torch.profiler trace {}", path.display())]
@@ -95,7 +95,7 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         #[source]
-        source: roofline_model::trace::import::ImportError,
+        source: Box<roofline_model::trace::import::ImportError>,
     },
     /// Nothing was profiled or imported.
     #[error("no kernel launch {0}")]

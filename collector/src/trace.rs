@@ -74,12 +74,12 @@ pub fn import(
     let reader = open_text(path)?;
     let t = trace::parse(reader).map_err(|source| Error::Trace {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     let imp = trace::import(&t, &ImportOptions { convention, arch }).map_err(|source| {
         Error::TraceImport {
             path: path.to_path_buf(),
-            source,
+            source: Box::new(source),
         }
     })?;
     let launches = imp.stats.launches;

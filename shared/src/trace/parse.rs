@@ -714,6 +714,7 @@ impl<'de> Deserialize<'de> for ArgKey {
 }
 
 /// A number, or nothing for any other value (skipped).
+#[derive(Clone, Copy)]
 struct MaybeNum(Option<f64>);
 
 impl<'de> Deserialize<'de> for MaybeNum {
@@ -759,8 +760,8 @@ fn int(v: MaybeNum) -> Option<i64> {
     v.0.filter(|x| x.fract() == 0.0).map(|x| x as i64)
 }
 
-fn dim3(v: Vec<u32>) -> Option<[u32; 3]> {
-    match v.as_slice() {
+fn dim3(v: &[u32]) -> Option<[u32; 3]> {
+    match v {
         [x, y, z] => Some([*x, *y, *z]),
         _ => None,
     }
@@ -782,9 +783,9 @@ impl<'de> Deserialize<'de> for RawArgs {
                         ArgKey::Correlation => a.correlation = int(m.next_value()?),
                         ArgKey::Device => a.device = int(m.next_value()?),
                         ArgKey::Stream => a.stream = int(m.next_value()?),
-                        ArgKey::Grid => a.grid = m.next_value::<Option<Vec<u32>>>()?.and_then(dim3),
+                        ArgKey::Grid => a.grid = m.next_value::<Option<Vec<u32>>>()?.as_deref().and_then(dim3),
                         ArgKey::Block => {
-                            a.block = m.next_value::<Option<Vec<u32>>>()?.and_then(dim3);
+                            a.block = m.next_value::<Option<Vec<u32>>>()?.as_deref().and_then(dim3);
                         }
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
                         ArgKey::Dims => a.dims = Some(m.next_value()?),
