@@ -240,3 +240,89 @@ fn counter_trace_flops_links_and_no_time() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Peak resident memory of this process so far, bytes (Linux `VmHWM`).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Benchmark, not a timed test: writes a ~500 MB SYNTHETIC trace to a temporary folder (never
+/// committed), then reads and imports it, printing the times and the peak memory. Run with
+/// `cargo test --release -p roofline-tests --test e2e bench_trace -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark: writes a 500 MB SYNTHETIC trace; run in release with --ignored --nocapture"]
+fn bench_trace_import_500_mb() {
+    let mb: u64 = std::env::var("TRACE_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("synthetic-trace.json");
+    let w = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+    let written = roofline_tests::synthetic_trace::write_trace(w, mb * 1_000_000).unwrap();
+    // The floor: serde_json reading the same text into nothing.
+    let start = std::time::Instant::now();
+    let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
+    let _: serde::de::IgnoredAny = serde_json::from_reader(r).unwrap();
+    let floor = start.elapsed();
+    let before = peak_rss();
+    let start = std::time::Instant::now();
+    let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
+    let t = trace::parse(r).unwrap();
+    let parsed = start.elapsed();
+    let after_parse = peak_rss();
+    let imp = trace::import(&t, &ImportOptions::default()).unwrap();
+    let total = start.elapsed();
+    let after = peak_rss();
+    assert_eq!(imp.kernels.len() as u64, written.kernels);
+    assert_eq!(t.events, written.events);
+    assert!((imp.stats.time_s - written.kernel_us * 1e-6).abs() < 1e-6 * imp.stats.time_s);
+    assert_eq!(imp.stats.linked, imp.kernels.len());
+    println!(
+        "SYNTHETIC trace: {:.1} MB, {} events, {} kernels; serde_json skipping it {:.2} s; parse {:.2} s, parse + import {:.2} s; peak RSS {} MB before reading, {} MB after parsing, {} MB after import ({} kernel entries)",
+        written.bytes as f64 / 1e6,
+        written.events,
+        written.kernels,
+        floor.as_secs_f64(),
+        parsed.as_secs_f64(),
+        total.as_secs_f64(),
+        before.map_or("?".into(), |b| (b / 1_000_000).to_string()),
+        after_parse.map_or("?".into(), |b| (b / 1_000_000).to_string()),
+        after.map_or("?".into(), |b| (b / 1_000_000).to_string()),
+        imp.kernels.len(),
+    );
+}
+
+/// The metric lists of `docs/pytorch.md` are the metric table's (sm_80 without the Hopper-only
+/// wgmma and the FP8 counters).
+#[test]
+fn docs_metric_lists_follow_the_table() {
+    let doc = std::fs::read_to_string(roofline_tests::repo().join("docs/pytorch.md")).unwrap();
+    let list = |name: &str| -> Vec<String> {
+        let start = doc
+            .find(&format!("{name} = ["))
+            .unwrap_or_else(|| panic!("{name}"));
+        doc[start..]
+            .lines()
+            .skip(1)
+            .take_while(|l| l.trim() != "]")
+            .map(|l| l.trim().trim_end_matches(',').trim_matches('"').to_string())
+            .collect()
+    };
+    let table = |arch: ncu::Arch, keep: &dyn Fn(&str) -> bool| -> Vec<String> {
+        ncu::metrics::profile_metrics(arch)
+            .into_iter()
+            .filter(|m| keep(m))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        list("SM80_METRICS"),
+        table(ncu::Arch::Ampere, &|m| !m.contains("gmma")
+            && !m.contains("fp8"))
+    );
+    assert_eq!(list("SM90_METRICS"), table(ncu::Arch::Hopper, &|_| true));
+}

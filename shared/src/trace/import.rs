@@ -357,8 +357,8 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
     for (&o, info) in &mut op_info {
         let op = &trace.ops[o];
         let name = trace.name(op.name);
-        let cost = match &op.inputs {
-            Some(inputs) => operators::op_cost(name, inputs),
+        let cost = match op.inputs {
+            Some(i) => operators::op_cost(name, &trace.inputs[i as usize].inputs),
             None => match operators::op_cost(name, &operators::OpInputs::default()) {
                 Err(NoCost::NoRule) => Err(NoCost::NoRule),
                 _ => Err(NoCost::Shapes("no shapes recorded".into())),
@@ -446,7 +446,8 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
             let name = trace.name(op.name);
             k.tags.insert("op".into(), name.to_string());
             k.tags.insert("op_id".into(), o.to_string());
-            if let Some(d) = &op.dims_text {
+            if let Some(i) = op.inputs {
+                let d = &trace.inputs[i as usize].dims_text;
                 k.tags.insert("op_shapes".into(), truncate(d, 240));
             }
             let info = &op_info[&o];

@@ -127,10 +127,19 @@ pub struct CpuOp {
     pub end: Ns,
     /// `args["External id"]`.
     pub external_id: Option<i64>,
-    /// `Input Dims`, `Input type` and `Concrete Inputs`, when recorded.
-    pub inputs: Option<Box<OpInputs>>,
+    /// `Input Dims`, `Input type` and `Concrete Inputs`, when recorded: an index into
+    /// [`Trace::inputs`] (a training loop repeats the same shapes step after step, so they are
+    /// kept once).
+    pub inputs: Option<u32>,
+}
+
+/// One distinct set of recorded operator inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedInputs {
+    /// As the operator rules read them.
+    pub inputs: OpInputs,
     /// The recorded `Input Dims` as compact text (`[[2048,256],[256,6948]]`), for tags.
-    pub dims_text: Option<Box<str>>,
+    pub dims_text: Box<str>,
 }
 
 /// A named time span on a CPU thread (`user_annotation`, a module's `python_function`).
@@ -207,6 +216,8 @@ pub struct Trace {
     pub modules: Vec<Span>,
     /// `cuda_profiler_range` events.
     pub ranges: Vec<ProfilerRange>,
+    /// The distinct operator inputs ([`CpuOp::inputs`]).
+    pub inputs: Vec<RecordedInputs>,
     /// Flow events (`ac2g` and others); the import links through `correlation` instead.
     pub flows: u64,
     /// Every event read.
@@ -226,6 +237,7 @@ impl Trace {
 struct Builder {
     trace: Trace,
     name_ids: FxHashMap<String, u32>,
+    input_ids: FxHashMap<String, u32>,
     thread_ids: FxHashMap<(Id, Id), u32>,
     saw_events: bool,
     error: Option<TraceError>,
@@ -240,6 +252,23 @@ impl Builder {
         self.trace.names.push(s.clone());
         self.name_ids.insert(s, id);
         id
+    }
+
+    /// Interns an operator's recorded inputs, keyed by their compact JSON.
+    fn recorded_inputs(&mut self, args: &RawArgs) -> Option<u32> {
+        let dims = args.dims.as_ref()?;
+        let key = serde_json::to_string(&(dims, &args.types, &args.concrete)).ok()?;
+        if let Some(&id) = self.input_ids.get(&key) {
+            return Some(id);
+        }
+        let inputs = args.inputs()?;
+        let id = self.trace.inputs.len() as u32;
+        self.trace.inputs.push(RecordedInputs {
+            inputs,
+            dims_text: serde_json::to_string(dims).ok()?.into_boxed_str(),
+        });
+        self.input_ids.insert(key, id);
+        Some(id)
     }
 
     fn thread(&mut self, pid: Option<Id>, tid: Option<Id>) -> u32 {
@@ -259,8 +288,8 @@ impl Builder {
         if self.error.is_some() {
             return;
         }
-        let ph = ev.ph.as_deref().unwrap_or("");
-        let cat = ev.cat.as_deref().unwrap_or("");
+        let ph = ev.ph.as_ref().map_or("", Word::as_str);
+        let cat = ev.cat.as_ref().map_or("", Word::as_str);
         match ph {
             "X" => {}
             "s" | "f" | "t" => {
@@ -355,7 +384,7 @@ impl Builder {
             }
             Kind::Op => {
                 let thread = self.thread(ev.pid, ev.tid);
-                let (inputs, dims_text) = args.inputs();
+                let inputs = self.recorded_inputs(&args);
                 self.trace.ops.push(CpuOp {
                     name,
                     thread,
@@ -363,7 +392,6 @@ impl Builder {
                     end,
                     external_id: args.external_id,
                     inputs,
-                    dims_text,
                 });
             }
             Kind::Annotation | Kind::Module => {
@@ -510,9 +538,9 @@ impl<'de> Visitor<'de> for Events<'_> {
 #[derive(Deserialize)]
 struct RawEvent {
     #[serde(default)]
-    ph: Option<String>,
+    ph: Option<Word>,
     #[serde(default)]
-    cat: Option<String>,
+    cat: Option<Word>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -525,6 +553,45 @@ struct RawEvent {
     dur: Option<f64>,
     #[serde(default)]
     args: Option<RawArgs>,
+}
+
+/// A short string kept inline (event phases and categories: two per event, never allocated
+/// when 24 bytes or shorter).
+enum Word {
+    Inline([u8; 24], u8),
+    Heap(String),
+}
+
+impl Word {
+    fn as_str(&self) -> &str {
+        match self {
+            // Only whole UTF-8 strings are copied in, so the prefix is valid UTF-8.
+            Word::Inline(b, n) => std::str::from_utf8(&b[..*n as usize]).unwrap_or(""),
+            Word::Heap(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Word;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
+                Ok(if v.len() <= 24 {
+                    let mut b = [0u8; 24];
+                    b[..v.len()].copy_from_slice(v.as_bytes());
+                    Word::Inline(b, v.len() as u8)
+                } else {
+                    Word::Heap(v.to_string())
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// A process or thread id: Kineto writes numbers, and strings for its own rows.
@@ -627,9 +694,9 @@ struct RawArgs {
 
 impl RawArgs {
     /// The recorded inputs as the operator rules read them.
-    fn inputs(&self) -> (Option<Box<OpInputs>>, Option<Box<str>>) {
+    fn inputs(&self) -> Option<OpInputs> {
         let Some(serde_json::Value::Array(dims)) = &self.dims else {
-            return (None, None);
+            return None;
         };
         let types = self.types.as_deref().unwrap_or(&[]);
         let args = dims
@@ -659,8 +726,7 @@ impl RawArgs {
                 })
                 .collect()
         });
-        let text = serde_json::to_string(dims).ok().map(String::into_boxed_str);
-        (Some(Box::new(OpInputs { args, concrete })), text)
+        Some(OpInputs { args, concrete })
     }
 }
 
@@ -783,9 +849,17 @@ impl<'de> Deserialize<'de> for RawArgs {
                         ArgKey::Correlation => a.correlation = int(m.next_value()?),
                         ArgKey::Device => a.device = int(m.next_value()?),
                         ArgKey::Stream => a.stream = int(m.next_value()?),
-                        ArgKey::Grid => a.grid = m.next_value::<Option<Vec<u32>>>()?.as_deref().and_then(dim3),
+                        ArgKey::Grid => {
+                            a.grid = m
+                                .next_value::<Option<Vec<u32>>>()?
+                                .as_deref()
+                                .and_then(dim3);
+                        }
                         ArgKey::Block => {
-                            a.block = m.next_value::<Option<Vec<u32>>>()?.as_deref().and_then(dim3);
+                            a.block = m
+                                .next_value::<Option<Vec<u32>>>()?
+                                .as_deref()
+                                .and_then(dim3);
                         }
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
                         ArgKey::Dims => a.dims = Some(m.next_value()?),
@@ -850,9 +924,9 @@ mod tests {
         assert_eq!(t.devices[0].num_sms, Some(132));
         assert_eq!((t.rank.as_deref(), t.world_size), (Some("3"), Some(8)));
         let op = &t.ops[0];
-        let inputs = op.inputs.as_deref().unwrap();
-        assert_eq!(inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));
-        assert_eq!(op.dims_text.as_deref(), Some("[[2,3],[3,4]]"));
+        let rec = &t.inputs[op.inputs.unwrap() as usize];
+        assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));
+        assert_eq!(&*rec.dims_text, "[[2,3],[3,4]]");
     }
 
     #[test]
