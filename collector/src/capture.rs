@@ -123,8 +123,10 @@ pub fn import(
     let machine = machine.map(machine_bundle).transpose()?;
     let arch = arch.or_else(|| machine_arch(machine.as_ref()));
     // torch.profiler traces are recognised by their content (JSON, gzip or not).
+    // Reports (`.ncu-rep`, binary) go to ncu as before.
     if let Some(trace) = files
         .iter()
+        .filter(|f| f.extension().is_none_or(|e| e != "ncu-rep"))
         .find_map(|f| {
             crate::trace::is_trace(f)
                 .map(|t| t.then_some(f))
