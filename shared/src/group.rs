@@ -240,4 +240,33 @@ mod tests {
         let g = group(&[a, b, c], GroupBy::Operator);
         assert_eq!(g[0].complexity, None);
     }
+
+    #[test]
+    fn modules_group_their_kernels() {
+        let kernels = vec![
+            k(
+                "gemm",
+                1.0,
+                &[("module", "Linear_0"), ("step", "ProfilerStep#1")],
+            ),
+            k(
+                "add",
+                0.5,
+                &[("module", "Linear_0"), ("step", "ProfilerStep#2")],
+            ),
+            k(
+                "gemm",
+                2.0,
+                &[("module", "Linear_1"), ("step", "ProfilerStep#1")],
+            ),
+        ];
+        let g = group(&kernels, GroupBy::Module);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].name.as_str(), g[0].launches), ("Linear_0", 2));
+        assert_eq!(g[0].time.total_s, 1.5);
+        assert_eq!(g[0].tags["kernel_names"], "2");
+        // Launches of different steps: the group names none.
+        assert!(!g[0].tags.contains_key("step"));
+        assert_eq!(g[1].tags["step"], "ProfilerStep#1");
+    }
 }
