@@ -382,6 +382,12 @@ fn gemm_cost(g: Gemm, batch: f64, dt: Dtype, extra_bytes: f64, family: &'static 
                 .into(),
         );
     }
+    if dt == Dtype::F64 {
+        assumed.push(
+            "FP64 CUDA cores for a double matrix product (cuBLAS may use FP64 Tensor Cores on sm_80 and later)"
+                .into(),
+        );
+    }
     OpCost {
         complexity: Complexity {
             flops: batch * g.flops(),
