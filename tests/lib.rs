@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod synthetic;
+pub mod synthetic_trace;
 pub mod webdriver;
 
 /// The repository root.

@@ -123,6 +123,34 @@ pub fn import(
 ) -> Result<(), Error> {
     let machine = machine.map(machine_bundle).transpose()?;
     let arch = arch.or_else(|| machine_arch(machine.as_ref()));
+    // torch.profiler traces are recognised by their content (JSON, gzip or not).
+    // Reports (`.ncu-rep`, binary) go to ncu as before.
+    if let Some(trace) = files
+        .iter()
+        .filter(|f| f.extension().is_none_or(|e| e != "ncu-rep"))
+        .find_map(|f| {
+            crate::trace::is_trace(f)
+                .map(|t| t.then_some(f))
+                .transpose()
+        })
+        .transpose()?
+    {
+        if files.len() != 1 {
+            return Err(Error::Usage(format!(
+                "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
+                trace.display()
+            )));
+        }
+        let (imported, launches) = crate::trace::import(trace, arch, convention)?;
+        let mut bundle = assemble(imported, machine, Vec::new())?;
+        bundle.description = Some(format!(
+            "imported from a torch.profiler trace: {}",
+            trace.display()
+        ));
+        write_bundle(output, &bundle)?;
+        report_written(output, &bundle, launches as u64);
+        return Ok(());
+    }
     let mut captures = Vec::new();
     let mut notes = Vec::new();
     for f in files {

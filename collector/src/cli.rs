@@ -38,7 +38,7 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Profile an application under Nsight Compute with the hierarchical roofline metrics (GPU).
     Profile(ProfileArgs),
-    /// Turn existing Nsight Compute CSV or report files into a bundle.
+    /// Turn existing Nsight Compute CSV or report files, or a torch.profiler trace, into a bundle.
     Import(ImportArgs),
 }
 
@@ -76,6 +76,20 @@ pub struct InfoArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// One row per kernel name, or per PyTorch operator or module (torch.profiler imports).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Kernel)]
+    pub group_by: GroupByArg,
+}
+
+/// What `roofline info` groups kernels by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GroupByArg {
+    /// Kernel name.
+    Kernel,
+    /// The PyTorch operator that launched the kernels (operator F and B counted once per call).
+    Op,
+    /// The innermost nn.Module (traces recorded with with_modules=True).
+    Module,
 }
 
 /// The charts `roofline plot` draws.
@@ -252,7 +266,8 @@ pub struct ProfileArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// Nsight Compute CSV files (raw or details page; several one-metric files of one run are
-    /// joined) or `.ncu-rep` reports (converted with ncu).
+    /// joined), `.ncu-rep` reports (converted with ncu), or one torch.profiler trace (`.json` or
+    /// `.json.gz`, recognised by its content).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Where to write the bundle.

@@ -22,8 +22,12 @@ pub fn run(config: Config) -> Result<(), Error> {
             format,
             top,
             output,
+            group_by,
         } => {
-            let bundle = read_bundle(&file)?;
+            let mut bundle = read_bundle(&file)?;
+            if group_by != roofline_model::group::GroupBy::Kernel {
+                bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
+            }
             let bytes = match format {
                 InfoFormat::Table => export::info::to_table(&bundle, top),
                 InfoFormat::Csv => export::info::to_csv(&bundle),

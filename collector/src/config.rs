@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use roofline_model::ncu::{Arch, Convention};
 
-use crate::cli::{ChartKind, Cli, Command, ConventionArg, InfoFormat, PrecisionArg, StudyArg};
+use crate::cli::{
+    ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat, PrecisionArg, StudyArg,
+};
 use crate::error::Error;
 
 /// A validated command.
@@ -25,6 +27,8 @@ pub enum Config {
         top: Option<usize>,
         /// Output file, or standard output.
         output: Option<PathBuf>,
+        /// Rows per kernel name, operator or module.
+        group_by: roofline_model::group::GroupBy,
     },
     /// Draw a chart.
     Plot {
@@ -190,6 +194,11 @@ impl Config {
                     format: a.format,
                     top: a.top,
                     output: a.output,
+                    group_by: match a.group_by {
+                        GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,
+                        GroupByArg::Op => roofline_model::group::GroupBy::Operator,
+                        GroupByArg::Module => roofline_model::group::GroupBy::Module,
+                    },
                 }
             }
             Command::Plot(a) => {

@@ -79,6 +79,24 @@ pub enum Error {
     /// Nsight Compute output could not be read.
     #[error("cannot import the Nsight Compute output")]
     Import(#[source] roofline_model::ncu::NcuError),
+    /// A torch.profiler trace could not be read.
+    #[error("{} is not a readable torch.profiler trace", path.display())]
+    Trace {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        #[source]
+        source: Box<roofline_model::trace::TraceError>,
+    },
+    /// A torch.profiler trace held nothing to import.
+    #[error("cannot import the torch.profiler trace {}", path.display())]
+    TraceImport {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<roofline_model::trace::import::ImportError>,
+    },
     /// Nothing was profiled or imported.
     #[error("no kernel launch {0}")]
     NoKernels(String),

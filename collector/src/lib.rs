@@ -7,7 +7,7 @@
 //! [`kernels`] through typed launchers that carry each launch's work; [`machine`] measures
 //! ceilings with them and the cuBLASLt GEMMs of [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM
 //! study (cuDNN through [`dnn`]); both only describe what to measure. [`progress`] makes the
-//! progress bars.
+//! progress bars; [`trace`] reads torch.profiler traces for `import`.
 
 pub mod blaslt;
 pub mod capture;
@@ -28,6 +28,7 @@ pub mod provenance;
 pub mod sass;
 
 pub mod suite;
+pub mod trace;
 
 pub use error::Error;
 

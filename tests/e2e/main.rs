@@ -5,4 +5,5 @@ mod readability;
 mod robustness;
 mod schema;
 mod snapshots;
+mod trace_import;
 mod v100_reference;

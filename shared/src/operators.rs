@@ -1,0 +1,1488 @@
+//! Analytical complexity of PyTorch operators from the shapes and types torch.profiler records
+//! (`record_shapes=True`): one rule per operator family, beside [`crate::dl`], whose GEMM, conv2d
+//! and LSTM counts they reuse.
+//!
+//! The conventions are those of Wang et al., "Time-Based Roofline for Deep Learning Performance
+//! Analysis" (DLS workshop at SC 2020), as in [`crate::dl`]: F counts the operator's multiply-adds
+//! as 2 FLOPs each (bias additions are not counted, the bias is read in B); B is the minimum
+//! traffic, every input tensor read once and every output written once in its element size.
+//! Special functions (exp, tanh, sigmoid, the maximum of a softmax) are not counted, as FLOP
+//! counters (Nsight Compute's `sm__sass_thread_inst_executed_op_*` add/mul/fma metrics) do not
+//! count them either. Elementwise operators get B only (F = 0).
+//!
+//! Where a trace lacks what a rule needs (a convolution's stride without `Concrete Inputs`), the
+//! rule uses the PyTorch default and says so in [`OpCost::assumed`].
+
+use crate::bundle::{Complexity, Datapath};
+use crate::dl::{Gemm, Lstm};
+
+/// One recorded operator argument: its shape when it is a tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// A tensor of this element type and shape (`[]` for a 0-d tensor).
+    Tensor(Dtype, Vec<u64>),
+    /// A list of tensors (newer PyTorch records their shapes; older ones record `[]`).
+    Tensors(Vec<Vec<u64>>),
+    /// Anything else: a scalar, an int list, a missing optional tensor.
+    Other,
+}
+
+impl Arg {
+    /// The shape, when the argument is a tensor.
+    pub fn shape(&self) -> Option<&[u64]> {
+        match self {
+            Arg::Tensor(_, s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Elements of a tensor argument (1 for a 0-d tensor); 0 otherwise.
+    pub fn numel(&self) -> f64 {
+        match self {
+            Arg::Tensor(_, s) => numel(s),
+            _ => 0.0,
+        }
+    }
+
+    /// Bytes of a tensor argument; 0 otherwise.
+    pub fn bytes(&self) -> f64 {
+        match self {
+            Arg::Tensor(d, s) => numel(s) * d.bytes(),
+            _ => 0.0,
+        }
+    }
+}
+
+fn numel(s: &[u64]) -> f64 {
+    s.iter().map(|&d| d as f64).product()
+}
+
+/// Tensor element types, as torch.profiler names them in `Input type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// `double`.
+    F64,
+    /// `float`.
+    F32,
+    /// `c10::Half`.
+    F16,
+    /// `c10::BFloat16`.
+    Bf16,
+    /// The `c10::Float8_*` types.
+    F8,
+    /// `long`.
+    I64,
+    /// `int`.
+    I32,
+    /// `short`.
+    I16,
+    /// `signed char`.
+    I8,
+    /// `unsigned char`.
+    U8,
+    /// `bool`.
+    Bool,
+    /// `c10::complex<float>`.
+    C64,
+    /// `c10::complex<double>`.
+    C128,
+}
+
+impl Dtype {
+    /// The type of a recorded `Input type` string; `None` for non-tensor arguments (`Scalar`,
+    /// `int[]`, `TensorList`, empty).
+    pub fn from_profiler(s: &str) -> Option<Dtype> {
+        Some(match s {
+            "double" => Dtype::F64,
+            "float" => Dtype::F32,
+            "c10::Half" | "Half" => Dtype::F16,
+            "c10::BFloat16" | "BFloat16" => Dtype::Bf16,
+            "long" | "long int" | "int64_t" => Dtype::I64,
+            "int" => Dtype::I32,
+            "short" => Dtype::I16,
+            "signed char" => Dtype::I8,
+            "unsigned char" => Dtype::U8,
+            "bool" => Dtype::Bool,
+            "c10::complex<float>" => Dtype::C64,
+            "c10::complex<double>" => Dtype::C128,
+            s if s.starts_with("c10::Float8_") => Dtype::F8,
+            _ => return None,
+        })
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Dtype::F64 | Dtype::I64 | Dtype::C64 => 8.0,
+            Dtype::F32 | Dtype::I32 => 4.0,
+            Dtype::F16 | Dtype::Bf16 | Dtype::I16 => 2.0,
+            Dtype::F8 | Dtype::I8 | Dtype::U8 | Dtype::Bool => 1.0,
+            Dtype::C128 => 16.0,
+        }
+    }
+
+    /// The CUDA-core datapath of arithmetic on this type (FP32 for integer and boolean types,
+    /// whose work is not counted as FLOPs anyway).
+    pub fn cuda_core(self) -> Datapath {
+        match self {
+            Dtype::F64 | Dtype::C128 => Datapath::Fp64,
+            Dtype::F16 => Datapath::Fp16,
+            Dtype::Bf16 => Datapath::Bf16,
+            _ => Datapath::Fp32,
+        }
+    }
+
+    /// The datapath of a matrix product on this type: Tensor Cores for 16-bit, 8-bit float and
+    /// int8 inputs; CUDA cores for FP32 and FP64 (TF32 and FP64 Tensor Cores depend on settings
+    /// the trace does not record, see [`OpCost::assumed`]).
+    pub fn matmul(self) -> Datapath {
+        match self {
+            Dtype::F16 => Datapath::TensorFp16,
+            Dtype::Bf16 => Datapath::TensorBf16,
+            Dtype::F8 => Datapath::TensorFp8,
+            Dtype::I8 | Dtype::U8 => Datapath::TensorInt8,
+            Dtype::F64 | Dtype::C128 => Datapath::Fp64,
+            _ => Datapath::Fp32,
+        }
+    }
+}
+
+/// What torch.profiler recorded for one operator call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpInputs {
+    /// One entry per argument, from `Input Dims` and `Input type`.
+    pub args: Vec<Arg>,
+    /// `Concrete Inputs`: the values of scalar arguments as text (`"[2, 2]"`, `"True"`, `""`),
+    /// when the trace has them.
+    pub concrete: Option<Vec<String>>,
+}
+
+impl OpInputs {
+    /// Argument `i`, or [`Arg::Other`] past the end.
+    fn arg(&self, i: usize) -> &Arg {
+        self.args.get(i).unwrap_or(&Arg::Other)
+    }
+
+    fn tensor(&self, i: usize) -> Option<(Dtype, &[u64])> {
+        match self.args.get(i) {
+            Some(Arg::Tensor(d, s)) => Some((*d, s.as_slice())),
+            _ => None,
+        }
+    }
+
+    /// The concrete value of argument `i`, when recorded and not empty.
+    fn concrete(&self, i: usize) -> Option<&str> {
+        self.concrete
+            .as_ref()?
+            .get(i)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+    }
+
+    fn int_list(&self, i: usize, len: usize) -> Option<Vec<u64>> {
+        let s = self.concrete(i)?;
+        let inner = s.trim_start_matches('[').trim_end_matches(']');
+        let v: Vec<u64> = inner
+            .split(',')
+            .map(|x| x.trim().parse::<u64>().ok())
+            .collect::<Option<_>>()?;
+        match v.len() {
+            1 => Some(vec![v[0]; len]),
+            n if n == len => Some(v),
+            _ => None,
+        }
+    }
+
+    fn int(&self, i: usize) -> Option<u64> {
+        self.concrete(i)?.parse().ok()
+    }
+
+    fn flag(&self, i: usize) -> Option<bool> {
+        match self.concrete(i)? {
+            "True" | "true" | "1" => Some(true),
+            "False" | "false" | "0" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// An operator call's complexity and the datapath its work runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpCost {
+    /// F and B.
+    pub complexity: Complexity,
+    /// Where the FLOPs run, from the input type.
+    pub datapath: Datapath,
+    /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
+    /// `elementwise`).
+    pub family: &'static str,
+    /// What the rule had to assume because the trace did not record it.
+    pub assumed: Vec<String>,
+}
+
+/// Why an operator call has no complexity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoCost {
+    /// No rule for this operator.
+    NoRule,
+    /// A rule exists, but the recorded shapes do not fit it (or were not recorded).
+    Shapes(String),
+}
+
+/// The operator's name without its namespace and in-place mark: `aten::add_` → `add`.
+pub fn base_name(name: &str) -> &str {
+    let n = name.strip_prefix("aten::").unwrap_or(name);
+    n.strip_suffix('_').filter(|s| !s.is_empty()).unwrap_or(n)
+}
+
+/// The complexity of one operator call from its recorded inputs.
+///
+/// # Errors
+/// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
+/// shapes do not fit its rule.
+pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
+    if !name.starts_with("aten::") {
+        return Err(NoCost::NoRule);
+    }
+    let in_place = name.ends_with('_') && !name.ends_with("__");
+    match base_name(name) {
+        "mm" => gemm_2d(inputs, 0, 1, None),
+        "addmm" => gemm_2d(inputs, 1, 2, Some(0)),
+        "bmm" => bmm(inputs, 0, 1, None),
+        "baddbmm" => bmm(inputs, 1, 2, Some(0)),
+        "matmul" => matmul(inputs),
+        "linear" => linear(inputs),
+        "conv1d" | "conv2d" | "conv3d" => conv(inputs, ConvArgs::CONVND),
+        "convolution" | "_convolution" => conv(inputs, ConvArgs::CONVOLUTION),
+        "cudnn_convolution" => conv(inputs, ConvArgs::CUDNN),
+        "convolution_backward" => conv(inputs, ConvArgs::BACKWARD),
+        "scaled_dot_product_attention" => attention(inputs, Attn::SDPA),
+        "_scaled_dot_product_flash_attention" => attention(inputs, Attn::SDPA_FLASH),
+        "_scaled_dot_product_efficient_attention" => attention(inputs, Attn::SDPA_EFFICIENT),
+        "_scaled_dot_product_cudnn_attention" => attention(inputs, Attn::SDPA_CUDNN),
+        "_flash_attention_forward" => attention(inputs, Attn::FLASH),
+        "_efficient_attention_forward" => attention(inputs, Attn::EFFICIENT),
+        "_scaled_dot_product_flash_attention_backward" => {
+            attention(inputs, Attn::SDPA_FLASH_BACKWARD)
+        }
+        "_scaled_dot_product_efficient_attention_backward" => {
+            attention(inputs, Attn::SDPA_EFFICIENT_BACKWARD)
+        }
+        "_flash_attention_backward" => attention(inputs, Attn::FLASH_BACKWARD),
+        "_efficient_attention_backward" => attention(inputs, Attn::EFFICIENT_BACKWARD),
+        "lstm" => rnn(inputs, RnnKind::Lstm, RnnArgs::ATEN),
+        "gru" => rnn(inputs, RnnKind::Gru, RnnArgs::ATEN),
+        "_cudnn_rnn" => rnn(inputs, RnnKind::FromMode, RnnArgs::CUDNN),
+        "layer_norm" | "native_layer_norm" => layer_norm(inputs),
+        "batch_norm" | "native_batch_norm" | "cudnn_batch_norm" | "_batch_norm_impl_index" => {
+            batch_norm(inputs)
+        }
+        "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => softmax(inputs),
+        "_softmax_backward_data" | "_log_softmax_backward_data" => softmax_backward(inputs),
+        "embedding" => embedding(inputs),
+        "fill" | "zero" => write_only(inputs),
+        "copy" => copy(inputs),
+        n if ELEMENTWISE.contains(&n) || COMPARISONS.contains(&n) => {
+            elementwise(inputs, in_place, COMPARISONS.contains(&n))
+        }
+        _ => Err(NoCost::NoRule),
+    }
+}
+
+/// Elementwise operators (B only): every tensor input read, the broadcast output written.
+pub const ELEMENTWISE: [&str; 62] = [
+    "abs",
+    "neg",
+    "add",
+    "sub",
+    "rsub",
+    "mul",
+    "div",
+    "relu",
+    "relu6",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "pow",
+    "reciprocal",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "erf",
+    "sin",
+    "cos",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "where",
+    "masked_fill",
+    "nan_to_num",
+    "maximum",
+    "minimum",
+    "hardtanh",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "addcmul",
+    "addcdiv",
+    "lerp",
+    "threshold",
+    "threshold_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "gelu_backward",
+    "silu_backward",
+    "logit",
+    "logit_backward",
+    "_to_copy",
+    "clone",
+    "native_dropout",
+    "dropout",
+];
+
+/// Elementwise comparisons and logical operators: their output is boolean.
+pub const COMPARISONS: [&str; 11] = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "logical_xor",
+    "isnan",
+];
+
+fn shapes_err(what: impl Into<String>) -> NoCost {
+    NoCost::Shapes(what.into())
+}
+
+fn gemm_cost(g: Gemm, batch: f64, dt: Dtype, extra_bytes: f64, family: &'static str) -> OpCost {
+    let mut assumed = Vec::new();
+    if dt == Dtype::F32 {
+        assumed.push(
+            "FP32 CUDA cores for a float matrix product (TF32 Tensor Cores when allow_tf32 is set)"
+                .into(),
+        );
+    }
+    if dt == Dtype::F64 {
+        assumed.push(
+            "FP64 CUDA cores for a double matrix product (cuBLAS may use FP64 Tensor Cores on sm_80 and later)"
+                .into(),
+        );
+    }
+    OpCost {
+        complexity: Complexity {
+            flops: batch * g.flops(),
+            bytes: batch * g.bytes(dt.bytes()) + extra_bytes,
+        },
+        datapath: dt.matmul(),
+        family,
+        assumed,
+    }
+}
+
+/// `mm(A[M,K], B[K,N])` and `addmm(bias, A, B)`: F = 2·M·N·K.
+fn gemm_2d(x: &OpInputs, a: usize, b: usize, bias: Option<usize>) -> Result<OpCost, NoCost> {
+    match (x.tensor(a), x.tensor(b)) {
+        (Some((dt, &[m, k])), Some((_, &[k2, n]))) if k == k2 => {
+            let extra = bias.map_or(0.0, |i| x.arg(i).bytes());
+            Ok(gemm_cost(Gemm { m, n, k }, 1.0, dt, extra, "gemm"))
+        }
+        _ => Err(shapes_err("expected matrices [M,K] and [K,N]")),
+    }
+}
+
+/// `bmm(A[b,M,K], B[b,K,N])` and `baddbmm(bias, A, B)`: F = b·2·M·N·K.
+fn bmm(x: &OpInputs, a: usize, b: usize, bias: Option<usize>) -> Result<OpCost, NoCost> {
+    match (x.tensor(a), x.tensor(b)) {
+        (Some((dt, &[bt, m, k])), Some((_, &[bt2, k2, n]))) if k == k2 && bt == bt2 => {
+            let extra = bias.map_or(0.0, |i| x.arg(i).bytes());
+            Ok(gemm_cost(Gemm { m, n, k }, bt as f64, dt, extra, "gemm"))
+        }
+        _ => Err(shapes_err(
+            "expected batches of matrices [b,M,K] and [b,K,N]",
+        )),
+    }
+}
+
+/// `matmul(A, B)` with NumPy semantics: vectors become 1×K or K×1, leading dimensions broadcast.
+fn matmul(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let (Some((dt, a)), Some((_, b))) = (x.tensor(0), x.tensor(1)) else {
+        return Err(shapes_err("expected two tensors"));
+    };
+    if a.is_empty() || b.is_empty() {
+        return Err(shapes_err("matmul of a 0-d tensor"));
+    }
+    let (m, k) = if a.len() == 1 {
+        (1, a[0])
+    } else {
+        (a[a.len() - 2], a[a.len() - 1])
+    };
+    let (k2, n) = if b.len() == 1 {
+        (b[0], 1)
+    } else {
+        (b[b.len() - 2], b[b.len() - 1])
+    };
+    if k != k2 {
+        return Err(shapes_err("inner dimensions differ"));
+    }
+    let ba = if a.len() > 2 { &a[..a.len() - 2] } else { &[] };
+    let bb = if b.len() > 2 { &b[..b.len() - 2] } else { &[] };
+    let batch = broadcast(ba, bb).ok_or_else(|| shapes_err("batch dimensions do not broadcast"))?;
+    let g = Gemm { m, n, k };
+    // Each operand is read once even when broadcast: B counts the tensors as recorded.
+    let bytes = dt.bytes() * (numel(a) + numel(b) + numel(&batch) * (m * n) as f64);
+    let mut c = gemm_cost(g, numel(&batch), dt, 0.0, "gemm");
+    c.complexity.bytes = bytes;
+    Ok(c)
+}
+
+/// The broadcast shape of two shapes, NumPy rules.
+fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for (i, o) in out.iter_mut().enumerate() {
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        *o = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// `linear(x[…,in], W[out,in], bias[out])`: a GEMM with M = the leading elements of x.
+fn linear(x: &OpInputs) -> Result<OpCost, NoCost> {
+    match (x.tensor(0), x.tensor(1)) {
+        (Some((dt, xs)), Some((_, &[out, inp]))) if xs.last() == Some(&inp) => {
+            let m = xs[..xs.len() - 1].iter().product::<u64>();
+            Ok(gemm_cost(
+                Gemm { m, n: out, k: inp },
+                1.0,
+                dt,
+                x.arg(2).bytes(),
+                "gemm",
+            ))
+        }
+        _ => Err(shapes_err("expected input [...,in] and weight [out,in]")),
+    }
+}
+
+/// Where a convolution operator keeps its arguments (indices into the recorded inputs).
+#[derive(Debug, Clone, Copy)]
+struct ConvArgs {
+    input: usize,
+    weight: usize,
+    bias: Option<usize>,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    transposed: Option<usize>,
+    groups: usize,
+    allow_tf32: Option<usize>,
+    /// `convolution_backward`: the gradient of the output first, and which gradients are computed.
+    grad_output: Option<usize>,
+    output_mask: Option<usize>,
+}
+
+impl ConvArgs {
+    /// `conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups)`.
+    const CONVND: ConvArgs = ConvArgs {
+        input: 0,
+        weight: 1,
+        bias: Some(2),
+        stride: 3,
+        padding: 4,
+        dilation: 5,
+        transposed: None,
+        groups: 6,
+        allow_tf32: None,
+        grad_output: None,
+        output_mask: None,
+    };
+    /// `convolution` and `_convolution(input, weight, bias, stride, padding, dilation,
+    /// transposed, output_padding, groups, …, allow_tf32)`.
+    const CONVOLUTION: ConvArgs = ConvArgs {
+        transposed: Some(6),
+        groups: 8,
+        allow_tf32: Some(12),
+        ..ConvArgs::CONVND
+    };
+    /// `cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark,
+    /// deterministic, allow_tf32)`.
+    const CUDNN: ConvArgs = ConvArgs {
+        input: 0,
+        weight: 1,
+        bias: None,
+        stride: 3,
+        padding: 2,
+        dilation: 4,
+        transposed: None,
+        groups: 5,
+        allow_tf32: Some(8),
+        grad_output: None,
+        output_mask: None,
+    };
+    /// `convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+    /// transposed, output_padding, groups, output_mask)`.
+    const BACKWARD: ConvArgs = ConvArgs {
+        input: 1,
+        weight: 2,
+        bias: None,
+        stride: 4,
+        padding: 5,
+        dilation: 6,
+        transposed: Some(7),
+        groups: 9,
+        allow_tf32: None,
+        grad_output: Some(0),
+        output_mask: Some(10),
+    };
+}
+
+/// Convolutions of any dimension: input [N, C, spatial…], weight [K, C/groups, kernel…].
+/// F = 2·N·K·∏out·(C/groups)·∏kernel (for 2D this is [`crate::dl::Conv2d::flops`]); B = input,
+/// weight, bias and output, each once. A transposed convolution does the same products with
+/// input and output swapped. The backward pass costs F once per gradient it computes (input,
+/// weight), as [`crate::dl::Conv2d`] counts each direction.
+fn conv(x: &OpInputs, p: ConvArgs) -> Result<OpCost, NoCost> {
+    let (Some((dt, xs)), Some((_, ws))) = (x.tensor(p.input), x.tensor(p.weight)) else {
+        return Err(shapes_err("expected input and weight tensors"));
+    };
+    if xs.len() < 3 || ws.len() != xs.len() || ws[1] == 0 {
+        return Err(shapes_err(
+            "expected input [N,C,spatial...] and weight [K,C/groups,kernel...]",
+        ));
+    }
+    let d = xs.len() - 2;
+    let mut assumed = Vec::new();
+    let transposed = match p.transposed {
+        Some(i) => x.flag(i).unwrap_or(false),
+        None => false,
+    };
+    let (n, c, spatial) = (xs[0], xs[1], &xs[2..]);
+    let kernel = &ws[2..];
+    // For a transposed convolution the weight is [C_in, C_out/groups, kernel…].
+    let groups = match x.int(p.groups) {
+        Some(g) if g > 0 => g,
+        _ if transposed => 1,
+        _ => (c / ws[1]).max(1),
+    };
+    let (k, c_per_group) = if transposed {
+        (ws[1] * groups, ws[0] / groups)
+    } else {
+        (ws[0], ws[1])
+    };
+    let mut list = |i: usize, default: u64, what: &str| {
+        x.int_list(i, d).unwrap_or_else(|| {
+            assumed.push(format!("{what} {default} (not recorded)"));
+            vec![default; d]
+        })
+    };
+    let stride = list(p.stride, 1, "stride");
+    let dilation = list(p.dilation, 1, "dilation");
+    let padding = match x.concrete(p.padding) {
+        Some(s) if s.contains("same") => kernel
+            .iter()
+            .zip(&dilation)
+            .map(|(&k, &dl)| dl * k.saturating_sub(1) / 2)
+            .collect(),
+        Some(s) if s.contains("valid") => vec![0; d],
+        _ => list(p.padding, 0, "padding"),
+    };
+    let mut out = Vec::with_capacity(d);
+    for i in 0..d {
+        let span = dilation[i] * (kernel[i].max(1) - 1) + 1;
+        let o = if transposed {
+            (spatial[i].max(1) - 1) * stride[i] + span
+        } else {
+            (spatial[i] + 2 * padding[i]).saturating_sub(span) / stride[i].max(1) + 1
+        };
+        out.push(if transposed {
+            o.saturating_sub(2 * padding[i])
+        } else {
+            o
+        });
+    }
+    // Products: every (output element, or input element when transposed) times C/groups·∏kernel.
+    let flops = if transposed {
+        2.0 * n as f64 * c as f64 * numel(spatial) * ws[1] as f64 * numel(kernel)
+    } else {
+        2.0 * n as f64 * k as f64 * numel(&out) * c_per_group as f64 * numel(kernel)
+    };
+    let elt = dt.bytes();
+    let (xe, we, ye) = (
+        n as f64 * c as f64 * numel(spatial),
+        numel(ws),
+        n as f64 * k as f64 * numel(&out),
+    );
+    let bias = p.bias.map_or(0.0, |i| x.arg(i).bytes());
+    let (flops, bytes) = match p.grad_output {
+        None => (flops, elt * (xe + we + ye) + bias),
+        Some(_) => {
+            let grads = match p.output_mask.and_then(|i| x.concrete(i)) {
+                Some(m) => m
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(',')
+                    .take(2)
+                    .filter(|s| s.trim() == "True")
+                    .count(),
+                None => {
+                    assumed
+                        .push("both input and weight gradients (output_mask not recorded)".into());
+                    2
+                }
+            };
+            // Reads dy, x and w; writes the gradients it computes.
+            let written = match grads {
+                2 => xe + we,
+                _ => xe.max(we),
+            };
+            (flops * grads as f64, elt * (ye + xe + we + written))
+        }
+    };
+    let datapath = match (dt, p.allow_tf32.and_then(|i| x.flag(i))) {
+        (Dtype::F32, Some(true)) => Datapath::TensorTf32,
+        (Dtype::F32, Some(false)) => Datapath::Fp32,
+        (Dtype::F32, None) => {
+            assumed.push(
+                "FP32 CUDA cores for a float convolution (cuDNN may use TF32 Tensor Cores: torch.backends.cudnn.allow_tf32 is on by default)"
+                    .into(),
+            );
+            Datapath::Fp32
+        }
+        (d, _) => d.matmul(),
+    };
+    Ok(OpCost {
+        complexity: Complexity { flops, bytes },
+        datapath,
+        family: "conv",
+        assumed,
+    })
+}
+
+/// Where an attention operator keeps its arguments.
+#[derive(Debug, Clone, Copy)]
+struct Attn {
+    /// Index of the query (the key and value follow it).
+    q: usize,
+    /// `[B, L, H, E]` instead of `[B, H, L, E]`.
+    seq_major: bool,
+    /// Index of the causal flag (`is_causal`) or mask type (`custom_mask_type`).
+    causal: usize,
+    /// The causal argument is an int mask type (0 none, 1 top-left, 2 bottom-right).
+    mask_type: bool,
+    /// The backward pass: the gradient of the output comes first.
+    backward: bool,
+}
+
+impl Attn {
+    const SDPA: Attn = Attn {
+        q: 0,
+        seq_major: false,
+        causal: 5,
+        mask_type: false,
+        backward: false,
+    };
+    const SDPA_FLASH: Attn = Attn {
+        causal: 4,
+        ..Attn::SDPA
+    };
+    const SDPA_EFFICIENT: Attn = Attn {
+        causal: 6,
+        ..Attn::SDPA
+    };
+    const SDPA_CUDNN: Attn = Attn {
+        causal: 6,
+        ..Attn::SDPA
+    };
+    const FLASH: Attn = Attn {
+        q: 0,
+        seq_major: true,
+        causal: 8,
+        mask_type: false,
+        backward: false,
+    };
+    const EFFICIENT: Attn = Attn {
+        causal: 9,
+        mask_type: true,
+        ..Attn::FLASH
+    };
+    const SDPA_FLASH_BACKWARD: Attn = Attn {
+        q: 1,
+        seq_major: false,
+        causal: 11,
+        mask_type: false,
+        backward: true,
+    };
+    const SDPA_EFFICIENT_BACKWARD: Attn = Attn {
+        causal: 11,
+        ..Attn::SDPA_FLASH_BACKWARD
+    };
+    const FLASH_BACKWARD: Attn = Attn {
+        q: 1,
+        seq_major: true,
+        causal: 11,
+        mask_type: false,
+        backward: true,
+    };
+    const EFFICIENT_BACKWARD: Attn = Attn {
+        causal: 14,
+        mask_type: true,
+        ..Attn::FLASH_BACKWARD
+    };
+}
+
+/// Query–key pairs a causal mask keeps, for `l` queries and `s` keys: query `i` sees keys
+/// `j ≤ i + offset` (offset 0 is PyTorch's `is_causal`, aligned top-left; `s − l` is aligned
+/// bottom-right).
+pub fn causal_pairs(l: u64, s: u64, offset: i64) -> f64 {
+    (0..l as i64)
+        .map(|i| (i + 1 + offset).clamp(0, s as i64) as f64)
+        .sum()
+}
+
+/// Scaled dot-product attention, F = 2·B·H·pairs·E (QKᵀ) + 2·B·H·pairs·Ev (PV) with pairs = L·S,
+/// or the causal count; the softmax is not counted (exp is a special function). B = Q, K, V and
+/// the output. The backward pass recomputes QKᵀ and does four more products of the same size
+/// (dV, dP, dQ, dK): 2.5 × the forward F; B adds dO, dQ, dK and dV.
+fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
+    let (Some((dt, q)), Some((_, k)), Some((_, v))) =
+        (x.tensor(a.q), x.tensor(a.q + 1), x.tensor(a.q + 2))
+    else {
+        return Err(shapes_err("expected query, key and value tensors"));
+    };
+    let (&[b, d1, d2, e], &[_, k1, k2, _], &[_, _, _, ev]) = (q, k, v) else {
+        return Err(shapes_err("expected 4-d query, key and value"));
+    };
+    let ((h, l), s) = if a.seq_major {
+        ((d2, d1), k1)
+    } else {
+        ((d1, d2), k2)
+    };
+    let mut assumed = Vec::new();
+    let pairs = match (a.mask_type, x.concrete(a.causal)) {
+        (false, Some(_)) if x.flag(a.causal) == Some(true) => causal_pairs(l, s, 0),
+        (false, Some(_)) => (l * s) as f64,
+        (true, Some(t)) => match t.parse::<i64>() {
+            Ok(1) => causal_pairs(l, s, 0),
+            Ok(2) => causal_pairs(l, s, s as i64 - l as i64),
+            _ => (l * s) as f64,
+        },
+        (_, None) => {
+            assumed.push("not causal (is_causal not recorded)".into());
+            (l * s) as f64
+        }
+    };
+    let forward = 2.0 * (b * h) as f64 * pairs * (e + ev) as f64;
+    let out = (b * h * l * ev) as f64;
+    let (qkv, elt) = (numel(q) + numel(k) + numel(v), dt.bytes());
+    let (flops, bytes) = if a.backward {
+        (2.5 * forward, elt * (2.0 * qkv + 2.0 * out))
+    } else {
+        (forward, elt * (qkv + out))
+    };
+    Ok(OpCost {
+        complexity: Complexity { flops, bytes },
+        datapath: dt.matmul(),
+        family: "attention",
+        assumed,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RnnKind {
+    Lstm,
+    Gru,
+    /// `_cudnn_rnn`: the `mode` argument says (2 LSTM, 3 GRU).
+    FromMode,
+}
+
+/// Where a recurrent operator keeps its arguments.
+#[derive(Debug, Clone, Copy)]
+struct RnnArgs {
+    hx: usize,
+    mode: Option<usize>,
+    layers: usize,
+    bidirectional: usize,
+    batch_first: usize,
+}
+
+impl RnnArgs {
+    /// `lstm|gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    /// batch_first)`.
+    const ATEN: RnnArgs = RnnArgs {
+        hx: 1,
+        mode: None,
+        layers: 4,
+        bidirectional: 7,
+        batch_first: 8,
+    };
+    /// `_cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_size,
+    /// proj_size, num_layers, batch_first, dropout, train, bidirectional, …)`.
+    const CUDNN: RnnArgs = RnnArgs {
+        hx: 4,
+        mode: Some(6),
+        layers: 9,
+        bidirectional: 13,
+        batch_first: 10,
+    };
+}
+
+/// FLOPs of the GRU cell per (batch, hidden) element: 6 bias additions, 2 additions of the input
+/// and hidden parts of r and z, `r·(W_hn h)` and its addition (2), `(1 − z)·n + z·h` (4). The
+/// sigmoids and tanh are special functions, not counted (as [`crate::dl::LSTM_CELL_FLOPS`]).
+pub const GRU_CELL_FLOPS: f64 = 14.0;
+
+/// LSTM and GRU, every layer and direction: an LSTM layer is [`crate::dl::Lstm`]; a GRU layer
+/// has 3 gates (`2·B·(I+H)·3H` per step plus [`GRU_CELL_FLOPS`]).
+fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoCost> {
+    let Some((dt, input)) = x.tensor(0) else {
+        return Err(shapes_err("expected an input tensor"));
+    };
+    let &[d0, d1, i] = input else {
+        return Err(shapes_err("expected a 3-d input [T,B,I]"));
+    };
+    let hx: Option<&[u64]> = match x.arg(p.hx) {
+        Arg::Tensor(_, s) => Some(s),
+        Arg::Tensors(list) => list.first().map(Vec::as_slice),
+        Arg::Other => None,
+    };
+    let Some(&[ld, _, h]) = hx else {
+        return Err(shapes_err(
+            "the hidden state's shape [layers·directions, B, H] was not recorded",
+        ));
+    };
+    let kind = match (kind, p.mode.and_then(|m| x.int(m))) {
+        (RnnKind::FromMode, Some(2)) => RnnKind::Lstm,
+        (RnnKind::FromMode, Some(3)) => RnnKind::Gru,
+        (RnnKind::FromMode, _) => return Err(shapes_err("mode not recorded, or not LSTM or GRU")),
+        (k, _) => k,
+    };
+    let mut assumed = Vec::new();
+    let dirs = match x.flag(p.bidirectional) {
+        Some(true) => 2,
+        Some(false) => 1,
+        None => {
+            assumed.push("one direction (bidirectional not recorded)".into());
+            1
+        }
+    };
+    let layers = x.int(p.layers).unwrap_or(ld / dirs).max(1);
+    let (t, b) = match x.flag(p.batch_first) {
+        Some(true) => (d1, d0),
+        Some(false) => (d0, d1),
+        None => {
+            assumed.push("sequence-first input (batch_first not recorded)".into());
+            (d0, d1)
+        }
+    };
+    let elt = dt.bytes();
+    let (mut flops, mut bytes) = (0.0, 0.0);
+    for layer in 0..layers {
+        let input = if layer == 0 { i } else { dirs * h };
+        for _ in 0..dirs {
+            let l = Lstm {
+                batch: b,
+                seq: t,
+                input,
+                hidden: h,
+            };
+            match kind {
+                RnnKind::Gru => {
+                    let step =
+                        2.0 * (b * (input + h) * 3 * h) as f64 + GRU_CELL_FLOPS * (b * h) as f64;
+                    flops += t as f64 * step;
+                    // x, weights, both biases, h0 read; every h written.
+                    let (bf, tf, inf, hf) = (b as f64, t as f64, input as f64, h as f64);
+                    bytes += elt
+                        * (tf * bf * inf
+                            + (inf + hf) * 3.0 * hf
+                            + 6.0 * hf
+                            + bf * hf
+                            + tf * bf * hf);
+                }
+                _ => {
+                    flops += l.flops();
+                    bytes += l.bytes(elt);
+                }
+            }
+        }
+    }
+    Ok(OpCost {
+        complexity: Complexity { flops, bytes },
+        datapath: dt.matmul(),
+        family: "rnn",
+        assumed,
+    })
+}
+
+/// `layer_norm(input, normalized_shape, weight, bias, eps)`: per element 1 FLOP for the mean,
+/// 3 for the variance (difference, square and accumulate), 2 to normalise (subtract, scale) and
+/// 2 for the affine transform when weight and bias are given. B = x, y, weight and bias.
+fn layer_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let Some((dt, s)) = x.tensor(0) else {
+        return Err(shapes_err("expected an input tensor"));
+    };
+    let affine = x.arg(2).numel() > 0.0 || x.arg(3).numel() > 0.0;
+    let n = numel(s);
+    let per = if affine { 8.0 } else { 6.0 };
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: per * n,
+            bytes: 2.0 * n * dt.bytes() + x.arg(2).bytes() + x.arg(3).bytes(),
+        },
+        datapath: dt.cuda_core(),
+        family: "norm",
+        assumed: Vec::new(),
+    })
+}
+
+/// `batch_norm(input, weight, bias, running_mean, running_var, training, …)`: training as
+/// [`layer_norm`] (statistics per channel, 8 FLOPs per element with the affine transform);
+/// inference `y = x·scale + shift`, 2 per element. B = x, y and the per-channel tensors.
+fn batch_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let Some((dt, s)) = x.tensor(0) else {
+        return Err(shapes_err("expected an input tensor"));
+    };
+    let mut assumed = Vec::new();
+    let training = x.flag(5).unwrap_or_else(|| {
+        assumed.push("training mode (not recorded)".into());
+        true
+    });
+    let n = numel(s);
+    let params: f64 = (1..=4).map(|i| x.arg(i).bytes()).sum();
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: if training { 8.0 } else { 2.0 } * n,
+            bytes: 2.0 * n * dt.bytes() + params,
+        },
+        datapath: dt.cuda_core(),
+        family: "norm",
+        assumed,
+    })
+}
+
+/// `softmax(input, dim)` and `log_softmax`: per element, subtract the maximum, add to the sum,
+/// scale (or subtract the log of the sum): 3 FLOPs (the maximum and exp are not counted).
+fn softmax(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let Some((dt, s)) = x.tensor(0) else {
+        return Err(shapes_err("expected an input tensor"));
+    };
+    let n = numel(s);
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: 3.0 * n,
+            bytes: 2.0 * n * dt.bytes(),
+        },
+        datapath: dt.cuda_core(),
+        family: "softmax",
+        assumed: Vec::new(),
+    })
+}
+
+/// `_softmax_backward_data(grad_output, output, dim, input_dtype)`: `dx = y·(dy − Σ dy·y)`,
+/// 4 FLOPs per element (multiply-add for the sum, subtract, multiply). B = dy, y, dx.
+fn softmax_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let Some((dt, s)) = x.tensor(0) else {
+        return Err(shapes_err("expected a gradient tensor"));
+    };
+    let n = numel(s);
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: 4.0 * n,
+            bytes: 3.0 * n * dt.bytes(),
+        },
+        datapath: dt.cuda_core(),
+        family: "softmax",
+        assumed: Vec::new(),
+    })
+}
+
+/// `embedding(weight[V,D], indices)`: no FLOPs; the indices read, one row of D read per index
+/// and the output written.
+fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
+    match (x.tensor(0), x.tensor(1)) {
+        (Some((dt, &[_, d])), Some((it, idx))) => {
+            let n = numel(idx);
+            Ok(OpCost {
+                complexity: Complexity {
+                    flops: 0.0,
+                    bytes: n * it.bytes() + 2.0 * n * d as f64 * dt.bytes(),
+                },
+                datapath: dt.cuda_core(),
+                family: "embedding",
+                assumed: Vec::new(),
+            })
+        }
+        _ => Err(shapes_err("expected weight [V,D] and an index tensor")),
+    }
+}
+
+/// `fill_` and `zero_`: the tensor written once.
+fn write_only(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let Some((dt, _)) = x.tensor(0) else {
+        return Err(shapes_err("expected a tensor"));
+    };
+    Ok(bytes_only(x.arg(0).bytes(), dt))
+}
+
+/// `copy_(self, src)`: src read, self written.
+fn copy(x: &OpInputs) -> Result<OpCost, NoCost> {
+    match (x.tensor(0), x.tensor(1)) {
+        (Some((dt, _)), Some(_)) => Ok(bytes_only(x.arg(0).bytes() + x.arg(1).bytes(), dt)),
+        _ => Err(shapes_err("expected destination and source tensors")),
+    }
+}
+
+fn bytes_only(bytes: f64, dt: Dtype) -> OpCost {
+    OpCost {
+        complexity: Complexity { flops: 0.0, bytes },
+        datapath: dt.cuda_core(),
+        family: "elementwise",
+        assumed: Vec::new(),
+    }
+}
+
+/// Elementwise operators: every tensor input read, the broadcast output written in the first
+/// tensor's type (boolean for comparisons); an in-place operator writes its first input.
+fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, NoCost> {
+    let tensors: Vec<(Dtype, &[u64])> = x
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Tensor(d, s) => Some((*d, s.as_slice())),
+            _ => None,
+        })
+        .collect();
+    let Some(&(dt, first)) = tensors.first() else {
+        return Err(shapes_err("no tensor input recorded"));
+    };
+    let mut out = first.to_vec();
+    for (_, s) in &tensors[1..] {
+        out = broadcast(&out, s).ok_or_else(|| shapes_err("inputs do not broadcast"))?;
+    }
+    let read: f64 = tensors.iter().map(|(d, s)| numel(s) * d.bytes()).sum();
+    let out_elt = if boolean { 1.0 } else { dt.bytes() };
+    let written = if in_place {
+        numel(first) * dt.bytes()
+    } else {
+        numel(&out) * out_elt
+    };
+    Ok(bytes_only(read + written, dt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dl::Conv2d;
+
+    fn t(dt: Dtype, s: &[u64]) -> Arg {
+        Arg::Tensor(dt, s.to_vec())
+    }
+
+    fn inputs(args: Vec<Arg>, concrete: Option<&[&str]>) -> OpInputs {
+        OpInputs {
+            args,
+            concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
+        }
+    }
+
+    const F: Dtype = Dtype::F32;
+    const H: Dtype = Dtype::Bf16;
+
+    #[test]
+    fn matrix_products_by_hand() {
+        // 2×3 times 3×4: 24 products of length 3 → 2·2·4·3 = 48 FLOPs; 6 + 12 + 8 elements.
+        let c = op_cost(
+            "aten::mm",
+            &inputs(vec![t(F, &[2, 3]), t(F, &[3, 4])], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 48.0);
+        assert_eq!(c.complexity.bytes, 4.0 * 26.0);
+        assert_eq!(c.datapath, Datapath::Fp32);
+        assert!(!c.assumed.is_empty());
+        // bf16 is Tensor BF16; addmm's bias read too.
+        let c = op_cost(
+            "aten::addmm",
+            &inputs(
+                vec![
+                    t(H, &[4]),
+                    t(H, &[2, 3]),
+                    t(H, &[3, 4]),
+                    Arg::Other,
+                    Arg::Other,
+                ],
+                None,
+            ),
+        )
+        .unwrap();
+        assert_eq!(c.datapath, Datapath::TensorBf16);
+        assert_eq!(c.complexity.flops, 48.0);
+        assert_eq!(c.complexity.bytes, 2.0 * (26.0 + 4.0));
+        // bmm: 5 batches.
+        let c = op_cost(
+            "aten::bmm",
+            &inputs(vec![t(F, &[5, 2, 3]), t(F, &[5, 3, 4])], None),
+        );
+        assert_eq!(c.unwrap().complexity.flops, 5.0 * 48.0);
+        let c = op_cost(
+            "aten::baddbmm",
+            &inputs(
+                vec![t(F, &[5, 2, 4]), t(F, &[5, 2, 3]), t(F, &[5, 3, 4])],
+                None,
+            ),
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 4.0 * (5.0 * 26.0 + 40.0));
+        // Mismatched inner dimensions have no rule result.
+        assert!(matches!(
+            op_cost(
+                "aten::mm",
+                &inputs(vec![t(F, &[2, 3]), t(F, &[4, 4])], None)
+            ),
+            Err(NoCost::Shapes(_))
+        ));
+    }
+
+    #[test]
+    fn matmul_and_linear_by_hand() {
+        // [7, 2, 3] @ [3, 4]: batch 7 broadcast over the matrix.
+        let c = op_cost(
+            "aten::matmul",
+            &inputs(vec![t(F, &[7, 2, 3]), t(F, &[3, 4])], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 7.0 * 48.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (42.0 + 12.0 + 56.0));
+        // Vector times matrix: 1×3 by 3×4.
+        let c = op_cost(
+            "aten::matmul",
+            &inputs(vec![t(F, &[3]), t(F, &[3, 4])], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 24.0);
+        // linear: x [8, 10, 6] (M = 80), W [5, 6], bias [5].
+        let c = op_cost(
+            "aten::linear",
+            &inputs(vec![t(H, &[8, 10, 6]), t(H, &[5, 6]), t(H, &[5])], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 80.0 * 5.0 * 6.0);
+        assert_eq!(c.complexity.bytes, 2.0 * (480.0 + 30.0 + 400.0 + 5.0));
+    }
+
+    /// The general convolution agrees with `dl::Conv2d` where both apply.
+    #[test]
+    fn conv2d_matches_dl() {
+        let reference = Conv2d {
+            n: 2,
+            h: 9,
+            w: 9,
+            c: 4,
+            k: 6,
+            r: 3,
+            s: 3,
+            stride: 2,
+            pad: 1,
+        };
+        let x = inputs(
+            vec![t(F, &[2, 4, 9, 9]), t(F, &[6, 4, 3, 3]), Arg::Other],
+            Some(&["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]),
+        );
+        let c = op_cost("aten::conv2d", &x).unwrap();
+        assert_eq!(c.complexity.flops, reference.flops());
+        assert_eq!(c.complexity.bytes, reference.bytes(4.0));
+        assert!(c.assumed.iter().all(|a| a.contains("TF32")));
+        // Without Concrete Inputs: stride 1, padding 0, dilation 1 assumed, and said so.
+        let x = inputs(vec![t(F, &[2, 4, 9, 9]), t(F, &[6, 4, 3, 3])], None);
+        let c = op_cost("aten::conv2d", &x).unwrap();
+        let unpadded = Conv2d {
+            stride: 1,
+            pad: 0,
+            ..reference
+        };
+        assert_eq!(c.complexity.flops, unpadded.flops());
+        assert!(c.assumed.iter().any(|a| a.starts_with("stride 1")));
+        assert!(c.assumed.iter().any(|a| a.starts_with("padding 0")));
+    }
+
+    #[test]
+    fn conv_variants_by_hand() {
+        // conv1d, groups 2: N=1, C=4, L=10, K=6, kernel 3: out 8; each output sums 2·3 products.
+        let x = inputs(
+            vec![t(F, &[1, 4, 10]), t(F, &[6, 2, 3]), t(F, &[6])],
+            Some(&["", "", "", "[1]", "[0]", "[1]", "2"]),
+        );
+        let c = op_cost("aten::conv1d", &x).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 8.0 * 6.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (40.0 + 36.0 + 48.0 + 6.0));
+        // Groups follow from the shapes when not recorded.
+        let y = inputs(vec![t(F, &[1, 4, 10]), t(F, &[6, 2, 3])], None);
+        assert_eq!(
+            op_cost("aten::conv1d", &y).unwrap().complexity.flops,
+            c.complexity.flops
+        );
+        // conv3d 1×1×1 is a GEMM of M = N·D·H·W.
+        let z = inputs(vec![t(H, &[2, 3, 4, 5, 6]), t(H, &[7, 3, 1, 1, 1])], None);
+        let c = op_cost("aten::conv3d", &z).unwrap();
+        assert_eq!(c.complexity.flops, Gemm { m: 240, n: 7, k: 3 }.flops());
+        assert_eq!(c.datapath, Datapath::TensorBf16);
+        // cudnn_convolution orders padding before stride, and says whether TF32 was allowed.
+        let w = inputs(
+            vec![t(F, &[2, 4, 9, 9]), t(F, &[6, 4, 3, 3])],
+            Some(&[
+                "", "", "[1, 1]", "[2, 2]", "[1, 1]", "1", "False", "False", "True",
+            ]),
+        );
+        let c = op_cost("aten::cudnn_convolution", &w).unwrap();
+        assert_eq!(c.datapath, Datapath::TensorTf32);
+        assert_eq!(
+            c.complexity.flops,
+            Conv2d {
+                n: 2,
+                h: 9,
+                w: 9,
+                c: 4,
+                k: 6,
+                r: 3,
+                s: 3,
+                stride: 2,
+                pad: 1
+            }
+            .flops()
+        );
+        // The backward pass with both gradients is twice the forward F.
+        let b = inputs(
+            vec![
+                t(F, &[2, 6, 5, 5]),
+                t(F, &[2, 4, 9, 9]),
+                t(F, &[6, 4, 3, 3]),
+            ],
+            Some(&[
+                "",
+                "",
+                "",
+                "[6]",
+                "[2, 2]",
+                "[1, 1]",
+                "[1, 1]",
+                "False",
+                "[0, 0]",
+                "1",
+                "[True, True, True]",
+            ]),
+        );
+        let c = op_cost("aten::convolution_backward", &b).unwrap();
+        let fwd = Conv2d {
+            n: 2,
+            h: 9,
+            w: 9,
+            c: 4,
+            k: 6,
+            r: 3,
+            s: 3,
+            stride: 2,
+            pad: 1,
+        };
+        assert_eq!(c.complexity.flops, 2.0 * fwd.flops());
+        let (xe, we, ye) = fwd.elements();
+        assert_eq!(c.complexity.bytes, 4.0 * (ye + 2.0 * xe + 2.0 * we));
+    }
+
+    #[test]
+    fn attention_by_hand() {
+        // B=2, H=3, L=S=4, E=8: 16 pairs; QKᵀ and PV each 2·6·16·8.
+        let qkv = vec![
+            t(H, &[2, 3, 4, 8]),
+            t(H, &[2, 3, 4, 8]),
+            t(H, &[2, 3, 4, 8]),
+        ];
+        let c = op_cost(
+            "aten::scaled_dot_product_attention",
+            &inputs(qkv.clone(), Some(&["", "", "", "", "0.", "False", ""])),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
+        assert_eq!(c.complexity.bytes, 2.0 * 4.0 * 192.0);
+        assert_eq!(c.datapath, Datapath::TensorBf16);
+        assert!(c.assumed.is_empty());
+        // Causal: 1 + 2 + 3 + 4 = 10 pairs.
+        assert_eq!(causal_pairs(4, 4, 0), 10.0);
+        let c = op_cost(
+            "aten::_scaled_dot_product_flash_attention",
+            &inputs(qkv.clone(), Some(&["", "", "", "0.", "True", "False", ""])),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 10.0 * 16.0);
+        // Not recorded: assumed non-causal, said so.
+        let c = op_cost("aten::scaled_dot_product_attention", &inputs(qkv, None)).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
+        assert_eq!(c.assumed.len(), 1);
+        // Flash forward is [B, L, H, E]; bottom-right mask type with L=2, S=4: 3 + 4 pairs.
+        assert_eq!(causal_pairs(2, 4, 2), 7.0);
+        let blhe = vec![
+            t(H, &[2, 2, 3, 8]),
+            t(H, &[2, 4, 3, 8]),
+            t(H, &[2, 4, 3, 8]),
+        ];
+        let mut c9 = vec![""; 10];
+        c9[9] = "2";
+        let c = op_cost(
+            "aten::_efficient_attention_forward",
+            &inputs(blhe, Some(&c9)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 7.0 * 16.0);
+    }
+
+    #[test]
+    fn recurrent_layers_by_hand() {
+        // One LSTM layer, one direction: exactly dl::Lstm.
+        let x = inputs(
+            vec![
+                t(F, &[16, 4, 32]),
+                Arg::Tensors(vec![vec![1, 4, 8], vec![1, 4, 8]]),
+            ],
+            Some(&["", "", "", "True", "1", "0.", "False", "False", "False"]),
+        );
+        let c = op_cost("aten::lstm", &x).unwrap();
+        let l = Lstm {
+            batch: 4,
+            seq: 16,
+            input: 32,
+            hidden: 8,
+        };
+        assert_eq!(c.complexity.flops, l.flops());
+        assert_eq!(c.complexity.bytes, l.bytes(4.0));
+        // Two layers, bidirectional: the second layer's input is 2·H.
+        let x = inputs(
+            vec![t(F, &[16, 4, 32]), Arg::Tensors(vec![vec![4, 4, 8]])],
+            Some(&["", "", "", "True", "2", "0.", "False", "True", "False"]),
+        );
+        let c = op_cost("aten::lstm", &x).unwrap();
+        let l2 = Lstm { input: 16, ..l };
+        assert_eq!(c.complexity.flops, 2.0 * (l.flops() + l2.flops()));
+        // GRU, hand count: T=2, B=1, I=3, H=2: per step 2·1·5·6 + 14·2 = 88.
+        let x = inputs(
+            vec![t(F, &[2, 1, 3]), t(F, &[1, 1, 2])],
+            Some(&["", "", "", "True", "1", "0.", "False", "False", "False"]),
+        );
+        let c = op_cost("aten::gru", &x).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 88.0);
+        // x 6, W 5·6, biases 12, h0 2, h 4 elements.
+        assert_eq!(c.complexity.bytes, 4.0 * (6.0 + 30.0 + 12.0 + 2.0 + 4.0));
+        // Without the hidden state's shape there is no count.
+        let x = inputs(vec![t(F, &[2, 1, 3]), Arg::Tensors(vec![])], None);
+        assert!(matches!(op_cost("aten::lstm", &x), Err(NoCost::Shapes(_))));
+    }
+
+    #[test]
+    fn norms_softmax_embedding_by_hand() {
+        let ln = inputs(
+            vec![
+                t(F, &[2048, 125]),
+                Arg::Other,
+                t(F, &[125]),
+                t(F, &[125]),
+                Arg::Other,
+            ],
+            None,
+        );
+        let c = op_cost("aten::native_layer_norm", &ln).unwrap();
+        assert_eq!(c.complexity.flops, 8.0 * 256_000.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (512_000.0 + 250.0));
+        let bn = inputs(
+            vec![
+                t(H, &[8, 4, 2, 2]),
+                t(F, &[4]),
+                t(F, &[4]),
+                t(F, &[4]),
+                t(F, &[4]),
+            ],
+            Some(&["", "", "", "", "", "False", "0.1", "1e-05", "True"]),
+        );
+        let c = op_cost("aten::batch_norm", &bn).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 128.0);
+        assert_eq!(c.complexity.bytes, 2.0 * 256.0 + 64.0);
+        assert_eq!(c.datapath, Datapath::Bf16);
+        let sm = inputs(vec![t(F, &[2, 1]), Arg::Other, Arg::Other], None);
+        assert_eq!(
+            op_cost("aten::_softmax", &sm).unwrap().complexity.flops,
+            6.0
+        );
+        let emb = inputs(vec![t(F, &[1000, 64]), t(Dtype::I64, &[8, 5])], None);
+        let c = op_cost("aten::embedding", &emb).unwrap();
+        assert_eq!(c.complexity.flops, 0.0);
+        assert_eq!(c.complexity.bytes, 8.0 * 40.0 + 2.0 * 40.0 * 64.0 * 4.0);
+    }
+
+    #[test]
+    fn elementwise_bytes_only() {
+        // add: [4, 3] + [3] broadcast: reads 12 + 3, writes 12 elements.
+        let c = op_cost(
+            "aten::add",
+            &inputs(vec![t(F, &[4, 3]), t(F, &[3]), Arg::Other], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 0.0);
+        assert_eq!(c.complexity.bytes, 4.0 * 27.0);
+        // In place: writes the first input.
+        let c = op_cost(
+            "aten::mul_",
+            &inputs(vec![t(H, &[4, 3]), t(H, &[4, 3])], None),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.bytes, 2.0 * 36.0);
+        // Comparisons write booleans.
+        let c = op_cost("aten::eq", &inputs(vec![t(F, &[10]), t(F, &[10])], None)).unwrap();
+        assert_eq!(c.complexity.bytes, 80.0 + 10.0);
+        let c = op_cost(
+            "aten::copy_",
+            &inputs(vec![t(H, &[10]), t(F, &[10]), Arg::Other], None),
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 20.0 + 40.0);
+        let c = op_cost("aten::fill_", &inputs(vec![t(F, &[10]), Arg::Other], None));
+        assert_eq!(c.unwrap().complexity.bytes, 40.0);
+        assert_eq!(
+            op_cost("aten::cat", &inputs(vec![], None)),
+            Err(NoCost::NoRule)
+        );
+        assert_eq!(
+            op_cost("fbgemm::jagged", &inputs(vec![], None)),
+            Err(NoCost::NoRule)
+        );
+        assert_eq!(base_name("aten::add_"), "add");
+        assert_eq!(Dtype::from_profiler("c10::BFloat16"), Some(Dtype::Bf16));
+        assert_eq!(Dtype::from_profiler("Scalar"), None);
+    }
+}

@@ -1,0 +1,848 @@
+//! From a parsed trace to bundle kernels: each GPU kernel linked to the operator that launched
+//! it, with the operator's analytical complexity ([`crate::operators`]) and, from the CUPTI range
+//! profiler, its counters read with the Nsight Compute metric table ([`crate::ncu`]).
+//!
+//! Links (Kineto's own): a kernel's `correlation` names the CUDA runtime call that launched it;
+//! the call ran on a CPU thread inside the operator that issued it, so the operator is the
+//! innermost `cpu_op` on the same thread whose time span holds the call's. (The `External id`
+//! of the call names the operator too in recent Kineto versions; older ones, as in both
+//! reference traces, write the correlation id there, so it is used only when the time spans
+//! find nothing and it is not the correlation id itself.) Enclosing `user_annotation` ranges
+//! (`record_function`, `ProfilerStep#N`) and `nn.Module` frames are found the same way.
+//!
+//! Each launch becomes one kernel entry of one launch, timed by its recorded duration. An
+//! operator that launched one kernel gives that kernel its F and B ([`Kernel::complexity`]) and,
+//! when no counter says otherwise, its FLOPs on the datapath of its input type (as `roofline
+//! suite` records its kernels). An operator that launched several kernels cannot split its F
+//! among them honestly: each of its kernels carries the operator's figures in tags (`op_flops`,
+//! `op_bytes`, `op_datapath`, `op_kernels`, `op_id`), and [`crate::group`] counts them once per
+//! operator call.
+//!
+//! Counters: Kineto's range profiler (`cuda_profiler_range` events, one per kernel with
+//! `profiler_measure_per_kernel=True`) records no kernel events and no kernel times; the ranges'
+//! time stamps only spread the ranges evenly over the profiling window (Kineto's
+//! `CuptiRangeProfiler.cpp`: "the actual times do not really matter here"). A range becomes a
+//! kernel only when its own counters give a time (`gpu__time_duration.sum`, or
+//! `sm__cycles_elapsed.avg` with `.per_second`). Ranges are matched to the trace's kernel launch
+//! calls in order when the counts agree (kernel replay serialises the launches).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
+
+use crate::bundle::{DataSource, Device, Kernel};
+use crate::ncu::{self, Arch, Convention, Launch, NcuError};
+use crate::operators::{self, NoCost, OpCost};
+use crate::trace::parse::{Ns, Trace};
+
+/// How to read counters.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ImportOptions {
+    /// Half-precision FLOP weights (as for Nsight Compute).
+    pub convention: Convention,
+    /// The architecture, when `deviceProperties` does not say.
+    pub arch: Option<Arch>,
+}
+
+/// Why a trace gave no kernels.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    /// Neither kernel events nor profiler ranges.
+    #[error(
+        "the trace has no GPU kernel events and no cuda_profiler_range events (was it recorded with ProfilerActivity.CUDA?)"
+    )]
+    NoKernels,
+    /// Counter ranges, but none with a time.
+    #[error(
+        "the trace's {ranges} cuda_profiler_range events carry counters ({metrics}) but no kernel time: Kineto's range profiler records no kernel durations and spreads its ranges evenly over the profiling window. Add gpu__time_duration.sum (or sm__cycles_elapsed.avg and sm__cycles_elapsed.avg.per_second) to profiler_metrics (see docs/pytorch.md)"
+    )]
+    CountersWithoutTime {
+        /// How many ranges.
+        ranges: usize,
+        /// The metrics they hold.
+        metrics: String,
+    },
+    /// The counter conversion failed.
+    #[error(transparent)]
+    Counters(#[from] NcuError),
+}
+
+/// What the import counted, for the summary and for tests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Kernel launches read (kernel events, or timed profiler ranges).
+    pub launches: usize,
+    /// Their summed time, seconds.
+    pub time_s: f64,
+    /// Launches linked to an operator.
+    pub linked: usize,
+    /// Launches whose operator has a complexity.
+    pub with_complexity: usize,
+    /// Memory copies: count, bytes, seconds.
+    pub memcpy: (usize, f64, f64),
+    /// Memory sets: count, bytes, seconds.
+    pub memset: (usize, f64, f64),
+    /// Kernel launches per operator without a rule, by operator name.
+    pub no_rule: BTreeMap<String, usize>,
+    /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
+    /// recorded), by operator name.
+    pub no_shapes: BTreeMap<String, usize>,
+    /// Kernel events with a zero duration, left out (a bundle time must be positive).
+    pub zero_time: usize,
+}
+
+/// Bundle pieces made from a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceImport {
+    /// One kernel entry per launch.
+    pub kernels: Vec<Kernel>,
+    /// The devices the kernels ran on, from `deviceProperties` where listed.
+    pub devices: Vec<Device>,
+    /// What was done, assumed and not understood.
+    pub notes: Vec<String>,
+    /// Counts.
+    pub stats: Stats,
+}
+
+/// Names of runtime and driver calls that launch one kernel.
+const LAUNCH_CALLS: [&str; 7] = [
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cudaLaunchCooperativeKernel",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cuLaunchCooperativeKernel",
+    "cudaLaunchCooperativeKernelMultiDevice",
+];
+
+/// The innermost span holding each query, per thread, by a sweep over start times. Of two
+/// spans with the same start and end, the one later in the file is the inner one (Kineto writes
+/// a parent operator before its child; the sort is stable).
+/// `spans` and `queries` are `(thread, start, end)`; the answer is an index into `spans`.
+fn innermost(spans: &[(u32, Ns, Ns)], queries: &[(u32, Ns, Ns)]) -> Vec<Option<usize>> {
+    let mut by_thread: FxHashMap<u32, (Vec<usize>, Vec<usize>)> = FxHashMap::default();
+    for (i, s) in spans.iter().enumerate() {
+        by_thread.entry(s.0).or_default().0.push(i);
+    }
+    for (i, q) in queries.iter().enumerate() {
+        by_thread.entry(q.0).or_default().1.push(i);
+    }
+    let mut out = vec![None; queries.len()];
+    for (_, (mut ss, mut qs)) in by_thread {
+        if ss.is_empty() {
+            continue;
+        }
+        // Outer spans first when two start together.
+        ss.sort_by_key(|&i| (spans[i].1, std::cmp::Reverse(spans[i].2)));
+        qs.sort_by_key(|&i| queries[i].1);
+        let mut stack: Vec<usize> = Vec::new();
+        let mut p = 0;
+        for qi in qs {
+            let (_, qs_t, qe_t) = queries[qi];
+            while p < ss.len() && spans[ss[p]].1 <= qs_t {
+                let s = ss[p];
+                while stack.last().is_some_and(|&t| spans[t].2 < spans[s].1) {
+                    stack.pop();
+                }
+                stack.push(s);
+                p += 1;
+            }
+            while stack.last().is_some_and(|&t| spans[t].2 < qs_t) {
+                stack.pop();
+            }
+            out[qi] = stack.iter().rev().copied().find(|&t| spans[t].2 >= qe_t);
+        }
+    }
+    out
+}
+
+/// The Nsight Compute name of a CUPTI range-profiler metric: `smsp__X.sum` counts the same
+/// events as `sm__X.sum` (an SM's count is the sum of its four sub-partitions', and `.sum` adds
+/// over the whole GPU), so the metric table's `sm__` names read them. The one place this
+/// mapping is made.
+pub fn ncu_metric_name(cupti: &str) -> String {
+    match cupti.strip_prefix("smsp__") {
+        Some(rest) if rest.ends_with(".sum") => format!("sm__{rest}"),
+        _ => cupti.to_string(),
+    }
+}
+
+/// CUPTI reports `gpu__time_duration` in nanoseconds; the Nsight Compute table holds seconds.
+fn si_value(metric: &str, v: f64) -> f64 {
+    if metric.starts_with("gpu__time_duration") {
+        v * 1e-9
+    } else {
+        v
+    }
+}
+
+/// How each launch (kernel event, or profiler range) links to the trace's CPU side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Links {
+    /// The launches are `cuda_profiler_range` events (the trace has no kernel events).
+    pub from_ranges: bool,
+    /// Per launch, the runtime call that launched it ([`Trace::runtimes`]).
+    pub launch_rt: Vec<Option<usize>>,
+    /// Per launch, the innermost operator around that call ([`Trace::ops`]).
+    pub launch_op: Vec<Option<usize>>,
+    /// Per runtime call, the innermost `user_annotation` around it.
+    pub rt_ann: Vec<Option<usize>>,
+    /// Per runtime call, the innermost `nn.Module` around it.
+    pub rt_mod: Vec<Option<usize>>,
+    /// How ranges were matched, when they were.
+    pub note: Option<String>,
+}
+
+/// Links every launch to its runtime call, operator, annotation and module.
+pub fn link(trace: &Trace) -> Links {
+    let mut note = None;
+    // Which runtime call launched what: by correlation for kernel events, in order for ranges.
+    let by_correlation: FxHashMap<i64, usize> = trace
+        .runtimes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.correlation.map(|c| (c, i)))
+        .collect();
+    let from_ranges = trace.kernels.is_empty() && !trace.ranges.is_empty();
+    let launch_rt: Vec<Option<usize>> = if from_ranges {
+        let mut calls: Vec<usize> = (0..trace.runtimes.len())
+            .filter(|&i| LAUNCH_CALLS.contains(&trace.name(trace.runtimes[i].name)))
+            .collect();
+        calls.sort_by_key(|&i| trace.runtimes[i].ts);
+        if calls.len() == trace.ranges.len() {
+            note = Some(format!(
+                "profiler ranges matched to the {} kernel launch calls in launch order (the range profiler serialises kernels; a range carries no correlation id)",
+                calls.len()
+            ));
+            calls.into_iter().map(Some).collect()
+        } else {
+            note = Some(format!(
+                "{} profiler ranges but {} kernel launch calls: ranges are not linked to operators",
+                trace.ranges.len(),
+                calls.len()
+            ));
+            vec![None; trace.ranges.len()]
+        }
+    } else {
+        if !trace.ranges.is_empty() {
+            note = Some(format!(
+                "{} cuda_profiler_range events beside kernel events were not read (Kineto records them in separate runs)",
+                trace.ranges.len()
+            ));
+        }
+        trace
+            .kernels
+            .iter()
+            .map(|k| k.correlation.and_then(|c| by_correlation.get(&c).copied()))
+            .collect()
+    };
+
+    // Runtime call → innermost operator, annotation, module on its thread.
+    let rt_spans: Vec<(u32, Ns, Ns)> = trace
+        .runtimes
+        .iter()
+        .map(|r| (r.thread, r.ts, r.end))
+        .collect();
+    let spans = |v: &mut dyn Iterator<Item = (u32, Ns, Ns)>| v.collect::<Vec<_>>();
+    let op_spans = spans(&mut trace.ops.iter().map(|o| (o.thread, o.ts, o.end)));
+    let mut rt_op = innermost(&op_spans, &rt_spans);
+    let by_external: FxHashMap<i64, usize> = trace
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| o.external_id.map(|e| (e, i)))
+        .collect();
+    for (i, r) in trace.runtimes.iter().enumerate() {
+        if rt_op[i].is_none()
+            && let Some(e) = r.external_id
+            && r.correlation != Some(e)
+        {
+            rt_op[i] = by_external.get(&e).copied();
+        }
+    }
+    let ann_spans = spans(&mut trace.annotations.iter().map(|a| (a.thread, a.ts, a.end)));
+    let rt_ann = innermost(&ann_spans, &rt_spans);
+    let mod_spans = spans(&mut trace.modules.iter().map(|a| (a.thread, a.ts, a.end)));
+    let rt_mod = innermost(&mod_spans, &rt_spans);
+    let launch_op: Vec<Option<usize>> =
+        launch_rt.iter().map(|r| r.and_then(|r| rt_op[r])).collect();
+    Links {
+        from_ranges,
+        launch_rt,
+        launch_op,
+        rt_ann,
+        rt_mod,
+        note,
+    }
+}
+
+/// The compute capability `deviceProperties` gives a device.
+fn device_cc(trace: &Trace, d: Option<i64>) -> Option<String> {
+    let p = trace.devices.iter().find(|p| Some(p.id) == d)?;
+    Some(format!("{}.{}", p.compute_major?, p.compute_minor?))
+}
+
+/// Profiler range `i` as an Nsight Compute launch: its metrics under their Nsight Compute names
+/// ([`ncu_metric_name`]) in SI units, its device's compute capability, so that
+/// [`ncu::to_kernels`] reads it with the one metric table.
+pub fn range_launch(trace: &Trace, i: usize) -> Launch {
+    let r = &trace.ranges[i];
+    Launch {
+        id: i as u64,
+        name: trace.name(r.name).to_string(),
+        device: r.device.map(|d| d.to_string()),
+        compute_capability: device_cc(trace, r.device),
+        grid: None,
+        block: None,
+        metrics: r
+            .metrics
+            .iter()
+            .map(|&(m, v)| {
+                let name = ncu_metric_name(trace.name(m));
+                let v = si_value(&name, v);
+                (name, v)
+            })
+            .collect(),
+        launches: 1,
+    }
+}
+
+/// Per-operator results, computed once per operator call.
+struct OpInfo {
+    kernels: usize,
+    cost: Option<Result<OpCost, NoCost>>,
+}
+
+/// Turns a parsed trace into bundle kernels.
+///
+/// # Errors
+/// [`ImportError`]: no kernels at all, or counter ranges without a time.
+pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, ImportError> {
+    let mut notes: BTreeSet<String> = BTreeSet::new();
+    let mut stats = Stats::default();
+
+    let Links {
+        from_ranges,
+        launch_rt,
+        launch_op,
+        rt_ann,
+        rt_mod,
+        note,
+    } = link(trace);
+    notes.extend(note);
+    // Training steps on any thread, by time.
+    let mut steps: Vec<(Ns, Ns, u32)> = trace
+        .annotations
+        .iter()
+        .filter(|a| trace.name(a.name).starts_with("ProfilerStep#"))
+        .map(|a| (a.ts, a.end, a.name))
+        .collect();
+    steps.sort_unstable();
+    let step_at = |t: Ns| -> Option<u32> {
+        let i = steps.partition_point(|s| s.0 <= t);
+        (i > 0 && steps[i - 1].1 >= t).then(|| steps[i - 1].2)
+    };
+
+    // Each called operator's cost, once.
+    let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
+    for o in launch_op.iter().flatten() {
+        op_info
+            .entry(*o)
+            .or_insert(OpInfo {
+                kernels: 0,
+                cost: None,
+            })
+            .kernels += 1;
+    }
+    let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
+    for (&o, info) in &mut op_info {
+        let op = &trace.ops[o];
+        let name = trace.name(op.name);
+        let cost = match op.inputs {
+            Some(i) => operators::op_cost(name, &trace.inputs[i as usize].inputs),
+            None => match operators::op_cost(name, &operators::OpInputs::default()) {
+                Err(NoCost::NoRule) => Err(NoCost::NoRule),
+                _ => Err(NoCost::Shapes("no shapes recorded".into())),
+            },
+        };
+        if let Ok(c) = &cost {
+            for a in &c.assumed {
+                *assumed.entry(format!("{name}: {a}")).or_default() += 1;
+            }
+        }
+        info.cost = Some(cost);
+    }
+
+    // Kernel entries.
+    let mut kernels = Vec::new();
+    let mut used_devices: BTreeSet<i64> = BTreeSet::new();
+    let mut untimed = 0usize;
+    let n = if from_ranges {
+        trace.ranges.len()
+    } else {
+        trace.kernels.len()
+    };
+    for i in 0..n {
+        let (mut k, device) = if from_ranges {
+            let r = &trace.ranges[i];
+            let launch = range_launch(trace, i);
+            let o = ncu::ImportOptions {
+                convention: opts.convention,
+                arch: opts.arch,
+                source: DataSource::Import,
+            };
+            match ncu::to_kernels(std::slice::from_ref(&launch), &o) {
+                Ok(imp) => {
+                    notes.extend(imp.notes);
+                    match imp.kernels.into_iter().next() {
+                        Some(k) => (k, r.device),
+                        None => continue,
+                    }
+                }
+                Err(NcuError::NoTime { .. }) => {
+                    untimed += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            let g = &trace.kernels[i];
+            if g.dur_us <= 0.0 {
+                stats.zero_time += 1;
+                continue;
+            }
+            let mut k = Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
+            k.grid = g.grid;
+            k.block = g.block;
+            if let Some(s) = g.stream {
+                k.tags.insert("stream".into(), s.to_string());
+            }
+            (k, g.device)
+        };
+        if let Some(d) = device {
+            used_devices.insert(d);
+            k.device = Some(d.to_string());
+        }
+        if let Some(r) = &trace.rank {
+            k.tags.insert("rank".into(), r.clone());
+        }
+        stats.launches += 1;
+        stats.time_s += k.time.total_s;
+        if let Some(r) = launch_rt[i] {
+            if let Some(a) = rt_ann[r] {
+                k.nvtx_range = Some(trace.name(trace.annotations[a].name).to_string());
+            }
+            if let Some(m) = rt_mod[r] {
+                let name = trace.name(trace.modules[m].name);
+                let name = name.strip_prefix("nn.Module: ").unwrap_or(name);
+                k.tags.insert("module".into(), name.to_string());
+            }
+            if let Some(s) = step_at(trace.runtimes[r].ts) {
+                k.tags.insert("step".into(), trace.name(s).to_string());
+            }
+        }
+        if let Some(o) = launch_op[i] {
+            stats.linked += 1;
+            let op = &trace.ops[o];
+            let name = trace.name(op.name);
+            k.tags.insert("op".into(), name.to_string());
+            k.tags.insert("op_id".into(), o.to_string());
+            if let Some(i) = op.inputs {
+                let d = &trace.inputs[i as usize].dims_text;
+                k.tags.insert("op_shapes".into(), truncate(d, 240));
+            }
+            let info = &op_info[&o];
+            match &info.cost {
+                Some(Ok(c)) => {
+                    stats.with_complexity += 1;
+                    k.tags
+                        .insert("op_flops".into(), c.complexity.flops.to_string());
+                    k.tags
+                        .insert("op_bytes".into(), c.complexity.bytes.to_string());
+                    k.tags
+                        .insert("op_datapath".into(), c.datapath.key().to_string());
+                    k.tags.insert("op_kernels".into(), info.kernels.to_string());
+                    if info.kernels == 1 {
+                        k.complexity = Some(c.complexity);
+                        if k.flops.is_unknown() {
+                            k.flops.set(c.datapath, Some(c.complexity.flops));
+                        }
+                    }
+                }
+                Some(Err(NoCost::NoRule)) => {
+                    *stats.no_rule.entry(name.to_string()).or_default() += 1;
+                }
+                Some(Err(NoCost::Shapes(_))) | None => {
+                    *stats.no_shapes.entry(name.to_string()).or_default() += 1;
+                }
+            }
+        }
+        kernels.push(k);
+    }
+
+    if kernels.is_empty() {
+        return Err(if from_ranges && untimed > 0 {
+            let metrics: BTreeSet<&str> = trace
+                .ranges
+                .iter()
+                .flat_map(|r| r.metrics.iter().map(|&(m, _)| trace.name(m)))
+                .collect();
+            ImportError::CountersWithoutTime {
+                ranges: trace.ranges.len(),
+                metrics: metrics.into_iter().collect::<Vec<_>>().join(", "),
+            }
+        } else {
+            ImportError::NoKernels
+        });
+    }
+
+    for (list, slot) in [
+        (&trace.memcpys, &mut stats.memcpy),
+        (&trace.memsets, &mut stats.memset),
+    ] {
+        *slot = (
+            list.len(),
+            list.iter().filter_map(|g| g.bytes).sum(),
+            list.iter().map(|g| g.dur_us * 1e-6).sum(),
+        );
+    }
+    if stats.memcpy.0 + stats.memset.0 > 0 {
+        notes.insert(format!(
+            "memory copies and sets are kept apart, not counted as kernels: {} memcpy ({} bytes, {:.6} s), {} memset ({} bytes, {:.6} s)",
+            stats.memcpy.0, stats.memcpy.1, stats.memcpy.2, stats.memset.0, stats.memset.1, stats.memset.2
+        ));
+    }
+    if from_ranges {
+        notes.insert("kernel times from the range profiler's own time counters (kernel replay); the ranges' time stamps are not measurements".into());
+    }
+    if stats.with_complexity > 0 {
+        notes.insert(
+            "complexity F and B from recorded shapes (docs/pytorch.md); where no counter was recorded, a single-kernel operator's FLOPs are its F on the datapath of its input type; operators with several kernels carry F and B per operator call (tags op_flops, op_bytes): read them with `roofline info --group-by op`".into(),
+        );
+    }
+    if !assumed.is_empty() {
+        notes.insert(format!(
+            "assumed where the trace did not record it: {}",
+            join_counts(&assumed)
+        ));
+    }
+    if let Some(summary) = not_understood(trace, &stats, untimed) {
+        notes.insert(summary);
+    }
+
+    let devices = used_devices
+        .into_iter()
+        .map(|d| {
+            let id = d.to_string();
+            match trace.devices.iter().find(|p| p.id == d) {
+                Some(p) => {
+                    let mut dev = Device::new(id, p.name.clone());
+                    dev.compute_capability = device_cc(trace, Some(d));
+                    dev.sm_count = p.num_sms;
+                    dev.memory_bytes = p.total_global_mem.filter(|m| *m > 0.0);
+                    dev.l2_bytes = p.l2_cache_size.filter(|m| *m > 0.0);
+                    dev
+                }
+                None => Device::new(id.clone(), format!("GPU {id}")),
+            }
+        })
+        .collect();
+    Ok(TraceImport {
+        kernels,
+        devices,
+        notes: notes.into_iter().collect(),
+        stats,
+    })
+}
+
+/// The one summary of what was not understood, or `None` when everything was.
+fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String> {
+    let mut parts = Vec::new();
+    let unlinked = stats.launches - stats.linked;
+    if unlinked > 0 {
+        parts.push(format!(
+            "{unlinked} of {} kernel launches have no operator (no cpu_op around their launch call)",
+            stats.launches
+        ));
+    }
+    if !stats.no_rule.is_empty() {
+        parts.push(format!(
+            "operators without a complexity rule (kernel launches): {}",
+            join_counts(&stats.no_rule)
+        ));
+    }
+    if !stats.no_shapes.is_empty() {
+        parts.push(format!(
+            "operators whose shapes were not recorded or did not fit their rule (kernel launches): {}",
+            join_counts(&stats.no_shapes)
+        ));
+    }
+    if stats.zero_time > 0 {
+        parts.push(format!(
+            "{} kernel events with a zero duration left out",
+            stats.zero_time
+        ));
+    }
+    if untimed > 0 {
+        parts.push(format!(
+            "{untimed} profiler ranges without a time counter left out"
+        ));
+    }
+    if !trace.unknown.is_empty() {
+        let m: BTreeMap<String, usize> = trace
+            .unknown
+            .iter()
+            .map(|(k, v)| (k.clone(), *v as usize))
+            .collect();
+        parts.push(format!(
+            "events of categories not read: {}",
+            join_counts(&m)
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("not understood: {}", parts.join("; ")))
+}
+
+/// `a ×3, b ×1`, most frequent first.
+fn join_counts(m: &BTreeMap<String, usize>) -> String {
+    let mut v: Vec<(&String, &usize)> = m.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::Datapath;
+    use crate::trace::parse;
+
+    fn ev(cat: &str, name: &str, tid: u32, ts: f64, dur: f64, args: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+        )
+    }
+
+    /// A hand-made trace: a linear layer (addmm, one kernel) inside a step and a module, a
+    /// layer norm with two kernels, an unknown operator and a kernel with no operator.
+    fn trace() -> Trace {
+        let events = [
+            ev("user_annotation", "ProfilerStep#4", 1, 0.0, 1000.0, ""),
+            ev("python_function", "nn.Module: Linear_0", 1, 5.0, 100.0, ""),
+            ev(
+                "cpu_op",
+                "aten::linear",
+                1,
+                10.0,
+                80.0,
+                r#""Input Dims": [[8, 6], [5, 6], [5]], "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]"#,
+            ),
+            ev(
+                "cpu_op",
+                "aten::addmm",
+                1,
+                20.0,
+                60.0,
+                r#""Input Dims": [[5], [8, 6], [6, 5], [], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                30.0,
+                5.0,
+                r#""correlation": 1, "External id": 1"#,
+            ),
+            ev(
+                "kernel",
+                "gemm_bf16",
+                7,
+                40.0,
+                3.0,
+                r#""device": 0, "stream": 7, "correlation": 1"#,
+            ),
+            ev(
+                "cpu_op",
+                "aten::native_layer_norm",
+                1,
+                200.0,
+                50.0,
+                r#""Input Dims": [[8, 5], [], [5], [5], []], "Input type": ["float", "", "float", "float", "Scalar"]"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                210.0,
+                5.0,
+                r#""correlation": 2"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                220.0,
+                5.0,
+                r#""correlation": 3"#,
+            ),
+            ev(
+                "kernel",
+                "ln_stats",
+                7,
+                230.0,
+                2.0,
+                r#""device": 0, "correlation": 2"#,
+            ),
+            ev(
+                "kernel",
+                "ln_apply",
+                7,
+                233.0,
+                4.0,
+                r#""device": 0, "correlation": 3"#,
+            ),
+            ev("cpu_op", "fbgemm::magic", 1, 300.0, 50.0, ""),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                310.0,
+                5.0,
+                r#""correlation": 4"#,
+            ),
+            ev(
+                "kernel",
+                "magic_kernel",
+                7,
+                320.0,
+                1.0,
+                r#""device": 0, "correlation": 4"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                2000.0,
+                5.0,
+                r#""correlation": 5"#,
+            ),
+            ev(
+                "kernel",
+                "orphan",
+                7,
+                2010.0,
+                1.5,
+                r#""device": 0, "correlation": 5"#,
+            ),
+            ev(
+                "gpu_memcpy",
+                "Memcpy HtoD",
+                7,
+                2100.0,
+                2.0,
+                r#""device": 0, "bytes": 1024"#,
+            ),
+        ];
+        let text = format!(
+            r#"{{"traceEvents": [{}], "deviceProperties": [{{"id": 0, "name": "NVIDIA H100", "computeMajor": 9, "computeMinor": 0, "numSms": 132}}], "distributedInfo": {{"rank": 2}}}}"#,
+            events.join(",")
+        );
+        parse(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn links_kernels_to_operators_steps_and_modules() {
+        let t = trace();
+        let imp = import(&t, &ImportOptions::default()).unwrap();
+        assert_eq!(imp.kernels.len(), 5);
+        assert_eq!(imp.stats.launches, 5);
+        assert_eq!(imp.stats.linked, 4);
+        let gemm = &imp.kernels[0];
+        assert_eq!(gemm.tags["op"], "aten::addmm");
+        assert_eq!(gemm.tags["step"], "ProfilerStep#4");
+        assert_eq!(gemm.tags["module"], "Linear_0");
+        assert_eq!(gemm.tags["rank"], "2");
+        assert_eq!(gemm.nvtx_range.as_deref(), Some("ProfilerStep#4"));
+        assert_eq!(gemm.time.total_s, 3e-6);
+        // addmm 8×6 by 6×5: F = 2·8·5·6, on Tensor BF16; B = (48 + 30 + 40 + 5)·2.
+        let c = gemm.complexity.unwrap();
+        assert_eq!(c.flops, 480.0);
+        assert_eq!(c.bytes, 2.0 * 123.0);
+        assert_eq!(gemm.flops.get(Datapath::TensorBf16), Some(480.0));
+        // The two layer-norm kernels share their operator's figures, per operator only.
+        let (a, b) = (&imp.kernels[1], &imp.kernels[2]);
+        assert_eq!(a.tags["op_id"], b.tags["op_id"]);
+        assert_eq!(a.tags["op_kernels"], "2");
+        assert_eq!(a.tags["op_flops"], (8.0 * 40.0).to_string());
+        assert!(a.complexity.is_none() && a.flops.is_unknown());
+        // Not understood, in one note.
+        let summary: Vec<&String> = imp
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("not understood"))
+            .collect();
+        assert_eq!(summary.len(), 1);
+        assert!(summary[0].contains("1 of 5 kernel launches have no operator"));
+        assert!(summary[0].contains("fbgemm::magic ×1"));
+        assert!(imp.notes.iter().any(|n| n.contains("1 memcpy (1024 bytes")));
+        assert_eq!(imp.devices.len(), 1);
+        assert_eq!(imp.devices[0].compute_capability.as_deref(), Some("9.0"));
+        assert_eq!(imp.devices[0].sm_count, Some(132));
+    }
+
+    #[test]
+    fn ranges_need_a_time_and_use_the_ncu_table() {
+        let range = |args: &str| {
+            format!(
+                r#"{{"ph": "X", "cat": "cuda_profiler_range", "name": "k", "pid": 0, "tid": 0, "ts": 1, "dur": 100, "args": {{{args}}}}}"#
+            )
+        };
+        let ffma = r#""smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 10, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 3"#;
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, range(ffma));
+        let t = parse(text.as_bytes()).unwrap();
+        let e = import(&t, &ImportOptions::default()).unwrap_err();
+        assert!(
+            matches!(e, ImportError::CountersWithoutTime { ranges: 1, .. }),
+            "{e}"
+        );
+        let timed = format!(r#"{ffma}, "gpu__time_duration.sum": 2000"#);
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, range(&timed));
+        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let k = &imp.kernels[0];
+        assert!((k.time.total_s - 2e-6).abs() < 1e-18);
+        assert_eq!(k.flops.fp32, Some(20.0));
+        // hfma counts 4 FLOPs under the current convention, 2 under the 2020 study's.
+        assert_eq!(k.flops.fp16, Some(12.0));
+        assert_eq!(ncu_metric_name("smsp__x.sum"), "sm__x.sum");
+        assert_eq!(ncu_metric_name("smsp__x.avg"), "smsp__x.avg");
+    }
+
+    #[test]
+    fn innermost_prefers_the_deepest_enclosing_span() {
+        let spans = [(0, 0, 100), (0, 10, 50), (0, 20, 30), (1, 0, 1000)];
+        let q = [
+            (0, 21, 25),
+            (0, 40, 45),
+            (0, 60, 70),
+            (0, 200, 210),
+            (1, 5, 6),
+            (2, 0, 1),
+        ];
+        assert_eq!(
+            innermost(&spans, &q),
+            [Some(2), Some(1), Some(0), None, Some(3), None]
+        );
+    }
+}

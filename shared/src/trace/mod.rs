@@ -1,0 +1,18 @@
+//! torch.profiler (Kineto) traces: the Chrome-trace JSON that `torch.profiler` writes
+//! (`export_chrome_trace`, `tensorboard_trace_handler`), read as a stream into a compact event
+//! model ([`parse`]), then turned into bundle kernels linked to the PyTorch operators that
+//! launched them ([`import`]).
+//!
+//! The event categories read are Kineto's (`libkineto/src/output_json.cpp` and
+//! `ActivityType.cpp` in the Kineto repository): `kernel`, `gpu_memcpy`, `gpu_memset`, `cpu_op`,
+//! `cuda_runtime` and `cuda_driver`, `user_annotation`, `python_function`, `cuda_profiler_range`
+//! and the `ac2g` flow events; the top-level `deviceProperties` and `distributedInfo`.
+//!
+//! Pure: the caller gives any [`std::io::Read`] (the collector decompresses gzip first); no file
+//! is opened here, and the text is never held whole.
+
+pub mod import;
+pub mod parse;
+
+pub use import::{ImportOptions, TraceImport, import};
+pub use parse::{Trace, TraceError, parse};

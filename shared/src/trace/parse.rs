@@ -1,0 +1,953 @@
+//! The streaming reader: Kineto's Chrome-trace JSON into a compact event model.
+//!
+//! serde_json reads from any [`Read`]; a visitor walks the top-level object and hands each
+//! element of `traceEvents` to the model as it is read, keeping only what the import needs
+//! (names interned, times as integer nanoseconds, shapes as [`OpInputs`]), so that memory grows
+//! with the events kept, not with the text. Keys may come in any order (`deviceProperties` after
+//! `traceEvents` is fine). Chrome's array form (a bare list of events) is read too.
+//!
+//! Times: Kineto writes `ts` and `dur` in microseconds, as integers or with three decimals
+//! (nanoseconds). Integers are kept exactly; decimals go through an `f64`, which at today's epoch
+//! timestamps (~1.7·10¹⁵ µs) resolves 0.25 µs, so a start time may be off by up to 0.125 µs. That
+//! only matters for matching a launch to its enclosing operator on the same thread, where events
+//! are microseconds apart. Durations are small numbers and kept as written.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::operators::{Arg, Dtype, OpInputs};
+
+/// Why a trace could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TraceError {
+    /// Not JSON, or JSON of the wrong shape.
+    #[error("line {line}, column {column}: {message}")]
+    Json {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What serde_json said.
+        message: String,
+    },
+    /// The reader failed (for example, a truncated gzip stream).
+    #[error("reading the trace failed: {0}")]
+    Read(String),
+    /// A JSON object with no `traceEvents` array.
+    #[error(
+        "no \"traceEvents\" array: not a torch.profiler (Kineto) or Chrome trace (write it with prof.export_chrome_trace or tensorboard_trace_handler)"
+    )]
+    NoEvents,
+    /// An event the import needs lacks a field.
+    #[error("event {index} ({category} {name:?}) has no {field}")]
+    BadEvent {
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// Its category.
+        category: String,
+        /// Its name.
+        name: String,
+        /// The missing field.
+        field: &'static str,
+    },
+}
+
+impl From<serde_json::Error> for TraceError {
+    fn from(e: serde_json::Error) -> Self {
+        if e.is_io() {
+            TraceError::Read(e.to_string())
+        } else {
+            TraceError::Json {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            }
+        }
+    }
+}
+
+/// A time in nanoseconds (Kineto's microseconds × 1000).
+pub type Ns = i64;
+
+/// A device kernel, copy or set as the trace recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuEvent {
+    /// Interned name ([`Trace::name`]).
+    pub name: u32,
+    /// Start, ns.
+    pub ts: Ns,
+    /// Duration as written, µs.
+    pub dur_us: f64,
+    /// `args.device`.
+    pub device: Option<i64>,
+    /// `args.stream`.
+    pub stream: Option<i64>,
+    /// `args.correlation`: the id of the runtime call that launched it.
+    pub correlation: Option<i64>,
+    /// `args.grid`.
+    pub grid: Option<[u32; 3]>,
+    /// `args.block`.
+    pub block: Option<[u32; 3]>,
+    /// `args.bytes` (copies and sets).
+    pub bytes: Option<f64>,
+}
+
+/// A CUDA runtime or driver call on a CPU thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeCall {
+    /// Interned name (`cudaLaunchKernel`).
+    pub name: u32,
+    /// Interned (pid, tid).
+    pub thread: u32,
+    /// Start, ns.
+    pub ts: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// `args.correlation`.
+    pub correlation: Option<i64>,
+    /// `args["External id"]`.
+    pub external_id: Option<i64>,
+}
+
+/// A PyTorch operator on a CPU thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuOp {
+    /// Interned name (`aten::mm`).
+    pub name: u32,
+    /// Interned (pid, tid).
+    pub thread: u32,
+    /// Start, ns.
+    pub ts: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// `args["External id"]`.
+    pub external_id: Option<i64>,
+    /// `Input Dims`, `Input type` and `Concrete Inputs`, when recorded: an index into
+    /// [`Trace::inputs`] (a training loop repeats the same shapes step after step, so they are
+    /// kept once).
+    pub inputs: Option<u32>,
+}
+
+/// One distinct set of recorded operator inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedInputs {
+    /// As the operator rules read them.
+    pub inputs: OpInputs,
+    /// The recorded `Input Dims` as compact text (`[[2048,256],[256,6948]]`), for tags.
+    pub dims_text: Box<str>,
+}
+
+/// A named time span on a CPU thread (`user_annotation`, a module's `python_function`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Interned name.
+    pub name: u32,
+    /// Interned (pid, tid).
+    pub thread: u32,
+    /// Start, ns.
+    pub ts: Ns,
+    /// End, ns.
+    pub end: Ns,
+}
+
+/// One `cuda_profiler_range` event: the counters of one kernel (per-kernel mode) or range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfilerRange {
+    /// Interned name: the demangled kernel name in per-kernel mode.
+    pub name: u32,
+    /// The device (Kineto writes it as the event's `pid`).
+    pub device: Option<i64>,
+    /// Start, ns: NOT a measurement (Kineto spreads the ranges evenly over the profiling window).
+    pub ts: Ns,
+    /// Counter values by interned metric name, as recorded.
+    pub metrics: Vec<(u32, f64)>,
+}
+
+/// A device from `deviceProperties`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DeviceProps {
+    /// CUDA ordinal.
+    pub id: i64,
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability, major.
+    pub compute_major: Option<u32>,
+    /// Compute capability, minor.
+    pub compute_minor: Option<u32>,
+    /// SM count.
+    pub num_sms: Option<u32>,
+    /// Device memory, bytes.
+    pub total_global_mem: Option<f64>,
+    /// L2 size, bytes (newer Kineto).
+    pub l2_cache_size: Option<f64>,
+}
+
+/// The events of one trace that the import uses, and counts of the rest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trace {
+    names: Vec<String>,
+    /// Interned (pid, tid) pairs as text, by id.
+    pub threads: Vec<String>,
+    /// `deviceProperties`.
+    pub devices: Vec<DeviceProps>,
+    /// `distributedInfo.rank`.
+    pub rank: Option<String>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u64>,
+    /// `kernel` events, in file order.
+    pub kernels: Vec<GpuEvent>,
+    /// `gpu_memcpy` events.
+    pub memcpys: Vec<GpuEvent>,
+    /// `gpu_memset` events.
+    pub memsets: Vec<GpuEvent>,
+    /// `cuda_runtime` and `cuda_driver` events.
+    pub runtimes: Vec<RuntimeCall>,
+    /// `cpu_op` events.
+    pub ops: Vec<CpuOp>,
+    /// `user_annotation` events (`record_function`, `ProfilerStep#N`).
+    pub annotations: Vec<Span>,
+    /// `python_function` events of `nn.Module`s (`with_modules=True`).
+    pub modules: Vec<Span>,
+    /// `cuda_profiler_range` events.
+    pub ranges: Vec<ProfilerRange>,
+    /// The distinct operator inputs ([`CpuOp::inputs`]).
+    pub inputs: Vec<RecordedInputs>,
+    /// Flow events (`ac2g` and others); the import links through `correlation` instead.
+    pub flows: u64,
+    /// Every event read.
+    pub events: u64,
+    /// Events of categories the import does not know, by category (or phase).
+    pub unknown: BTreeMap<String, u64>,
+}
+
+impl Trace {
+    /// An interned name.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    trace: Trace,
+    name_ids: FxHashMap<String, u32>,
+    input_ids: FxHashMap<String, u32>,
+    thread_ids: FxHashMap<(Id, Id), u32>,
+    saw_events: bool,
+    error: Option<TraceError>,
+}
+
+impl Builder {
+    fn intern(&mut self, s: String) -> u32 {
+        if let Some(&id) = self.name_ids.get(&s) {
+            return id;
+        }
+        let id = self.trace.names.len() as u32;
+        self.trace.names.push(s.clone());
+        self.name_ids.insert(s, id);
+        id
+    }
+
+    /// Interns an operator's recorded inputs, keyed by their compact JSON.
+    fn recorded_inputs(&mut self, args: &RawArgs) -> Option<u32> {
+        let dims = args.dims.as_ref()?;
+        let key = serde_json::to_string(&(dims, &args.types, &args.concrete)).ok()?;
+        if let Some(&id) = self.input_ids.get(&key) {
+            return Some(id);
+        }
+        let inputs = args.inputs()?;
+        let id = self.trace.inputs.len() as u32;
+        self.trace.inputs.push(RecordedInputs {
+            inputs,
+            dims_text: serde_json::to_string(dims).ok()?.into_boxed_str(),
+        });
+        self.input_ids.insert(key, id);
+        Some(id)
+    }
+
+    fn thread(&mut self, pid: Option<Id>, tid: Option<Id>) -> u32 {
+        let key = (pid.unwrap_or(Id::Num(0)), tid.unwrap_or(Id::Num(0)));
+        if let Some(&id) = self.thread_ids.get(&key) {
+            return id;
+        }
+        let id = self.trace.threads.len() as u32;
+        self.trace.threads.push(format!("{}/{}", key.0, key.1));
+        self.thread_ids.insert(key, id);
+        id
+    }
+
+    fn push(&mut self, ev: RawEvent) {
+        let index = self.trace.events;
+        self.trace.events += 1;
+        if self.error.is_some() {
+            return;
+        }
+        let ph = ev.ph.as_ref().map_or("", Word::as_str);
+        let cat = ev.cat.as_ref().map_or("", Word::as_str);
+        match ph {
+            "X" => {}
+            "s" | "f" | "t" => {
+                self.trace.flows += 1;
+                return;
+            }
+            "M" | "i" | "I" => return,
+            _ => {
+                *self
+                    .trace
+                    .unknown
+                    .entry(format!("phase {ph:?}"))
+                    .or_default() += 1;
+                return;
+            }
+        }
+        let kind = match cat {
+            "kernel" | "Kernel" => Kind::Kernel,
+            "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
+            "gpu_memset" | "Memset" => Kind::Memset,
+            "cpu_op" | "Operator" | "operator" => Kind::Op,
+            "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
+            "user_annotation" => Kind::Annotation,
+            "python_function"
+                if ev
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("nn.Module: ")) =>
+            {
+                Kind::Module
+            }
+            "cuda_profiler_range" => Kind::Range,
+            // Known, and not needed: Python frames, GPU-side copies of annotations, the span.
+            "python_function" | "gpu_user_annotation" | "Trace" | "overhead" | "cuda_sync" => {
+                return;
+            }
+            other => {
+                *self.trace.unknown.entry(other.to_string()).or_default() += 1;
+                return;
+            }
+        };
+        let missing = |field: &'static str, ev: &RawEvent| TraceError::BadEvent {
+            index,
+            category: cat.to_string(),
+            name: ev.name.clone().unwrap_or_default(),
+            field,
+        };
+        let Some(Micros(ts)) = ev.ts else {
+            self.error = Some(missing("ts", &ev));
+            return;
+        };
+        let dur_us = match (ev.dur, kind) {
+            (Some(d), _) if d.is_finite() && d >= 0.0 => d,
+            (_, Kind::Range) => 0.0,
+            _ => {
+                self.error = Some(missing("dur (a non-negative number)", &ev));
+                return;
+            }
+        };
+        let end = ts + (dur_us * 1000.0).round() as i64;
+        let args = ev.args.unwrap_or_default();
+        let name = self.intern(ev.name.unwrap_or_default());
+        match kind {
+            Kind::Kernel | Kind::Memcpy | Kind::Memset => {
+                let g = GpuEvent {
+                    name,
+                    ts,
+                    dur_us,
+                    device: args.device.or(ev.pid.as_ref().and_then(Id::num)),
+                    stream: args.stream.or(ev.tid.as_ref().and_then(Id::num)),
+                    correlation: args.correlation,
+                    grid: args.grid,
+                    block: args.block,
+                    bytes: args.bytes,
+                };
+                match kind {
+                    Kind::Kernel => self.trace.kernels.push(g),
+                    Kind::Memcpy => self.trace.memcpys.push(g),
+                    _ => self.trace.memsets.push(g),
+                }
+            }
+            Kind::Runtime => {
+                let thread = self.thread(ev.pid, ev.tid);
+                self.trace.runtimes.push(RuntimeCall {
+                    name,
+                    thread,
+                    ts,
+                    end,
+                    correlation: args.correlation,
+                    external_id: args.external_id,
+                });
+            }
+            Kind::Op => {
+                let thread = self.thread(ev.pid, ev.tid);
+                let inputs = self.recorded_inputs(&args);
+                self.trace.ops.push(CpuOp {
+                    name,
+                    thread,
+                    ts,
+                    end,
+                    external_id: args.external_id,
+                    inputs,
+                });
+            }
+            Kind::Annotation | Kind::Module => {
+                let thread = self.thread(ev.pid, ev.tid);
+                let span = Span {
+                    name,
+                    thread,
+                    ts,
+                    end,
+                };
+                if kind == Kind::Annotation {
+                    self.trace.annotations.push(span);
+                } else {
+                    self.trace.modules.push(span);
+                }
+            }
+            Kind::Range => {
+                let metrics = args
+                    .metrics
+                    .into_iter()
+                    .map(|(k, v)| (self.intern(k), v))
+                    .collect();
+                self.trace.ranges.push(ProfilerRange {
+                    name,
+                    device: args.device.or(ev.pid.as_ref().and_then(Id::num)),
+                    ts,
+                    metrics,
+                });
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Kernel,
+    Memcpy,
+    Memset,
+    Op,
+    Runtime,
+    Annotation,
+    Module,
+    Range,
+}
+
+/// Reads a trace from any reader, event by event.
+///
+/// # Errors
+/// [`TraceError`]: not JSON, no `traceEvents`, a kernel or operator without a time.
+pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let mut b = Builder::default();
+    Top(&mut b).deserialize(&mut de)?;
+    de.end()?;
+    if let Some(e) = b.error {
+        return Err(e);
+    }
+    if !b.saw_events {
+        return Err(TraceError::NoEvents);
+    }
+    Ok(b.trace)
+}
+
+struct Top<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Chrome trace: an object with \"traceEvents\", or an array of events")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => {
+                    map.next_value_seed(Events(&mut *self.0))?;
+                    self.0.saw_events = true;
+                }
+                "deviceProperties" => {
+                    self.0.trace.devices = map.next_value::<Vec<DeviceProps>>()?;
+                }
+                "distributedInfo" => {
+                    let d: Distributed = map.next_value()?;
+                    self.0.trace.rank = d.rank.map(|r| match r {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    });
+                    self.0.trace.world_size = d.world_size;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Events(&mut *self.0).visit_seq(seq)?;
+        self.0.saw_events = true;
+        Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+struct Distributed {
+    #[serde(default)]
+    rank: Option<serde_json::Value>,
+    #[serde(default)]
+    world_size: Option<u64>,
+}
+
+struct Events<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for Events<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(ev) = seq.next_element::<RawEvent>()? {
+            self.0.push(ev);
+        }
+        Ok(())
+    }
+}
+
+/// One event as written; unknown fields are skipped by serde.
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(default)]
+    ph: Option<Word>,
+    #[serde(default)]
+    cat: Option<Word>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    pid: Option<Id>,
+    #[serde(default)]
+    tid: Option<Id>,
+    #[serde(default)]
+    ts: Option<Micros>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default)]
+    args: Option<RawArgs>,
+}
+
+/// A short string kept inline (event phases and categories: two per event, never allocated
+/// when 24 bytes or shorter).
+enum Word {
+    Inline([u8; 24], u8),
+    Heap(String),
+}
+
+impl Word {
+    fn as_str(&self) -> &str {
+        match self {
+            // Only whole UTF-8 strings are copied in, so the prefix is valid UTF-8.
+            Word::Inline(b, n) => std::str::from_utf8(&b[..*n as usize]).unwrap_or(""),
+            Word::Heap(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Word;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
+                Ok(if v.len() <= 24 {
+                    let mut b = [0u8; 24];
+                    b[..v.len()].copy_from_slice(v.as_bytes());
+                    Word::Inline(b, v.len() as u8)
+                } else {
+                    Word::Heap(v.to_string())
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A process or thread id: Kineto writes numbers, and strings for its own rows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Id {
+    Num(i64),
+    Str(String),
+}
+
+impl Id {
+    fn num(&self) -> Option<i64> {
+        match self {
+            Id::Num(n) => Some(*n),
+            Id::Str(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Num(n) => write!(f, "{n}"),
+            Id::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Id, E> {
+                Ok(Id::Num(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
+                Ok(Id::Num(v as i64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Id, E> {
+                Ok(Id::Num(v as i64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
+                Ok(Id::Str(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A timestamp in µs, kept as integer ns.
+struct Micros(Ns);
+
+impl<'de> Deserialize<'de> for Micros {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Micros;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a time in microseconds")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Micros, E> {
+                Ok(Micros(v.saturating_mul(1000)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Micros, E> {
+                Ok(Micros((v as i64).saturating_mul(1000)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Micros, E> {
+                Ok(Micros((v * 1000.0).round() as i64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Micros, E> {
+                v.trim()
+                    .parse::<f64>()
+                    .map(|x| Micros((x * 1000.0).round() as i64))
+                    .map_err(|_| E::custom(format!("{v:?} is not a time")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `args` of an event: the fields the import reads, and numeric counter values (names with
+/// `__`, as Perfworks metrics are named).
+#[derive(Default)]
+struct RawArgs {
+    external_id: Option<i64>,
+    correlation: Option<i64>,
+    device: Option<i64>,
+    stream: Option<i64>,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
+    bytes: Option<f64>,
+    dims: Option<serde_json::Value>,
+    types: Option<Vec<serde_json::Value>>,
+    concrete: Option<Vec<serde_json::Value>>,
+    metrics: Vec<(String, f64)>,
+}
+
+impl RawArgs {
+    /// The recorded inputs as the operator rules read them.
+    fn inputs(&self) -> Option<OpInputs> {
+        let Some(serde_json::Value::Array(dims)) = &self.dims else {
+            return None;
+        };
+        let types = self.types.as_deref().unwrap_or(&[]);
+        let args = dims
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
+                match (Dtype::from_profiler(ty), shape(d)) {
+                    (Some(dt), Some(s)) => Arg::Tensor(dt, s),
+                    (None, _) => match d {
+                        serde_json::Value::Array(list)
+                            if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
+                        {
+                            Arg::Tensors(list.iter().filter_map(shape).collect())
+                        }
+                        _ => Arg::Other,
+                    },
+                    _ => Arg::Other,
+                }
+            })
+            .collect();
+        let concrete = self.concrete.as_ref().map(|c| {
+            c.iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect()
+        });
+        Some(OpInputs { args, concrete })
+    }
+}
+
+fn shape(v: &serde_json::Value) -> Option<Vec<u64>> {
+    v.as_array()?.iter().map(|x| x.as_u64()).collect()
+}
+
+/// An `args` key: the known ones without allocating, metric names kept.
+enum ArgKey {
+    ExternalId,
+    Correlation,
+    Device,
+    Stream,
+    Grid,
+    Block,
+    Bytes,
+    Dims,
+    Types,
+    Concrete,
+    Metric(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ArgKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ArgKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an argument name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ArgKey, E> {
+                Ok(match v {
+                    "External id" => ArgKey::ExternalId,
+                    "correlation" => ArgKey::Correlation,
+                    "device" => ArgKey::Device,
+                    "stream" => ArgKey::Stream,
+                    "grid" => ArgKey::Grid,
+                    "block" => ArgKey::Block,
+                    "bytes" => ArgKey::Bytes,
+                    "Input Dims" => ArgKey::Dims,
+                    "Input type" => ArgKey::Types,
+                    "Concrete Inputs" => ArgKey::Concrete,
+                    m if m.contains("__") => ArgKey::Metric(m.to_string()),
+                    _ => ArgKey::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A number, or nothing for any other value (skipped).
+#[derive(Clone, Copy)]
+struct MaybeNum(Option<f64>);
+
+impl<'de> Deserialize<'de> for MaybeNum {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeNum;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(Some(v as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(Some(v)))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeNum, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeNum, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeNum(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeNum, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeNum(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn int(v: MaybeNum) -> Option<i64> {
+    v.0.filter(|x| x.fract() == 0.0).map(|x| x as i64)
+}
+
+fn dim3(v: &[u32]) -> Option<[u32; 3]> {
+    match v {
+        [x, y, z] => Some([*x, *y, *z]),
+        _ => None,
+    }
+}
+
+impl<'de> Deserialize<'de> for RawArgs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawArgs;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of event arguments")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawArgs, A::Error> {
+                let mut a = RawArgs::default();
+                while let Some(k) = m.next_key::<ArgKey>()? {
+                    match k {
+                        ArgKey::ExternalId => a.external_id = int(m.next_value()?),
+                        ArgKey::Correlation => a.correlation = int(m.next_value()?),
+                        ArgKey::Device => a.device = int(m.next_value()?),
+                        ArgKey::Stream => a.stream = int(m.next_value()?),
+                        ArgKey::Grid => {
+                            a.grid = m
+                                .next_value::<Option<Vec<u32>>>()?
+                                .as_deref()
+                                .and_then(dim3);
+                        }
+                        ArgKey::Block => {
+                            a.block = m
+                                .next_value::<Option<Vec<u32>>>()?
+                                .as_deref()
+                                .and_then(dim3);
+                        }
+                        ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::Dims => a.dims = Some(m.next_value()?),
+                        ArgKey::Types => a.types = m.next_value()?,
+                        ArgKey::Concrete => a.concrete = m.next_value()?,
+                        ArgKey::Metric(name) => {
+                            if let Some(v) = m.next_value::<MaybeNum>()?.0 {
+                                a.metrics.push((name, v));
+                            }
+                        }
+                        ArgKey::Other => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(a)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<RawArgs, E> {
+                Ok(RawArgs::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"{
+      "schemaVersion": 1,
+      "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 100, "dur": 50,
+         "args": {"External id": 7, "Input Dims": [[2, 3], [3, 4]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 110.5, "dur": 5,
+         "args": {"External id": 7, "correlation": 42}},
+        {"ph": "s", "id": 42, "pid": 1, "tid": 2, "ts": 110, "cat": "ac2g", "name": "ac2g"},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 120, "dur": 3.25,
+         "args": {"device": 0, "stream": 7, "correlation": 42, "grid": [1, 2, 3], "block": [128, 1, 1]}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 130, "dur": 1,
+         "args": {"device": 0, "bytes": 64}},
+        {"ph": "X", "cat": "mystery", "name": "?", "ts": 1, "dur": 1},
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}
+      ],
+      "deviceProperties": [{"id": 0, "name": "GPU", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
+      "distributedInfo": {"rank": 3, "world_size": 8}
+    }"#;
+
+    #[test]
+    fn reads_every_kind_in_any_key_order() {
+        let t = parse(SMALL.as_bytes()).unwrap();
+        assert_eq!(t.events, 7);
+        assert_eq!(t.kernels.len(), 1);
+        let k = &t.kernels[0];
+        assert_eq!(t.name(k.name), "gemm");
+        assert_eq!((k.ts, k.dur_us, k.correlation), (120_000, 3.25, Some(42)));
+        assert_eq!((k.grid, k.block), (Some([1, 2, 3]), Some([128, 1, 1])));
+        assert_eq!(t.runtimes[0].ts, 110_500);
+        assert_eq!(t.memcpys[0].bytes, Some(64.0));
+        assert_eq!(t.flows, 1);
+        assert_eq!(t.unknown.get("mystery"), Some(&1));
+        assert_eq!(t.devices[0].num_sms, Some(132));
+        assert_eq!((t.rank.as_deref(), t.world_size), (Some("3"), Some(8)));
+        let op = &t.ops[0];
+        let rec = &t.inputs[op.inputs.unwrap() as usize];
+        assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));
+        assert_eq!(&*rec.dims_text, "[[2,3],[3,4]]");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        assert_eq!(
+            parse(&b"{\"schemaVersion\": 1}"[..]),
+            Err(TraceError::NoEvents)
+        );
+        let e = parse(&b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}"[..])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "event 0 (kernel \"k\") has no dur (a non-negative number)"
+        );
+        let e = parse(&b"{\"traceEvents\": [1, 2"[..]).unwrap_err();
+        assert!(matches!(e, TraceError::Json { line: 1, .. }), "{e}");
+        // Chrome's array form.
+        let t = parse(
+            &b"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2}]"[..],
+        )
+        .unwrap();
+        assert_eq!(t.kernels.len(), 1);
+    }
+}
