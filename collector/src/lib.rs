@@ -7,6 +7,10 @@
 //! [`blaslt`]; [`suite`] runs the conv2d/LSTM/GEMM study (cuDNN's LSTM and convolution search through [`dnn`]);
 //! [`progress`] makes the progress bars.
 
+// Every write to the standard streams goes through `io::stdout` and `io::message`, which never
+// panic (a closed pipe or a full device is an error or is ignored, not a crash).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod blaslt;
 pub mod capture;
 pub mod cli;
