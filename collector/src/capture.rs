@@ -12,7 +12,7 @@ use roofline_model::ncu::{self as model_ncu, Arch, Convention, ImportOptions, me
 
 use crate::config::ProfileConfig;
 use crate::error::Error;
-use crate::io::{read_bundle, write_bundle};
+use crate::io::{describe, message, read_bundle, read_text, write_bundle};
 use crate::ncu::{self, NcuProcessError};
 
 /// Reads a machine bundle for `--machine`.
@@ -159,10 +159,7 @@ pub fn import(
             let exe = ncu::find(ncu_flag).map_err(Error::Ncu)?;
             ncu::export_csv(&exe, f).map_err(Error::Ncu)?
         } else {
-            std::fs::read_to_string(f).map_err(|source| Error::ReadFile {
-                path: f.clone(),
-                source,
-            })?
+            read_text(f)?
         };
         let cap = model_ncu::parse_capture(&text, &name).map_err(Error::Import)?;
         capture_notes(&name, &cap, &mut notes);
@@ -208,9 +205,9 @@ fn machine_arch(machine: Option<&Bundle>) -> Option<Arch> {
 }
 
 fn report_written(output: &Path, bundle: &Bundle, launches: u64) {
-    eprintln!(
+    message(&format!(
         "wrote {} ({launches} launch{}, {} kernel entr{}{})",
-        output.display(),
+        describe(output),
         if launches == 1 { "" } else { "es" },
         bundle.kernels.len(),
         if bundle.kernels.len() == 1 {
@@ -223,9 +220,9 @@ fn report_written(output: &Path, bundle: &Bundle, launches: u64) {
         } else {
             ""
         }
-    );
+    ));
     for n in &bundle.notes {
-        eprintln!("note: {n}");
+        message(&format!("note: {n}"));
     }
 }
 
@@ -309,11 +306,11 @@ pub fn profile(c: &ProfileConfig) -> Result<(), Error> {
         // Whatever failed after ncu ran, its report is kept for `roofline import`.
         let kept = c.output.with_extension("ncu-rep");
         if std::fs::copy(&report, &kept).is_ok() {
-            eprintln!(
+            message(&format!(
                 "note: ncu's report is kept at {}; re-import it with `roofline import {}`",
                 kept.display(),
                 kept.display()
-            );
+            ));
         }
     }
     result

@@ -8,13 +8,22 @@ use crate::cli::{ChartKind, InfoFormat};
 use crate::config::Config;
 use crate::error::Error;
 use crate::export;
-use crate::io::{read_bundle, write_atomic, write_bundle, write_output};
+use crate::io::{describe, is_stdout, message, read_bundle, write_bundle, write_output};
 
-/// Runs a validated command.
+/// Runs a validated command, once its outputs are known to be safe to write: none is one of
+/// its inputs or an existing non-regular file, and `merge` and `import` get no input twice.
 ///
 /// # Errors
 /// Whatever the command fails with; see [`Error`].
 pub fn run(config: Config) -> Result<(), Error> {
+    let (inputs, outputs) = config.files();
+    crate::io::check_files(&inputs, &outputs)?;
+    match &config {
+        Config::Merge { files, .. } | Config::Import { files, .. } => {
+            crate::io::check_distinct(&files.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+        }
+        _ => {}
+    }
     match config {
         Config::Validate { files } => validate(&files),
         Config::Info {
@@ -45,8 +54,10 @@ pub fn run(config: Config) -> Result<(), Error> {
         } => {
             let bundle = read_bundle(&file)?;
             let svg = plot(&bundle, chart, top, size, device.as_deref())?;
-            write_atomic(&output, &svg)?;
-            eprintln!("wrote {}", output.display());
+            write_output(Some(&output), &svg)?;
+            if !is_stdout(&output) {
+                message(&format!("wrote {}", output.display()));
+            }
             Ok(())
         }
         Config::Merge { files, output } => merge(&files, &output),
@@ -81,7 +92,8 @@ pub fn run(config: Config) -> Result<(), Error> {
     }
 }
 
-/// `roofline machine`: measures each requested device, writes one bundle, prints the summary.
+/// `roofline machine`: measures each requested device, writes one bundle, then prints the
+/// summary (to standard error when the bundle goes to standard output).
 fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error> {
     let command = "machine";
     let count = crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
@@ -105,13 +117,11 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
     let plan = crate::machine::Plan { quick };
     let mut measured = Vec::new();
     let mut failure = None;
+    let mut summary = String::new();
     for ordinal in ordinals {
         let outcome = crate::machine::run(ordinal, plan, crate::provenance::current())
             .map_err(|source| Error::Machine { ordinal, source })?;
-        print!(
-            "{}",
-            export::machine_summary(&outcome.bundle, outcome.wall_s)
-        );
+        summary.push_str(&export::machine_summary(&outcome.bundle, outcome.wall_s));
         if let Some((phase, e)) = outcome.failure {
             failure = Some((ordinal, phase, e));
         }
@@ -123,10 +133,11 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
     let Some(bundle) = crate::machine::combine(measured).map_err(Error::Merge)? else {
         return Err(Error::Nothing("no device was measured".into()));
     };
-    write_bundle(output, &bundle)?;
+    let shown = write_then_show(output, &bundle, &summary, show_summary(output))?;
     match failure {
         None => {
-            eprintln!("wrote {}", output.display());
+            shown?;
+            message(&format!("wrote {}", describe(output)));
             Ok(())
         }
         Some((ordinal, phase, source)) => Err(Error::MachineIncomplete {
@@ -135,6 +146,36 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
             written: output.to_path_buf(),
             source,
         }),
+    }
+}
+
+/// Writes the bundle first, then shows the summary: a terminal or pipe that fails can never
+/// lose a measurement. The outer result is the write's; the inner one, the summary's.
+/// Should the write fail, the summary still goes to standard error, so the figures are seen.
+/// `show` prints the summary (standard output, or standard error when the bundle went there).
+fn write_then_show(
+    output: &Path,
+    bundle: &Bundle,
+    summary: &str,
+    show: impl FnOnce(&str) -> Result<(), Error>,
+) -> Result<Result<(), Error>, Error> {
+    if let Err(e) = write_bundle(output, bundle) {
+        message(summary.trim_end());
+        return Err(e);
+    }
+    Ok(show(summary))
+}
+
+/// Where `roofline machine`'s summary goes: standard output, unless the bundle took it.
+fn show_summary(output: &Path) -> impl FnOnce(&str) -> Result<(), Error> {
+    let to_stderr = is_stdout(output);
+    move |summary: &str| {
+        if to_stderr {
+            message(summary.trim_end());
+            Ok(())
+        } else {
+            crate::io::stdout(summary.as_bytes())
+        }
     }
 }
 
@@ -152,13 +193,13 @@ fn suite(plan: &crate::suite::Plan, machine: Option<&Path>, output: &Path) -> Re
     let outcome = crate::suite::run(0, plan, crate::provenance::current(), machine)
         .map_err(|source| Error::Suite { source })?;
     write_bundle(output, &outcome.bundle)?;
-    eprintln!(
+    message(&format!(
         "{} entries, {} skipped, in {:.1} s; wrote {}",
         outcome.bundle.kernels.len(),
         outcome.bundle.skipped.len(),
         outcome.wall_s,
-        output.display()
-    );
+        describe(output)
+    ));
     match outcome.failure {
         None => Ok(()),
         Some(source) => Err(Error::SuiteIncomplete {
@@ -172,21 +213,24 @@ fn validate(files: &[PathBuf]) -> Result<(), Error> {
     let mut failed = 0;
     for f in files {
         match read_bundle(f) {
-            Ok(b) => println!(
-                "{}: ok (schema v{}, {}, {} device{}, {} machine{}, {} kernel entr{})",
-                f.display(),
-                b.schema_version,
-                if b.complete { "complete" } else { "incomplete" },
-                b.devices.len(),
-                if b.devices.len() == 1 { "" } else { "s" },
-                b.machines.len(),
-                if b.machines.len() == 1 { "" } else { "s" },
-                b.kernels.len(),
-                if b.kernels.len() == 1 { "y" } else { "ies" },
-            ),
+            Ok(b) => crate::io::stdout(
+                format!(
+                    "{}: ok (schema v{}, {}, {} device{}, {} machine{}, {} kernel entr{})\n",
+                    f.display(),
+                    b.schema_version,
+                    if b.complete { "complete" } else { "incomplete" },
+                    b.devices.len(),
+                    if b.devices.len() == 1 { "" } else { "s" },
+                    b.machines.len(),
+                    if b.machines.len() == 1 { "" } else { "s" },
+                    b.kernels.len(),
+                    if b.kernels.len() == 1 { "y" } else { "ies" },
+                )
+                .as_bytes(),
+            )?,
             Err(e) => {
                 failed += 1;
-                eprintln!("{}", crate::report_chain(&e));
+                message(&crate::report_chain(&e));
             }
         }
     }
@@ -251,9 +295,9 @@ fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
     let merged = roofline_model::merge::merge(&inputs, crate::provenance::current())
         .map_err(Error::Merge)?;
     write_bundle(output, &merged)?;
-    eprintln!(
+    message(&format!(
         "wrote {} ({} device{}, {} kernel entr{})",
-        output.display(),
+        describe(output),
         merged.devices.len(),
         if merged.devices.len() == 1 { "" } else { "s" },
         merged.kernels.len(),
@@ -262,6 +306,37 @@ fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
         } else {
             "ies"
         }
-    );
+    ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roofline_model::bundle::Provenance;
+
+    #[test]
+    fn the_machine_bundle_is_written_before_the_summary_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m.json");
+        let bundle = Bundle::new(Provenance::default());
+        let shown = write_then_show(&out, &bundle, "summary\n", |s| {
+            assert_eq!(s, "summary\n");
+            // The bundle is complete on disk before a single byte of the summary is printed.
+            let b = read_bundle(&out).expect("written before the summary");
+            assert_eq!(b, bundle);
+            Err(Error::StdoutClosed)
+        })
+        .unwrap();
+        // A broken terminal is still reported, after the fact.
+        assert!(matches!(shown, Err(Error::StdoutClosed)));
+
+        // A write that fails is the error; the summary is not shown through `show` then.
+        let missing = dir.path().join("no-such-dir").join("m.json");
+        let e = write_then_show(&missing, &bundle, "summary", |_| {
+            panic!("nothing to show after a failed write")
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::WriteFile { .. }), "{e}");
+    }
 }

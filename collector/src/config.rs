@@ -1,6 +1,6 @@
 //! Raw CLI arguments become a validated configuration here, once; commands never see clap types.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use roofline_model::ncu::{Arch, Convention};
 
@@ -91,6 +91,52 @@ pub enum Config {
     },
 }
 
+impl Config {
+    /// The files the command reads and the files it writes (`-` is standard output), for the
+    /// checks of [`crate::io::check_files`] before it runs.
+    pub fn files(&self) -> (Vec<&Path>, Vec<&Path>) {
+        let mut inputs: Vec<&Path> = Vec::new();
+        let mut outputs: Vec<&Path> = Vec::new();
+        match self {
+            Config::Validate { files } => inputs.extend(files.iter().map(PathBuf::as_path)),
+            Config::Info { file, output, .. } => {
+                inputs.push(file);
+                outputs.extend(output.as_deref());
+            }
+            Config::Plot { file, output, .. } => {
+                inputs.push(file);
+                outputs.push(output);
+            }
+            Config::Merge { files, output } => {
+                inputs.extend(files.iter().map(PathBuf::as_path));
+                outputs.push(output);
+            }
+            Config::Import {
+                files,
+                output,
+                machine,
+                ..
+            } => {
+                inputs.extend(files.iter().map(PathBuf::as_path));
+                inputs.extend(machine.as_deref());
+                outputs.push(output);
+            }
+            Config::Profile(c) => {
+                inputs.extend(c.machine.as_deref());
+                outputs.push(&c.output);
+            }
+            Config::Machine { output, .. } => outputs.push(output),
+            Config::Suite {
+                machine, output, ..
+            } => {
+                inputs.extend(machine.as_deref());
+                outputs.push(output);
+            }
+        }
+        (inputs, outputs)
+    }
+}
+
 /// `roofline profile`, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileConfig {
@@ -130,7 +176,7 @@ fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
         Arch::from_compute_capability(cc)
             .map(|(a, note)| {
                 if let Some(n) = note {
-                    eprintln!("note: {n}");
+                    crate::io::message(&format!("note: {n}"));
                 }
                 a
             })
@@ -212,7 +258,9 @@ impl Config {
                 if a.top == 0 {
                     return Err(Error::Usage("--top must be at least 1".into()));
                 }
-                if a.output.extension().and_then(|e| e.to_str()) != Some("svg") {
+                if !crate::io::is_stdout(&a.output)
+                    && a.output.extension().and_then(|e| e.to_str()) != Some("svg")
+                {
                     return Err(Error::Usage(format!(
                         "-o {}: the plot is an SVG; name the file *.svg",
                         a.output.display()
@@ -227,18 +275,12 @@ impl Config {
                     device: a.device,
                 }
             }
-            Command::Merge(a) => {
-                if a.files.contains(&a.output) {
-                    return Err(Error::Usage(format!(
-                        "-o {} is also an input; write the merged bundle to a new file",
-                        a.output.display()
-                    )));
-                }
-                Config::Merge {
-                    files: a.files,
-                    output: a.output,
-                }
-            }
+            // An output that is one of the inputs is refused by file identity when the command
+            // runs (`io::check_files`), not by comparing spellings here.
+            Command::Merge(a) => Config::Merge {
+                files: a.files,
+                output: a.output,
+            },
             Command::Machine(a) => Config::Machine {
                 output: a.output,
                 devices: if a.all_devices { None } else { Some(a.device) },
@@ -254,6 +296,11 @@ impl Config {
                 output: a.output,
             },
             Command::Profile(a) => {
+                if crate::io::is_stdout(&a.output) {
+                    return Err(Error::Usage(
+                        "-o -: the profiled program's own output goes to standard output; name a file for the bundle".into(),
+                    ));
+                }
                 if a.launch_count == Some(0) {
                     return Err(Error::Usage("--launch-count must be at least 1".into()));
                 }

@@ -47,6 +47,29 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Standard output failed (a full device, for example).
+    #[error("cannot write to standard output")]
+    Stdout(#[source] std::io::Error),
+    /// Standard output's reader has gone (a closed pipe, as under `| head`): the command stops,
+    /// and the binary ends quietly with the status of a process killed by SIGPIPE.
+    #[error("standard output was closed")]
+    StdoutClosed,
+    /// An output file is one of the command's inputs.
+    #[error("-o {} is the input {}: writing it would destroy the input; write to another file", output.display(), input.display())]
+    OutputIsInput {
+        /// The output as given.
+        output: PathBuf,
+        /// The input as given.
+        input: PathBuf,
+    },
+    /// One file given twice as an input.
+    #[error("{} and {} are the same file: given twice, every launch would count twice; give each input once", first.display(), second.display())]
+    SameInput {
+        /// The first mention.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
     /// Bundles could not be merged.
     #[error("cannot merge the bundles")]
     Merge(#[source] MergeError),

@@ -1,15 +1,199 @@
-//! The one place the collector reads bundles and writes files.
+//! The one place the collector reads files, writes files and writes to the standard streams.
 //!
-//! Every write is atomic: the bytes go to a temporary file beside the target, which is flushed
-//! and then renamed over it, so a crash or a full disk never leaves half a file behind.
+//! - **Reading**: only regular files are read. A FIFO, a device or a directory is refused before
+//!   any byte is read (it is opened without blocking, then checked), so `/dev/zero` cannot fill
+//!   memory and a FIFO with no writer cannot hang the command.
+//! - **Writing files**: every write is atomic: the bytes go to a fresh temporary file beside the
+//!   target (created exclusively, never through a planted link), which is synced and then renamed
+//!   over it; on any error the temporary file is removed, so a full disk or a file-size limit
+//!   (`ulimit -f`, see [`survive_file_size_limit`]) never leaves half a file or a stray
+//!   temporary behind. A symlink is written through to the file it names (the link is kept); an
+//!   existing target keeps its permission bits; a target that exists and is not a regular file
+//!   (a device, a FIFO, a directory) is refused. `-` means standard output.
+//! - **Identity**: [`check_files`] refuses an output that is one of the command's inputs, and
+//!   [`check_distinct`] the same input twice, by file identity (device and inode), so `./a.json`,
+//!   an absolute path, a symlink or a hard link to an input are all recognised.
+//! - **Standard streams**: [`stdout`] turns a closed pipe into [`Error::StdoutClosed`] (the
+//!   binary then ends quietly, as `head` expects) and any other failure, such as a full device,
+//!   into a clear error; [`message`] writes a line to standard error and never fails or panics
+//!   (there is nowhere left to report a failing standard error). Nothing else in the collector
+//!   prints (`print!` and `eprint!` are denied by lint in the crate).
 
 use std::fs;
-use std::io::Write;
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 use roofline_model::Bundle;
 
 use crate::error::Error;
+
+/// The `-o` value that means standard output.
+pub const STDOUT: &str = "-";
+
+/// Whether `path` is `-`, standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == STDOUT
+}
+
+/// How a path is named in messages: `standard output` for `-`, else the path.
+pub fn describe(path: &Path) -> String {
+    if is_stdout(path) {
+        "standard output".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Writes `bytes` to standard output and flushes it.
+///
+/// # Errors
+/// [`Error::StdoutClosed`] when the reader has gone (a closed pipe); [`Error::Stdout`] for any
+/// other failure (a full device, for example).
+pub fn stdout(bytes: &[u8]) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| {
+            if e.kind() == ErrorKind::BrokenPipe {
+                Error::StdoutClosed
+            } else {
+                Error::Stdout(e)
+            }
+        })
+}
+
+/// Writes one line to standard error, best effort: a closed or full standard error is ignored.
+pub fn message(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(line.as_bytes())
+        .and_then(|()| err.write_all(b"\n"))
+        .and_then(|()| err.flush());
+}
+
+/// A no-op handler for SIGXFSZ (see [`survive_file_size_limit`]).
+#[cfg(unix)]
+extern "C" fn on_file_size_limit(_: libc::c_int) {}
+
+/// Makes a file-size limit (`ulimit -f`) a write error instead of a kill.
+///
+/// By default the kernel kills a process that writes past its file-size limit with SIGXFSZ,
+/// leaving its temporary file behind. With a handler installed the write fails with `EFBIG`
+/// ("File too large"), which [`write_atomic`] reports after removing the temporary file. A
+/// handler, unlike ignoring the signal, is reset for the programs `roofline profile` runs, so
+/// they keep the default behaviour. Call once, at the start of `main`.
+pub fn survive_file_size_limit() {
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    // SAFETY: installs, before any other thread exists, a handler that does nothing (trivially
+    // async-signal-safe) for one signal; no Rust state is touched.
+    unsafe {
+        libc::signal(
+            libc::SIGXFSZ,
+            on_file_size_limit as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+/// What a non-regular file is, for messages.
+fn kind_of(t: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "something other than a file"
+    }
+}
+
+fn not_regular_input(path: &Path, t: fs::FileType) -> Error {
+    Error::ReadFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!("it is {}, not a regular file", kind_of(t))),
+    }
+}
+
+fn not_regular_output(path: &Path, t: fs::FileType) -> Error {
+    Error::WriteFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "it is {}, not a regular file; write to a file, or give -o - for standard output",
+            kind_of(t)
+        )),
+    }
+}
+
+/// Opens a regular file for reading, refusing anything else without blocking on it.
+pub(crate) fn open_regular(path: &Path) -> Result<fs::File, Error> {
+    let read_err = |source| Error::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    // Sockets cannot be opened at all, so look first for the clearer message.
+    let meta = fs::metadata(path).map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(not_regular_input(path, meta.file_type()));
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        // Should the file have been replaced by a FIFO since, opening it must not wait for a
+        // writer; the check below then refuses it.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(not_regular_input(path, meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// Reads a regular file as text.
+///
+/// # Errors
+/// [`Error::ReadFile`] when the file cannot be read, is not UTF-8, or is not a regular file
+/// (naming what it is: a FIFO, a character device, a directory…).
+pub fn read_text(path: &Path) -> Result<String, Error> {
+    let bytes = read_bytes(path)?;
+    String::from_utf8(bytes).map_err(|e| Error::ReadFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(ErrorKind::InvalidData, e.utf8_error()),
+    })
+}
+
+/// Reads a regular file's bytes (refusing devices, FIFOs and directories, as [`read_text`]).
+///
+/// # Errors
+/// [`Error::ReadFile`] when the file cannot be opened or read, or is not a regular file.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|source| Error::ReadFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
+}
 
 /// Reads and validates a bundle file.
 ///
@@ -17,84 +201,219 @@ use crate::error::Error;
 /// [`Error::ReadFile`] when the file cannot be read, [`Error::Bundle`] when it is not a valid
 /// bundle (the cause names the JSON path or line and column).
 pub fn read_bundle(path: &Path) -> Result<Bundle, Error> {
-    let bytes = fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_bytes(path)?;
     roofline_model::parse_bundle_bytes(&bytes).map_err(|source| Error::Bundle {
         path: path.to_path_buf(),
         source,
     })
 }
 
-/// Serializes a bundle (validating it first) and writes it atomically.
+/// Serializes a bundle (validating it first) and writes it atomically, or to standard output
+/// for `-`.
 ///
 /// # Errors
-/// [`Error::InvalidOutput`] if the bundle holds impossible figures; [`Error::WriteFile`].
+/// [`Error::InvalidOutput`] if the bundle holds impossible figures; the errors of
+/// [`write_output`].
 pub fn write_bundle(path: &Path, bundle: &Bundle) -> Result<(), Error> {
     let json = roofline_model::to_json(bundle).map_err(|source| Error::InvalidOutput {
         path: path.to_path_buf(),
         source,
     })?;
-    write_atomic(path, json.as_bytes())
+    write_output(Some(path), json.as_bytes())
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
-/// renamed over the target.
+/// Where a write lands once symbolic links are followed.
+struct Target {
+    /// The file to replace or create.
+    path: PathBuf,
+    /// The permissions of the file replaced, when there is one.
+    permissions: Option<fs::Permissions>,
+}
+
+/// Follows `path` through symbolic links to the file a write must replace or create.
 ///
 /// # Errors
-/// [`Error::WriteFile`] naming the target.
+/// [`Error::WriteFile`] when the path (or what a link names) exists and is not a regular file,
+/// or when the links loop.
+fn resolve_target(path: &Path) -> Result<Target, Error> {
+    let err = |source| Error::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut p = path.to_path_buf();
+    // As many links as Linux follows (MAXSYMLINKS).
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Ok(Target {
+                    path: p,
+                    permissions: None,
+                });
+            }
+            Err(e) => return Err(err(e)),
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(err)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            Ok(m) if m.is_file() => {
+                return Ok(Target {
+                    path: p,
+                    permissions: Some(m.permissions()),
+                });
+            }
+            Ok(m) => return Err(not_regular_output(path, m.file_type())),
+        }
+    }
+    Err(err(std::io::Error::other(
+        "too many levels of symbolic links",
+    )))
+}
+
+/// Writes `bytes` to `path` atomically: a new temporary file in the target's directory, synced,
+/// then renamed over the target. A symlink is written through (the link stays); an existing
+/// file keeps its permission bits; the temporary file is removed on every error.
+///
+/// # Errors
+/// [`Error::WriteFile`] naming the target: it is not a regular file, or the directory, the disk
+/// or a file-size limit refused the bytes.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let err = |source| Error::WriteFile {
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
+    let target = resolve_target(path)?;
+    let dir = match target.path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path
+    let name = target
+        .path
         .file_name()
         .ok_or_else(|| err(std::io::Error::other("the path names no file")))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(err(e));
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // A new file gets what `File::create` would give (0666 less the umask).
+        builder.permissions(
+            target
+                .permissions
+                .clone()
+                .unwrap_or_else(|| fs::Permissions::from_mode(0o666)),
+        );
+    }
+    // Dropped on any error below, which deletes it.
+    let mut tmp = builder.tempfile_in(&dir).map_err(err)?;
+    if let Some(p) = target.permissions {
+        // The umask applied at creation; the replaced file's bits are restored exactly.
+        tmp.as_file().set_permissions(p).map_err(err)?;
+    }
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(&target.path).map_err(|e| err(e.error))?;
+    // Make the rename itself durable; a directory that cannot be synced loses nothing written.
+    if let Ok(d) = fs::File::open(&dir) {
+        let _ = d.sync_all();
     }
     Ok(())
 }
 
-/// Writes to the file if one is given, else to standard output.
+/// Writes to the file if one is given (standard output for `-` or none), atomically.
 ///
 /// # Errors
-/// [`Error::WriteFile`].
+/// [`Error::WriteFile`]; for standard output, those of [`stdout`].
 pub fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), Error> {
     match path {
-        Some(p) => write_atomic(p, bytes),
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|source| Error::WriteFile {
-                    path: PathBuf::from("<stdout>"),
-                    source,
-                })
+        Some(p) if !is_stdout(p) => write_atomic(p, bytes),
+        _ => stdout(bytes),
+    }
+}
+
+/// A file's identity: device and inode where the platform has them, else its canonical path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileId {
+    #[cfg(unix)]
+    dev_ino: (u64, u64),
+    #[cfg(not(unix))]
+    canonical: PathBuf,
+}
+
+/// The identity of the file `path` names (through symlinks), `None` if there is none.
+fn file_id(path: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(path).ok()?;
+        Some(FileId {
+            dev_ino: (m.dev(), m.ino()),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Some(FileId {
+            canonical: fs::canonicalize(path).ok()?,
+        })
+    }
+}
+
+/// Checks a command's outputs before it runs: each must be standard output, a new file, or an
+/// existing regular file (through symlinks) that is none of the command's inputs.
+///
+/// # Errors
+/// [`Error::WriteFile`] for a target that is not a regular file; [`Error::OutputIsInput`] when
+/// an output is, by identity, one of the inputs.
+pub fn check_files(inputs: &[&Path], outputs: &[&Path]) -> Result<(), Error> {
+    for out in outputs.iter().filter(|o| !is_stdout(o)) {
+        resolve_target(out)?;
+        let Some(id) = file_id(out) else { continue };
+        if let Some(input) = inputs.iter().find(|i| file_id(i).as_ref() == Some(&id)) {
+            return Err(Error::OutputIsInput {
+                output: out.to_path_buf(),
+                input: input.to_path_buf(),
+            });
         }
     }
+    Ok(())
+}
+
+/// Refuses the same file twice among `inputs` (by identity).
+///
+/// # Errors
+/// [`Error::SameInput`] naming both arguments.
+pub fn check_distinct(inputs: &[&Path]) -> Result<(), Error> {
+    let ids: Vec<Option<FileId>> = inputs.iter().map(|p| file_id(p)).collect();
+    for (j, b) in ids.iter().enumerate() {
+        if let Some(b) = b
+            && let Some(i) = ids[..j].iter().position(|a| a.as_ref() == Some(b))
+        {
+            return Err(Error::SameInput {
+                first: inputs[i].to_path_buf(),
+                second: inputs[j].to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        let mut v: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temporary() {
@@ -103,11 +422,10 @@ mod tests {
         write_atomic(&p, b"first").unwrap();
         write_atomic(&p, b"second").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"second");
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+        assert_eq!(
+            names(dir.path()),
+            vec![std::ffi::OsString::from("out.json")]
+        );
     }
 
     #[test]
@@ -116,5 +434,60 @@ mod tests {
         let missing = dir.path().join("no-such-dir").join("out.json");
         let e = write_atomic(&missing, b"x").unwrap_err();
         assert!(e.to_string().contains("out.json"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_a_temporary_name_is_not_followed() {
+        // The old code created `.out.json.<pid>.tmp` with File::create, which follows a symlink
+        // someone put there; temporary files are now created exclusively under a random name.
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").unwrap();
+        let planted = dir
+            .path()
+            .join(format!(".out.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_atomic(&dir.path().join("out.json"), b"new").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("out.json")).unwrap(),
+            "new"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_to_their_file_and_loops_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", &b).unwrap();
+        let e = write_atomic(&a, b"x").unwrap_err();
+        assert!(
+            crate::report_chain(&e).contains("too many levels of symbolic links"),
+            "{e}"
+        );
+        let c = dir.path().join("sub");
+        fs::create_dir(&c).unwrap();
+        std::os::unix::fs::symlink("sub/real", dir.path().join("l")).unwrap();
+        write_atomic(&dir.path().join("l"), b"through").unwrap();
+        assert_eq!(fs::read_to_string(c.join("real")).unwrap(), "through");
+    }
+
+    #[test]
+    fn identity_sees_through_spellings_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        fs::write(&a, "{}").unwrap();
+        let dotted = dir.path().join(".").join("a.json");
+        let e = check_files(&[&a], &[&dotted]).unwrap_err();
+        assert!(matches!(e, Error::OutputIsInput { .. }), "{e}");
+        let e = check_distinct(&[&a, &dotted]).unwrap_err();
+        assert!(matches!(e, Error::SameInput { .. }), "{e}");
+        // A new file or standard output is never an input.
+        check_files(&[&a], &[&dir.path().join("new.json"), Path::new(STDOUT)]).unwrap();
+        check_distinct(&[&a, &dir.path().join("missing.json")]).unwrap();
     }
 }

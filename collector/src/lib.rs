@@ -9,6 +9,10 @@
 //! study (cuDNN through [`dnn`]); both only describe what to measure. [`progress`] makes the
 //! progress bars; [`trace`] reads torch.profiler traces for `import`.
 
+// Every write to the standard streams goes through `io::stdout` and `io::message`, which never
+// panic (a closed pipe or a full device is an error or is ignored, not a crash).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod blaslt;
 pub mod capture;
 pub mod cli;

@@ -18,6 +18,7 @@ pub fn current() -> Provenance {
         driver_version: None,
         cuda_version: None,
         ncu_version: None,
+        merged_from: Vec::new(),
     }
 }
 

@@ -1,7 +1,6 @@
 //! `roofline import` of torch.profiler (Kineto) traces: recognising one by its content, gzip or
 //! not, and streaming it through `roofline_model::trace` (which never sees the whole text).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -23,7 +22,7 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, Error> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(err)?);
+    let mut file = BufReader::with_capacity(1 << 20, crate::io::open_regular(path)?);
     let gzip = file.fill_buf().map_err(err)?.starts_with(&GZIP_MAGIC);
     Ok(if gzip {
         Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)))

@@ -130,10 +130,15 @@ fn merge_joins_and_refuses_conflicts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");
     let f = fixture(V100);
-    let o = roofline(&["merge", arg(&f), arg(&f), "-o", arg(&out)]);
+    // Two ranks: the fixture and another run of it (another bundle, by its description).
+    let single = roofline_model::parse_bundle(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    let mut rank1 = single.clone();
+    rank1.description = Some("rank 1".into());
+    let rank1_path = dir.path().join("rank1.json");
+    std::fs::write(&rank1_path, roofline_model::to_json(&rank1).unwrap()).unwrap();
+    let o = roofline(&["merge", arg(&f), arg(&rank1_path), "-o", arg(&out)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let merged = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let single = roofline_model::parse_bundle(&std::fs::read_to_string(&f).unwrap()).unwrap();
     assert_eq!(merged.kernels.len(), 2 * single.kernels.len());
     assert_eq!(merged.devices.len(), 1);
     assert_eq!(merged.provenance.tool, "roofline");
@@ -153,8 +158,8 @@ fn merge_joins_and_refuses_conflicts() {
     );
     assert!(!never.exists());
 
-    let o = roofline(&["merge", arg(&f), "-o", arg(&f)]);
-    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    let o = roofline(&["merge", arg(&f), arg(&rank1_path), "-o", arg(&rank1_path)]);
+    assert!(stderr(&o).contains("is the input"), "{}", stderr(&o));
 }
 
 /// Compiles the C source `src` into `libcuda.so` and `libcuda.so.1` in `dir`: a stand-in driver
