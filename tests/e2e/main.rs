@@ -3,6 +3,7 @@
 mod ncu_import;
 mod readability;
 mod robustness;
+mod samples;
 mod schema;
 mod snapshots;
 mod v100_reference;

@@ -10,6 +10,8 @@
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
+//! - `cargo xtask samples`: regenerates the viewer's real sample bundles
+//!   (`tests/fixtures/bundles/deepcam-v100-*.json`) from the study's Nsight Compute outputs.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
+        Some("samples") => samples(),
         Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
@@ -37,7 +40,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|samples>\n  test   run every check CI runs\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
             );
             return ExitCode::from(2);
         }
@@ -227,6 +230,15 @@ fn count(line: &str, label: &str) -> usize {
         .and_then(|i| line[..i].rsplit([' ', '.']).next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
+}
+
+/// Regenerates the viewer's real sample bundles from the study's Nsight Compute outputs
+/// (`tests/bin/samples.rs`); `tests/e2e/samples.rs` checks that the committed ones equal a fresh
+/// import.
+fn samples() -> Result<(), String> {
+    let mut c = cargo();
+    c.args(["run", "-p", "roofline-tests", "--bin", "samples"]);
+    run("import the sample bundles (roofline import --arch 7.0)", c)
 }
 
 fn demo() -> Result<(), String> {
