@@ -1,15 +1,49 @@
 //! The view's state in the URL query, so that a copied link reproduces the view:
-//! `?bundle=URL&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&theme=dark`.
+//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&theme=dark`.
 
 use roofline_model::bundle::MemoryLevel;
 
-use crate::app::View;
+/// What the main area shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Performance against intensity.
+    Hierarchical,
+    /// FLOPs against bytes.
+    Time,
+    /// The ceilings table.
+    Machine,
+}
+
+impl View {
+    /// The URL name.
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Hierarchical => "hierarchical",
+            View::Time => "time",
+            View::Machine => "machine",
+        }
+    }
+
+    /// From the URL name.
+    pub fn from_key(s: &str) -> Option<Self> {
+        match s {
+            "hierarchical" => Some(View::Hierarchical),
+            "time" => Some(View::Time),
+            "machine" => Some(View::Machine),
+            _ => None,
+        }
+    }
+}
 
 /// What the URL says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UrlState {
     /// A bundle to fetch.
     pub bundle: Option<String>,
+    /// A baseline bundle to fetch and compare with.
+    pub baseline: Option<String>,
+    /// The device shown, for bundles with more than one.
+    pub device: Option<String>,
     /// The view.
     pub view: View,
     /// The selected kernel (full name).
@@ -28,6 +62,8 @@ impl Default for UrlState {
     fn default() -> Self {
         UrlState {
             bundle: None,
+            baseline: None,
+            device: None,
             view: View::Hierarchical,
             kernel: None,
             filter: String::new(),
@@ -46,6 +82,8 @@ impl UrlState {
             return s;
         };
         s.bundle = params.get("bundle").filter(|b| !b.is_empty());
+        s.baseline = params.get("baseline").filter(|b| !b.is_empty());
+        s.device = params.get("device").filter(|b| !b.is_empty());
         s.view = params
             .get("chart")
             .and_then(|c| View::from_key(&c))
@@ -84,6 +122,12 @@ impl UrlState {
         };
         if let Some(b) = &self.bundle {
             p.append("bundle", b);
+        }
+        if let Some(b) = &self.baseline {
+            p.append("baseline", b);
+        }
+        if let Some(d) = &self.device {
+            p.append("device", d);
         }
         if self.view != View::Hierarchical {
             p.append("chart", self.view.key());

@@ -304,7 +304,11 @@ fn build_web() -> Result<PathBuf, String> {
     ]);
     run("build the viewer (wasm32, wasm-release)", c)?;
     let root = root();
-    let wasm = root.join("target/wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
+    // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let wasm = target.join("wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
     let dist = root.join("dist");
     let _ = std::fs::remove_dir_all(&dist);
     std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
@@ -324,6 +328,7 @@ fn build_web() -> Result<PathBuf, String> {
             std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
         }
     }
+    copy_samples(&root, &dist)?;
     let wasm_out = dist.join("roofline_viewer_bg.wasm");
     let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
     let gz = gzip_len(&bytes)?;
@@ -334,6 +339,30 @@ fn build_web() -> Result<PathBuf, String> {
         gz / 1000
     );
     Ok(dist)
+}
+
+/// Copies the sample bundles into `dist/samples/` with their list (`viewer/samples.json` as
+/// `index.json`), which the viewer's picker reads: samples are files beside the site, never
+/// compiled into the wasm. `tests/e2e/samples.rs` checks that the list names existing bundles.
+fn copy_samples(root: &Path, dist: &Path) -> Result<(), String> {
+    let to = dist.join("samples");
+    std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let index = root.join("viewer/samples.json");
+    std::fs::copy(&index, to.join("index.json"))
+        .map_err(|e| format!("{}: {e}", index.display()))?;
+    let bundles = root.join("tests/fixtures/bundles");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bundles).map_err(|e| format!("{}: {e}", bundles.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "json")
+            && let Some(name) = path.file_name()
+        {
+            std::fs::copy(&path, to.join(name)).map_err(|e| format!("{}: {e}", path.display()))?;
+            n += 1;
+        }
+    }
+    eprintln!("copied {n} sample bundles to {}", to.display());
+    Ok(())
 }
 
 fn gzip_len(bytes: &[u8]) -> Result<usize, String> {
