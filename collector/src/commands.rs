@@ -21,9 +21,18 @@ pub fn run(config: Config) -> Result<(), Error> {
             file,
             format,
             top,
+            baseline,
             output,
         } => {
             let bundle = read_bundle(&file)?;
+            if let Some(b) = baseline {
+                let base = read_bundle(&b)?;
+                let bytes = match format {
+                    InfoFormat::Csv => export::compare::to_csv(&bundle, &base),
+                    _ => export::compare::to_table(&bundle, &base, top),
+                };
+                return write_output(output.as_deref(), &bytes);
+            }
             let bytes = match format {
                 InfoFormat::Table => export::info::to_table(&bundle, top),
                 InfoFormat::Csv => export::info::to_csv(&bundle),

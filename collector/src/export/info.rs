@@ -20,7 +20,7 @@ pub fn to_json(bundle: &Bundle) -> Vec<u8> {
 }
 
 /// Lays out rows of cells in columns; the last column is left unpadded.
-fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
+pub(crate) fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|c| {
