@@ -1,7 +1,8 @@
 //! Two runs side by side: "did my change help, and why?"
 //!
 //! Kernels of a current run and a baseline run (each an [`Analysed`]: aggregated by name and
-//! analysed against its own ceilings) are matched by their full name. A kernel in both gets its
+//! analysed against its own ceilings) are matched by their full name, else by their short name
+//! where that pairs them unambiguously ([`pairing`]). A kernel in both gets its
 //! baseline and current time, the difference `Δ = T_current − T_baseline`, the speed-up
 //! `T_baseline / T_current` and both hierarchical bounds; a kernel only in the current run is
 //! *new*, one only in the baseline is *gone*. The [`Summary`] adds the times up, by binding
@@ -79,8 +80,10 @@ pub fn main_datapath(k: &Kernel) -> Option<Datapath> {
 /// One kernel name of either run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareRow {
-    /// Full kernel name (the key both runs are matched on).
+    /// Full kernel name (the current run's, or the baseline's for a gone kernel).
     pub name: String,
+    /// The baseline kernel's full name when it differs (matched by short name).
+    pub baseline_name: Option<String>,
     /// Short name for display.
     pub short_name: String,
     /// In both runs, or in one.
@@ -229,23 +232,70 @@ fn add(groups: &mut Vec<Moved>, key: &str, before: f64, after: f64) {
     }
 }
 
-/// Matches the kernels of `current` and `baseline` by full name and adds up where the time went.
+/// Which baseline kernel each current kernel is matched with: current full name → baseline full
+/// name. First by full name; then, among the kernels left on both sides, by short name
+/// ([`Kernel::short_name`]: templates and arguments cut) where exactly one kernel on each side
+/// has it, so that `implicit_convolve_sgemm<float, …>` pairs with `implicit_convolve_sgemm<__half,
+/// …>` when a change of precision changed only the template arguments.
+pub fn pairing<'a>(current: &'a Analysed, baseline: &'a Analysed) -> FxHashMap<&'a str, &'a str> {
+    let base: FxHashSet<&str> = baseline.kernels.iter().map(|k| k.name.as_str()).collect();
+    let mut pairs: FxHashMap<&str, &str> = FxHashMap::default();
+    for k in &current.kernels {
+        if let Some(b) = base.get(k.name.as_str()) {
+            pairs.insert(k.name.as_str(), b);
+        }
+    }
+    let matched: FxHashSet<&str> = pairs.values().copied().collect();
+    // Short name → (current kernels, baseline kernels) left unmatched.
+    let mut by_short: FxHashMap<String, (Vec<&str>, Vec<&str>)> = FxHashMap::default();
+    for k in current
+        .kernels
+        .iter()
+        .filter(|k| !pairs.contains_key(k.name.as_str()))
+    {
+        by_short
+            .entry(k.short_name())
+            .or_default()
+            .0
+            .push(k.name.as_str());
+    }
+    for k in baseline
+        .kernels
+        .iter()
+        .filter(|k| !matched.contains(k.name.as_str()))
+    {
+        if let Some(e) = by_short.get_mut(&k.short_name()) {
+            e.1.push(k.name.as_str());
+        }
+    }
+    for (c, b) in by_short.values() {
+        if let ([c], [b]) = (c.as_slice(), b.as_slice()) {
+            pairs.insert(c, b);
+        }
+    }
+    pairs
+}
+
+/// Matches the kernels of `current` and `baseline` ([`pairing`]) and adds up where the time
+/// went. Row `i` is `current.top[i]` for every `i < current.top.len()`.
 pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
     let base: FxHashMap<&str, &KernelAnalysis> = baseline
         .top
         .iter()
         .map(|a| (baseline.kernels[a.index].name.as_str(), a))
         .collect();
-    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let pairs = pairing(current, baseline);
+    let seen: FxHashSet<&str> = pairs.values().copied().collect();
     let mut rows = Vec::with_capacity(current.top.len());
     for a in &current.top {
         let k = &current.kernels[a.index];
-        seen.insert(k.name.as_str());
-        let b = base
-            .get(k.name.as_str())
+        let paired = pairs.get(k.name.as_str()).copied();
+        let b = paired
+            .and_then(|n| base.get(n))
             .map(|b| Side::of(&baseline.kernels[b.index], b));
         rows.push(CompareRow {
             name: k.name.clone(),
+            baseline_name: paired.filter(|n| *n != k.name).map(str::to_string),
             short_name: k.short_name(),
             presence: if b.is_some() {
                 Presence::Both
@@ -262,6 +312,7 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
             rows.push(CompareRow {
                 name: k.name.clone(),
                 short_name: k.short_name(),
+                baseline_name: None,
                 presence: Presence::Gone,
                 baseline: Some(Side::of(k, b)),
                 current: None,
@@ -373,14 +424,19 @@ pub fn compare_scene(
     o: &ChartOptions,
 ) -> Result<(Scene, Overlay), ChartError> {
     let mut scene = draw(current, o)?;
-    let in_current: FxHashSet<&str> = current.kernels.iter().map(|k| k.name.as_str()).collect();
-    let in_baseline: FxHashSet<&str> = baseline.kernels.iter().map(|k| k.name.as_str()).collect();
-    let drawn: FxHashSet<&str> = scene.kernels.iter().map(|k| k.full_name.as_str()).collect();
+    let pairs = pairing(current, baseline);
+    let matched: FxHashSet<&str> = pairs.values().copied().collect();
+    // The baseline kernels of the current kernels drawn.
+    let drawn: FxHashSet<&str> = scene
+        .kernels
+        .iter()
+        .filter_map(|k| pairs.get(k.full_name.as_str()).copied())
+        .collect();
     let gone_top: FxHashSet<&str> = baseline
         .top
         .iter()
         .map(|a| baseline.kernels[a.index].name.as_str())
-        .filter(|n| !in_current.contains(n))
+        .filter(|n| !matched.contains(n))
         .take(o.top_kernels)
         .collect();
     let subset =
@@ -422,9 +478,11 @@ pub fn compare_scene(
     let mut overlay = Overlay::default();
     for (i, m) in scene.markers.iter().enumerate() {
         let name = scene.kernels[m.kernel].full_name.as_str();
-        if !in_baseline.contains(name) {
+        let Some(paired) = pairs.get(name) else {
             overlay.new_markers.push(i);
-        } else if let Some(b) = at.get(&(name, format!("{:?}", m.kind))) {
+            continue;
+        };
+        if let Some(b) = at.get(&(*paired, format!("{:?}", m.kind))) {
             overlay.arrows.push(Arrow {
                 kernel: name.to_string(),
                 kind: m.kind,
@@ -540,6 +598,36 @@ mod tests {
         assert!((old.delta_s() + 5e-4).abs() < 1e-15);
         // Current kernels first, largest time first; the gone one last.
         assert_eq!(c.rows.last().unwrap().name, "old");
+    }
+
+    #[test]
+    fn unmatched_kernels_pair_by_a_unique_short_name() {
+        let base = run(vec![
+            kernel("void conv<float>(float*)", 4e-3, 4e10, 0.0, 1e8),
+            kernel("void ew<float, 1>(float*)", 1e-3, 1e6, 0.0, 8e8),
+            kernel("void ew<float, 2>(float*)", 1e-3, 1e6, 0.0, 8e8),
+        ]);
+        let cur = run(vec![
+            kernel("void conv<__half>(__half*)", 1e-3, 0.0, 4e10, 1e8),
+            kernel("void ew<__half, 1>(__half*)", 1e-3, 1e6, 0.0, 8e8),
+        ]);
+        let c = compare(&cur, &base);
+        let conv = c.row("void conv<__half>(__half*)").unwrap();
+        assert_eq!(conv.presence, Presence::Both);
+        assert_eq!(
+            conv.baseline_name.as_deref(),
+            Some("void conv<float>(float*)")
+        );
+        assert!((conv.speedup().unwrap() - 4.0).abs() < 1e-12);
+        // Two baseline `ew` kernels: which one the current `ew` is, the names do not say.
+        assert_eq!(
+            c.row("void ew<__half, 1>(__half*)").unwrap().presence,
+            Presence::New
+        );
+        assert_eq!(
+            (c.summary.matched, c.summary.new, c.summary.gone),
+            (1, 1, 2)
+        );
     }
 
     #[test]

@@ -63,7 +63,8 @@ pub fn to_table(current: &Bundle, baseline: &Bundle, top: Option<usize>) -> Vec<
             time(r.baseline.as_ref().map(|s| s.time_s)),
             time(r.current.as_ref().map(|s| s.time_s)),
             signed(r.delta_s()),
-            r.speedup().map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
+            r.speedup()
+                .map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
             bound_key(r.current.as_ref().and_then(|s| s.bound)).into(),
             change(r),
         ]);
@@ -102,8 +103,14 @@ pub fn to_csv(current: &Bundle, baseline: &Bundle) -> Vec<u8> {
             num(r.current.as_ref().map(|s| s.time_s)),
             r.delta_s(),
             num(r.speedup()),
-            r.baseline.as_ref().and_then(|s| s.bound).map_or("", |b| b.key()),
-            r.current.as_ref().and_then(|s| s.bound).map_or("", |b| b.key()),
+            r.baseline
+                .as_ref()
+                .and_then(|s| s.bound)
+                .map_or("", |b| b.key()),
+            r.current
+                .as_ref()
+                .and_then(|s| s.bound)
+                .map_or("", |b| b.key()),
         );
     }
     out.into_bytes()
@@ -114,7 +121,10 @@ mod tests {
     use super::*;
 
     fn bundle(f: &str) -> Bundle {
-        let path = format!("{}/../tests/fixtures/bundles/{f}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../tests/fixtures/bundles/{f}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         roofline_model::parse_bundle(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
@@ -134,12 +144,11 @@ mod tests {
             .lines()
             .find(|l| l.starts_with(&field(&matched.name)))
             .unwrap();
-        assert!(line.contains(&format!("{:e}", matched.speedup().unwrap())), "{line}");
-        // The table lists 5 current kernels and every gone one.
-        assert_eq!(
-            table.lines().count(),
-            2 + 1 + 5 + c.summary.gone,
-            "{table}"
+        assert!(
+            line.contains(&format!("{:e}", matched.speedup().unwrap())),
+            "{line}"
         );
+        // The table lists 5 current kernels and every gone one.
+        assert_eq!(table.lines().count(), 2 + 1 + 5 + c.summary.gone, "{table}");
     }
 }
