@@ -392,7 +392,10 @@ fn run() -> Result<Vec<Row>, String> {
     // Compare: a changed copy of the 10,000 kernels against the original as baseline.
     let v = b.js_async(
         &with_prelude(OPEN),
-        &[json!("/extra/synthetic-10k-kernels-after.json"), Value::Null],
+        &[
+            json!("/extra/synthetic-10k-kernels-after.json"),
+            Value::Null,
+        ],
     );
     num(&v, "total").map_err(|e| format!("after: {e}"))?;
     let mut cmp: [Vec<f64>; 5] = Default::default();
