@@ -84,8 +84,8 @@ pub struct CompareRow {
     pub name: String,
     /// The baseline kernel's full name when it differs (matched by short name).
     pub baseline_name: Option<String>,
-    /// Short name for display.
-    pub short_name: String,
+    /// The kernel's own display name, when it has one (see [`CompareRow::short_name`]).
+    pub display_name: Option<String>,
     /// In both runs, or in one.
     pub presence: Presence,
     /// The baseline's figures (absent for a new kernel).
@@ -95,6 +95,15 @@ pub struct CompareRow {
 }
 
 impl CompareRow {
+    /// Short name for display: the display name, else the full name shortened (computed on
+    /// demand: a table shows a few hundred rows of ten thousand).
+    pub fn short_name(&self) -> String {
+        match &self.display_name {
+            Some(d) if !d.is_empty() => d.clone(),
+            _ => crate::names::shorten(&self.name),
+        }
+    }
+
     /// Baseline time, seconds (0 for a new kernel).
     pub fn baseline_s(&self) -> f64 {
         self.baseline.as_ref().map_or(0.0, |s| s.time_s)
@@ -296,7 +305,7 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
         rows.push(CompareRow {
             name: k.name.clone(),
             baseline_name: paired.filter(|n| *n != k.name).map(str::to_string),
-            short_name: k.short_name(),
+            display_name: k.display_name.clone(),
             presence: if b.is_some() {
                 Presence::Both
             } else {
@@ -311,7 +320,7 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
         if !seen.contains(k.name.as_str()) {
             rows.push(CompareRow {
                 name: k.name.clone(),
-                short_name: k.short_name(),
+                display_name: k.display_name.clone(),
                 baseline_name: None,
                 presence: Presence::Gone,
                 baseline: Some(Side::of(k, b)),

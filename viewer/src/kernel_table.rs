@@ -166,7 +166,7 @@ pub fn KernelTable(
                                         }
                                         .into_any()
                                     })
-                                    .chain(gone_rows(comparison, &needle, limit))
+                                    .chain(gone_rows(comparison, &needle, limit.saturating_sub(order.len())))
                                     .collect::<Vec<_>>()
                         })
                     }}
@@ -209,7 +209,9 @@ fn signed_si(v: f64) -> String {
     }
 }
 
-/// The kernels gone since the baseline (matching the filter), after the current run's rows.
+/// The kernels gone since the baseline (matching the filter), after the current run's rows, at
+/// most `limit` (what is left of the rows drawn once the current run's are listed: "Show all"
+/// lists them all; the summary line counts them).
 fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -> Vec<AnyView> {
     comparison.with(|c| {
         let Some(c) = c else { return Vec::new() };
@@ -222,7 +224,7 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
                 let b = r.baseline.as_ref();
                 view! {
                     <tr class="gone" title=r.name.clone()>
-                        <td class="name">{format!("{} (gone)", r.short_name)}</td>
+                        <td class="name">{format!("{} (gone)", r.short_name())}</td>
                         <td>"–"</td>
                         <td>"–"</td>
                         <td>"–"</td>

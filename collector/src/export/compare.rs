@@ -59,7 +59,7 @@ pub fn to_table(current: &Bundle, baseline: &Bundle, top: Option<usize>) -> Vec<
         .chain(gone_rows)
     {
         rows.push(vec![
-            r.short_name.clone(),
+            r.short_name(),
             time(r.baseline.as_ref().map(|s| s.time_s)),
             time(r.current.as_ref().map(|s| s.time_s)),
             signed(r.delta_s()),
