@@ -25,6 +25,7 @@ pub mod compare;
 pub mod dl;
 pub mod geometry;
 pub mod hierarchical;
+pub mod labels;
 pub mod merge;
 pub mod names;
 pub mod ncu;

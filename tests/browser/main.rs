@@ -442,6 +442,46 @@ fn compare_mode_on_the_forward_runs() {
     assert!(b.js("return location.search.includes('baseline=samples')") == json!(true));
 }
 
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn kernel_names_on_every_sample_keep_clear() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dist().join("samples/index.json")).unwrap())
+            .unwrap();
+    for e in index.as_array().unwrap() {
+        let file = e["file"].as_str().unwrap();
+        for chart in ["hierarchical", "time"] {
+            b.go(&format!(
+                "http://127.0.0.1:{port}/?bundle=samples/{file}&chart={chart}&labels=10"
+            ));
+            b.wait(
+                "return document.querySelectorAll('#chart text.kernel-label').length",
+                &format!("{file} {chart}: kernel names"),
+            );
+            // Boxes as the browser laid them out (its own font metrics), in the SVG's units.
+            let bad = b.js(
+                "const box = e => { const r = e.getBBox(); return [r.x, r.y, r.x + r.width, r.y + r.height]; };
+                 const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+                 const names = [...document.querySelectorAll('#chart text.kernel-label')].map(t => [t.textContent, box(t)]);
+                 const marks = [...document.querySelectorAll('#chart circle.marker')].map(box);
+                 const bad = [];
+                 names.forEach(([n, a], i) => {
+                   if (marks.some(m => hit(a, m))) bad.push(n + ' covers a marker');
+                   names.slice(i + 1).forEach(([o, c]) => { if (hit(a, c)) bad.push(n + ' on ' + o); });
+                 });
+                 return bad;",
+            );
+            assert_eq!(bad, json!([]), "{file} {chart}");
+        }
+        if file == "deepcam-v100-fp32-fw.json" {
+            b.screenshot("labels-fp32-fw");
+        }
+    }
+}
+
 /// `encodeURIComponent` for the characters kernel names hold.
 fn url_encode(s: &str) -> String {
     s.bytes()

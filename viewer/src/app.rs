@@ -43,6 +43,7 @@ pub fn App(
     } else {
         ChartOptions::browser().top_kernels
     }));
+    let label_n = RwSignal::new(initial.labels.unwrap_or(if embed { 6 } else { 8 }));
     let levels = RwSignal::new(initial.levels.clone());
     let hidden_paths = RwSignal::new(Vec::<Datapath>::new());
     let edits = RwSignal::new(Edits::default());
@@ -169,6 +170,7 @@ pub fn App(
             filter: filter.get(),
             levels: levels.get(),
             top: Some(top.get()),
+            labels: Some(label_n.get()),
             dark: dark.get(),
         }
         .write_to_location();
@@ -622,6 +624,21 @@ pub fn App(
                         on:change=move |ev| {
                             if let Ok(n) = event_target_value(&ev).parse::<usize>() {
                                 top.set(n.clamp(1, 500));
+                            }
+                        }
+                    />
+                </label>
+                <label>
+                    " Names "
+                    <input
+                        id="labels"
+                        type="number"
+                        min="0"
+                        max="40"
+                        prop:value=move || label_n.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).parse::<usize>() {
+                                label_n.set(n.min(40));
                             }
                         }
                     />

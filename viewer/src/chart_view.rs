@@ -2,7 +2,7 @@
 //! figure: positions, labels and colours all come from `roofline_model::chart`.
 
 use leptos::prelude::*;
-use roofline_model::chart::{Anchor, Domain, LineRole, MarkerKind, Scene, style};
+use roofline_model::chart::{Anchor, Domain, Label, LineRole, MarkerKind, Scene, style};
 use roofline_model::compare::Overlay;
 use roofline_model::geometry::roofline::nearest_point;
 
@@ -35,6 +35,9 @@ pub fn ChartView(
     /// A comparison with a baseline run: arrows, new and gone kernels.
     #[prop(optional)]
     overlay: Option<Overlay>,
+    /// Kernel names placed on the chart (`roofline_model::labels`).
+    #[prop(optional)]
+    labels: Vec<Label>,
 ) -> impl IntoView {
     let overlay = overlay.unwrap_or_default();
     let is_new: Vec<bool> = {
@@ -347,6 +350,28 @@ pub fn ChartView(
                                     }
                                     stroke-width=move || if is_sel() { 3.0 } else if new { 2.5 } else { 1.5 }
                                 />
+                            }
+                        })
+                        .collect_view()}
+                </g>
+                <g class="kernel-labels">
+                    {labels
+                        .iter()
+                        .map(|l| {
+                            view! {
+                                <text
+                                    class="kernel-label"
+                                    x=l.at.0
+                                    y=l.at.1
+                                    text-anchor=anchor(l.anchor)
+                                    font-size="11"
+                                    fill="#222"
+                                    stroke="#fff"
+                                    stroke-width="3"
+                                    paint-order="stroke"
+                                >
+                                    {l.text.clone()}
+                                </text>
                             }
                         })
                         .collect_view()}

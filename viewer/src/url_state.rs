@@ -1,5 +1,5 @@
 //! The view's state in the URL query, so that a copied link reproduces the view:
-//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&theme=dark`.
+//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark`.
 
 use roofline_model::bundle::MemoryLevel;
 
@@ -54,6 +54,8 @@ pub struct UrlState {
     pub levels: Vec<MemoryLevel>,
     /// How many kernels are drawn.
     pub top: Option<usize>,
+    /// How many of the largest kernels are named on the chart.
+    pub labels: Option<usize>,
     /// Dark theme.
     pub dark: bool,
 }
@@ -69,6 +71,7 @@ impl Default for UrlState {
             filter: String::new(),
             levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
             top: None,
+            labels: None,
             dark: false,
         }
     }
@@ -103,6 +106,7 @@ impl UrlState {
             .get("top")
             .and_then(|t| t.parse().ok())
             .filter(|t| *t > 0);
+        s.labels = params.get("labels").and_then(|t| t.parse().ok());
         s.dark = params.get("theme").as_deref() == Some("dark");
         s
     }
@@ -144,6 +148,9 @@ impl UrlState {
         }
         if let Some(t) = self.top {
             p.append("top", &t.to_string());
+        }
+        if let Some(n) = self.labels {
+            p.append("labels", &n.to_string());
         }
         if self.dark {
             p.append("theme", "dark");
