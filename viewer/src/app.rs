@@ -314,11 +314,12 @@ pub fn App(
                 .into_any();
         }
         match scene.get() {
-            Ok((s, Some(o))) => {
-                view! { <ChartView scene=s selected=selected domain=domain overlay=o /> }.into_any()
-            }
-            Ok((s, None)) => {
-                view! { <ChartView scene=s selected=selected domain=domain /> }.into_any()
+            Ok((s, o)) => {
+                let labels = roofline_model::labels::kernel_labels(&s, label_n.get());
+                match o {
+                    Some(o) => view! { <ChartView scene=s selected=selected domain=domain overlay=o labels=labels /> }.into_any(),
+                    None => view! { <ChartView scene=s selected=selected domain=domain labels=labels /> }.into_any(),
+                }
             }
             Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
         }
