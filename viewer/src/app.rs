@@ -672,7 +672,7 @@ pub fn App(
                         })
                     });
                     view! {
-                        <MachineView ceilings=ceilings bundles=bundles current=current edits=edits />
+                        <MachineView ceilings=ceilings bundles=bundles current=current edits=edits device=device />
                         {match sweep {
                             Some(Ok(s)) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
                             _ => view! { <p class="hint" id="no-sweep">"No ERT-style sweep in this bundle: `roofline machine` records one."</p> }.into_any(),

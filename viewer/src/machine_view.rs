@@ -75,13 +75,22 @@ pub fn MachineView(
     current: RwSignal<usize>,
     /// Hand edits of the ceilings.
     edits: RwSignal<Edits>,
+    /// The device shown (`None`: the bundle's first).
+    device: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let rows = move || {
         let all = bundles.get();
         let Some(l) = all.get(current.get()) else {
             return Vec::new();
         };
-        let Some(m) = l.bundle.machines.first() else {
+        let dev = device.get();
+        let id = dev
+            .as_deref()
+            .or_else(|| l.bundle.devices.first().map(|d| d.id.as_str()));
+        let Some(m) = id
+            .and_then(|d| l.bundle.machine_for(d))
+            .or_else(|| l.bundle.machines.first())
+        else {
             return Vec::new();
         };
         let mut rows = Vec::new();
