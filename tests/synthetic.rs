@@ -181,6 +181,36 @@ pub fn aggregated(kernels: usize) -> Bundle {
     b
 }
 
+/// A changed run of `before` (SYNTHETIC, for the compare benchmark): every kernel's time scaled
+/// by a factor between 0.5 and 1.5 that depends on its position, one kernel in twenty renamed
+/// (its full name changes; the comparison may still pair it by short name), one in twenty
+/// dropped (gone).
+pub fn changed(before: &Bundle) -> Bundle {
+    let mut b = before.clone();
+    b.description = Some(format!(
+        "{} Changed for the compare benchmark: times scaled, some kernels renamed or dropped.",
+        b.description.clone().unwrap_or_default()
+    ));
+    b.kernels = b
+        .kernels
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 20 != 7)
+        .map(|(i, k)| {
+            let mut k = k.clone();
+            #[allow(clippy::cast_precision_loss)]
+            let f = 0.5 + ((i * 37) % 101) as f64 / 100.0;
+            k.time.total_s *= f;
+            k.time.per_launch = None;
+            if i % 20 == 3 {
+                k.name = format!("{} (renamed)", k.name);
+            }
+            k
+        })
+        .collect();
+    b
+}
+
 /// A machine-only bundle for the what-if swap: HBM ten times slower, compute halved.
 pub fn slow_machine() -> Bundle {
     let mut b = bundle();

@@ -73,6 +73,10 @@ pub struct InfoArgs {
     /// Show only the N kernels with the largest share of time (table only; csv and json hold all).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// Compare with this bundle: per kernel name its baseline time, Δ, speed-up and change of
+    /// bound, and where the total time moved (table or csv).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -30,12 +30,25 @@ pub fn run(config: Config) -> Result<(), Error> {
             file,
             format,
             top,
+            baseline,
             output,
             group_by,
         } => {
             let mut bundle = read_bundle(&file)?;
-            if group_by != roofline_model::group::GroupBy::Kernel {
+            let grouped = group_by != roofline_model::group::GroupBy::Kernel;
+            if grouped {
                 bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
+            }
+            if let Some(b) = baseline {
+                let mut base = read_bundle(&b)?;
+                if grouped {
+                    base.kernels = roofline_model::group::group(&base.kernels, group_by);
+                }
+                let bytes = match format {
+                    InfoFormat::Csv => export::compare::to_csv(&bundle, &base),
+                    _ => export::compare::to_table(&bundle, &base, top),
+                };
+                return write_output(output.as_deref(), &bytes);
             }
             let bytes = match format {
                 InfoFormat::Table => export::info::to_table(&bundle, top),

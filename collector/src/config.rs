@@ -25,6 +25,8 @@ pub enum Config {
         format: InfoFormat,
         /// Kernels shown in the table.
         top: Option<usize>,
+        /// A baseline bundle to compare with.
+        baseline: Option<PathBuf>,
         /// Output file, or standard output.
         output: Option<PathBuf>,
         /// Rows per kernel name, operator or module.
@@ -235,10 +237,16 @@ impl Config {
                 if a.top == Some(0) {
                     return Err(Error::Usage("--top must be at least 1".into()));
                 }
+                if a.baseline.is_some() && a.format == InfoFormat::Json {
+                    return Err(Error::Usage(
+                        "--baseline works with --format table or csv, not json".into(),
+                    ));
+                }
                 Config::Info {
                     file: a.file,
                     format: a.format,
                     top: a.top,
+                    baseline: a.baseline,
                     output: a.output,
                     group_by: match a.group_by {
                         GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,

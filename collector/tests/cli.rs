@@ -126,6 +126,47 @@ fn info_formats_and_output_file() {
 }
 
 #[test]
+fn info_baseline_prints_the_comparison() {
+    let (cur, base) = (
+        fixture("deepcam-v100-amp-fw.json"),
+        fixture("deepcam-v100-fp32-fw.json"),
+    );
+    let o = roofline(&["info", arg(&cur), "--baseline", arg(&base), "--top", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("total "), "{text}");
+    assert!(text.contains("speed-up"), "{text}");
+    let o = roofline(&[
+        "info",
+        arg(&cur),
+        "--baseline",
+        arg(&base),
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .starts_with("kernel,presence,baseline_time_s,")
+    );
+    let o = roofline(&[
+        "info",
+        arg(&cur),
+        "--baseline",
+        arg(&base),
+        "--format",
+        "json",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--baseline works with --format table or csv"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn merge_joins_and_refuses_conflicts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");

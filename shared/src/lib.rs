@@ -17,17 +17,20 @@
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`stats`]: the one median of repeated measurements;
-//! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space.
+//! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space;
+//! - [`compare`]: two runs matched kernel by kernel, and the arrows between their points.
 
 pub mod aggregate;
 pub mod analysis;
 pub mod bundle;
 pub mod ceilings;
 pub mod chart;
+pub mod compare;
 pub mod dl;
 pub mod geometry;
 pub mod group;
 pub mod hierarchical;
+pub mod labels;
 pub mod merge;
 pub mod names;
 pub mod ncu;

@@ -134,6 +134,38 @@ const [to, done] = arguments;
 })().catch(e => done({ error: String(e) }));
 ";
 
+/// Sets the baseline select to `arguments[0]` (an open bundle's index) and times it until the
+/// comparison's summary line, the table's speed-up column and the chart's arrows are drawn.
+const COMPARE: &str = r"
+const [to, done] = arguments;
+(async () => {
+  const sel = document.getElementById('baseline-select');
+  sel.value = 'none';
+  sel.dispatchEvent(new Event('change', { bubbles: true }));
+  while (document.getElementById('compare-summary')) await task();
+  await task();
+  const t0 = performance.now();
+  sel.value = to;
+  sel.dispatchEvent(new Event('change', { bubbles: true }));
+  const ready = () => document.getElementById('compare-summary')
+    && document.querySelector('#kernel-table td.speedup')
+    && document.querySelector('#chart line.arrow');
+  while (!ready()) {
+    if (performance.now() - t0 > 10000) return done({ error: 'no comparison within 10 s' });
+    await task();
+  }
+  document.body.getBoundingClientRect();
+  const t1 = performance.now();
+  done({
+    total: t1 - t0,
+    analysis: spent('roofline:baseline-analysis', t0),
+    compare: spent('roofline:compare', t0),
+    scene: spent('roofline:scene', t0),
+    arrows: document.querySelectorAll('#chart line.arrow').length,
+  });
+})().catch(e => done({ error: String(e) }));
+";
+
 /// A script with the helpers it uses.
 fn with_prelude(script: &str) -> String {
     format!("{PRELUDE}{script}")
@@ -221,6 +253,10 @@ fn run() -> Result<Vec<Row>, String> {
     )?;
     let wide = write("synthetic-10k-kernels.json", &synthetic::aggregated(10_000))?;
     write("synthetic-slow-machine.json", &synthetic::slow_machine())?;
+    write(
+        "synthetic-10k-kernels-after.json",
+        &synthetic::changed(&synthetic::aggregated(10_000)),
+    )?;
     let port = serve(dist, PathBuf::from(dir.path()));
     let base = format!("http://127.0.0.1:{port}/");
     let mb = |b: u64| {
@@ -342,6 +378,40 @@ fn run() -> Result<Vec<Row>, String> {
         mb(wide)
     );
     push_rows(&mut rows, &labels, &mut swaps, &input, 50.0);
+
+    // Compare: a changed copy of the 10,000 kernels against the original as baseline.
+    let v = b.js_async(
+        &with_prelude(OPEN),
+        &[
+            json!("/extra/synthetic-10k-kernels-after.json"),
+            Value::Null,
+        ],
+    );
+    num(&v, "total").map_err(|e| format!("after: {e}"))?;
+    let mut cmp: [Vec<f64>; 5] = Default::default();
+    let mut arrows = 0.0;
+    for _ in 0..2 * RUNS {
+        let v = b.js_async(&with_prelude(COMPARE), &[json!("1")]);
+        let total = num(&v, "total").map_err(|e| format!("compare: {e}"))?;
+        let analysis = num(&v, "analysis")?;
+        let compare = num(&v, "compare")?;
+        let scene = num(&v, "scene")?;
+        cmp[0].push(total);
+        cmp[1].push(analysis);
+        cmp[2].push(compare);
+        cmp[3].push(scene);
+        cmp[4].push(total - analysis - compare - scene);
+        arrows = num(&v, "arrows")?;
+    }
+    let labels = [
+        "compare: baseline chosen → summary, table and arrows drawn",
+        "  of which: the baseline's analysis",
+        "  of which: matching and figures (roofline-model compare)",
+        "  of which: the chart's scene with arrows (both runs)",
+        "  of which: the rest (table, DOM, layout)",
+    ];
+    let input = format!("10,000 kernels against 10,000 ({arrows} arrows drawn)");
+    push_rows(&mut rows, &labels, &mut cmp, &input, 100.0);
     Ok(rows)
 }
 

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use roofline_model::bundle::{Bundle, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, ChartOptions, MarkerKind};
+use roofline_model::compare::{compare, compare_scene};
 use roofline_tests::repo;
 use roofline_tests::webdriver::{Browser, serve};
 use serde_json::json;
@@ -32,6 +33,10 @@ fn dist() -> PathBuf {
     d
 }
 
+/// The query that opens the hand-built V100 example (the page opens the first real sample
+/// otherwise).
+const EXAMPLE: &str = "bundle=samples/v100-deepcam-example.json";
+
 const WAIT_CHART: &str = "return document.querySelectorAll('#chart circle.marker').length";
 
 #[test]
@@ -40,7 +45,7 @@ fn the_viewer_draws_what_the_model_computes() {
     let extra = tempfile::tempdir().unwrap();
     let port = serve(dist(), extra.path().to_path_buf());
     let b = Browser::start();
-    b.go(&format!("http://127.0.0.1:{port}/"));
+    b.go(&format!("http://127.0.0.1:{port}/?{EXAMPLE}"));
     let n = b.wait(WAIT_CHART, "the chart");
     b.screenshot("hierarchical");
 
@@ -161,7 +166,7 @@ fn what_if_swap_url_state_and_bad_input() {
     let b = Browser::start();
 
     let base = format!("http://127.0.0.1:{port}/");
-    b.go(&base);
+    b.go(&format!("{base}?{EXAMPLE}"));
     b.wait(WAIT_CHART, "the chart");
     let bound = "return [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title.startsWith('Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128')).children[8].textContent";
     assert_eq!(b.js(bound), json!("compute"));
@@ -181,7 +186,7 @@ fn what_if_swap_url_state_and_bad_input() {
 
     // The URL carries the state: time chart, a filter, a selection.
     b.go(&format!(
-        "{base}?chart=time&filter=volta&kernel=volta_fp16_sgemm_fp16_128x32_nt"
+        "{base}?{EXAMPLE}&chart=time&filter=volta&kernel=volta_fp16_sgemm_fp16_128x32_nt"
     ));
     b.wait(WAIT_CHART, "the time chart");
     assert_eq!(
@@ -320,7 +325,7 @@ fn long_tables_machine_view_and_hand_edits() {
     // hand edit of the HBM bandwidth that makes the big GEMM HBM-bound.
     let v = v100();
     let m = &v.machines[0];
-    b.go(&format!("{base}?chart=machine"));
+    b.go(&format!("{base}?{EXAMPLE}&chart=machine"));
     b.wait(
         "return document.querySelectorAll('#ceilings tbody tr').length",
         "the ceilings table",
@@ -340,6 +345,141 @@ fn long_tables_machine_view_and_hand_edits() {
     b.wait(&format!("return {bound} === 'hbm'"), "the edited bound");
     b.js("document.getElementById('reset-edits').click()");
     b.wait(&format!("return {bound} === 'compute'"), "the bound again");
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn compare_mode_on_the_forward_runs() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let read = |f: &str| {
+        roofline_model::parse_bundle(&roofline_tests::fixture_text(&format!("bundles/{f}")))
+            .unwrap()
+    };
+    // Apex O1 mixed precision against plain FP32, forward pass.
+    let (cur, base) = (
+        read("deepcam-v100-amp-fw.json"),
+        read("deepcam-v100-fp32-fw.json"),
+    );
+    let (cur, base) = (
+        chart::Analysed::new(&cur, None, None),
+        chart::Analysed::new(&base, None, None),
+    );
+    let c = compare(&cur, &base);
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json"
+    ));
+    b.wait(
+        "return document.querySelectorAll('#chart line.arrow').length",
+        "the arrows",
+    );
+    b.screenshot("compare-hierarchical");
+    // The arrows are the model's, where the model puts them.
+    for (tab, draw) in [
+        ("hierarchical", chart::hierarchical_of as fn(&_, &_) -> _),
+        ("time", chart::time_based_of),
+    ] {
+        b.js(&format!("document.getElementById('tab-{tab}').click()"));
+        let (_, overlay) = compare_scene(&cur, &base, draw, &ChartOptions::browser()).unwrap();
+        let expected: Vec<_> = overlay
+            .arrows
+            .iter()
+            .filter(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1) > 0.5)
+            .collect();
+        assert!(expected.len() >= 3, "{tab}: {} arrows", expected.len());
+        b.wait(
+            &format!(
+                "return document.querySelectorAll('#chart line.arrow').length === {}",
+                expected.len()
+            ),
+            &format!("the {tab} arrows"),
+        );
+        let drawn = b.js(
+            "return [...document.querySelectorAll('#chart line.arrow')].map(l => [l.dataset.kernel, +l.getAttribute('x1'), +l.getAttribute('y1'), +l.getAttribute('x2'), +l.getAttribute('y2')])",
+        );
+        for a in &expected {
+            let found = drawn.as_array().unwrap().iter().any(|d| {
+                d[0] == json!(a.kernel)
+                    && (d[1].as_f64().unwrap() - a.from.0).abs() < 0.01
+                    && (d[2].as_f64().unwrap() - a.from.1).abs() < 0.01
+                    && (d[3].as_f64().unwrap() - a.to.0).abs() < 0.01
+                    && (d[4].as_f64().unwrap() - a.to.1).abs() < 0.01
+            });
+            assert!(
+                found,
+                "{tab}: arrow of {} not drawn where the model puts it",
+                a.kernel
+            );
+        }
+        // Every kernel only in the current run is flagged new; gone ones are drawn hollow.
+        let new = b.js("return document.querySelectorAll('#chart circle.marker.new').length");
+        assert_eq!(new, json!(overlay.new_markers.len()), "{tab}");
+        let gone = b.js("return document.querySelectorAll('#chart circle.gone').length");
+        assert_eq!(gone, json!(overlay.gone.len()), "{tab}");
+        b.screenshot(&format!("compare-{tab}"));
+    }
+    // The summary line and the table's speed-ups are what shared computes.
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    assert!(
+        summary.as_str().unwrap().contains(&c.summary.line()),
+        "{summary} vs {}",
+        c.summary.line()
+    );
+    let rows = b.js(
+        "return [...document.querySelectorAll('#kernel-table tbody tr')].map(r => [r.title, r.querySelector('td.speedup').textContent, r.querySelector('td.bound-change').textContent])",
+    );
+    let rows = rows.as_array().unwrap();
+    assert!(rows.len() >= 40);
+    let mut checked = 0;
+    for r in rows {
+        let row = c.row(r[0].as_str().unwrap()).unwrap();
+        let want = row.speedup().map_or("–".into(), |x| format!("{x:.2}×"));
+        assert_eq!(r[1], json!(want), "{}", row.name);
+        checked += usize::from(row.speedup().is_some());
+    }
+    assert!(checked >= 3, "{checked} speed-ups checked");
+    assert!(b.js("return location.search.includes('baseline=samples')") == json!(true));
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn kernel_names_on_every_sample_keep_clear() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dist().join("samples/index.json")).unwrap())
+            .unwrap();
+    for e in index.as_array().unwrap() {
+        let file = e["file"].as_str().unwrap();
+        for chart in ["hierarchical", "time"] {
+            b.go(&format!(
+                "http://127.0.0.1:{port}/?bundle=samples/{file}&chart={chart}&labels=10"
+            ));
+            b.wait(
+                "return document.querySelectorAll('#chart text.kernel-label').length",
+                &format!("{file} {chart}: kernel names"),
+            );
+            // Boxes as the browser laid them out (its own font metrics), in the SVG's units.
+            let bad = b.js(
+                "const box = e => { const r = e.getBBox(); return [r.x, r.y, r.x + r.width, r.y + r.height]; };
+                 const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+                 const names = [...document.querySelectorAll('#chart text.kernel-label')].map(t => [t.textContent, box(t)]);
+                 const marks = [...document.querySelectorAll('#chart circle.marker')].map(box);
+                 const bad = [];
+                 names.forEach(([n, a], i) => {
+                   if (marks.some(m => hit(a, m))) bad.push(n + ' covers a marker');
+                   names.slice(i + 1).forEach(([o, c]) => { if (hit(a, c)) bad.push(n + ' on ' + o); });
+                 });
+                 return bad;",
+            );
+            assert_eq!(bad, json!([]), "{file} {chart}");
+        }
+        if file == "deepcam-v100-fp32-fw.json" {
+            b.screenshot("labels-fp32-fw");
+        }
+    }
 }
 
 /// `encodeURIComponent` for the characters kernel names hold.

@@ -4,6 +4,7 @@ mod ncu_import;
 mod ncu_robustness;
 mod readability;
 mod robustness;
+mod samples;
 mod schema;
 mod snapshots;
 mod trace_import;

@@ -54,3 +54,35 @@ fn sample_charts_keep_their_labels_apart() {
         }
     }
 }
+
+#[test]
+fn kernel_names_keep_clear_of_markers_ceiling_labels_and_each_other() {
+    use roofline_model::labels::{kernel_labels, label_box, marker_box};
+    let hit = |a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)| {
+        a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+    };
+    for (name, bundle) in samples() {
+        for options in [ChartOptions::default(), ChartOptions::browser()] {
+            for (kind, scene) in [
+                ("hierarchical", chart::hierarchical(&bundle, &options)),
+                ("time-based", chart::time_based(&bundle, &options)),
+            ] {
+                let scene = scene.unwrap();
+                let labels = kernel_labels(&scene, 10);
+                assert!(!labels.is_empty(), "{name} {kind}: no kernel labels");
+                for (i, l) in labels.iter().enumerate() {
+                    for m in &scene.markers {
+                        assert!(
+                            !hit(label_box(l), marker_box(m.at, m.radius)),
+                            "{name} {kind}: {} covers a marker",
+                            l.text
+                        );
+                    }
+                    for o in scene.labels.iter().chain(&labels[i + 1..]) {
+                        assert!(!l.overlaps(o), "{name} {kind}: {} on {}", l.text, o.text);
+                    }
+                }
+            }
+        }
+    }
+}

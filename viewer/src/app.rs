@@ -1,202 +1,25 @@
-//! The application: opening bundles, the two roofline charts, the machine's ceilings, the kernel
-//! table, what-if ceilings, URL state and exports.
+//! The application: the page's state as signals, the memos that call the model (one
+//! [`Analysed`] per bundle and ceilings, one [`Scene`] per view), the header and toolbar, and the
+//! chart area. Loading, the machine view, the kernel table and the URL state have their modules.
 //!
-//! Every figure comes from `roofline_model`: one [`Analysed`] per bundle and ceilings feeds the
-//! table and the charts' [`Scene`]s, and edits only change the [`Ceilings`] it is given; this
-//! module wires them to the DOM.
+//! Every figure comes from `roofline_model`; edits only change the [`Ceilings`] it is given.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use roofline_model::aggregate::aggregate_by_name;
-use roofline_model::bundle::{Bundle, Datapath, MemoryLevel, Method};
-use roofline_model::ceilings::{Ceiling, Ceilings};
+use roofline_model::bundle::{Datapath, MemoryLevel};
+use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
-use roofline_model::geometry::si::{format_plain, format_plain_with_digits, format_si};
-use wasm_bindgen::JsCast;
+use roofline_model::compare::{Overlay, compare, compare_scene};
 
 use crate::chart_view::ChartView;
 use crate::export;
+use crate::kernel_table::KernelTable;
+use crate::loading::{Loaded, SampleEntry, ceilings_of, fetch_bundle, fetch_samples, read_file};
+use crate::machine_view::{Edits, MachineView};
 use crate::perf;
-use crate::url_state::UrlState;
-
-/// Sample bundles shipped with the viewer.
-pub const SAMPLES: &[(&str, &str)] = &[(
-    "v100-deepcam-example.json",
-    include_str!("../../tests/fixtures/bundles/v100-deepcam-example.json"),
-)];
-
-/// A bundle opened in the viewer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Loaded {
-    /// File name, sample name or URL.
-    pub name: String,
-    /// The bundle, its kernels aggregated by name once on opening (`roofline profile` writes one
-    /// entry per launch; aggregating again, as the report and charts do, changes nothing). Shared,
-    /// so that the page's signals clone a pointer, not 100,000 kernels.
-    pub bundle: Arc<Bundle>,
-}
-
-/// What the main area shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
-    /// Performance against intensity.
-    Hierarchical,
-    /// FLOPs against bytes.
-    Time,
-    /// The ceilings table.
-    Machine,
-}
-
-impl View {
-    /// The URL name.
-    pub fn key(self) -> &'static str {
-        match self {
-            View::Hierarchical => "hierarchical",
-            View::Time => "time",
-            View::Machine => "machine",
-        }
-    }
-
-    /// From the URL name.
-    pub fn from_key(s: &str) -> Option<Self> {
-        match s {
-            "hierarchical" => Some(View::Hierarchical),
-            "time" => Some(View::Time),
-            "machine" => Some(View::Machine),
-            _ => None,
-        }
-    }
-}
-
-/// The table's sort column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SortBy {
-    Name,
-    Time,
-    Launches,
-    FlopPerS,
-    AiHbm,
-    Headroom,
-    Gap,
-}
-
-fn parse(name: &str, text: &str) -> Result<Loaded, String> {
-    perf::mark("roofline:open:read");
-    let parsed = roofline_model::parse_bundle(text);
-    perf::mark("roofline:open:parsed");
-    parsed
-        .map(|mut bundle| {
-            bundle.kernels =
-                perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
-            Loaded {
-                name: name.to_string(),
-                bundle: Arc::new(bundle),
-            }
-        })
-        .map_err(|e| format!("{name} is not a readable bundle: {e}"))
-}
-
-/// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
-/// large file costs a decoding and an encoding more).
-fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        format!("{name} is not a readable bundle: it is not UTF-8 text (a bundle is JSON): {e}")
-    })?;
-    parse(name, text)
-}
-
-/// The bytes of a resolved `ArrayBuffer` promise.
-async fn array_buffer(p: js_sys::Promise) -> Result<Vec<u8>, ()> {
-    let buf = wasm_bindgen_futures::JsFuture::from(p)
-        .await
-        .map_err(|_| ())?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
-
-async fn fetch_bundle(url: &str) -> Result<Loaded, String> {
-    use wasm_bindgen_futures::JsFuture;
-    perf::mark("roofline:open:start");
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| {
-        format!(
-            "could not fetch {url}: the server did not answer, or it does not allow this page to read it (CORS: the server must send Access-Control-Allow-Origin)"
-        )
-    })?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response".to_string())?;
-    if !resp.ok() {
-        return Err(format!(
-            "could not fetch {url}: the server answered HTTP {} {}",
-            resp.status(),
-            resp.status_text()
-        ));
-    }
-    let body = resp
-        .array_buffer()
-        .map_err(|_| format!("could not read the body of {url}"))?;
-    let bytes = array_buffer(body)
-        .await
-        .map_err(|()| format!("could not read the body of {url}"))?;
-    parse_bytes(url, &bytes)
-}
-
-async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
-    let name = file.name();
-    perf::mark("roofline:open:start");
-    let bytes = array_buffer(file.array_buffer())
-        .await
-        .map_err(|()| format!("could not read {name}"))?;
-    parse_bytes(&name, &bytes)
-}
-
-/// The ceilings of a bundle's first machine.
-fn ceilings_of(b: &Bundle) -> Option<Ceilings> {
-    b.machines.first().map(Ceilings::from_machine)
-}
-
-/// Hand edits of ceilings, applied over the chosen machine.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Edits {
-    /// Bandwidth overrides, byte/s.
-    pub bandwidth: Vec<(MemoryLevel, f64)>,
-    /// Compute overrides, FLOP/s.
-    pub compute: Vec<(Datapath, f64)>,
-    /// Launch overhead override, seconds.
-    pub launch_s: Option<f64>,
-}
-
-impl Edits {
-    fn apply(&self, mut c: Ceilings) -> Ceilings {
-        for (l, v) in &self.bandwidth {
-            c.set_bandwidth(
-                *l,
-                Some(Ceiling {
-                    value: *v,
-                    method: Method::Empirical,
-                }),
-            );
-        }
-        for (d, v) in &self.compute {
-            c.set_peak(
-                *d,
-                Some(Ceiling {
-                    value: *v,
-                    method: Method::Empirical,
-                }),
-            );
-        }
-        if let Some(t) = self.launch_s {
-            c.launch_overhead_s = Some(t);
-        }
-        c
-    }
-
-    fn is_empty(&self) -> bool {
-        self.bandwidth.is_empty() && self.compute.is_empty() && self.launch_s.is_none()
-    }
-}
+use crate::url_state::{UrlState, View};
 
 /// The whole page; `embed` gives the compact chrome for iframes.
 #[component]
@@ -205,15 +28,11 @@ pub fn App(
     embed: bool,
 ) -> impl IntoView {
     let initial = UrlState::from_location();
-    let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(if initial.bundle.is_some() {
-        Vec::new()
-    } else {
-        SAMPLES
-            .iter()
-            .filter_map(|(n, t)| parse(&format!("sample: {n}"), t).ok())
-            .collect()
-    });
+    let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(Vec::new());
+    let samples: RwSignal<Vec<SampleEntry>> = RwSignal::new(Vec::new());
     let current = RwSignal::new(0usize);
+    let baseline = RwSignal::new(None::<usize>);
+    let device = RwSignal::new(initial.device.clone());
     let machine_from = RwSignal::new(None::<usize>);
     let view_kind = RwSignal::new(initial.view);
     let selected = RwSignal::new(initial.kernel.clone());
@@ -224,32 +43,96 @@ pub fn App(
     } else {
         ChartOptions::browser().top_kernels
     }));
+    let label_n = RwSignal::new(initial.labels.unwrap_or(if embed { 6 } else { 8 }));
     let levels = RwSignal::new(initial.levels.clone());
     let hidden_paths = RwSignal::new(Vec::<Datapath>::new());
     let edits = RwSignal::new(Edits::default());
     let domain = RwSignal::new(None::<Domain>);
     let error = RwSignal::new(None::<String>);
-    let loading = RwSignal::new(false);
+    let loading = RwSignal::new(true);
     let dark = RwSignal::new(initial.dark);
-    let remote_url = RwSignal::new(initial.bundle.clone());
 
+    // A bundle opened: it becomes the current one (or is switched to when already open).
     let add = move |l: Loaded| {
-        bundles.update(|b| b.push(l));
-        current.set(bundles.with_untracked(Vec::len) - 1);
+        let open =
+            bundles.with_untracked(|b| b.iter().position(|x| x.url.is_some() && x.url == l.url));
+        let i = open.unwrap_or_else(|| {
+            bundles.update(|b| b.push(l));
+            bundles.with_untracked(Vec::len) - 1
+        });
+        current.set(i);
+        if baseline.get_untracked() == Some(i) {
+            baseline.set(None);
+        }
+        device.set(None);
         domain.set(None);
         error.set(None);
+        i
+    };
+    // A bundle opened as the baseline, keeping the current one.
+    let add_baseline = move |l: Loaded| {
+        let open =
+            bundles.with_untracked(|b| b.iter().position(|x| x.url.is_some() && x.url == l.url));
+        let i = open.unwrap_or_else(|| {
+            bundles.update(|b| b.push(l));
+            bundles.with_untracked(Vec::len) - 1
+        });
+        if i != current.get_untracked() {
+            baseline.set(Some(i));
+        }
+        domain.set(None);
     };
 
-    if let Some(url) = initial.bundle {
-        loading.set(true);
+    // The sample list, then what the URL asks for (or the first sample), then its baseline.
+    {
+        let (first, base_url) = (initial.bundle.clone(), initial.baseline.clone());
+        let wanted_device = initial.device;
         spawn_local(async move {
-            match fetch_bundle(&url).await {
-                Ok(l) => add(l),
-                Err(e) => error.set(Some(e)),
+            let list = fetch_samples().await;
+            samples.set(list.clone());
+            let name_of = |url: &str| {
+                list.iter()
+                    .find(|e| e.url() == url)
+                    .map(|e| format!("sample: {}", e.file))
+            };
+            let first = first.or_else(|| list.first().map(SampleEntry::url));
+            if let Some(url) = first {
+                match fetch_bundle(&url, name_of(&url).as_deref()).await {
+                    Ok(l) => {
+                        add(l);
+                        device.set(wanted_device);
+                    }
+                    Err(e) => error.set(Some(e)),
+                }
+            }
+            if let Some(url) = base_url {
+                match fetch_bundle(&url, name_of(&url).as_deref()).await {
+                    Ok(l) => add_baseline(l),
+                    Err(e) => error.set(Some(format!("baseline: {e}"))),
+                }
             }
             loading.set(false);
         });
     }
+
+    let open_sample = move |url: String, as_baseline: bool| {
+        let name = samples.with_untracked(|l| {
+            l.iter()
+                .find(|e| e.url() == url)
+                .map(|e| format!("sample: {}", e.file))
+        });
+        loading.set(true);
+        spawn_local(async move {
+            match fetch_bundle(&url, name.as_deref()).await {
+                Ok(l) if as_baseline => add_baseline(l),
+                Ok(l) => {
+                    add(l);
+                }
+                Err(e) => error.set(Some(e)),
+            }
+            loading.set(false);
+        });
+    };
 
     let open_files = move |files: Option<web_sys::FileList>| {
         let Some(files) = files else { return };
@@ -258,7 +141,6 @@ pub fn App(
                 spawn_local(async move {
                     match read_file(f).await {
                         Ok(l) => {
-                            remote_url.set(None);
                             add(l);
                         }
                         Err(e) => error.set(Some(e)),
@@ -270,13 +152,25 @@ pub fn App(
 
     // Keep the URL in step with the view, so that a copied link reproduces it.
     Effect::new(move |_| {
+        let (bundle, base) = bundles.with(|b| {
+            (
+                b.get(current.get()).and_then(|l| l.url.clone()),
+                baseline
+                    .get()
+                    .and_then(|i| b.get(i))
+                    .and_then(|l| l.url.clone()),
+            )
+        });
         UrlState {
-            bundle: remote_url.get(),
+            bundle,
+            baseline: base,
+            device: device.get(),
             view: view_kind.get(),
             kernel: selected.get(),
             filter: filter.get(),
             levels: levels.get(),
             top: Some(top.get()),
+            labels: Some(label_n.get()),
             dark: dark.get(),
         }
         .write_to_location();
@@ -285,9 +179,15 @@ pub fn App(
     // The ceilings in use: the bundle's own or another's (what-if), then hand edits.
     let ceilings = Memo::new(move |_| {
         let all = bundles.get();
-        let own = all.get(current.get()).and_then(|l| ceilings_of(&l.bundle));
+        let dev = device.get();
+        let own = all
+            .get(current.get())
+            .and_then(|l| ceilings_of(&l.bundle, dev.as_deref()));
         let base = match machine_from.get() {
-            Some(i) => all.get(i).and_then(|l| ceilings_of(&l.bundle)).or(own),
+            Some(i) => all
+                .get(i)
+                .and_then(|l| ceilings_of(&l.bundle, None))
+                .or(own),
             None => own,
         };
         let e = edits.get();
@@ -306,9 +206,38 @@ pub fn App(
             let all = bundles.get();
             let l = all.get(current.get())?;
             let c = ceilings.get();
+            let dev = device.get();
             Some(perf::span("roofline:analysis", || {
-                Analysed::new(&l.bundle, None, c.as_ref())
+                Analysed::new(&l.bundle, dev.as_deref(), c.as_ref())
             }))
+        },
+        |_, _| true,
+    );
+
+    // The baseline's analysis, against its own ceilings (its first device).
+    let baseline_analysed = Memo::new_with_compare(
+        move |_| {
+            let i = baseline.get().filter(|i| *i != current.get())?;
+            bundles.with(|all| {
+                let l = all.get(i)?;
+                Some(perf::span("roofline:baseline-analysis", || {
+                    Analysed::new(&l.bundle, None, None)
+                }))
+            })
+        },
+        |_, _| true,
+    );
+
+    // The comparison table and summary, when a baseline is chosen.
+    let comparison = Memo::new_with_compare(
+        move |_| {
+            baseline_analysed.with(|b| {
+                let b = b.as_ref()?;
+                analysed.with(|a| {
+                    let a = a.as_ref()?;
+                    Some(perf::span("roofline:compare", || compare(a, b)))
+                })
+            })
         },
         |_, _| true,
     );
@@ -316,40 +245,49 @@ pub fn App(
     let scene = Memo::new(move |_| {
         // The analysis first (memos are lazy), so that the scene's measure is the scene's alone.
         analysed.with(|_| ());
-        perf::span("roofline:scene", || -> Result<Scene, String> {
-            let needle = filter.get().to_lowercase();
-            let isolated = isolate.get().then(|| selected.get()).flatten();
-            let hidden = hidden_paths.get();
-            let datapaths = ceilings.get().map(|c| {
-                c.datapaths()
-                    .map(|(d, _)| d)
-                    .filter(|d| !hidden.contains(d))
-                    .collect()
-            });
-            let options = ChartOptions {
-                top_kernels: top.get(),
-                levels: levels.get(),
-                datapaths,
-                domain: domain.get(),
-                ..ChartOptions::browser()
-            };
-            let kind = view_kind.get();
-            analysed.with(|a| {
-                let a = a.as_ref().ok_or(NO_BUNDLE)?;
-                let shown = if let Some(sel) = isolated {
-                    Cow::Owned(a.retain(|k| k.name == sel))
-                } else if !needle.is_empty() {
-                    Cow::Owned(a.retain(|k| k.name.to_lowercase().contains(&needle)))
-                } else {
-                    Cow::Borrowed(a)
+        baseline_analysed.with(|_| ());
+        perf::span(
+            "roofline:scene",
+            || -> Result<(Scene, Option<Overlay>), String> {
+                let needle = filter.get().to_lowercase();
+                let isolated = isolate.get().then(|| selected.get()).flatten();
+                let hidden = hidden_paths.get();
+                let datapaths = ceilings.get().map(|c| {
+                    c.datapaths()
+                        .map(|(d, _)| d)
+                        .filter(|d| !hidden.contains(d))
+                        .collect()
+                });
+                let options = ChartOptions {
+                    top_kernels: top.get(),
+                    levels: levels.get(),
+                    datapaths,
+                    domain: domain.get(),
+                    device: device.get(),
+                    ..ChartOptions::browser()
                 };
-                match kind {
-                    ChartKind::Hierarchical => chart::hierarchical_of(&shown, &options),
-                    ChartKind::Time | ChartKind::Machine => chart::time_based_of(&shown, &options),
-                }
-                .map_err(|e| e.to_string())
-            })
-        })
+                let kind = view_kind.get();
+                let draw = match kind {
+                    ChartKind::Hierarchical => chart::hierarchical_of,
+                    ChartKind::Time | ChartKind::Machine => chart::time_based_of,
+                };
+                analysed.with(|a| {
+                    let a = a.as_ref().ok_or(NO_BUNDLE)?;
+                    let shown = shown_kernels(a, isolated.as_deref(), &needle);
+                    baseline_analysed.with(|b| match b {
+                        Some(b) => {
+                            let base = shown_kernels(b, isolated.as_deref(), &needle);
+                            compare_scene(&shown, &base, draw, &options)
+                                .map(|(s, o)| (s, Some(o)))
+                                .map_err(|e| e.to_string())
+                        }
+                        None => draw(&shown, &options)
+                            .map(|s| (s, None))
+                            .map_err(|e| e.to_string()),
+                    })
+                })
+            },
+        )
     });
 
     let csv_name = move || {
@@ -376,7 +314,13 @@ pub fn App(
                 .into_any();
         }
         match scene.get() {
-            Ok(s) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
+            Ok((s, o)) => {
+                let labels = roofline_model::labels::kernel_labels(&s, label_n.get());
+                match o {
+                    Some(o) => view! { <ChartView scene=s selected=selected domain=domain overlay=o labels=labels /> }.into_any(),
+                    None => view! { <ChartView scene=s selected=selected domain=domain labels=labels /> }.into_any(),
+                }
+            }
             Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
         }
     };
@@ -413,6 +357,10 @@ pub fn App(
                         on:change=move |ev| {
                             if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                                 current.set(i);
+                                if baseline.get_untracked() == Some(i) {
+                                    baseline.set(None);
+                                }
+                                device.set(None);
                                 selected.set(None);
                                 domain.set(None);
                             }
@@ -434,6 +382,108 @@ pub fn App(
                         }}
                     </select>
                 </label>
+                <label>
+                    "Sample "
+                    <select
+                        id="sample-select"
+                        on:change=move |ev| {
+                            let url = event_target_value(&ev);
+                            if !url.is_empty() {
+                                open_sample(url, false);
+                            }
+                        }
+                    >
+                        <option value="">"open a sample…"</option>
+                        {move || {
+                            samples
+                                .get()
+                                .into_iter()
+                                .map(|e| { let url = e.url(); view! { <option value=url>{e.title}</option> } })
+                                .collect_view()
+                        }}
+                    </select>
+                </label>
+                <label>
+                    "Baseline "
+                    <select
+                        id="baseline-select"
+                        on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            if let Some(url) = v.strip_prefix("sample:") {
+                                open_sample(url.to_string(), true);
+                            } else {
+                                baseline.set(v.parse::<usize>().ok().filter(|i| *i != current.get_untracked()));
+                                domain.set(None);
+                            }
+                        }
+                    >
+                        <option value="none" selected=move || baseline.get().is_none()>"none"</option>
+                        {move || {
+                            let open = bundles.get();
+                            let cur = current.get();
+                            let open_urls: Vec<Option<String>> = open.iter().map(|l| l.url.clone()).collect();
+                            let opened = open
+                                .into_iter()
+                                .enumerate()
+                                .filter(|(i, _)| *i != cur)
+                                .map(|(i, l)| {
+                                    view! {
+                                        <option value=i.to_string() selected=move || baseline.get() == Some(i)>
+                                            {l.name}
+                                        </option>
+                                    }
+                                })
+                                .collect_view();
+                            let unopened = samples
+                                .get()
+                                .into_iter()
+                                .filter(|e| !open_urls.contains(&Some(e.url())))
+                                .map(|e| view! { <option value=format!("sample:{}", e.url())>{format!("sample: {}", e.title)}</option> })
+                                .collect_view();
+                            (opened, unopened)
+                        }}
+                    </select>
+                </label>
+                {move || {
+                    let devices = bundles.with(|b| {
+                        b.get(current.get())
+                            .map(|l| l.bundle.devices.iter().map(|d| (d.id.clone(), d.name.clone())).collect::<Vec<_>>())
+                            .unwrap_or_default()
+                    });
+                    (devices.len() > 1).then(|| {
+                        let first = devices[0].0.clone();
+                        view! {
+                            <label>
+                                "Device "
+                                <select
+                                    id="device-select"
+                                    on:change=move |ev| {
+                                        let v = event_target_value(&ev);
+                                        device.set((v != first).then_some(v));
+                                        selected.set(None);
+                                        domain.set(None);
+                                    }
+                                >
+                                    {devices
+                                        .into_iter()
+                                        .enumerate()
+                                        .map(|(i, (id, name))| {
+                                            let sel = id.clone();
+                                            view! {
+                                                <option
+                                                    value=id
+                                                    selected=move || device.get().map_or(i == 0, |d| d == sel)
+                                                >
+                                                    {format!("{id}: {name}")}
+                                                </option>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </select>
+                            </label>
+                        }
+                    })
+                }}
                 <label class="file">
                     "Open… "
                     <input
@@ -494,6 +544,20 @@ pub fn App(
             </header>
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             {move || loading.get().then(|| view! { <p class="loading">"Loading…"</p> })}
+            {move || {
+                comparison.with(|c| {
+                    c.as_ref().map(|c| {
+                        let base = bundles.with(|b| baseline.get().and_then(|i| b.get(i)).map(|l| l.name.clone()).unwrap_or_default());
+                        view! {
+                            <p class="compare-summary" id="compare-summary">
+                                <b>{format!("Against {base}: ")}</b>
+                                {c.summary.line()}
+                                <span class="hint">" Arrows run from each kernel's baseline point to its current one; dashed rings: gone; thick rings: new."</span>
+                            </p>
+                        }
+                    })
+                })
+            }}
             <div class="toolbar">
                 <span>"Levels: "</span>
                 {MemoryLevel::KERNEL_LEVELS
@@ -566,6 +630,21 @@ pub fn App(
                     />
                 </label>
                 <label>
+                    " Names "
+                    <input
+                        id="labels"
+                        type="number"
+                        min="0"
+                        max="40"
+                        prop:value=move || label_n.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).parse::<usize>() {
+                                label_n.set(n.min(40));
+                            }
+                        }
+                    />
+                </label>
+                <label>
                     <input type="checkbox" id="isolate" prop:checked=move || isolate.get() on:change=move |_| isolate.update(|i| *i = !*i) />
                     "Only the selected kernel"
                 </label>
@@ -593,7 +672,7 @@ pub fn App(
                         })
                     });
                     view! {
-                        <MachineView ceilings=ceilings bundles=bundles current=current edits=edits />
+                        <MachineView ceilings=ceilings bundles=bundles current=current edits=edits device=device />
                         {match sweep {
                             Some(Ok(s)) => view! { <ChartView scene=s selected=selected domain=domain /> }.into_any(),
                             _ => view! { <p class="hint" id="no-sweep">"No ERT-style sweep in this bundle: `roofline machine` records one."</p> }.into_any(),
@@ -604,7 +683,7 @@ pub fn App(
                     chart().into_any()
                 }
             }}
-            <KernelTable analysed=analysed selected=selected filter=filter />
+            <KernelTable analysed=analysed selected=selected filter=filter comparison=comparison />
             <footer>
                 "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
                 "All figures are computed in your browser; bundles never leave it."
@@ -614,384 +693,20 @@ pub fn App(
     .into_any()
 }
 
+/// The kernels a chart shows: the isolated one, or those whose name contains `needle` (lower
+/// case), or all.
+fn shown_kernels<'a>(a: &'a Analysed, isolated: Option<&str>, needle: &str) -> Cow<'a, Analysed> {
+    if let Some(sel) = isolated {
+        Cow::Owned(a.retain(|k| k.name == sel))
+    } else if !needle.is_empty() {
+        Cow::Owned(a.retain(|k| k.name.to_lowercase().contains(needle)))
+    } else {
+        Cow::Borrowed(a)
+    }
+}
+
 /// Alias so the scene selector reads naturally.
 type ChartKind = View;
-
-/// A ceiling's implementation as the machine table shows it, marking same-run references.
-fn implementation_label(implementation: Option<&str>, reference: bool) -> String {
-    let text = implementation.unwrap_or_default();
-    if reference {
-        format!("{text} (reference)")
-    } else {
-        text.to_owned()
-    }
-}
-
-/// The machine's ceilings: every entry of the bundle with its method, the one in use, the ratio
-/// of empirical to theoretical, and a what-if field.
-#[component]
-fn MachineView(
-    ceilings: Memo<Option<Ceilings>>,
-    bundles: RwSignal<Vec<Loaded>>,
-    current: RwSignal<usize>,
-    edits: RwSignal<Edits>,
-) -> impl IntoView {
-    let rows = move || {
-        let all = bundles.get();
-        let Some(l) = all.get(current.get()) else {
-            return Vec::new();
-        };
-        let Some(m) = l.bundle.machines.first() else {
-            return Vec::new();
-        };
-        let mut rows = Vec::new();
-        for level in MemoryLevel::ALL {
-            let entries: Vec<_> = m.bandwidth.iter().filter(|b| b.level == level).collect();
-            if entries.is_empty() {
-                continue;
-            }
-            let theo = entries
-                .iter()
-                .filter(|e| e.method == Method::Theoretical)
-                .map(|e| e.value)
-                .reduce(f64::max);
-            for e in entries {
-                rows.push((
-                    level.label().to_string(),
-                    format_si(e.value, "B/s"),
-                    e.method,
-                    implementation_label(e.implementation.as_deref(), e.reference),
-                    theo.filter(|_| e.method == Method::Empirical)
-                        .map(|t| e.value / t),
-                ));
-            }
-        }
-        for d in Datapath::ALL {
-            let entries: Vec<_> = m.compute.iter().filter(|c| c.datapath == d).collect();
-            if entries.is_empty() {
-                continue;
-            }
-            let theo = entries
-                .iter()
-                .filter(|e| e.method == Method::Theoretical)
-                .map(|e| e.value)
-                .reduce(f64::max);
-            for e in entries {
-                rows.push((
-                    d.label().to_string(),
-                    format_si(e.value, "FLOP/s"),
-                    e.method,
-                    implementation_label(e.implementation.as_deref(), e.reference),
-                    theo.filter(|_| e.method == Method::Empirical)
-                        .map(|t| e.value / t),
-                ));
-            }
-        }
-        if let Some(lo) = &m.launch_overhead {
-            rows.push((
-                "Launch overhead".into(),
-                format_si(lo.value_s, "s"),
-                lo.method,
-                lo.implementation.clone().unwrap_or_default(),
-                None,
-            ));
-        }
-        rows
-    };
-    view! {
-        <section class="machine">
-            <h2>"Ceilings in the bundle"</h2>
-            <table id="ceilings">
-                <thead>
-                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th></tr>
-                </thead>
-                <tbody>
-                    {move || {
-                        rows()
-                            .into_iter()
-                            .map(|(name, value, method, imp, ratio)| {
-                                view! {
-                                    <tr>
-                                        <td class="name">{name}</td>
-                                        <td>{value}</td>
-                                        <td>{match method { Method::Empirical => "empirical", Method::Theoretical => "theoretical" }}</td>
-                                        <td class="name">{imp}</td>
-                                        <td>{ratio.map_or("–".into(), |r| format!("{r:.3}"))}</td>
-                                    </tr>
-                                }
-                            })
-                            .collect_view()
-                    }}
-                </tbody>
-            </table>
-            <h2>"What if: ceilings in use"</h2>
-            <p class="hint">"Type a value (in the unit shown) to see both rooflines and the table recomputed against it."</p>
-            <table id="what-if">
-                <tbody>
-                    {move || {
-                        let c = ceilings.get().unwrap_or_default();
-                        let bw = c.levels().map(|(l, v)| {
-                            let id = format!("edit-{}", l.key());
-                            view! {
-                                <tr>
-                                    <td class="name">{l.label()}</td>
-                                    <td>
-                                        <input
-                                            id=id
-                                            type="number"
-                                            step="any"
-                                            value=format_plain_with_digits(v.value / 1e9, 6)
-                                            on:change=move |ev| {
-                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                    edits.update(|e| {
-                                                        e.bandwidth.retain(|(k, _)| *k != l);
-                                                        e.bandwidth.push((l, x * 1e9));
-                                                    });
-                                                }
-                                            }
-                                        />
-                                        " GB/s"
-                                    </td>
-                                </tr>
-                            }
-                        });
-                        let cp = c.datapaths().map(|(d, v)| {
-                            let id = format!("edit-{}", d.key());
-                            view! {
-                                <tr>
-                                    <td class="name">{d.label()}</td>
-                                    <td>
-                                        <input
-                                            id=id
-                                            type="number"
-                                            step="any"
-                                            value=format_plain_with_digits(v.value / 1e12, 6)
-                                            on:change=move |ev| {
-                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                    edits.update(|e| {
-                                                        e.compute.retain(|(k, _)| *k != d);
-                                                        e.compute.push((d, x * 1e12));
-                                                    });
-                                                }
-                                            }
-                                        />
-                                        " TFLOP/s"
-                                    </td>
-                                </tr>
-                            }
-                        });
-                        let launch = view! {
-                            <tr>
-                                <td class="name">"Launch overhead"</td>
-                                <td>
-                                    <input
-                                        id="edit-launch"
-                                        type="number"
-                                        step="any"
-                                        value=c.launch_overhead_s.map(|t| format_plain_with_digits(t * 1e6, 6)).unwrap_or_default()
-                                        on:change=move |ev| {
-                                            if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                edits.update(|e| e.launch_s = Some(x * 1e-6));
-                                            }
-                                        }
-                                    />
-                                    " µs"
-                                </td>
-                            </tr>
-                        };
-                        (bw.collect_view(), cp.collect_view(), launch)
-                    }}
-                </tbody>
-            </table>
-            <button id="reset-edits" on:click=move |_| edits.set(Edits::default())>"Undo edits"</button>
-        </section>
-    }
-}
-
-fn cell(v: Option<f64>, unit: &str) -> String {
-    v.map_or_else(|| "–".into(), |v| format_si(v, unit))
-}
-
-/// The kernel table: one row per kernel name; sortable, searchable; a click selects.
-#[component]
-fn KernelTable(
-    analysed: Memo<Option<Analysed>>,
-    selected: RwSignal<Option<String>>,
-    filter: RwSignal<String>,
-) -> impl IntoView {
-    let sort = RwSignal::new((SortBy::Time, true));
-    let header = move |label: &'static str, by: SortBy| {
-        view! {
-            <th
-                class="sortable"
-                class:name=by == SortBy::Name
-                on:click=move |_| sort.update(|(b, desc)| {
-                    if *b == by {
-                        *desc = !*desc;
-                    } else {
-                        *b = by;
-                        *desc = by != SortBy::Name;
-                    }
-                })
-            >
-                {label}
-                {move || (sort.get().0 == by).then(|| if sort.get().1 { " ▼" } else { " ▲" })}
-            </th>
-        }
-    };
-    // How many rows are drawn: a table of 10,000 rows costs a second to build and nobody reads
-    // it; the rest is a click (or a filter) away.
-    let shown = RwSignal::new(TABLE_ROWS);
-    // Everything below reads the analysis directly (it changes with the bundle and the ceilings):
-    // a memo derived from it in between (a sorted order, say) left the table stale after a machine
-    // swap, once leptos found that derived memo unchanged.
-    let more = move || {
-        let needle = filter.get().to_lowercase();
-        let total = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
-        let limit = shown.get();
-        (total > limit).then(|| {
-            view! {
-                <p class="more" id="table-more">
-                    {format!("Showing {limit} of {total} kernels. ")}
-                    <button id="show-more" on:click=move |_| shown.update(|n| *n += TABLE_ROWS)>
-                        {format!("Show {} more", TABLE_ROWS.min(total - limit))}
-                    </button>
-                    " "
-                    <button id="show-all" on:click=move |_| shown.set(usize::MAX)>"Show all"</button>
-                </p>
-            }
-        })
-    };
-    view! {
-        <section class="kernels">
-            <input
-                id="kernel-search"
-                type="search"
-                placeholder="Filter kernels by name"
-                prop:value=move || filter.get()
-                on:input=move |ev| filter.set(event_target_value(&ev))
-            />
-            <table id="kernel-table">
-                <thead>
-                    <tr>
-                        {header("Kernel", SortBy::Name)}
-                        <th>"Share"</th>
-                        {header("Time", SortBy::Time)}
-                        {header("Launches", SortBy::Launches)}
-                        {header("FLOP/s", SortBy::FlopPerS)}
-                        <th>"AI L1"</th>
-                        <th>"AI L2"</th>
-                        {header("AI HBM", SortBy::AiHbm)}
-                        <th>"Bound"</th>
-                        {header("Headroom", SortBy::Headroom)}
-                        <th>"Region"</th>
-                        {header("T/Tbound", SortBy::Gap)}
-                    </tr>
-                </thead>
-                <tbody>
-                    {move || {
-                        let limit = shown.get();
-                        let needle = filter.get().to_lowercase();
-                        let (by, desc) = sort.get();
-                        let sel = selected.get();
-                        analysed.with(|r| {
-                            let Some(r) = r else { return Vec::new() };
-                            let order = table_order(r, &needle, by, desc);
-                            let mut picked: Vec<usize> = order.iter().copied().take(limit).collect();
-                            // The selected kernel (perhaps clicked on the chart) is always listed,
-                            // after the others when it is beyond the rows drawn.
-                            picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.top[i].index].name) == sel.as_ref()));
-                            let display = r.display_names();
-                            picked
-                                .into_iter()
-                                .map(|i| {
-                                        let a = &r.top[i];
-                                        let k = &r.kernels[a.index];
-                                        let name = k.name.clone();
-                                        let is_sel = {
-                                            let name = name.clone();
-                                            move || selected.get().as_deref() == Some(name.as_str())
-                                        };
-                                        let click_name = name.clone();
-                                        view! {
-                                            <tr
-                                                class:selected=is_sel
-                                                title=name
-                                                on:click=move |_| {
-                                                    let n = click_name.clone();
-                                                    selected.update(|s| {
-                                                        *s = if s.as_deref() == Some(n.as_str()) { None } else { Some(n) };
-                                                    });
-                                                }
-                                            >
-                                                <td class="name">{display[a.index].clone()}</td>
-                                                <td>{format!("{:.1}%", a.share_of_time * 100.0)}</td>
-                                                <td>{format_si(a.time_s, "s")}</td>
-                                                <td>{k.launches}</td>
-                                                <td>{cell(a.flop_per_s, "FLOP/s")}</td>
-                                                <td>{a.ai[0].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.ai[1].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.ai[2].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.hierarchical.as_ref().map_or("–", |h| h.bound.key())}</td>
-                                                <td>{a.headroom.map_or("–".into(), |h| format!("{h:.2}"))}</td>
-                                                <td>{a.time_bound.map_or("–", |t| t.region.key())}</td>
-                                                <td>{a.gap.map_or("–".into(), |g| format!("{g:.2}"))}</td>
-                                            </tr>
-                                        }
-                                    })
-                                    .collect::<Vec<_>>()
-                        })
-                    }}
-                </tbody>
-            </table>
-            {more}
-        </section>
-    }
-}
-
-/// Rows of the kernel table drawn at first, and added by "Show more".
-const TABLE_ROWS: usize = 200;
-
-/// Indices of the analyses (`r.top`) whose kernel name contains `needle` (lower case).
-fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    (0..r.top.len()).filter(move |&i| {
-        needle.is_empty()
-            || r.kernels[r.top[i].index]
-                .name
-                .to_lowercase()
-                .contains(needle)
-    })
-}
-
-/// The kernel table's rows in display order: indices into `r.top`.
-fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
-    let mut order: Vec<usize> = matching(r, needle).collect();
-    if by == SortBy::Name {
-        let names = r.display_names();
-        order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));
-    } else {
-        let key = |i: usize| -> f64 {
-            let a = &r.top[i];
-            match by {
-                SortBy::Name | SortBy::Time => a.time_s,
-                SortBy::Launches => {
-                    #[allow(clippy::cast_precision_loss)]
-                    let n = r.kernels[a.index].launches as f64;
-                    n
-                }
-                SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
-                SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
-                SortBy::Headroom => a.headroom.unwrap_or(-1.0),
-                SortBy::Gap => a.gap.unwrap_or(-1.0),
-            }
-        };
-        order.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
-    }
-    if desc {
-        order.reverse();
-    }
-    order
-}
 
 /// What the chart area says before any bundle is open.
 const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
@@ -1008,6 +723,12 @@ header h1 { font-size: 20px; margin: 0 12px 0 0; }
 .error { color: #b00020; background: #fdecea; padding: 8px; border-radius: 4px; }
 .empty-state { color: #666; padding: 24px; text-align: center; }
 .more { font-size: 12px; color: #666; }
+.compare-summary { font-size: 13px; background: #eef4fb; padding: 6px 8px; border-radius: 4px; }
+.dark .compare-summary { background: #20303f; }
+.compare-summary .hint { color: #666; }
+td.faster { color: #0a7a32; }
+td.slower { color: #b00020; }
+tr.gone td { color: #888; font-style: italic; }
 .chart { position: relative; max-width: 1000px; }
 .chart svg { width: 100%; height: auto; display: block; user-select: none; }
 .dark .chart svg .bg { fill: #1e2126; }

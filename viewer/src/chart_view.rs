@@ -2,7 +2,8 @@
 //! figure: positions, labels and colours all come from `roofline_model::chart`.
 
 use leptos::prelude::*;
-use roofline_model::chart::{Anchor, Domain, LineRole, MarkerKind, Scene, style};
+use roofline_model::chart::{Anchor, Domain, Label, LineRole, MarkerKind, Scene, style};
+use roofline_model::compare::Overlay;
 use roofline_model::geometry::roofline::nearest_point;
 
 fn points(pts: &[(f64, f64)]) -> String {
@@ -31,7 +32,23 @@ pub fn ChartView(
     selected: RwSignal<Option<String>>,
     /// The data ranges shown; wheel and drag set it (zoom and pan), `None` fits the data.
     domain: RwSignal<Option<Domain>>,
+    /// A comparison with a baseline run: arrows, new and gone kernels.
+    #[prop(optional)]
+    overlay: Option<Overlay>,
+    /// Kernel names placed on the chart (`roofline_model::labels`).
+    #[prop(optional)]
+    labels: Vec<Label>,
 ) -> impl IntoView {
+    let overlay = overlay.unwrap_or_default();
+    let is_new: Vec<bool> = {
+        let mut v = vec![false; scene.markers.len()];
+        for &i in &overlay.new_markers {
+            if let Some(x) = v.get_mut(i) {
+                *x = true;
+            }
+        }
+        v
+    };
     let area = scene.viewport.area;
     let (w, h) = (scene.width, scene.height);
     let hover = RwSignal::new(None::<(f64, f64, String)>);
@@ -162,6 +179,9 @@ pub fn ChartView(
                     <clipPath id="plot-clip">
                         <rect x=area.x y=area.y width=area.width height=area.height />
                     </clipPath>
+                    <marker id="arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" fill="#444" />
+                    </marker>
                 </defs>
                 <text x=area.x y="22" font-size="17" font-weight="bold" fill="#111">{scene.title.clone()}</text>
                 <text x=area.x y="40" fill="#555">{scene.subtitle.clone()}</text>
@@ -247,6 +267,48 @@ pub fn ChartView(
                         }
                     })
                     .collect_view()}
+                <g class="compare" clip-path="url(#plot-clip)">
+                    {overlay
+                        .gone
+                        .iter()
+                        .map(|g| {
+                            view! {
+                                <circle
+                                    class="gone"
+                                    data-kernel=g.kernel.clone()
+                                    cx=g.at.0
+                                    cy=g.at.1
+                                    r=g.radius
+                                    fill="none"
+                                    stroke=style::marker(g.kind)
+                                    stroke-width="1.5"
+                                    stroke-dasharray="3 2"
+                                />
+                            }
+                        })
+                        .collect_view()}
+                    {overlay
+                        .arrows
+                        .iter()
+                        .filter(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1) > 0.5)
+                        .map(|a| {
+                            view! {
+                                <line
+                                    class="arrow"
+                                    data-kernel=a.kernel.clone()
+                                    x1=a.from.0
+                                    y1=a.from.1
+                                    x2=a.to.0
+                                    y2=a.to.1
+                                    stroke="#444"
+                                    stroke-opacity="0.7"
+                                    stroke-width="1.2"
+                                    marker-end="url(#arrowhead)"
+                                />
+                            }
+                        })
+                        .collect_view()}
+                </g>
                 <g clip-path="url(#plot-clip)">
                     {scene
                         .markers
@@ -259,10 +321,12 @@ pub fn ChartView(
                                 _ => (colour, "#ffffff"),
                             };
                             let name = names[i].clone();
+                            let new = is_new[i];
                             let is_sel = move || selected.get().as_deref() == Some(name.as_str());
                             view! {
                                 <circle
                                     class="marker"
+                                    class:new=new
                                     class:selected={
                                         let is_sel = is_sel.clone();
                                         move || is_sel()
@@ -284,8 +348,30 @@ pub fn ChartView(
                                         let is_sel = is_sel.clone();
                                         move || if is_sel() { "#111111" } else { stroke }
                                     }
-                                    stroke-width=move || if is_sel() { 3.0 } else { 1.5 }
+                                    stroke-width=move || if is_sel() { 3.0 } else if new { 2.5 } else { 1.5 }
                                 />
+                            }
+                        })
+                        .collect_view()}
+                </g>
+                <g class="kernel-labels">
+                    {labels
+                        .iter()
+                        .map(|l| {
+                            view! {
+                                <text
+                                    class="kernel-label"
+                                    x=l.at.0
+                                    y=l.at.1
+                                    text-anchor=anchor(l.anchor)
+                                    font-size="11"
+                                    fill="#222"
+                                    stroke="#fff"
+                                    stroke-width="3"
+                                    paint-order="stroke"
+                                >
+                                    {l.text.clone()}
+                                </text>
                             }
                         })
                         .collect_view()}

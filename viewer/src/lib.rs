@@ -7,6 +7,9 @@
 pub mod app;
 pub mod chart_view;
 pub mod export;
+pub mod kernel_table;
+pub mod loading;
+pub mod machine_view;
 pub mod perf;
 pub mod url_state;
 

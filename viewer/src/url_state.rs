@@ -1,15 +1,49 @@
 //! The view's state in the URL query, so that a copied link reproduces the view:
-//! `?bundle=URL&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&theme=dark`.
+//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark`.
 
 use roofline_model::bundle::MemoryLevel;
 
-use crate::app::View;
+/// What the main area shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Performance against intensity.
+    Hierarchical,
+    /// FLOPs against bytes.
+    Time,
+    /// The ceilings table.
+    Machine,
+}
+
+impl View {
+    /// The URL name.
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Hierarchical => "hierarchical",
+            View::Time => "time",
+            View::Machine => "machine",
+        }
+    }
+
+    /// From the URL name.
+    pub fn from_key(s: &str) -> Option<Self> {
+        match s {
+            "hierarchical" => Some(View::Hierarchical),
+            "time" => Some(View::Time),
+            "machine" => Some(View::Machine),
+            _ => None,
+        }
+    }
+}
 
 /// What the URL says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UrlState {
     /// A bundle to fetch.
     pub bundle: Option<String>,
+    /// A baseline bundle to fetch and compare with.
+    pub baseline: Option<String>,
+    /// The device shown, for bundles with more than one.
+    pub device: Option<String>,
     /// The view.
     pub view: View,
     /// The selected kernel (full name).
@@ -20,6 +54,8 @@ pub struct UrlState {
     pub levels: Vec<MemoryLevel>,
     /// How many kernels are drawn.
     pub top: Option<usize>,
+    /// How many of the largest kernels are named on the chart.
+    pub labels: Option<usize>,
     /// Dark theme.
     pub dark: bool,
 }
@@ -28,11 +64,14 @@ impl Default for UrlState {
     fn default() -> Self {
         UrlState {
             bundle: None,
+            baseline: None,
+            device: None,
             view: View::Hierarchical,
             kernel: None,
             filter: String::new(),
             levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
             top: None,
+            labels: None,
             dark: false,
         }
     }
@@ -46,6 +85,8 @@ impl UrlState {
             return s;
         };
         s.bundle = params.get("bundle").filter(|b| !b.is_empty());
+        s.baseline = params.get("baseline").filter(|b| !b.is_empty());
+        s.device = params.get("device").filter(|b| !b.is_empty());
         s.view = params
             .get("chart")
             .and_then(|c| View::from_key(&c))
@@ -65,6 +106,7 @@ impl UrlState {
             .get("top")
             .and_then(|t| t.parse().ok())
             .filter(|t| *t > 0);
+        s.labels = params.get("labels").and_then(|t| t.parse().ok());
         s.dark = params.get("theme").as_deref() == Some("dark");
         s
     }
@@ -85,6 +127,12 @@ impl UrlState {
         if let Some(b) = &self.bundle {
             p.append("bundle", b);
         }
+        if let Some(b) = &self.baseline {
+            p.append("baseline", b);
+        }
+        if let Some(d) = &self.device {
+            p.append("device", d);
+        }
         if self.view != View::Hierarchical {
             p.append("chart", self.view.key());
         }
@@ -100,6 +148,9 @@ impl UrlState {
         }
         if let Some(t) = self.top {
             p.append("top", &t.to_string());
+        }
+        if let Some(n) = self.labels {
+            p.append("labels", &n.to_string());
         }
         if self.dark {
             p.append("theme", "dark");

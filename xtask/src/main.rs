@@ -15,6 +15,8 @@
 //! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
 //!   (`sass` below); writes `docs/kernels-sass.md` and `kernels/sass-audit.tsv`, or with `--check`
 //!   (as `test` runs it) fails when they differ from a fresh audit.
+//! - `cargo xtask samples`: regenerates the viewer's real sample bundles
+//!   (`tests/fixtures/bundles/deepcam-v100-*.json`) from the study's Nsight Compute outputs.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
 
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
             args.iter().any(|a| a == "--check"),
             args.iter().any(|a| a == "--keep"),
         ),
+        Some("samples") => samples(),
         Some("bench-viewer") => build_web().and_then(|_| bench_viewer()),
         Some("serve") => {
             let port = args
@@ -49,7 +52,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass|wheel>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
             );
             return ExitCode::from(2);
         }
@@ -243,6 +246,15 @@ fn count(line: &str, label: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// Regenerates the viewer's real sample bundles from the study's Nsight Compute outputs
+/// (`tests/bin/samples.rs`); `tests/e2e/samples.rs` checks that the committed ones equal a fresh
+/// import.
+fn samples() -> Result<(), String> {
+    let mut c = cargo();
+    c.args(["run", "-p", "roofline-tests", "--bin", "samples"]);
+    run("import the sample bundles (roofline import --arch 7.0)", c)
+}
+
 fn demo() -> Result<(), String> {
     let mut c = cargo();
     c.args(["build", "--release", "-p", "roofline-collector"]);
@@ -306,7 +318,11 @@ fn build_web() -> Result<PathBuf, String> {
     ]);
     run("build the viewer (wasm32, wasm-release)", c)?;
     let root = root();
-    let wasm = root.join("target/wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
+    // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let wasm = target.join("wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
     let dist = root.join("dist");
     let _ = std::fs::remove_dir_all(&dist);
     std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
@@ -326,6 +342,7 @@ fn build_web() -> Result<PathBuf, String> {
             std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
         }
     }
+    copy_samples(&root, &dist)?;
     let wasm_out = dist.join("roofline_viewer_bg.wasm");
     let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
     let gz = gzip_len(&bytes)?;
@@ -336,6 +353,30 @@ fn build_web() -> Result<PathBuf, String> {
         gz / 1000
     );
     Ok(dist)
+}
+
+/// Copies the sample bundles into `dist/samples/` with their list (`viewer/samples.json` as
+/// `index.json`), which the viewer's picker reads: samples are files beside the site, never
+/// compiled into the wasm. `tests/e2e/samples.rs` checks that the list names existing bundles.
+fn copy_samples(root: &Path, dist: &Path) -> Result<(), String> {
+    let to = dist.join("samples");
+    std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let index = root.join("viewer/samples.json");
+    std::fs::copy(&index, to.join("index.json"))
+        .map_err(|e| format!("{}: {e}", index.display()))?;
+    let bundles = root.join("tests/fixtures/bundles");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bundles).map_err(|e| format!("{}: {e}", bundles.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "json")
+            && let Some(name) = path.file_name()
+        {
+            std::fs::copy(&path, to.join(name)).map_err(|e| format!("{}: {e}", path.display()))?;
+            n += 1;
+        }
+    }
+    eprintln!("copied {n} sample bundles to {}", to.display());
+    Ok(())
 }
 
 fn gzip_len(bytes: &[u8]) -> Result<usize, String> {

@@ -29,7 +29,7 @@ fn printable(s: &str) -> String {
 }
 
 /// Lays out rows of cells in columns; the last column is left unpadded.
-fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
+pub(crate) fn columns(rows: &[Vec<String>], right_aligned: &[bool]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|c| {

@@ -1,5 +1,6 @@
 //! Exporters: each turns a bundle or a chart into bytes; [`crate::io`] writes them.
 
+pub mod compare;
 pub mod info;
 pub mod machine;
 pub mod svg;

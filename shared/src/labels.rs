@@ -1,0 +1,190 @@
+//! Names on the chart: the largest kernels of a [`Scene`] labelled with their short names, each
+//! placed beside one of its markers where it covers no marker, no ceiling label and no other
+//! kernel label; a kernel with no free place is left to the hover.
+//!
+//! Candidate places are tried in a fixed order (right, left, above, below, then the diagonals)
+//! around each of the kernel's markers, largest marker first; the first free one wins. Text
+//! extents are the estimate of [`Label::corners`] (0.6 em per character).
+
+use crate::chart::{Anchor, LABEL_FONT_PX, Label, LineRole, Scene};
+
+/// An axis-aligned box, pixels: (left, top, right, bottom).
+type Box2 = (f64, f64, f64, f64);
+
+fn bbox(corners: &[(f64, f64); 4]) -> Box2 {
+    corners.iter().fold(
+        (
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ),
+        |(l, t, r, b), p| (l.min(p.0), t.min(p.1), r.max(p.0), b.max(p.1)),
+    )
+}
+
+fn intersects(a: Box2, b: Box2) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// The box a marker covers, with a pixel of margin.
+pub fn marker_box(at: (f64, f64), radius: f64) -> Box2 {
+    let r = radius + 1.0;
+    (at.0 - r, at.1 - r, at.0 + r, at.1 + r)
+}
+
+/// The box a label covers (its rotated rectangle's bounding box).
+pub fn label_box(l: &Label) -> Box2 {
+    bbox(&l.corners())
+}
+
+/// A kernel label's box with room for a wider face than the 0.6 em estimate: 20% wider (about
+/// its anchor) and 2 px all round. Browsers' sans-serif faces (DejaVu Sans here) run wider than
+/// 0.6 em on names full of `_` and capitals.
+fn padded(l: &Label) -> Box2 {
+    let (x0, y0, x1, y1) = label_box(l);
+    let extra = (x1 - x0) * 0.2;
+    let (x0, x1) = match l.anchor {
+        Anchor::Start => (x0, x1 + extra),
+        Anchor::Middle => (x0 - extra / 2.0, x1 + extra / 2.0),
+        Anchor::End => (x0 - extra, x1),
+    };
+    (x0 - 2.0, y0 - 2.0, x1 + 2.0, y1 + 2.0)
+}
+
+/// Longest label, characters (a longer short name is cut, with an ellipsis).
+pub const MAX_CHARS: usize = 24;
+
+fn cut(name: &str) -> String {
+    if name.chars().count() > MAX_CHARS {
+        let head: String = name.chars().take(MAX_CHARS - 1).collect();
+        format!("{head}…")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Short names for `kernels` (scene indices), cut to [`MAX_CHARS`] and unique: a name shared by
+/// several gets `#rank`.
+fn unique_names(scene: &Scene, kernels: &[usize]) -> Vec<String> {
+    let cuts: Vec<String> = kernels
+        .iter()
+        .map(|&k| cut(&scene.kernels[k].name))
+        .collect();
+    kernels
+        .iter()
+        .zip(&cuts)
+        .map(|(&k, c)| {
+            if cuts.iter().filter(|o| *o == c).count() > 1 {
+                format!("{c} #{}", scene.kernels[k].rank)
+            } else {
+                c.clone()
+            }
+        })
+        .collect()
+}
+
+/// Labels for the `n` largest kernels of `scene` (by rank) that have a free place. Each label's
+/// `role` is the kernel's [`LineRole::KernelLink`].
+pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
+    let area = scene.viewport.area;
+    let inside =
+        |b: Box2| b.0 >= area.x && b.1 >= area.y && b.2 <= area.right() && b.3 <= area.bottom();
+    let mut taken: Vec<Box2> = scene
+        .markers
+        .iter()
+        .map(|m| marker_box(m.at, m.radius))
+        .chain(scene.labels.iter().map(label_box))
+        .collect();
+    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
+    order.sort_by_key(|&k| scene.kernels[k].rank);
+    order.truncate(n);
+    let names = unique_names(scene, &order);
+    let mut out = Vec::new();
+    for (&k, text) in order.iter().zip(names) {
+        let mut markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
+        markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+        let half = LABEL_FONT_PX * 0.3;
+        let placed = markers.iter().find_map(|m| {
+            let (x, y, g) = (m.at.0, m.at.1, m.radius + 3.0);
+            [
+                ((x + g, y + half), Anchor::Start),
+                ((x - g, y + half), Anchor::End),
+                ((x, y - g - 2.0), Anchor::Middle),
+                ((x, y + g + LABEL_FONT_PX), Anchor::Middle),
+                ((x + g, y - g), Anchor::Start),
+                ((x - g, y - g), Anchor::End),
+                ((x + g, y + g + LABEL_FONT_PX * 0.6), Anchor::Start),
+                ((x - g, y + g + LABEL_FONT_PX * 0.6), Anchor::End),
+            ]
+            .into_iter()
+            .map(|(at, anchor)| Label {
+                text: text.clone(),
+                at,
+                angle_deg: 0.0,
+                anchor,
+                role: LineRole::KernelLink { kernel: k },
+            })
+            .find(|l| {
+                let b = padded(l);
+                inside(b) && !taken.iter().any(|t| intersects(*t, b))
+            })
+        });
+        if let Some(l) = placed {
+            taken.push(padded(&l));
+            out.push(l);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::{ChartOptions, hierarchical, time_based};
+
+    fn example() -> crate::Bundle {
+        crate::parse_bundle(include_str!(
+            "../../tests/fixtures/bundles/v100-deepcam-example.json"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn labels_keep_clear_of_markers_ceiling_labels_and_each_other() {
+        let b = example();
+        for o in [ChartOptions::browser(), ChartOptions::default()] {
+            for scene in [hierarchical(&b, &o).unwrap(), time_based(&b, &o).unwrap()] {
+                let labels = kernel_labels(&scene, 8);
+                assert!(labels.len() >= 3, "{} labels", labels.len());
+                for (i, l) in labels.iter().enumerate() {
+                    let lb = label_box(l);
+                    for m in &scene.markers {
+                        assert!(
+                            !intersects(lb, marker_box(m.at, m.radius)),
+                            "{} on a marker",
+                            l.text
+                        );
+                    }
+                    for c in &scene.labels {
+                        assert!(!l.overlaps(c), "{} on {}", l.text, c.text);
+                    }
+                    for o in &labels[i + 1..] {
+                        assert!(!l.overlaps(o), "{} on {}", l.text, o.text);
+                    }
+                }
+                let texts: Vec<&str> = labels.iter().map(|l| l.text.as_str()).collect();
+                let mut unique = texts.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                assert_eq!(unique.len(), texts.len(), "{texts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_labels_when_none_asked() {
+        let scene = hierarchical(&example(), &ChartOptions::browser()).unwrap();
+        assert!(kernel_labels(&scene, 0).is_empty());
+    }
+}

@@ -1,0 +1,290 @@
+//! The kernel table: one row per kernel name, sortable and searchable; a click selects. With a
+//! baseline it gains the baseline's time, Δ, speed-up and change of bound.
+
+use leptos::prelude::*;
+
+use roofline_model::chart::Analysed;
+use roofline_model::compare::{CompareRow, Comparison, Presence, bound_key};
+use roofline_model::geometry::si::{format_plain, format_si};
+
+/// The table's sort column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SortBy {
+    Name,
+    Time,
+    Launches,
+    FlopPerS,
+    AiHbm,
+    Headroom,
+    Gap,
+}
+
+fn cell(v: Option<f64>, unit: &str) -> String {
+    v.map_or_else(|| "–".into(), |v| format_si(v, unit))
+}
+
+/// The kernel table: one row per kernel name; sortable, searchable; a click selects.
+#[component]
+pub fn KernelTable(
+    /// The current run's analysis.
+    analysed: Memo<Option<Analysed>>,
+    /// The selected kernel (full name).
+    selected: RwSignal<Option<String>>,
+    /// The name filter.
+    filter: RwSignal<String>,
+    /// The comparison with a baseline, when one is chosen: its rows follow `analysed.top`'s order,
+    /// then the gone kernels.
+    comparison: Memo<Option<Comparison>>,
+) -> impl IntoView {
+    let comparing = move || comparison.with(Option::is_some);
+    let sort = RwSignal::new((SortBy::Time, true));
+    let header = move |label: &'static str, by: SortBy| {
+        view! {
+            <th
+                class="sortable"
+                class:name=by == SortBy::Name
+                on:click=move |_| sort.update(|(b, desc)| {
+                    if *b == by {
+                        *desc = !*desc;
+                    } else {
+                        *b = by;
+                        *desc = by != SortBy::Name;
+                    }
+                })
+            >
+                {label}
+                {move || (sort.get().0 == by).then(|| if sort.get().1 { " ▼" } else { " ▲" })}
+            </th>
+        }
+    };
+    // How many rows are drawn: a table of 10,000 rows costs a second to build and nobody reads
+    // it; the rest is a click (or a filter) away.
+    let shown = RwSignal::new(TABLE_ROWS);
+    // Everything below reads the analysis directly (it changes with the bundle and the ceilings):
+    // a memo derived from it in between (a sorted order, say) left the table stale after a machine
+    // swap, once leptos found that derived memo unchanged.
+    let more = move || {
+        let needle = filter.get().to_lowercase();
+        let total = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
+        let limit = shown.get();
+        (total > limit).then(|| {
+            view! {
+                <p class="more" id="table-more">
+                    {format!("Showing {limit} of {total} kernels. ")}
+                    <button id="show-more" on:click=move |_| shown.update(|n| *n += TABLE_ROWS)>
+                        {format!("Show {} more", TABLE_ROWS.min(total - limit))}
+                    </button>
+                    " "
+                    <button id="show-all" on:click=move |_| shown.set(usize::MAX)>"Show all"</button>
+                </p>
+            }
+        })
+    };
+    view! {
+        <section class="kernels">
+            <input
+                id="kernel-search"
+                type="search"
+                placeholder="Filter kernels by name"
+                prop:value=move || filter.get()
+                on:input=move |ev| filter.set(event_target_value(&ev))
+            />
+            <table id="kernel-table">
+                <thead>
+                    <tr>
+                        {header("Kernel", SortBy::Name)}
+                        <th>"Share"</th>
+                        {header("Time", SortBy::Time)}
+                        {header("Launches", SortBy::Launches)}
+                        {header("FLOP/s", SortBy::FlopPerS)}
+                        <th>"AI L1"</th>
+                        <th>"AI L2"</th>
+                        {header("AI HBM", SortBy::AiHbm)}
+                        <th>"Bound"</th>
+                        {header("Headroom", SortBy::Headroom)}
+                        <th>"Region"</th>
+                        {header("T/Tbound", SortBy::Gap)}
+                        {move || comparing().then(|| view! {
+                            <th class="baseline">"Baseline"</th>
+                            <th>"Δ time"</th>
+                            <th>"Speed-up"</th>
+                            <th>"Bound change"</th>
+                        })}
+                    </tr>
+                </thead>
+                <tbody>
+                    {move || {
+                        let limit = shown.get();
+                        let needle = filter.get().to_lowercase();
+                        let (by, desc) = sort.get();
+                        let sel = selected.get();
+                        analysed.with(|r| {
+                            let Some(r) = r else { return Vec::new() };
+                            let order = table_order(r, &needle, by, desc);
+                            let mut picked: Vec<usize> = order.iter().copied().take(limit).collect();
+                            // The selected kernel (perhaps clicked on the chart) is always listed,
+                            // after the others when it is beyond the rows drawn.
+                            picked.extend(order.iter().skip(limit).copied().find(|&i| Some(&r.kernels[r.top[i].index].name) == sel.as_ref()));
+                            let display = r.display_names();
+                            picked
+                                .into_iter()
+                                .map(|i| {
+                                        let a = &r.top[i];
+                                        let k = &r.kernels[a.index];
+                                        let cmp = comparison.with(|c| c.as_ref().and_then(|c| c.rows.get(i).filter(|row| row.name == k.name).cloned()));
+                                        let name = k.name.clone();
+                                        let is_sel = {
+                                            let name = name.clone();
+                                            move || selected.get().as_deref() == Some(name.as_str())
+                                        };
+                                        let click_name = name.clone();
+                                        view! {
+                                            <tr
+                                                class:selected=is_sel
+                                                title=name
+                                                on:click=move |_| {
+                                                    let n = click_name.clone();
+                                                    selected.update(|s| {
+                                                        *s = if s.as_deref() == Some(n.as_str()) { None } else { Some(n) };
+                                                    });
+                                                }
+                                            >
+                                                <td class="name">{display[a.index].clone()}</td>
+                                                <td>{format!("{:.1}%", a.share_of_time * 100.0)}</td>
+                                                <td>{format_si(a.time_s, "s")}</td>
+                                                <td>{k.launches}</td>
+                                                <td>{cell(a.flop_per_s, "FLOP/s")}</td>
+                                                <td>{a.ai[0].map_or("–".into(), format_plain)}</td>
+                                                <td>{a.ai[1].map_or("–".into(), format_plain)}</td>
+                                                <td>{a.ai[2].map_or("–".into(), format_plain)}</td>
+                                                <td>{a.hierarchical.as_ref().map_or("–", |h| h.bound.key())}</td>
+                                                <td>{a.headroom.map_or("–".into(), |h| format!("{h:.2}"))}</td>
+                                                <td>{a.time_bound.map_or("–", |t| t.region.key())}</td>
+                                                <td>{a.gap.map_or("–".into(), |g| format!("{g:.2}"))}</td>
+                                                {cmp.map(|row| compare_cells(&row))}
+                                            </tr>
+                                        }
+                                        .into_any()
+                                    })
+                                    .chain(gone_rows(comparison, &needle, limit.saturating_sub(order.len())))
+                                    .collect::<Vec<_>>()
+                        })
+                    }}
+                </tbody>
+            </table>
+            {more}
+        </section>
+    }
+}
+
+/// The comparison's cells of a row: baseline time, Δ, speed-up, change of bound (or `new`).
+fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
+    let speedup = row.speedup();
+    let class = match speedup {
+        Some(x) if x > 1.0 => "faster",
+        Some(x) if x < 1.0 => "slower",
+        _ => "",
+    };
+    let change = match row.presence {
+        Presence::New => "new".to_string(),
+        Presence::Gone => "gone".to_string(),
+        Presence::Both => row.bound_change().unwrap_or_else(|| "–".into()),
+    };
+    view! {
+        <td class="baseline">{row.baseline.as_ref().map_or("–".into(), |b| format_si(b.time_s, "s"))}</td>
+        <td class=format!("delta {class}")>{signed_si(row.delta_s())}</td>
+        <td class=format!("speedup {class}")>{speedup.map_or("–".into(), |x| format!("{x:.2}×"))}</td>
+        <td class="bound-change">{change}</td>
+    }
+}
+
+/// A time difference with its sign.
+fn signed_si(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", format_si(v, "s"))
+    } else if v < 0.0 {
+        format!("−{}", format_si(-v, "s"))
+    } else {
+        "0 s".into()
+    }
+}
+
+/// The kernels gone since the baseline (matching the filter), after the current run's rows, at
+/// most `limit` (what is left of the rows drawn once the current run's are listed: "Show all"
+/// lists them all; the summary line counts them).
+fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -> Vec<AnyView> {
+    comparison.with(|c| {
+        let Some(c) = c else { return Vec::new() };
+        c.rows
+            .iter()
+            .filter(|r| r.presence == Presence::Gone)
+            .filter(|r| needle.is_empty() || r.name.to_lowercase().contains(needle))
+            .take(limit)
+            .map(|r| {
+                let b = r.baseline.as_ref();
+                view! {
+                    <tr class="gone" title=r.name.clone()>
+                        <td class="name">{format!("{} (gone)", r.short_name())}</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>{bound_key(b.and_then(|b| b.bound))}</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        <td>"–"</td>
+                        {compare_cells(r)}
+                    </tr>
+                }
+                .into_any()
+            })
+            .collect()
+    })
+}
+
+/// Rows of the kernel table drawn at first, and added by "Show more".
+const TABLE_ROWS: usize = 200;
+
+/// Indices of the analyses (`r.top`) whose kernel name contains `needle` (lower case).
+fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    (0..r.top.len()).filter(move |&i| {
+        needle.is_empty()
+            || r.kernels[r.top[i].index]
+                .name
+                .to_lowercase()
+                .contains(needle)
+    })
+}
+
+/// The kernel table's rows in display order: indices into `r.top`.
+fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = matching(r, needle).collect();
+    if by == SortBy::Name {
+        let names = r.display_names();
+        order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));
+    } else {
+        let key = |i: usize| -> f64 {
+            let a = &r.top[i];
+            match by {
+                SortBy::Name | SortBy::Time => a.time_s,
+                SortBy::Launches => {
+                    #[allow(clippy::cast_precision_loss)]
+                    let n = r.kernels[a.index].launches as f64;
+                    n
+                }
+                SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
+                SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
+                SortBy::Headroom => a.headroom.unwrap_or(-1.0),
+                SortBy::Gap => a.gap.unwrap_or(-1.0),
+            }
+        };
+        order.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
+    }
+    if desc {
+        order.reverse();
+    }
+    order
+}

@@ -1,0 +1,160 @@
+//! Opening bundles: files chosen or dropped, URLs fetched, and the sample list served beside the
+//! site (`samples/index.json`, written by `cargo xtask web`); each bundle is parsed and its
+//! kernels aggregated once.
+
+use std::sync::Arc;
+
+use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::bundle::Bundle;
+use roofline_model::ceilings::Ceilings;
+use wasm_bindgen::JsCast;
+
+use crate::perf;
+
+/// A bundle opened in the viewer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    /// File name, sample name or URL.
+    pub name: String,
+    /// The bundle, its kernels aggregated by name once on opening (`roofline profile` writes one
+    /// entry per launch; aggregating again, as the report and charts do, changes nothing). Shared,
+    /// so that the page's signals clone a pointer, not 100,000 kernels.
+    pub bundle: Arc<Bundle>,
+    /// Where it was fetched from (a sample or `?bundle=URL`), so that the page's URL can name it;
+    /// `None` for a local file.
+    pub url: Option<String>,
+}
+
+/// One entry of the sample list (`samples/index.json`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleEntry {
+    /// File name under `samples/`.
+    pub file: String,
+    /// What the sample is, for the picker.
+    pub title: String,
+}
+
+impl SampleEntry {
+    /// The sample's URL, relative to the page.
+    pub fn url(&self) -> String {
+        format!("samples/{}", self.file)
+    }
+}
+
+/// The sample list served beside the site; empty when there is none (a page opened without
+/// `cargo xtask web`'s samples).
+pub async fn fetch_samples() -> Vec<SampleEntry> {
+    let Ok(bytes) = fetch_bytes("samples/index.json").await else {
+        return Vec::new();
+    };
+    let Ok(serde_json::Value::Array(entries)) = serde_json::from_slice(&bytes) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|e| {
+            Some(SampleEntry {
+                file: e.get("file")?.as_str()?.to_string(),
+                title: e.get("title")?.as_str()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Text as a bundle named `name`, its kernels aggregated.
+///
+/// # Errors
+/// A message naming the bundle and what is wrong with it.
+pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
+    perf::mark("roofline:open:read");
+    let parsed = roofline_model::parse_bundle(text);
+    perf::mark("roofline:open:parsed");
+    parsed
+        .map(|mut bundle| {
+            bundle.kernels =
+                perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
+            Loaded {
+                name: name.to_string(),
+                bundle: Arc::new(bundle),
+                url: None,
+            }
+        })
+        .map_err(|e| format!("{name} is not a readable bundle: {e}"))
+}
+
+/// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
+/// large file costs a decoding and an encoding more).
+pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!("{name} is not a readable bundle: it is not UTF-8 text (a bundle is JSON): {e}")
+    })?;
+    parse(name, text)
+}
+
+/// The bytes of a resolved `ArrayBuffer` promise.
+async fn array_buffer(p: js_sys::Promise) -> Result<Vec<u8>, ()> {
+    let buf = wasm_bindgen_futures::JsFuture::from(p)
+        .await
+        .map_err(|_| ())?;
+    Ok(js_sys::Uint8Array::new(&buf).to_vec())
+}
+
+/// The body of `url`.
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+    use wasm_bindgen_futures::JsFuture;
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| {
+        format!(
+            "could not fetch {url}: the server did not answer, or it does not allow this page to read it (CORS: the server must send Access-Control-Allow-Origin)"
+        )
+    })?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response".to_string())?;
+    if !resp.ok() {
+        return Err(format!(
+            "could not fetch {url}: the server answered HTTP {} {}",
+            resp.status(),
+            resp.status_text()
+        ));
+    }
+    let body = resp
+        .array_buffer()
+        .map_err(|_| format!("could not read the body of {url}"))?;
+    array_buffer(body)
+        .await
+        .map_err(|()| format!("could not read the body of {url}"))
+}
+
+/// Fetches and parses a bundle; `name` is what the bundle picker shows (the URL when `None`).
+///
+/// # Errors
+/// A message saying what failed: the fetch, the HTTP status, or the bundle.
+pub async fn fetch_bundle(url: &str, name: Option<&str>) -> Result<Loaded, String> {
+    perf::mark("roofline:open:start");
+    let bytes = fetch_bytes(url).await?;
+    let mut l = parse_bytes(name.unwrap_or(url), &bytes)?;
+    l.url = Some(url.to_string());
+    Ok(l)
+}
+
+/// Reads a local file as a bundle.
+///
+/// # Errors
+/// A message naming the file and what failed.
+pub async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
+    let name = file.name();
+    perf::mark("roofline:open:start");
+    let bytes = array_buffer(file.array_buffer())
+        .await
+        .map_err(|()| format!("could not read {name}"))?;
+    parse_bytes(&name, &bytes)
+}
+
+/// The ceilings of a device's machine (`None`: the bundle's first device), else of the bundle's
+/// first machine.
+pub fn ceilings_of(b: &Bundle, device: Option<&str>) -> Option<Ceilings> {
+    let device = device.or_else(|| b.devices.first().map(|d| d.id.as_str()));
+    device
+        .and_then(|d| b.machine_for(d))
+        .or_else(|| b.machines.first())
+        .map(Ceilings::from_machine)
+}

@@ -1,0 +1,258 @@
+//! The machine view: every ceiling of the bundle with its method, the ones in use, the ratio of
+//! empirical to theoretical, and what-if fields that edit the ceilings in use.
+
+use leptos::prelude::*;
+
+use roofline_model::bundle::{Datapath, MemoryLevel, Method};
+use roofline_model::ceilings::{Ceiling, Ceilings};
+use roofline_model::geometry::si::{format_plain_with_digits, format_si};
+
+use crate::loading::Loaded;
+
+/// Hand edits of ceilings, applied over the chosen machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Edits {
+    /// Bandwidth overrides, byte/s.
+    pub bandwidth: Vec<(MemoryLevel, f64)>,
+    /// Compute overrides, FLOP/s.
+    pub compute: Vec<(Datapath, f64)>,
+    /// Launch overhead override, seconds.
+    pub launch_s: Option<f64>,
+}
+
+impl Edits {
+    /// The ceilings `c` with these edits applied.
+    pub fn apply(&self, mut c: Ceilings) -> Ceilings {
+        for (l, v) in &self.bandwidth {
+            c.set_bandwidth(
+                *l,
+                Some(Ceiling {
+                    value: *v,
+                    method: Method::Empirical,
+                }),
+            );
+        }
+        for (d, v) in &self.compute {
+            c.set_peak(
+                *d,
+                Some(Ceiling {
+                    value: *v,
+                    method: Method::Empirical,
+                }),
+            );
+        }
+        if let Some(t) = self.launch_s {
+            c.launch_overhead_s = Some(t);
+        }
+        c
+    }
+
+    /// Whether nothing is edited.
+    pub fn is_empty(&self) -> bool {
+        self.bandwidth.is_empty() && self.compute.is_empty() && self.launch_s.is_none()
+    }
+}
+
+/// A ceiling's implementation as the machine table shows it, marking same-run references.
+fn implementation_label(implementation: Option<&str>, reference: bool) -> String {
+    let text = implementation.unwrap_or_default();
+    if reference {
+        format!("{text} (reference)")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The machine's ceilings: every entry of the bundle with its method, the one in use, the ratio
+/// of empirical to theoretical, and a what-if field.
+#[component]
+pub fn MachineView(
+    /// The ceilings in use.
+    ceilings: Memo<Option<Ceilings>>,
+    /// The open bundles.
+    bundles: RwSignal<Vec<Loaded>>,
+    /// The current bundle's index.
+    current: RwSignal<usize>,
+    /// Hand edits of the ceilings.
+    edits: RwSignal<Edits>,
+    /// The device shown (`None`: the bundle's first).
+    device: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let rows = move || {
+        let all = bundles.get();
+        let Some(l) = all.get(current.get()) else {
+            return Vec::new();
+        };
+        let dev = device.get();
+        let id = dev
+            .as_deref()
+            .or_else(|| l.bundle.devices.first().map(|d| d.id.as_str()));
+        let Some(m) = id
+            .and_then(|d| l.bundle.machine_for(d))
+            .or_else(|| l.bundle.machines.first())
+        else {
+            return Vec::new();
+        };
+        let mut rows = Vec::new();
+        for level in MemoryLevel::ALL {
+            let entries: Vec<_> = m.bandwidth.iter().filter(|b| b.level == level).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            let theo = entries
+                .iter()
+                .filter(|e| e.method == Method::Theoretical)
+                .map(|e| e.value)
+                .reduce(f64::max);
+            for e in entries {
+                rows.push((
+                    level.label().to_string(),
+                    format_si(e.value, "B/s"),
+                    e.method,
+                    implementation_label(e.implementation.as_deref(), e.reference),
+                    theo.filter(|_| e.method == Method::Empirical)
+                        .map(|t| e.value / t),
+                ));
+            }
+        }
+        for d in Datapath::ALL {
+            let entries: Vec<_> = m.compute.iter().filter(|c| c.datapath == d).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            let theo = entries
+                .iter()
+                .filter(|e| e.method == Method::Theoretical)
+                .map(|e| e.value)
+                .reduce(f64::max);
+            for e in entries {
+                rows.push((
+                    d.label().to_string(),
+                    format_si(e.value, "FLOP/s"),
+                    e.method,
+                    implementation_label(e.implementation.as_deref(), e.reference),
+                    theo.filter(|_| e.method == Method::Empirical)
+                        .map(|t| e.value / t),
+                ));
+            }
+        }
+        if let Some(lo) = &m.launch_overhead {
+            rows.push((
+                "Launch overhead".into(),
+                format_si(lo.value_s, "s"),
+                lo.method,
+                lo.implementation.clone().unwrap_or_default(),
+                None,
+            ));
+        }
+        rows
+    };
+    view! {
+        <section class="machine">
+            <h2>"Ceilings in the bundle"</h2>
+            <table id="ceilings">
+                <thead>
+                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th></tr>
+                </thead>
+                <tbody>
+                    {move || {
+                        rows()
+                            .into_iter()
+                            .map(|(name, value, method, imp, ratio)| {
+                                view! {
+                                    <tr>
+                                        <td class="name">{name}</td>
+                                        <td>{value}</td>
+                                        <td>{match method { Method::Empirical => "empirical", Method::Theoretical => "theoretical" }}</td>
+                                        <td class="name">{imp}</td>
+                                        <td>{ratio.map_or("–".into(), |r| format!("{r:.3}"))}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+            <h2>"What if: ceilings in use"</h2>
+            <p class="hint">"Type a value (in the unit shown) to see both rooflines and the table recomputed against it."</p>
+            <table id="what-if">
+                <tbody>
+                    {move || {
+                        let c = ceilings.get().unwrap_or_default();
+                        let bw = c.levels().map(|(l, v)| {
+                            let id = format!("edit-{}", l.key());
+                            view! {
+                                <tr>
+                                    <td class="name">{l.label()}</td>
+                                    <td>
+                                        <input
+                                            id=id
+                                            type="number"
+                                            step="any"
+                                            value=format_plain_with_digits(v.value / 1e9, 6)
+                                            on:change=move |ev| {
+                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                    edits.update(|e| {
+                                                        e.bandwidth.retain(|(k, _)| *k != l);
+                                                        e.bandwidth.push((l, x * 1e9));
+                                                    });
+                                                }
+                                            }
+                                        />
+                                        " GB/s"
+                                    </td>
+                                </tr>
+                            }
+                        });
+                        let cp = c.datapaths().map(|(d, v)| {
+                            let id = format!("edit-{}", d.key());
+                            view! {
+                                <tr>
+                                    <td class="name">{d.label()}</td>
+                                    <td>
+                                        <input
+                                            id=id
+                                            type="number"
+                                            step="any"
+                                            value=format_plain_with_digits(v.value / 1e12, 6)
+                                            on:change=move |ev| {
+                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                    edits.update(|e| {
+                                                        e.compute.retain(|(k, _)| *k != d);
+                                                        e.compute.push((d, x * 1e12));
+                                                    });
+                                                }
+                                            }
+                                        />
+                                        " TFLOP/s"
+                                    </td>
+                                </tr>
+                            }
+                        });
+                        let launch = view! {
+                            <tr>
+                                <td class="name">"Launch overhead"</td>
+                                <td>
+                                    <input
+                                        id="edit-launch"
+                                        type="number"
+                                        step="any"
+                                        value=c.launch_overhead_s.map(|t| format_plain_with_digits(t * 1e6, 6)).unwrap_or_default()
+                                        on:change=move |ev| {
+                                            if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                                                edits.update(|e| e.launch_s = Some(x * 1e-6));
+                                            }
+                                        }
+                                    />
+                                    " µs"
+                                </td>
+                            </tr>
+                        };
+                        (bw.collect_view(), cp.collect_view(), launch)
+                    }}
+                </tbody>
+            </table>
+            <button id="reset-edits" on:click=move |_| edits.set(Edits::default())>"Undo edits"</button>
+        </section>
+    }
+}
