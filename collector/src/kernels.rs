@@ -815,6 +815,12 @@ mod tests {
             refusal(Kernel::MmaFp8, (9, 0)),
             audit_refusal(Kernel::MmaFp8, "sm_90")
         );
+        // The case: on Hopper, `mma.sync` FP8 is lowered to FP16 HMMA, so no FP8 Tensor
+        // ceiling is ever measured with it; on Ada it is native and runs.
+        let hopper = refusal(Kernel::MmaFp8, (9, 0)).unwrap_or_default();
+        assert!(hopper.contains("emulat"), "{hopper}");
+        assert_eq!(refusal(Kernel::MmaFp8, (8, 9)), None);
+        assert_eq!(refusal(Kernel::MmaBf16, (9, 0)), None);
         for k in Kernel::all() {
             let min = k.min_compute_capability();
             assert_eq!(refusal(k, min), audit_refusal(k, &arch_name(min.0, min.1)));

@@ -494,3 +494,105 @@ fn url_encode(s: &str) -> String {
         })
         .collect()
 }
+
+/// Every bad bundle of the corpus (`tests/fixtures/bad/*.json`, each with the error it must
+/// produce in `.expected`) opened in the viewer: the page shows that error in its alert, as the
+/// CLI does, never a blank page; and a UTF-16 bundle is named as such (the viewer reads bytes
+/// and lets the model decode them).
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn every_bad_bundle_of_the_corpus_explains_itself() {
+    let extra = tempfile::tempdir().unwrap();
+    // UTF-16 with a byte-order mark, as some Windows editors save JSON.
+    let mut utf16 = vec![0xff, 0xfe];
+    for u in "{\"schema_version\": 1}".encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    std::fs::write(extra.path().join("utf16.json"), utf16).unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let base = format!("http://127.0.0.1:{port}/");
+    let corpus = repo().join("tests/fixtures/bad");
+    let mut cases: Vec<(String, String)> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name()?.to_str()?.to_owned();
+            let expected = std::fs::read_to_string(corpus.join(format!("{name}.expected"))).ok()?;
+            name.ends_with(".json").then(|| {
+                (
+                    format!("/fixtures/bad/{name}"),
+                    expected.trim_end().to_owned(),
+                )
+            })
+        })
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 10, "the corpus shrank: {cases:?}");
+    cases.push(("/extra/utf16.json".into(), "UTF-16".into()));
+    let mut failures = Vec::new();
+    for (path, expected) in &cases {
+        b.go(&format!("{base}?bundle={path}"));
+        let text = b.wait(
+            "const e = document.querySelector('.error'); return e && e.textContent",
+            path,
+        );
+        let text = text.as_str().unwrap_or_default();
+        if !(text.contains("is not a readable bundle") && text.contains(expected.as_str())) {
+            failures.push(format!("{path}: expected {expected:?} in {text:?}"));
+        }
+    }
+    b.screenshot("bad-corpus");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A torch.profiler trace imported by the CLI, read per operator in the viewer: the group toggle
+/// (and `group=op` in the URL) gives the rows `roofline_model::group` computes.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn a_trace_bundle_groups_by_operator() {
+    use roofline_model::group::{GroupBy, group};
+    let extra = tempfile::tempdir().unwrap();
+    let out = extra.path().join("trace.json");
+    roofline_collector::capture::import(
+        &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
+        &out,
+        None,
+        None,
+        roofline_model::ncu::Convention::Current,
+        None,
+        false,
+    )
+    .unwrap();
+    let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ops = group(&bundle.kernels, GroupBy::Operator);
+    let mm = ops.iter().find(|k| k.name == "aten::mm").expect("aten::mm");
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=/extra/trace.json&group=op&chart=time"
+    ));
+    b.wait(WAIT_CHART, "the grouped trace");
+    let launches = b.wait(
+        "const r = Array.from(document.querySelectorAll('#kernel-table tr')).find(r => { const n = r.querySelector('td.name'); return n && n.textContent === 'aten::mm'; }); return r && r.querySelectorAll('td')[3].textContent",
+        "the aten::mm row",
+    );
+    assert_eq!(launches, json!(mm.launches.to_string()));
+    assert_eq!(
+        b.js("return document.getElementById('group-select').value"),
+        json!("op")
+    );
+    b.screenshot("group-by-operator");
+    // Back to kernels: the operator row is gone, kernel names are back.
+    b.js("const s = document.getElementById('group-select'); s.value = 'kernel'; s.dispatchEvent(new Event('change')); return true");
+    b.wait(
+        "return !Array.from(document.querySelectorAll('#kernel-table td.name')).some(n => n.textContent === 'aten::mm') || null",
+        "the kernel rows",
+    );
+    assert!(
+        !b.js("return location.href")
+            .as_str()
+            .unwrap()
+            .contains("group=")
+    );
+}

@@ -8,10 +8,12 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::borrow::Cow;
 
-use roofline_model::bundle::{Datapath, MemoryLevel};
+use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
 use roofline_model::compare::{Overlay, compare, compare_scene};
+use roofline_model::group::GroupBy;
+use std::sync::Arc;
 
 use crate::chart_view::ChartView;
 use crate::export;
@@ -19,7 +21,7 @@ use crate::kernel_table::KernelTable;
 use crate::loading::{Loaded, SampleEntry, ceilings_of, fetch_bundle, fetch_samples, read_file};
 use crate::machine_view::{Edits, MachineView};
 use crate::perf;
-use crate::url_state::{UrlState, View};
+use crate::url_state::{UrlState, View, group_from_key, group_key};
 
 /// The whole page; `embed` gives the compact chrome for iframes.
 #[component]
@@ -35,6 +37,7 @@ pub fn App(
     let device = RwSignal::new(initial.device.clone());
     let machine_from = RwSignal::new(None::<usize>);
     let view_kind = RwSignal::new(initial.view);
+    let group_by = RwSignal::new(initial.group);
     let selected = RwSignal::new(initial.kernel.clone());
     let isolate = RwSignal::new(false);
     let filter = RwSignal::new(initial.filter.clone());
@@ -166,6 +169,7 @@ pub fn App(
             baseline: base,
             device: device.get(),
             view: view_kind.get(),
+            group: group_by.get(),
             kernel: selected.get(),
             filter: filter.get(),
             levels: levels.get(),
@@ -207,8 +211,9 @@ pub fn App(
             let l = all.get(current.get())?;
             let c = ceilings.get();
             let dev = device.get();
+            let grouped = grouped(l, group_by.get());
             Some(perf::span("roofline:analysis", || {
-                Analysed::new(&l.bundle, dev.as_deref(), c.as_ref())
+                Analysed::new(&grouped, dev.as_deref(), c.as_ref())
             }))
         },
         |_, _| true,
@@ -220,8 +225,9 @@ pub fn App(
             let i = baseline.get().filter(|i| *i != current.get())?;
             bundles.with(|all| {
                 let l = all.get(i)?;
+                let grouped = grouped(l, group_by.get());
                 Some(perf::span("roofline:baseline-analysis", || {
-                    Analysed::new(&l.bundle, None, None)
+                    Analysed::new(&grouped, None, None)
                 }))
             })
         },
@@ -475,6 +481,48 @@ pub fn App(
                                                     selected=move || device.get().map_or(i == 0, |d| d == sel)
                                                 >
                                                     {format!("{id}: {name}")}
+                                                </option>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </select>
+                            </label>
+                        }
+                    })
+                }}
+                {move || {
+                    // Grouping needs the operator tags a torch.profiler import writes.
+                    let tagged = bundles.with(|b| {
+                        b.get(current.get()).is_some_and(|l| l.tagged.is_some())
+                    });
+                    (tagged || group_by.get() != GroupBy::Kernel).then(|| {
+                        view! {
+                            <label>
+                                "Group by "
+                                <select
+                                    id="group-select"
+                                    on:change=move |ev| {
+                                        let g = group_from_key(&event_target_value(&ev))
+                                            .unwrap_or_default();
+                                        group_by.set(g);
+                                        selected.set(None);
+                                        domain.set(None);
+                                    }
+                                >
+                                    {[GroupBy::Kernel, GroupBy::Operator, GroupBy::Module]
+                                        .into_iter()
+                                        .map(|g| {
+                                            let label = match g {
+                                                GroupBy::Kernel => "kernel",
+                                                GroupBy::Operator => "operator",
+                                                GroupBy::Module => "module",
+                                            };
+                                            view! {
+                                                <option
+                                                    value=group_key(g)
+                                                    selected=move || group_by.get() == g
+                                                >
+                                                    {label}
                                                 </option>
                                             }
                                         })
@@ -747,3 +795,17 @@ th.sortable { cursor: pointer; }
 .machine input { width: 9em; }
 footer { margin-top: 12px; font-size: 12px; color: #777; }
 "#;
+
+/// The bundle as the view reads it: its kernels as they are, or grouped per PyTorch operator or
+/// module (`roofline_model::group`, as `roofline info --group-by`: from the launches as imported,
+/// each operator call's F and B counted once). Shared, not copied, when nothing is grouped.
+fn grouped(l: &Loaded, by: GroupBy) -> Arc<Bundle> {
+    match (&l.tagged, by) {
+        (Some(raw), GroupBy::Operator | GroupBy::Module) => {
+            let mut b = Bundle::clone(&l.bundle);
+            b.kernels = roofline_model::group::group(raw, by);
+            Arc::new(b)
+        }
+        _ => Arc::clone(&l.bundle),
+    }
+}

@@ -23,6 +23,10 @@ pub struct Loaded {
     /// Where it was fetched from (a sample or `?bundle=URL`), so that the page's URL can name it;
     /// `None` for a local file.
     pub url: Option<String>,
+    /// The launches as the bundle holds them, kept only when they carry the PyTorch operator tags
+    /// of a torch.profiler import: grouping per operator or module needs each launch's `op` and
+    /// `op_id`, which aggregating by kernel name drops where they differ.
+    pub tagged: Option<Arc<Vec<roofline_model::bundle::Kernel>>>,
 }
 
 /// One entry of the sample list (`samples/index.json`).
@@ -67,28 +71,43 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
 /// A message naming the bundle and what is wrong with it.
 pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    let parsed = roofline_model::parse_bundle(text);
+    loaded(name, roofline_model::parse_bundle(text))
+}
+
+/// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
+/// large file costs a decoding and an encoding more). The model decodes them, so UTF-16 or binary
+/// data is named with its byte offset and what it seems to be, as the CLI names it.
+///
+/// # Errors
+/// A message naming the bundle and what is wrong with it.
+pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
+    perf::mark("roofline:open:read");
+    loaded(name, roofline_model::parse_bundle_bytes(bytes))
+}
+
+/// A parsed bundle, its kernels aggregated once, or the message the page shows.
+fn loaded(
+    name: &str,
+    parsed: Result<Bundle, roofline_model::ReadError>,
+) -> Result<Loaded, String> {
     perf::mark("roofline:open:parsed");
     parsed
         .map(|mut bundle| {
+            let tagged = bundle
+                .kernels
+                .iter()
+                .any(|k| k.tags.contains_key("op"))
+                .then(|| Arc::new(bundle.kernels.clone()));
             bundle.kernels =
                 perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
             Loaded {
                 name: name.to_string(),
                 bundle: Arc::new(bundle),
                 url: None,
+                tagged,
             }
         })
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
-}
-
-/// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
-/// large file costs a decoding and an encoding more).
-pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        format!("{name} is not a readable bundle: it is not UTF-8 text (a bundle is JSON): {e}")
-    })?;
-    parse(name, text)
 }
 
 /// The bytes of a resolved `ArrayBuffer` promise.

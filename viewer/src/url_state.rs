@@ -1,7 +1,8 @@
 //! The view's state in the URL query, so that a copied link reproduces the view:
-//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark`.
+//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark`.
 
 use roofline_model::bundle::MemoryLevel;
+use roofline_model::group::GroupBy;
 
 /// What the main area shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,25 @@ impl View {
     }
 }
 
+/// The URL name of a grouping (as `roofline info --group-by` names it).
+pub fn group_key(g: GroupBy) -> &'static str {
+    match g {
+        GroupBy::Kernel => "kernel",
+        GroupBy::Operator => "op",
+        GroupBy::Module => "module",
+    }
+}
+
+/// A grouping from its URL name.
+pub fn group_from_key(s: &str) -> Option<GroupBy> {
+    match s {
+        "kernel" => Some(GroupBy::Kernel),
+        "op" => Some(GroupBy::Operator),
+        "module" => Some(GroupBy::Module),
+        _ => None,
+    }
+}
+
 /// What the URL says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UrlState {
@@ -46,6 +66,9 @@ pub struct UrlState {
     pub device: Option<String>,
     /// The view.
     pub view: View,
+    /// How kernels are grouped: by kernel name, or by the PyTorch operator or module that launched
+    /// them (bundles imported from torch.profiler traces carry those tags).
+    pub group: GroupBy,
     /// The selected kernel (full name).
     pub kernel: Option<String>,
     /// The kernel filter.
@@ -67,6 +90,7 @@ impl Default for UrlState {
             baseline: None,
             device: None,
             view: View::Hierarchical,
+            group: GroupBy::Kernel,
             kernel: None,
             filter: String::new(),
             levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
@@ -91,6 +115,10 @@ impl UrlState {
             .get("chart")
             .and_then(|c| View::from_key(&c))
             .unwrap_or(View::Hierarchical);
+        s.group = params
+            .get("group")
+            .and_then(|g| group_from_key(&g))
+            .unwrap_or_default();
         s.kernel = params.get("kernel").filter(|k| !k.is_empty());
         s.filter = params
             .get("filter")
@@ -135,6 +163,9 @@ impl UrlState {
         }
         if self.view != View::Hierarchical {
             p.append("chart", self.view.key());
+        }
+        if self.group != GroupBy::Kernel {
+            p.append("group", group_key(self.group));
         }
         if let Some(k) = &self.kernel {
             p.append("kernel", k);

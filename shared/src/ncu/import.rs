@@ -43,6 +43,16 @@ pub enum NcuError {
         /// The text.
         value: String,
     },
+    /// A launch whose kernel name is empty (a bundle names every kernel).
+    #[error("{source_name}, line {line}: launch {id} has no kernel name")]
+    NoKernelName {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The launch ID.
+        id: u64,
+    },
     /// A metric value that is not a number.
     #[error("{source_name}, line {line}: {metric} = {value:?} is not a number")]
     BadValue {
@@ -325,6 +335,13 @@ fn launch_of(
             line,
             value: id_text.to_string(),
         })?;
+    if row[c.name].trim().is_empty() {
+        return Err(NcuError::NoKernelName {
+            source_name: source_name.to_string(),
+            line,
+            id,
+        });
+    }
     let text = |i: Option<usize>| {
         i.map(|i| row[i].trim().to_string())
             .filter(|s| !s.is_empty())
@@ -1373,6 +1390,16 @@ mod tests {
                 .contains("launch 0 (sm__cycles_elapsed.avg) appears a second time"),
             "{e}"
         );
+    }
+
+    /// Found by the `ncu_csv` fuzz target: a launch with an empty kernel name was let through
+    /// and refused only when the bundle was validated, naming the bundle's JSON path instead of
+    /// the CSV line.
+    #[test]
+    fn a_launch_without_a_kernel_name_is_refused_with_its_line() {
+        let csv = one_metric("dram__bytes.sum", "byte", &[(0, "k", "1"), (1, " ", "2")]);
+        let e = parse_capture(&csv, "n.csv").unwrap_err();
+        assert_eq!(e.to_string(), "n.csv, line 4: launch 1 has no kernel name");
     }
 
     fn set(partial: &str) -> Vec<(String, Capture)> {
