@@ -86,10 +86,7 @@ pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
 }
 
 /// A parsed bundle, its kernels aggregated once, or the message the page shows.
-fn loaded(
-    name: &str,
-    parsed: Result<Bundle, roofline_model::ReadError>,
-) -> Result<Loaded, String> {
+fn loaded(name: &str, parsed: Result<Bundle, roofline_model::ReadError>) -> Result<Loaded, String> {
     perf::mark("roofline:open:parsed");
     parsed
         .map(|mut bundle| {
