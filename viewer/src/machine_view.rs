@@ -180,79 +180,63 @@ pub fn MachineView(
                     {move || {
                         let c = ceilings.get().unwrap_or_default();
                         let bw = c.levels().map(|(l, v)| {
-                            let id = format!("edit-{}", l.key());
-                            view! {
-                                <tr>
-                                    <td class="name">{l.label()}</td>
-                                    <td>
-                                        <input
-                                            id=id
-                                            type="number"
-                                            step="any"
-                                            value=format_plain_with_digits(v.value / 1e9, 6)
-                                            on:change=move |ev| {
-                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                    edits.update(|e| {
-                                                        e.bandwidth.retain(|(k, _)| *k != l);
-                                                        e.bandwidth.push((l, x * 1e9));
-                                                    });
-                                                }
-                                            }
-                                        />
-                                        " GB/s"
-                                    </td>
-                                </tr>
-                            }
+                            let set = move |x: f64| {
+                                edits.update(|e| {
+                                    e.bandwidth.retain(|(k, _)| *k != l);
+                                    e.bandwidth.push((l, x));
+                                });
+                            };
+                            view! { <WhatIfRow label=l.label().to_string() id=format!("edit-{}", l.key()) value=Some(v.value) scale=1e9 unit="GB/s" set=set /> }
                         });
                         let cp = c.datapaths().map(|(d, v)| {
-                            let id = format!("edit-{}", d.key());
-                            view! {
-                                <tr>
-                                    <td class="name">{d.label()}</td>
-                                    <td>
-                                        <input
-                                            id=id
-                                            type="number"
-                                            step="any"
-                                            value=format_plain_with_digits(v.value / 1e12, 6)
-                                            on:change=move |ev| {
-                                                if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                    edits.update(|e| {
-                                                        e.compute.retain(|(k, _)| *k != d);
-                                                        e.compute.push((d, x * 1e12));
-                                                    });
-                                                }
-                                            }
-                                        />
-                                        " TFLOP/s"
-                                    </td>
-                                </tr>
-                            }
+                            let set = move |x: f64| {
+                                edits.update(|e| {
+                                    e.compute.retain(|(k, _)| *k != d);
+                                    e.compute.push((d, x));
+                                });
+                            };
+                            view! { <WhatIfRow label=d.label().to_string() id=format!("edit-{}", d.key()) value=Some(v.value) scale=1e12 unit="TFLOP/s" set=set /> }
                         });
-                        let launch = view! {
-                            <tr>
-                                <td class="name">"Launch overhead"</td>
-                                <td>
-                                    <input
-                                        id="edit-launch"
-                                        type="number"
-                                        step="any"
-                                        value=c.launch_overhead_s.map(|t| format_plain_with_digits(t * 1e6, 6)).unwrap_or_default()
-                                        on:change=move |ev| {
-                                            if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
-                                                edits.update(|e| e.launch_s = Some(x * 1e-6));
-                                            }
-                                        }
-                                    />
-                                    " µs"
-                                </td>
-                            </tr>
-                        };
+                        let set_launch = move |x: f64| edits.update(|e| e.launch_s = Some(x));
+                        let launch = view! { <WhatIfRow label="Launch overhead".to_string() id="edit-launch".to_string() value=c.launch_overhead_s scale=1e-6 unit="µs" set=set_launch /> };
                         (bw.collect_view(), cp.collect_view(), launch)
                     }}
                 </tbody>
             </table>
             <button id="reset-edits" on:click=move |_| edits.set(Edits::default())>"Undo edits"</button>
         </section>
+    }
+}
+
+/// One what-if field: the ceiling in use shown in `unit` (its SI value over `scale`); a positive
+/// number typed there is passed to `set` in SI units.
+#[component]
+fn WhatIfRow(
+    label: String,
+    id: String,
+    value: Option<f64>,
+    scale: f64,
+    unit: &'static str,
+    set: impl Fn(f64) + 'static,
+) -> impl IntoView {
+    view! {
+        <tr>
+            <td class="name">{label}</td>
+            <td>
+                <input
+                    id=id
+                    type="number"
+                    step="any"
+                    value=value.map(|v| format_plain_with_digits(v / scale, 6)).unwrap_or_default()
+                    on:change=move |ev| {
+                        if let Ok(x) = event_target_value(&ev).parse::<f64>() && x > 0.0 {
+                            set(x * scale);
+                        }
+                    }
+                />
+                " "
+                {unit}
+            </td>
+        </tr>
     }
 }
