@@ -53,6 +53,38 @@ impl Edits {
     }
 }
 
+/// One ceilings-table row: label, value, method, implementation, empirical / theoretical.
+type CeilingRow = (String, String, Method, String, Option<f64>);
+
+/// The table's rows for one level or datapath: each entry `(value, method, implementation,
+/// same-run reference)` in `unit`, an empirical one with its ratio to the highest theoretical
+/// entry of the same level or datapath.
+fn ceiling_rows<'a>(
+    label: &str,
+    unit: &str,
+    entries: impl Iterator<Item = (f64, Method, Option<&'a str>, bool)>,
+) -> Vec<CeilingRow> {
+    let entries: Vec<_> = entries.collect();
+    let theo = entries
+        .iter()
+        .filter(|e| e.1 == Method::Theoretical)
+        .map(|e| e.0)
+        .reduce(f64::max);
+    entries
+        .into_iter()
+        .map(|(value, method, implementation, reference)| {
+            (
+                label.to_string(),
+                format_si(value, unit),
+                method,
+                implementation_label(implementation, reference),
+                theo.filter(|_| method == Method::Empirical)
+                    .map(|t| value / t),
+            )
+        })
+        .collect()
+}
+
 /// A ceiling's implementation as the machine table shows it, marking same-run references.
 fn implementation_label(implementation: Option<&str>, reference: bool) -> String {
     let text = implementation.unwrap_or_default();
@@ -95,46 +127,20 @@ pub fn MachineView(
         };
         let mut rows = Vec::new();
         for level in MemoryLevel::ALL {
-            let entries: Vec<_> = m.bandwidth.iter().filter(|b| b.level == level).collect();
-            if entries.is_empty() {
-                continue;
-            }
-            let theo = entries
+            let entries = m
+                .bandwidth
                 .iter()
-                .filter(|e| e.method == Method::Theoretical)
-                .map(|e| e.value)
-                .reduce(f64::max);
-            for e in entries {
-                rows.push((
-                    level.label().to_string(),
-                    format_si(e.value, "B/s"),
-                    e.method,
-                    implementation_label(e.implementation.as_deref(), e.reference),
-                    theo.filter(|_| e.method == Method::Empirical)
-                        .map(|t| e.value / t),
-                ));
-            }
+                .filter(|b| b.level == level)
+                .map(|e| (e.value, e.method, e.implementation.as_deref(), e.reference));
+            rows.extend(ceiling_rows(level.label(), "B/s", entries));
         }
         for d in Datapath::ALL {
-            let entries: Vec<_> = m.compute.iter().filter(|c| c.datapath == d).collect();
-            if entries.is_empty() {
-                continue;
-            }
-            let theo = entries
+            let entries = m
+                .compute
                 .iter()
-                .filter(|e| e.method == Method::Theoretical)
-                .map(|e| e.value)
-                .reduce(f64::max);
-            for e in entries {
-                rows.push((
-                    d.label().to_string(),
-                    format_si(e.value, "FLOP/s"),
-                    e.method,
-                    implementation_label(e.implementation.as_deref(), e.reference),
-                    theo.filter(|_| e.method == Method::Empirical)
-                        .map(|t| e.value / t),
-                ));
-            }
+                .filter(|c| c.datapath == d)
+                .map(|e| (e.value, e.method, e.implementation.as_deref(), e.reference));
+            rows.extend(ceiling_rows(d.label(), "FLOP/s", entries));
         }
         if let Some(lo) = &m.launch_overhead {
             rows.push((
