@@ -1,0 +1,198 @@
+//! [`Analysed`]: one device's kernels aggregated and analysed against ceilings, what the
+//! hierarchical and time-based charts draw, and the kernels' lines of figures for a scene.
+
+use super::{ChartOptions, SceneKernel};
+use crate::aggregate::aggregate_by_name;
+use crate::analysis::{self, KernelAnalysis};
+use crate::bundle::{Bundle, Kernel};
+use crate::ceilings::Ceilings;
+use crate::geometry::si::format_si;
+
+/// One device's kernels aggregated by name and analysed against its ceilings, largest time
+/// first: what the hierarchical and time-based charts draw. [`hierarchical`] and [`time_based`]
+/// build their own; build one with [`Analysed::new`] when a single analysis feeds several views
+/// (the viewer's chart and kernel table), and draw it with [`hierarchical_of`] and
+/// [`time_based_of`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysed {
+    /// The device's id (`None` when the bundle declares none).
+    pub device: Option<String>,
+    /// The device's name, or empty.
+    pub device_name: String,
+    /// Whether the bundle says it is complete.
+    pub complete: bool,
+    /// The ceilings the kernels were analysed against.
+    pub ceilings: Ceilings,
+    /// The device's kernels, aggregated by name.
+    pub kernels: Vec<Kernel>,
+    /// Their analyses, largest time first (a stable order: ties keep the bundle's order);
+    /// `index` points into `kernels`. Each chart draws the first `top_kernels` it can.
+    pub top: Vec<KernelAnalysis>,
+}
+
+impl Analysed {
+    /// Analyses the kernels of `device` (the bundle's first device when `None`) against
+    /// `ceilings` (the device's own machine when `None`; none at all when it has no machine).
+    pub fn new(bundle: &Bundle, device: Option<&str>, ceilings: Option<&Ceilings>) -> Self {
+        let mut a = Self::without_kernels(bundle, device, ceilings);
+        a.kernels = aggregate_by_name(
+            bundle
+                .kernels
+                .iter()
+                .filter(|k| a.device.is_none() || bundle.device_of(k) == a.device.as_deref()),
+        );
+        a.top = analysis::analyze_with(&a.kernels, |_| Some(a.ceilings.clone()));
+        a.top.sort_by(|x, y| y.time_s.total_cmp(&x.time_s));
+        a
+    }
+
+    /// The device, its name and ceilings, and no kernels (what the sweep chart needs).
+    pub(super) fn without_kernels(
+        bundle: &Bundle,
+        device: Option<&str>,
+        ceilings: Option<&Ceilings>,
+    ) -> Self {
+        let device = device
+            .map(str::to_string)
+            .or_else(|| bundle.devices.first().map(|d| d.id.clone()));
+        let device_name = device
+            .as_deref()
+            .and_then(|id| bundle.devices.iter().find(|d| d.id == id))
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
+        let ceilings = ceilings.cloned().unwrap_or_else(|| {
+            device
+                .as_deref()
+                .and_then(|d| bundle.machine_for(d))
+                .map(Ceilings::from_machine)
+                .unwrap_or_default()
+        });
+        Analysed {
+            device,
+            device_name,
+            complete: bundle.complete,
+            ceilings,
+            kernels: Vec::new(),
+            top: Vec::new(),
+        }
+    }
+
+    /// Only the kernels `keep` accepts (a filter, or one kernel isolated); their shares of time
+    /// stay shares of the whole, so that a filtered chart keeps its marker sizes.
+    pub fn retain(&self, keep: impl Fn(&Kernel) -> bool) -> Self {
+        let mut kernels = Vec::new();
+        let mut top = Vec::new();
+        for a in &self.top {
+            let k = &self.kernels[a.index];
+            if keep(k) {
+                top.push(KernelAnalysis {
+                    index: kernels.len(),
+                    ..a.clone()
+                });
+                kernels.push(k.clone());
+            }
+        }
+        Analysed {
+            device: self.device.clone(),
+            device_name: self.device_name.clone(),
+            complete: self.complete,
+            ceilings: self.ceilings.clone(),
+            kernels,
+            top,
+        }
+    }
+
+    /// Display names of [`Analysed::kernels`] (by index), told apart where shortened names
+    /// collide ([`crate::names::disambiguate`]).
+    pub fn display_names(&self) -> Vec<String> {
+        let entries: Vec<(String, &str)> = self
+            .kernels
+            .iter()
+            .map(|k| (k.short_name(), k.name.as_str()))
+            .collect();
+        crate::names::disambiguate(&entries)
+    }
+
+    /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
+    pub fn report(&self) -> crate::report::Report {
+        crate::report::Report {
+            kernels: self.kernels.clone(),
+            analyses: self.top.clone(),
+        }
+    }
+}
+
+/// The analysis a chart of `bundle` with options `o` draws.
+pub(super) fn analysed(bundle: &Bundle, o: &ChartOptions) -> Analysed {
+    Analysed::new(bundle, o.device.as_deref(), o.ceilings.as_ref())
+}
+
+fn kernel_summary(k: &Kernel, a: &KernelAnalysis) -> String {
+    let mut s = format!(
+        "{} in {} launch{} ({:.1}% of time)",
+        format_si(a.time_s, "s"),
+        k.launches,
+        if k.launches == 1 { "" } else { "es" },
+        a.share_of_time * 100.0
+    );
+    if let Some(p) = a.flop_per_s {
+        s.push_str(&format!(", {}", format_si(p, "FLOP/s")));
+    }
+    if let Some(h) = &a.hierarchical {
+        s.push_str(&format!(", {}-bound", h.bound.key()));
+    }
+    if let Some(h) = a.headroom {
+        s.push_str(&format!(", headroom {h:.2}×"));
+    }
+    if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
+        s.push_str(&format!(
+            ", T_bound {} ({} region), T/T_bound {g:.2}",
+            format_si(tb.bound_s, "s"),
+            tb.region.key()
+        ));
+    }
+    if !a.missing_peaks.is_empty() {
+        let names: Vec<&str> = a.missing_peaks.iter().map(|d| d.label()).collect();
+        s.push_str(&format!(", no bound: no ceiling for {}", names.join(", ")));
+    }
+    s
+}
+
+fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
+    let mut parts = vec![format!("{:.1}%", a.share_of_time * 100.0)];
+    if time_chart {
+        parts.push(format_si(a.time_s, "s"));
+        if let (Some(tb), Some(g)) = (&a.time_bound, a.gap) {
+            parts.push(format!("{} · gap {g:.2}", tb.region.key()));
+        }
+    } else {
+        if let Some(p) = a.flop_per_s {
+            parts.push(format_si(p, "FLOP/s"));
+        }
+        if let Some(h) = &a.hierarchical {
+            parts.push(format!("{}-bound", h.bound.key()));
+        }
+    }
+    parts.join(" · ")
+}
+
+pub(super) fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> Vec<SceneKernel> {
+    let names = p.display_names();
+    drawn
+        .iter()
+        .enumerate()
+        .map(|(rank, &i)| {
+            let a = &p.top[i];
+            let k = &p.kernels[a.index];
+            SceneKernel {
+                rank: rank + 1,
+                name: names[a.index].clone(),
+                full_name: k.name.clone(),
+                analysis: a.clone(),
+                launches: k.launches,
+                summary: kernel_summary(k, a),
+                brief: kernel_brief(a, time_chart),
+            }
+        })
+        .collect()
+}

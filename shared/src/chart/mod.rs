@@ -1,0 +1,522 @@
+//! Chart scenes: everything a roofline chart shows, in pixel coordinates, computed once here.
+//!
+//! [`hierarchical`] and [`time_based`] turn a bundle into a [`Scene`]: axes with ticks, ceiling
+//! lines with their labels, kernel markers and the links between them, and a legend. The CLI's
+//! SVG exporter and the viewer's components only draw a scene; neither computes a figure. The
+//! scene keeps its [`Viewport`] so that a pointer position can be turned back into data (hover).
+//!
+//! This module holds the scene types, the palette ([`style`]) and what the charts share (plot
+//! area, axes, notes); `analysed.rs` the analysis the charts draw ([`Analysed`]); `label.rs` the
+//! text labels' geometry; `hierarchical.rs`, `time.rs` and `sweep.rs` one chart each.
+
+mod analysed;
+mod hierarchical;
+mod label;
+mod sweep;
+mod time;
+
+pub use analysed::Analysed;
+pub use hierarchical::{hierarchical, hierarchical_of};
+pub use label::{Anchor, LABEL_FONT_PX, Label};
+pub use sweep::sweep;
+pub use time::{time_based, time_based_of};
+
+use crate::analysis::KernelAnalysis;
+use crate::bundle::{Datapath, Kernel, MemoryLevel};
+use crate::ceilings::Ceilings;
+use crate::geometry::scale::{Rect, Viewport};
+use crate::geometry::si::{format_plain, format_si};
+use crate::geometry::ticks::log_ticks;
+
+/// Data ranges of a chart: `((x_min, x_max), (y_min, y_max))`.
+pub type Domain = ((f64, f64), (f64, f64));
+
+/// What to draw and how large.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartOptions {
+    /// Width of the whole chart, pixels.
+    pub width: f64,
+    /// Height of the whole chart, pixels.
+    pub height: f64,
+    /// Only the kernels with the largest share of time are drawn.
+    pub top_kernels: usize,
+    /// The device whose kernels and ceilings are drawn; the first device when `None`.
+    pub device: Option<String>,
+    /// Memory levels drawn (ceilings and kernel points).
+    pub levels: Vec<MemoryLevel>,
+    /// Datapaths whose roofs are drawn; all measured ones when `None`.
+    pub datapaths: Option<Vec<Datapath>>,
+    /// Ceilings to use instead of the bundle's (a swapped or edited machine).
+    pub ceilings: Option<Ceilings>,
+    /// Width of the kernel list on the right, pixels (0 to leave it out).
+    pub side_panel: f64,
+    /// Data ranges to show (x, y) instead of the fitted ones: zoom and pan.
+    pub domain: Option<Domain>,
+}
+
+impl Default for ChartOptions {
+    fn default() -> Self {
+        ChartOptions {
+            width: 960.0,
+            height: 640.0,
+            top_kernels: 12,
+            device: None,
+            levels: vec![MemoryLevel::L1, MemoryLevel::L2, MemoryLevel::Hbm],
+            datapaths: None,
+            ceilings: None,
+            side_panel: 280.0,
+            domain: None,
+        }
+    }
+}
+
+impl ChartOptions {
+    /// The viewer's layout: a wider plot and no side panel (the page lists the kernels in a
+    /// table), the 40 largest kernels.
+    pub fn browser() -> Self {
+        ChartOptions {
+            width: 900.0,
+            height: 560.0,
+            top_kernels: 40,
+            side_panel: 0.0,
+            ..ChartOptions::default()
+        }
+    }
+}
+
+/// Why a chart cannot be drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChartError {
+    /// No ceiling and no kernel point.
+    #[error(
+        "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; measure the machine with `roofline machine` or add kernels"
+    )]
+    Nothing(String),
+    /// The sweep chart on a bundle without a sweep.
+    #[error(
+        "nothing to plot: the sweep chart draws the arithmetic-intensity sweep of a machine characterization, and this bundle has {0}; `roofline machine` records one (a --quick run does too), or draw --chart hierarchical or --chart time"
+    )]
+    NoSweep(String),
+}
+
+/// A drawn line's meaning (the renderer picks its style from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LineRole {
+    /// A bandwidth ceiling.
+    Bandwidth(MemoryLevel),
+    /// A compute roof.
+    Compute(Datapath),
+    /// Time-based plane: `F = (P / BW) × B`.
+    MachineBalance(Datapath),
+    /// Time-based plane: the box below which `n` launches are launch-overhead bound.
+    LaunchBox {
+        /// Launch count.
+        launches: u64,
+    },
+    /// The line joining one kernel's points (levels, or measured point and time vertex).
+    KernelLink {
+        /// Index into [`Scene::kernels`].
+        kernel: usize,
+    },
+    /// One working set of the ERT-style sweep (performance against intensity).
+    Sweep {
+        /// Series number, for its colour.
+        series: usize,
+    },
+}
+
+/// A polyline in pixel coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// What it is.
+    pub role: LineRole,
+    /// Vertices, pixels.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed (theoretical ceilings, the launch box).
+    pub dashed: bool,
+}
+
+/// What a marker shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// A kernel at one memory level (hierarchical chart).
+    Level(MemoryLevel),
+    /// A kernel's complexity point (B, F) (time-based chart).
+    Complexity,
+    /// A kernel's time vertex (B*, F*) (time-based chart).
+    TimeVertex,
+}
+
+/// A kernel marker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    /// Index into [`Scene::kernels`].
+    pub kernel: usize,
+    /// What it shows.
+    pub kind: MarkerKind,
+    /// Position, pixels.
+    pub at: (f64, f64),
+    /// Position, data units (x, y).
+    pub data: (f64, f64),
+    /// Radius, pixels (grows with the kernel's share of time).
+    pub radius: f64,
+}
+
+/// A kernel drawn on the chart, with the figures a hover shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneKernel {
+    /// 1-based rank by time, shown next to its markers.
+    pub rank: usize,
+    /// Short name.
+    pub name: String,
+    /// Full name.
+    pub full_name: String,
+    /// The analysis behind the markers.
+    pub analysis: KernelAnalysis,
+    /// Launches.
+    pub launches: u64,
+    /// One line of figures for tooltips.
+    pub summary: String,
+    /// A short line for the side panel (share, performance, verdict).
+    pub brief: String,
+}
+
+/// An axis: its label and ticks (positions in pixels along the axis).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Title with unit.
+    pub title: String,
+    /// Ticks: pixel position, major or minor, label.
+    pub ticks: Vec<(f64, bool, Option<String>)>,
+}
+
+/// A legend entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    /// Colour source.
+    pub role: LegendRole,
+    /// Text.
+    pub text: String,
+}
+
+/// Legend swatch kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegendRole {
+    /// A memory level's colour (ceiling and kernel points).
+    Level(MemoryLevel),
+    /// A datapath's roof.
+    Datapath(Datapath),
+    /// The time-based complexity point.
+    Complexity,
+    /// The time-based vertex.
+    TimeVertex,
+    /// The launch-overhead box.
+    LaunchBox,
+    /// A series of the sweep.
+    Sweep {
+        /// Series number.
+        series: usize,
+    },
+}
+
+/// A whole chart, ready to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scene {
+    /// Total size, pixels.
+    pub width: f64,
+    /// Total size, pixels.
+    pub height: f64,
+    /// Title.
+    pub title: String,
+    /// Subtitle (device, source).
+    pub subtitle: String,
+    /// The plotting area and its log scales.
+    pub viewport: Viewport,
+    /// x axis.
+    pub x_axis: Axis,
+    /// y axis.
+    pub y_axis: Axis,
+    /// Ceilings, boxes and kernel links, in drawing order.
+    pub lines: Vec<Line>,
+    /// Ceiling labels.
+    pub labels: Vec<Label>,
+    /// Kernel markers, drawn above lines (largest first, so small ones stay visible).
+    pub markers: Vec<Marker>,
+    /// Kernels drawn, by rank.
+    pub kernels: Vec<SceneKernel>,
+    /// Legend.
+    pub legend: Vec<LegendEntry>,
+    /// Remarks shown under the chart (missing ceilings, kernels left out).
+    pub notes: Vec<String>,
+    /// The side panel's area (kernel list), if any.
+    pub side_panel: Option<Rect>,
+}
+
+/// Colours shared by the SVG export and the viewer (Okabe–Ito palette, readable by
+/// colour-blind readers).
+pub mod style {
+    use super::{Datapath, LegendRole, LineRole, MarkerKind, MemoryLevel};
+
+    /// The colour of a memory level.
+    pub fn level(l: MemoryLevel) -> &'static str {
+        match l {
+            MemoryLevel::L1 => "#0072B2",
+            MemoryLevel::Shared => "#56B4E9",
+            MemoryLevel::L2 => "#009E73",
+            MemoryLevel::Hbm => "#D55E00",
+            MemoryLevel::HostLink => "#999999",
+        }
+    }
+
+    /// The colour of a compute roof.
+    pub fn datapath(d: Datapath) -> &'static str {
+        match d {
+            Datapath::Fp64 => "#000000",
+            Datapath::Fp32 => "#4d4d4d",
+            Datapath::Fp16 => "#7f7f7f",
+            Datapath::Bf16 => "#a6a6a6",
+            Datapath::TensorFp16 => "#CC79A7",
+            Datapath::TensorBf16 => "#AA4499",
+            Datapath::TensorTf32 => "#882255",
+            Datapath::TensorFp8 => "#E69F00",
+            Datapath::TensorInt8 => "#999933",
+            Datapath::TensorFp64 => "#332288",
+        }
+    }
+
+    /// The colour of a line.
+    pub fn line(r: LineRole) -> &'static str {
+        match r {
+            LineRole::Bandwidth(l) => level(l),
+            LineRole::Compute(d) | LineRole::MachineBalance(d) => datapath(d),
+            LineRole::LaunchBox { .. } => "#E69F00",
+            LineRole::KernelLink { .. } => "#888888",
+            LineRole::Sweep { series } => SWEEP[series % SWEEP.len()],
+        }
+    }
+
+    /// Colours of the sweep's series (a sequential palette: small to large working sets).
+    const SWEEP: [&str; 8] = [
+        "#0072B2", "#3989C2", "#56B4E9", "#009E73", "#7FB800", "#E69F00", "#D55E00", "#A0391B",
+    ];
+
+    /// The colour of a marker.
+    pub fn marker(k: MarkerKind) -> &'static str {
+        match k {
+            MarkerKind::Level(l) => level(l),
+            MarkerKind::Complexity => "#0072B2",
+            MarkerKind::TimeVertex => "#D55E00",
+        }
+    }
+
+    /// The colour of a legend swatch.
+    pub fn legend(r: LegendRole) -> &'static str {
+        match r {
+            LegendRole::Level(l) => level(l),
+            LegendRole::Datapath(d) => datapath(d),
+            LegendRole::Complexity => marker(MarkerKind::Complexity),
+            LegendRole::TimeVertex => marker(MarkerKind::TimeVertex),
+            LegendRole::LaunchBox => "#E69F00",
+            LegendRole::Sweep { series } => line(LineRole::Sweep { series }),
+        }
+    }
+}
+
+/// Margins around the plotting area: left (y tick labels and title), top (title), right (half
+/// of the last x tick label, e.g. `100 GB`), bottom (x tick labels, title, notes).
+const MARGIN: (f64, f64, f64, f64) = (100.0, 56.0, 36.0, 96.0);
+/// Marker radius: `MIN + SCALE × sqrt(share of time)`, so that area grows with the share.
+const MARKER_MIN: f64 = 3.0;
+const MARKER_SCALE: f64 = 10.0;
+
+fn plot_area(o: &ChartOptions) -> Rect {
+    let (l, t, r, b) = MARGIN;
+    let panel = if o.side_panel > 0.0 {
+        o.side_panel
+    } else {
+        0.0
+    };
+    Rect::new(
+        l,
+        t,
+        (o.width - l - r - panel).max(40.0),
+        (o.height - t - b).max(40.0),
+    )
+}
+
+/// An axis over `domain`; an empty `unit` marks a ratio, labelled in plain decimals.
+fn axis(domain: (f64, f64), unit: &str, title: &str, project: impl Fn(f64) -> f64) -> Axis {
+    Axis {
+        title: title.to_string(),
+        ticks: log_ticks(domain, unit, 10)
+            .into_iter()
+            .map(|t| {
+                let label = if unit.is_empty() {
+                    t.label.map(|_| format_plain(t.value))
+                } else {
+                    t.label
+                };
+                (project(t.value), t.major, label)
+            })
+            .collect(),
+    }
+}
+
+/// The x axis of the performance-against-intensity charts (hierarchical, sweep).
+fn intensity_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
+    axis(domain, "", "Arithmetic intensity (FLOP/byte)", |v| {
+        vp.x.project(v)
+    })
+}
+
+/// The y axis of the performance-against-intensity charts (hierarchical, sweep).
+fn performance_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
+    axis(domain, "FLOP/s", "Performance (FLOP/s)", |v| {
+        vp.y.project(v)
+    })
+}
+
+fn marker_radius(share: f64) -> f64 {
+    MARKER_MIN + MARKER_SCALE * share.clamp(0.0, 1.0).sqrt()
+}
+
+/// Angle (degrees, SVG clockwise) of the segment from `a` to `b` in pixels.
+fn angle(a: (f64, f64), b: (f64, f64)) -> f64 {
+    (b.1 - a.1).atan2(b.0 - a.0).to_degrees()
+}
+
+fn push_clipped(
+    lines: &mut Vec<Line>,
+    vp: &Viewport,
+    role: LineRole,
+    dashed: bool,
+    pieces: Vec<Vec<(f64, f64)>>,
+) -> Option<(f64, f64, f64, f64)> {
+    // Returns the first visible piece's ends in pixels (for labels).
+    let mut first = None;
+    for piece in pieces {
+        if piece.len() < 2 {
+            continue;
+        }
+        let px: Vec<(f64, f64)> = piece.iter().map(|p| vp.project(*p)).collect();
+        if first.is_none() {
+            let (a, b) = (px[0], px[px.len() - 1]);
+            first = Some((a.0, a.1, b.0, b.1));
+        }
+        lines.push(Line {
+            role,
+            points: px,
+            dashed,
+        });
+    }
+    first
+}
+
+fn subtitle(p: &Analysed) -> String {
+    let mut s = if p.device_name.is_empty() {
+        "no device".to_string()
+    } else {
+        p.device_name.clone()
+    };
+    if let Some(d) = &p.device {
+        s.push_str(&format!(" (device {d})"));
+    }
+    if !p.complete {
+        s.push_str(" — INCOMPLETE bundle");
+    }
+    s
+}
+
+fn ceiling_label(name: &str, value: f64, unit: &str, theoretical: bool) -> String {
+    format!(
+        "{name} {}{}",
+        format_si(value, unit),
+        if theoretical { " (theoretical)" } else { "" }
+    )
+}
+
+fn device_suffix(p: &Analysed) -> String {
+    p.device
+        .as_deref()
+        .map(|d| format!(" for device {d}"))
+        .unwrap_or_default()
+}
+
+fn side_panel(o: &ChartOptions) -> Option<Rect> {
+    (o.side_panel > 0.0).then(|| {
+        let area = plot_area(o);
+        Rect::new(
+            area.right() + 24.0,
+            area.y,
+            o.side_panel - 28.0,
+            area.height,
+        )
+    })
+}
+
+fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(n) = missing_peaks_note(&p.top) {
+        notes.push(n);
+    }
+    if let Some(n) = out_of_range_note(&p.top, &p.kernels) {
+        notes.push(n);
+    }
+    if p.top.len() > drawn {
+        notes.push(format!(
+            "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
+            p.top.len()
+        ));
+    }
+    notes
+}
+
+/// A note naming the kernels left off because their derived figures leave the range of a
+/// double, if any.
+pub fn out_of_range_note(analyses: &[KernelAnalysis], kernels: &[Kernel]) -> Option<String> {
+    let off: Vec<String> = analyses
+        .iter()
+        .filter(|a| a.out_of_range)
+        .map(|a| kernels[a.index].short_name())
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = off.iter().take(3).map(String::as_str).collect();
+    Some(format!(
+        "{} kernel{} out of range, kept off the charts: {} figures give FLOP/s, intensities or times beyond what a double holds (check the FLOPs, bytes and times): {}{}",
+        off.len(),
+        if off.len() == 1 { "" } else { "s" },
+        if off.len() == 1 { "its" } else { "their" },
+        shown.join(", "),
+        if off.len() > 3 { ", …" } else { "" }
+    ))
+}
+
+/// A note naming the datapaths some kernels ran FLOPs on without a ceiling, if any.
+pub fn missing_peaks_note(analyses: &[KernelAnalysis]) -> Option<String> {
+    let mut missing: Vec<Datapath> = analyses
+        .iter()
+        .flat_map(|a| a.missing_peaks.iter().copied())
+        .collect();
+    missing.sort();
+    missing.dedup();
+    let n = analyses
+        .iter()
+        .filter(|a| !a.missing_peaks.is_empty())
+        .count();
+    (n > 0).then(|| {
+        format!(
+            "no ceiling for {}: {n} kernel name{} with such FLOPs get no bound",
+            missing
+                .iter()
+                .map(|d| d.label())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if n == 1 { "" } else { "s" }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,273 @@
+//! Tests of the three charts on a small hand-made bundle.
+
+use super::*;
+use crate::bundle::{
+    BandwidthCeiling, Bundle, ComputeCeiling, DataSource, Device, LaunchOverhead, Machine, Method,
+    Provenance,
+};
+
+fn bundle() -> Bundle {
+    let mut b = Bundle::new(Provenance::default());
+    b.devices.push(Device::new("0", "test GPU"));
+    let bw = |level, value| BandwidthCeiling::new(level, value, Method::Empirical);
+    let fp32 = ComputeCeiling::new(Datapath::Fp32, 50e12, Method::Empirical);
+    b.machines.push(Machine {
+        device: "0".into(),
+        bandwidth: vec![bw(MemoryLevel::L2, 10e12), bw(MemoryLevel::Hbm, 2e12)],
+        compute: vec![fp32],
+        launch_overhead: Some(LaunchOverhead::new(4e-6, Method::Empirical)),
+        sweep: vec![],
+    });
+    // 1 GFLOP, 100 MB at HBM, 200 MB at L2, 1 ms: AI_HBM = 10, AI_L2 = 5, 1 TFLOP/s.
+    let mut k = Kernel::new("void gemm<float>(float*)", 1e-3, DataSource::Suite);
+    k.flops.fp32 = Some(1e9);
+    k.bytes.l2 = Some(2e8);
+    k.bytes.hbm = Some(1e8);
+    b.kernels.push(k);
+    b
+}
+
+fn close(a: (f64, f64), b: (f64, f64)) -> bool {
+    (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6
+}
+
+#[test]
+fn one_analysis_feeds_both_charts_and_the_table() {
+    let mut b = bundle();
+    let mut k = Kernel::new("void copy<float>(float*)", 3e-3, DataSource::Suite);
+    k.flops.fp32 = Some(1e6);
+    k.bytes.hbm = Some(4e9);
+    b.kernels.push(k.clone());
+    b.kernels.push(k);
+    let o = ChartOptions::default();
+    let a = Analysed::new(&b, None, None);
+    assert_eq!(a.kernels.len(), 2, "launches are aggregated by name");
+    assert_eq!(a.kernels[a.top[0].index].name, "void copy<float>(float*)");
+    assert_eq!(hierarchical_of(&a, &o), hierarchical(&b, &o));
+    assert_eq!(time_based_of(&a, &o), time_based(&b, &o));
+    assert_eq!(
+        a.report(),
+        crate::report::Report::with_ceilings(&b, Some(&a.ceilings))
+    );
+    // A filter keeps the kernel's figures, its share of the whole included.
+    let only = a.retain(|k| k.name.contains("gemm"));
+    assert_eq!(only.top.len(), 1);
+    assert_eq!(only.kernels.len(), 1);
+    assert_eq!(only.top[0].index, 0);
+    let whole = a
+        .top
+        .iter()
+        .find(|x| a.kernels[x.index].name.contains("gemm"));
+    assert_eq!(
+        only.top[0],
+        KernelAnalysis {
+            index: 0,
+            ..whole.unwrap().clone()
+        }
+    );
+    assert!((only.top[0].share_of_time - 1.0 / 7.0).abs() < 1e-12);
+}
+
+#[test]
+fn hierarchical_markers_sit_at_their_intensities_and_invert() {
+    let s = hierarchical(&bundle(), &ChartOptions::default()).unwrap();
+    assert_eq!(s.kernels.len(), 1);
+    assert_eq!(s.kernels[0].name, "gemm");
+    let hbm = s
+        .markers
+        .iter()
+        .find(|m| m.kind == MarkerKind::Level(MemoryLevel::Hbm))
+        .unwrap();
+    assert_eq!(hbm.data, (10.0, 1e12));
+    assert!(close(hbm.at, s.viewport.project((10.0, 1e12))));
+    let back = s.viewport.invert(hbm.at);
+    assert!((back.0 / 10.0 - 1.0).abs() < 1e-9 && (back.1 / 1e12 - 1.0).abs() < 1e-9);
+    // Both levels are drawn and joined.
+    assert_eq!(s.markers.len(), 2);
+    assert!(
+        s.lines
+            .iter()
+            .any(|l| l.role == LineRole::KernelLink { kernel: 0 })
+    );
+}
+
+#[test]
+fn hierarchical_ceilings_meet_the_roof_at_the_ridge() {
+    let s = hierarchical(&bundle(), &ChartOptions::default()).unwrap();
+    let hbm = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::Bandwidth(MemoryLevel::Hbm))
+        .unwrap();
+    let end = *hbm.points.last().unwrap();
+    // The HBM diagonal ends where it meets the FP32 roof: AI = 50e12 / 2e12 = 25.
+    assert!(close(end, s.viewport.project((25.0, 50e12))), "{end:?}");
+    let roof = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::Compute(Datapath::Fp32))
+        .unwrap();
+    // The roof starts at the ridge with the highest bandwidth (L2: 50/10 = 5) and runs to
+    // the right edge of the plot.
+    assert!(close(roof.points[0], s.viewport.project((5.0, 50e12))));
+    assert!((roof.points.last().unwrap().0 - s.viewport.area.right()).abs() < 1e-6);
+    // Everything drawn stays inside the plot area.
+    for l in &s.lines {
+        for p in &l.points {
+            assert!(
+                p.0 >= s.viewport.area.x - 1e-6 && p.0 <= s.viewport.area.right() + 1e-6,
+                "{l:?}"
+            );
+        }
+    }
+    assert!(s.labels.iter().any(|l| l.text == "HBM 2 TB/s"));
+    assert!(s.labels.iter().any(|l| l.text == "FP32 50 TFLOP/s"));
+    assert!(s.notes.iter().any(|n| n == "binding ceilings: 1 hbm-bound"));
+}
+
+#[test]
+fn time_based_vertex_and_launch_box() {
+    let s = time_based(&bundle(), &ChartOptions::default()).unwrap();
+    let point = s
+        .markers
+        .iter()
+        .find(|m| m.kind == MarkerKind::Complexity)
+        .unwrap();
+    assert_eq!(point.data, (1e8, 1e9));
+    let vertex = s
+        .markers
+        .iter()
+        .find(|m| m.kind == MarkerKind::TimeVertex)
+        .unwrap();
+    // AI = 10 < balance 25: bandwidth side, B* = T × BW = 2e9, F* = B* × AI = 2e10.
+    assert!((vertex.data.0 / 2e9 - 1.0).abs() < 1e-12);
+    assert!((vertex.data.1 / 2e10 - 1.0).abs() < 1e-12);
+    let lb = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::LaunchBox { launches: 1 })
+        .unwrap();
+    // The box's corner is (n t BW, n t P) = (8e6, 2e8).
+    assert!(
+        lb.points
+            .iter()
+            .any(|p| close(*p, s.viewport.project((8e6, 2e8))))
+    );
+    assert!(s.labels.iter().any(|l| l.text == "FP32 balance 25 FLOP/B"));
+}
+
+#[test]
+fn a_domain_override_zooms() {
+    let o = ChartOptions {
+        domain: Some(((1.0, 100.0), (1e11, 1e14))),
+        ..ChartOptions::default()
+    };
+    let s = hierarchical(&bundle(), &o).unwrap();
+    assert_eq!(s.viewport.x.domain(), (1.0, 100.0));
+    assert_eq!(s.viewport.y.domain(), (1e11, 1e14));
+    // The kernel at AI_HBM = 10, 1 TFLOP/s is inside and still where the scales put it.
+    let m = s.markers.iter().find(|m| m.data == (10.0, 1e12)).unwrap();
+    assert!(close(m.at, s.viewport.project((10.0, 1e12))));
+}
+
+#[test]
+fn nothing_to_plot_is_an_error_not_a_panic() {
+    let mut b = bundle();
+    b.machines.clear();
+    b.kernels.clear();
+    assert!(hierarchical(&b, &ChartOptions::default()).is_err());
+    assert!(time_based(&b, &ChartOptions::default()).is_err());
+    // Ceilings alone still make a chart.
+    let mut c = bundle();
+    c.kernels.clear();
+    assert!(hierarchical(&c, &ChartOptions::default()).is_ok());
+    assert!(time_based(&c, &ChartOptions::default()).is_ok());
+}
+
+#[test]
+fn sweep_draws_one_line_per_working_set() {
+    let mut b = bundle();
+    // Test input, not a measurement: two working sets, three intensities each.
+    for (ws, bw) in [(1e6_f64, 8e12_f64), (1e9, 2e12)] {
+        for fpe in [1.0, 8.0, 64.0] {
+            let bytes = ws * 10.0;
+            let flops = fpe * bytes / 4.0;
+            let time = (bytes / bw).max(flops / 50e12);
+            b.machines[0].sweep.push(crate::bundle::SweepPoint {
+                datapath: Datapath::Fp32,
+                working_set_bytes: ws,
+                flops_per_element: fpe,
+                flops,
+                bytes,
+                time_s: time,
+            });
+        }
+    }
+    let s = sweep(&b, &ChartOptions::default()).unwrap();
+    let series: Vec<_> = s
+        .lines
+        .iter()
+        .filter(|l| matches!(l.role, LineRole::Sweep { .. }))
+        .collect();
+    assert_eq!(series.len(), 2);
+    assert_eq!(series[0].points.len(), 3);
+    // The large working set's low-intensity point sits at 2 TB/s × 0.25 FLOP/B.
+    let p = series[1].points[0];
+    let (x, y) = s.viewport.invert(p);
+    assert!(
+        (x / 0.25 - 1.0).abs() < 1e-9 && (y / 0.5e12 - 1.0).abs() < 1e-9,
+        "{x} {y}"
+    );
+    assert!(s.labels.iter().any(|l| l.text == "1 GB"));
+    let mut empty = bundle();
+    empty.machines[0].sweep.clear();
+    assert!(sweep(&empty, &ChartOptions::default()).is_err());
+}
+
+#[test]
+fn the_sweep_chart_without_a_sweep_says_so() {
+    let e = sweep(&bundle(), &ChartOptions::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("this bundle has a machine characterization for device 0 without a sweep"),
+        "{e}"
+    );
+    let mut none = bundle();
+    none.machines.clear();
+    let e = sweep(&none, &ChartOptions::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("this bundle has no machine characterization;"),
+        "{e}"
+    );
+}
+
+#[test]
+fn kernels_beyond_a_double_are_kept_off_the_charts_with_a_note() {
+    let mut b = bundle();
+    let mut k = Kernel::new("void huge<1>()", 1e-300, DataSource::Suite);
+    k.flops.fp32 = Some(1e308);
+    k.bytes.l2 = Some(1.0);
+    k.bytes.hbm = Some(1.0);
+    b.kernels.push(k);
+    crate::validate(&b).unwrap();
+    for scene in [
+        hierarchical(&b, &ChartOptions::default()).unwrap(),
+        time_based(&b, &ChartOptions::default()).unwrap(),
+    ] {
+        assert_eq!(scene.kernels.len(), 1, "only gemm is drawn");
+        assert_eq!(scene.kernels[0].name, "gemm");
+        let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
+        assert!(scene.markers.iter().all(|m| finite(&m.at)));
+        assert!(scene.lines.iter().all(|l| l.points.iter().all(finite)));
+        assert!(scene.labels.iter().all(|l| finite(&l.at)));
+        assert!(
+            scene.notes.iter().any(
+                |n| n.starts_with("1 kernel out of range, kept off the charts")
+                    && n.ends_with(": huge")
+            ),
+            "{:?}",
+            scene.notes
+        );
+    }
+}

@@ -1,0 +1,304 @@
+//! The time-based roofline chart.
+
+use super::analysed::{analysed, scene_kernels};
+use super::{
+    Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, Line, LineRole,
+    MARKER_MIN, Marker, MarkerKind, Scene, angle, axis, common_notes, device_suffix, marker_radius,
+    plot_area, push_clipped, side_panel, subtitle,
+};
+use crate::bundle::{Bundle, Datapath, MemoryLevel};
+use crate::geometry::roofline as shapes;
+use crate::geometry::scale::{Viewport, fit_log_domain};
+use crate::geometry::si::{format_plain, format_si};
+use crate::time_based::Region;
+
+/// The time-based roofline (Wang et al. 2020): compute complexity F (FLOPs) against bandwidth
+/// complexity B (bytes), log-log. The machine-balance line `F = (P / BW) × B` per datapath in
+/// use, the launch-overhead box for each launch count drawn, and each kernel's complexity point
+/// joined to its time vertex `(B*, F*)` on its iso-intensity line: the longer the link, the
+/// farther the kernel is from its bound.
+///
+/// # Errors
+/// [`ChartError::Nothing`] when no kernel has both F and B, and there are no ceilings.
+pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
+    time_based_of(&analysed(bundle, o), o)
+}
+
+/// [`time_based`] from an analysis already made (`o.device` and `o.ceilings` are not
+/// consulted: the analysis has its own).
+///
+/// # Errors
+/// [`ChartError::Nothing`] when there is nothing to draw.
+pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError> {
+    let c = &p.ceilings;
+    let bw = c.bandwidth(MemoryLevel::Hbm);
+    let drawn: Vec<usize> = (0..p.top.len())
+        .filter(|&i| {
+            let a = &p.top[i];
+            !a.out_of_range
+                && a.complexity_flops > 0.0
+                && a.complexity_bytes.is_some_and(|b| b > 0.0)
+        })
+        .take(o.top_kernels)
+        .collect();
+    if drawn.is_empty() && c.is_empty() {
+        return Err(ChartError::Nothing(device_suffix(p)));
+    }
+    // The datapaths in use among drawn kernels, by their FLOPs; all measured if none.
+    let mut in_use: Vec<Datapath> = Vec::new();
+    for &i in &drawn {
+        let k = &p.kernels[p.top[i].index];
+        for (d, _) in k.flops.iter() {
+            if !in_use.contains(&d) && c.peak(d).is_some() {
+                in_use.push(d);
+            }
+        }
+    }
+    if in_use.is_empty() {
+        in_use = c.datapaths().map(|(d, _)| d).collect();
+    }
+    in_use.sort();
+
+    // Per kernel: the complexity point and the vertex.
+    struct Pt {
+        si: usize,
+        b: f64,
+        f: f64,
+        vertex: Option<(f64, f64)>,
+    }
+    let kernels = scene_kernels(p, &drawn, true);
+    let pts: Vec<Pt> = kernels
+        .iter()
+        .enumerate()
+        .filter_map(|(si, k)| {
+            let a = &k.analysis;
+            let b = a.complexity_bytes?;
+            let f = a.complexity_flops;
+            let vertex = match (a.peak, bw) {
+                (Some(pk), Some(bw)) => crate::time_based::time_vertex(a.time_s, f, b, pk, bw),
+                _ => None,
+            };
+            Some(Pt { si, b, f, vertex })
+        })
+        .collect();
+    let mut launch_counts: Vec<u64> = kernels.iter().map(|k| k.launches).collect();
+    launch_counts.sort_unstable();
+    launch_counts.dedup();
+    launch_counts.truncate(4);
+    let boxes: Vec<(u64, (f64, f64))> = match (c.launch_overhead_s, bw, in_use.first()) {
+        (Some(t), Some(bw), Some(_)) => {
+            let peak = in_use.iter().filter_map(|d| c.peak(*d)).fold(0.0, f64::max);
+            let ns = if launch_counts.is_empty() {
+                vec![1]
+            } else {
+                launch_counts
+            };
+            ns.into_iter()
+                .map(|n| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let nf = n as f64;
+                    (n, shapes::launch_overhead_box(nf, t, peak, bw))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for pt in &pts {
+        xs.push(pt.b);
+        ys.push(pt.f);
+        if let Some((vb, vf)) = pt.vertex {
+            xs.push(vb);
+            ys.push(vf);
+        }
+    }
+    for (_, (cb, cf)) in &boxes {
+        xs.push(*cb);
+        ys.push(*cf);
+    }
+    if pts.is_empty() {
+        // Ceilings only: the plane of kernels taking from a microsecond to a second.
+        if let (Some(bw), Some(pk)) = (bw, c.top_peak()) {
+            xs.extend([bw * 1e-6, bw]);
+            ys.extend([pk * 1e-6, pk]);
+        }
+    }
+    let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((1e3, 1e12));
+    let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
+    let (dx, dy) = o.domain.unwrap_or((dx, dy));
+    let area = plot_area(o);
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
+
+    let mut lines = Vec::new();
+    let mut labels = Vec::new();
+    if let Some(bw) = bw {
+        for (j, &d) in in_use.iter().enumerate() {
+            let Some(pk) = c.peak(d) else { continue };
+            let role = LineRole::MachineBalance(d);
+            if let Some((x0, y0, x1, y1)) = push_clipped(
+                &mut lines,
+                &vp,
+                role,
+                false,
+                shapes::machine_balance_line(pk, bw, dx, dy),
+            ) {
+                // Stagger the labels of parallel lines so that they do not overlap.
+                #[allow(clippy::cast_precision_loss)]
+                let t = 0.9 - 0.17 * (j % 4) as f64;
+                labels.push(Label {
+                    text: format!(
+                        "{} balance {} FLOP/B",
+                        d.label(),
+                        format_plain(crate::time_based::machine_balance(pk, bw))
+                    ),
+                    at: (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0),
+                    angle_deg: angle((x0, y0), (x1, y1)),
+                    anchor: Anchor::End,
+                    role,
+                });
+            }
+        }
+    }
+    let mut last_label_y = f64::INFINITY;
+    for (n, corner) in &boxes {
+        let role = LineRole::LaunchBox { launches: *n };
+        let outline = shapes::launch_box_outline(*corner, dx, dy);
+        if outline.len() >= 2 {
+            let px: Vec<(f64, f64)> = outline.iter().map(|q| vp.project(*q)).collect();
+            let corner_px = vp.project(*corner);
+            lines.push(Line {
+                role,
+                points: px,
+                dashed: true,
+            });
+            // Boxes grow with n; label a box only where it clears the previous label. The label
+            // sits inside the box's top edge: at its right end, else at its left end, else not
+            // at all, so that it never covers another label.
+            if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
+                let text = format!(
+                    "{n} launch{} × {}",
+                    if *n == 1 { "" } else { "es" },
+                    format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
+                );
+                let y = corner_px.1 + 14.0;
+                let candidates = [
+                    ((corner_px.0 - 4.0, y), Anchor::End),
+                    ((area.x + 4.0, y), Anchor::Start),
+                ];
+                let free = candidates.into_iter().map(|(at, anchor)| Label {
+                    text: text.clone(),
+                    at,
+                    angle_deg: 0.0,
+                    anchor,
+                    role,
+                });
+                if let Some(label) = free
+                    .filter(|l| {
+                        l.corners()
+                            .iter()
+                            .all(|p| p.0 >= area.x && p.0 <= area.right())
+                    })
+                    .find(|l| !labels.iter().any(|o| o.overlaps(l)))
+                {
+                    last_label_y = corner_px.1;
+                    labels.push(label);
+                }
+            }
+        }
+    }
+
+    let mut markers = Vec::new();
+    for pt in &pts {
+        let share = kernels[pt.si].analysis.share_of_time;
+        let at = vp.project((pt.b, pt.f));
+        markers.push(Marker {
+            kernel: pt.si,
+            kind: MarkerKind::Complexity,
+            at,
+            data: (pt.b, pt.f),
+            radius: marker_radius(share),
+        });
+        if let Some(v) = pt.vertex {
+            let vat = vp.project(v);
+            lines.push(Line {
+                role: LineRole::KernelLink { kernel: pt.si },
+                points: vec![at, vat],
+                dashed: false,
+            });
+            markers.push(Marker {
+                kernel: pt.si,
+                kind: MarkerKind::TimeVertex,
+                at: vat,
+                data: v,
+                radius: MARKER_MIN + 1.0,
+            });
+        }
+    }
+    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+
+    let mut legend = Vec::new();
+    if !pts.is_empty() {
+        legend.push(LegendEntry {
+            role: LegendRole::Complexity,
+            text: "kernel (B, F): complexity".into(),
+        });
+        legend.push(LegendEntry {
+            role: LegendRole::TimeVertex,
+            text: "time vertex (B*, F*): bound = measured T".into(),
+        });
+    }
+    if !boxes.is_empty() {
+        legend.push(LegendEntry {
+            role: LegendRole::LaunchBox,
+            text: "launch-bound box: n × t_launch".into(),
+        });
+    }
+    legend.extend(in_use.iter().map(|d| LegendEntry {
+        role: LegendRole::Datapath(*d),
+        text: format!("{} balance P/BW (HBM)", d.label()),
+    }));
+
+    let mut notes = common_notes(p, drawn.len());
+    if bw.is_none() {
+        notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
+    }
+    let mut regions: Vec<(Region, usize)> = Vec::new();
+    for k in &kernels {
+        if let Some(tb) = &k.analysis.time_bound {
+            match regions.iter_mut().find(|(r, _)| *r == tb.region) {
+                Some(r) => r.1 += 1,
+                None => regions.push((tb.region, 1)),
+            }
+        }
+    }
+    if !regions.is_empty() {
+        let parts: Vec<String> = regions
+            .iter()
+            .map(|(r, n)| format!("{n} {}-bound", r.key()))
+            .collect();
+        notes.push(format!("regions: {}", parts.join(", ")));
+    }
+
+    Ok(Scene {
+        width: o.width,
+        height: o.height,
+        title: "Time-based roofline".into(),
+        subtitle: subtitle(p),
+        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| {
+            vp.x.project(v)
+        }),
+        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| {
+            vp.y.project(v)
+        }),
+        viewport: vp,
+        lines,
+        labels,
+        markers,
+        kernels,
+        legend,
+        notes,
+        side_panel: side_panel(o),
+    })
+}
