@@ -3,13 +3,12 @@
 //! kernel label; a kernel with no free place is left to the hover.
 //!
 //! Candidate places are tried in a fixed order (right, left, above, below, then the diagonals)
-//! around each of the kernel's markers, largest marker first; the first free one wins. Text
-//! extents are the estimate of [`Label::corners`] (0.6 em per character).
+//! around each of the kernel's markers, largest marker first, then the same a little farther
+//! out; the first free one wins. Text extents are the conservative estimate of [`Label::corners`].
 
 use crate::chart::{Anchor, LABEL_FONT_PX, Label, LineRole, Scene};
 
-/// An axis-aligned box, pixels: (left, top, right, bottom).
-type Box2 = (f64, f64, f64, f64);
+pub use crate::chart::{Box2, marker_box};
 
 fn bbox(corners: &[(f64, f64); 4]) -> Box2 {
     corners.iter().fold(
@@ -27,28 +26,15 @@ fn intersects(a: Box2, b: Box2) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
 
-/// The box a marker covers, with a pixel of margin.
-pub fn marker_box(at: (f64, f64), radius: f64) -> Box2 {
-    let r = radius + 1.0;
-    (at.0 - r, at.1 - r, at.0 + r, at.1 + r)
-}
-
 /// The box a label covers (its rotated rectangle's bounding box).
 pub fn label_box(l: &Label) -> Box2 {
     bbox(&l.corners())
 }
 
-/// A kernel label's box with room for a wider face than the 0.6 em estimate: 20% wider (about
-/// its anchor) and 2 px all round. Browsers' sans-serif faces (DejaVu Sans here) run wider than
-/// 0.6 em on names full of `_` and capitals.
+/// A kernel label's box with 2 px all round (the estimate of [`Label::corners`] is already
+/// conservative: the browser test measures every label against it).
 fn padded(l: &Label) -> Box2 {
     let (x0, y0, x1, y1) = label_box(l);
-    let extra = (x1 - x0) * 0.2;
-    let (x0, x1) = match l.anchor {
-        Anchor::Start => (x0, x1 + extra),
-        Anchor::Middle => (x0 - extra / 2.0, x1 + extra / 2.0),
-        Anchor::End => (x0 - extra, x1),
-    };
     (x0 - 2.0, y0 - 2.0, x1 + 2.0, y1 + 2.0)
 }
 
@@ -104,20 +90,25 @@ pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
     for (&k, text) in order.iter().zip(names) {
         let mut markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
         markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
-        let half = LABEL_FONT_PX * 0.3;
-        let placed = markers.iter().find_map(|m| {
-            let (x, y, g) = (m.at.0, m.at.1, m.radius + 3.0);
-            [
-                ((x + g, y + half), Anchor::Start),
-                ((x - g, y + half), Anchor::End),
-                ((x, y - g - 2.0), Anchor::Middle),
-                ((x, y + g + LABEL_FONT_PX), Anchor::Middle),
-                ((x + g, y - g), Anchor::Start),
-                ((x - g, y - g), Anchor::End),
-                ((x + g, y + g + LABEL_FONT_PX * 0.6), Anchor::Start),
-                ((x - g, y + g + LABEL_FONT_PX * 0.6), Anchor::End),
-            ]
-            .into_iter()
+        // The text's middle is 0.35 em above its baseline.
+        let half = LABEL_FONT_PX * 0.35;
+        // Next to a marker first, else a little farther out (rings 8 and 16 px wider).
+        let places = [0.0, 8.0, 16.0].into_iter().flat_map(|extra| {
+            markers.iter().flat_map(move |m| {
+                let (x, y, g) = (m.at.0, m.at.1, m.radius + 3.0 + extra);
+                [
+                    ((x + g, y + half), Anchor::Start),
+                    ((x - g, y + half), Anchor::End),
+                    ((x, y - g - 4.0), Anchor::Middle),
+                    ((x, y + g + LABEL_FONT_PX), Anchor::Middle),
+                    ((x + g, y - g), Anchor::Start),
+                    ((x - g, y - g), Anchor::End),
+                    ((x + g, y + g + LABEL_FONT_PX * 0.6), Anchor::Start),
+                    ((x - g, y + g + LABEL_FONT_PX * 0.6), Anchor::End),
+                ]
+            })
+        });
+        let placed = places
             .map(|(at, anchor)| Label {
                 text: text.clone(),
                 at,
@@ -128,8 +119,7 @@ pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
             .find(|l| {
                 let b = padded(l);
                 inside(b) && !taken.iter().any(|t| intersects(*t, b))
-            })
-        });
+            });
         if let Some(l) = placed {
             taken.push(padded(&l));
             out.push(l);

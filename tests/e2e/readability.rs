@@ -55,12 +55,13 @@ fn sample_charts_keep_their_labels_apart() {
     }
 }
 
+/// The viewer's default number of kernel names, and a larger one.
+const NAMES: [usize; 2] = [8, 20];
+
 #[test]
-fn kernel_names_keep_clear_of_markers_ceiling_labels_and_each_other() {
-    use roofline_model::labels::{kernel_labels, label_box, marker_box};
-    let hit = |a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)| {
-        a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
-    };
+fn no_label_covers_a_marker_or_another_label() {
+    use roofline_model::labels::{kernel_labels, marker_box};
+    let mut placed = 0;
     for (name, bundle) in samples() {
         for options in [ChartOptions::default(), ChartOptions::browser()] {
             for (kind, scene) in [
@@ -68,21 +69,48 @@ fn kernel_names_keep_clear_of_markers_ceiling_labels_and_each_other() {
                 ("time-based", chart::time_based(&bundle, &options)),
             ] {
                 let scene = scene.unwrap();
-                let labels = kernel_labels(&scene, 10);
-                assert!(!labels.is_empty(), "{name} {kind}: no kernel labels");
-                for (i, l) in labels.iter().enumerate() {
+                let size = format!("{}x{}", options.width, options.height);
+                let area = scene.viewport.area;
+                // Ceiling labels: inside the plot, clear of every marker.
+                for c in &scene.labels {
+                    assert!(
+                        c.corners().iter().all(|p| area.contains(p.0, p.1)),
+                        "{name} {kind} {size}: ceiling label {} leaves the plot",
+                        c.text
+                    );
                     for m in &scene.markers {
                         assert!(
-                            !hit(label_box(l), marker_box(m.at, m.radius)),
-                            "{name} {kind}: {} covers a marker",
-                            l.text
+                            !c.overlaps_box(marker_box(m.at, m.radius)),
+                            "{name} {kind} {size}: ceiling label {} on a marker of {}",
+                            c.text,
+                            scene.kernels[m.kernel].name
                         );
                     }
-                    for o in scene.labels.iter().chain(&labels[i + 1..]) {
-                        assert!(!l.overlaps(o), "{name} {kind}: {} on {}", l.text, o.text);
+                }
+                for n in NAMES {
+                    let labels = kernel_labels(&scene, n);
+                    assert!(!labels.is_empty(), "{name} {kind} {size}: no kernel labels");
+                    placed += labels.len();
+                    for (i, l) in labels.iter().enumerate() {
+                        for m in &scene.markers {
+                            assert!(
+                                !l.overlaps_box(marker_box(m.at, m.radius)),
+                                "{name} {kind} {size} top {n}: {} covers a marker",
+                                l.text
+                            );
+                        }
+                        for o in scene.labels.iter().chain(&labels[i + 1..]) {
+                            assert!(
+                                !l.overlaps(o),
+                                "{name} {kind} {size} top {n}: {} on {}",
+                                l.text,
+                                o.text
+                            );
+                        }
                     }
                 }
             }
         }
     }
+    assert!(placed > 100, "{placed} kernel names placed");
 }

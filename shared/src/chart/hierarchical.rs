@@ -1,9 +1,10 @@
 //! The hierarchical roofline chart.
 
 use super::analysed::{analysed, scene_kernels};
+use super::label::{Placer, along, fractions};
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, Line, LineRole,
-    Marker, MarkerKind, Scene, SceneKernel, angle, ceiling_label, common_notes, device_suffix,
+    Marker, MarkerKind, Scene, SceneKernel, ceiling_label, common_notes, device_suffix,
     intensity_axis, marker_radius, performance_axis, plot_area, push_clipped, side_panel, subtitle,
 };
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
@@ -88,7 +89,8 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
     let area = plot_area(o);
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
     let mut lines = Vec::new();
-    let mut labels = Vec::new();
+    // Each ceiling's candidate label places, placed once the markers are known.
+    let mut pending: Vec<Vec<Label>> = Vec::new();
 
     // Bandwidth diagonals, up to the top roof.
     for &(l, bw, theo) in &levels {
@@ -102,16 +104,18 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             theo,
             shapes::clip_polyline_loglog(&seg, dx, dy),
         ) {
-            // Label along the line, a little way in from its visible start.
+            // Label along the line, a little way in from its visible start, else farther
+            // along it, else below it: where no marker and no other label covers it.
             let t = 0.08;
-            let at = (x0 + (x1 - x0) * t + 4.0, y0 + (y1 - y0) * t - 6.0);
-            labels.push(Label {
-                text: ceiling_label(l.label(), bw, "B/s", theo),
-                at,
-                angle_deg: angle((x0, y0), (x1, y1)),
-                anchor: Anchor::Start,
+            let first = (x0 + (x1 - x0) * t + 4.0, y0 + (y1 - y0) * t - 6.0);
+            pending.push(along(
+                &ceiling_label(l.label(), bw, "B/s", theo),
                 role,
-            });
+                Anchor::Start,
+                ((x0, y0), (x1, y1)),
+                Some(first),
+                &fractions(0.02, 0.95, 48),
+            ));
         }
     }
     // Compute roofs, from their ridge with the highest bandwidth to the right edge.
@@ -119,20 +123,22 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         let from_bw = top_bw.unwrap_or(peak / dx.0);
         let seg = shapes::compute_roof(peak, from_bw, dx.1);
         let role = LineRole::Compute(d);
-        if let Some((_, _, x1, y1)) = push_clipped(
+        if let Some((x0, y0, x1, y1)) = push_clipped(
             &mut lines,
             &vp,
             role,
             theo,
             shapes::clip_polyline_loglog(&seg, dx, dy),
         ) {
-            labels.push(Label {
-                text: ceiling_label(d.label(), peak, "FLOP/s", theo),
-                at: (x1 - 4.0, y1 - 5.0),
-                angle_deg: 0.0,
-                anchor: Anchor::End,
+            // At the roof's right end, else farther left along it, else below it.
+            pending.push(along(
+                &ceiling_label(d.label(), peak, "FLOP/s", theo),
                 role,
-            });
+                Anchor::End,
+                ((x0, y0), (x1, y1)),
+                Some((x1 - 4.0, y1 - 5.0)),
+                &fractions(0.99, 0.0, 50),
+            ));
         }
     }
 
@@ -167,6 +173,11 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         }
     }
     markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    let mut placer = Placer::new(area, &markers);
+    for candidates in pending {
+        placer.place(candidates);
+    }
+    let labels = placer.into_labels();
 
     let mut legend: Vec<LegendEntry> = levels
         .iter()

@@ -1,7 +1,11 @@
-//! Text labels in pixel coordinates and the rectangles their text covers (an estimate from the
-//! font size and the character count), to keep labels apart.
+//! Text labels in pixel coordinates, the rectangles their text covers (a conservative estimate
+//! from the font size and the characters), and their placement: a ceiling's label goes to the
+//! first of its candidate places along its line that lies in the plot area clear of every marker
+//! and every label placed before it. Kernel names ([`crate::labels`]) are placed afterwards,
+//! clear of all of these.
 
-use super::LineRole;
+use super::{LineRole, Marker};
+use crate::geometry::scale::Rect;
 
 /// How text is anchored at its position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,50 +35,210 @@ pub struct Label {
 
 /// Font size of chart labels, pixels (both renderers draw them at this size).
 pub const LABEL_FONT_PX: f64 = 11.0;
-/// The mean advance of one character of a label, pixels: an estimate for a sans-serif face
-/// (0.6 em), used only to keep labels apart.
-const LABEL_CHAR_PX: f64 = 0.6 * LABEL_FONT_PX;
+/// Height of a label's text above its baseline, em: the font's ascent (DejaVu Sans: 0.93 em;
+/// browsers' text boxes span the font's ascent and descent, whatever the glyphs).
+const ASCENT_EM: f64 = 0.95;
+/// Depth of a label's text below its baseline, em (DejaVu Sans: 0.24 em).
+const DESCENT_EM: f64 = 0.25;
+
+/// The advance of one character, em: an upper bound by class of character for DejaVu Sans
+/// (the face browsers fall back to for `sans-serif` on Linux, and among the widest sans-serif
+/// faces: Arial, Helvetica and Segoe UI run narrower), with room for a renderer rounding each
+/// advance up to a whole pixel at 11 px. Anything outside ASCII counts as a full em.
+fn advance_em(c: char) -> f64 {
+    match c {
+        'm' | 'w' | 'M' | 'W' | '%' | '@' => 1.0,
+        c if !c.is_ascii() => 1.0,
+        ' ' | '!' | '\'' | '(' | ')' | ',' | '-' | '.' | '/' | ':' | ';' | '[' | '\\' | ']'
+        | '|' | 'f' | 'i' | 'j' | 'l' | 'r' | 't' | 'I' | 'J' => 0.45,
+        '#' | '&' | '+' | '<' | '=' | '>' | '^' | '~' => 0.87,
+        'A'..='Z' => 0.83,
+        _ => 0.67,
+    }
+}
+
+/// The width a label's text covers at [`LABEL_FONT_PX`], pixels: a conservative estimate from
+/// its characters (see the browser test that measures every label of every sample).
+pub fn text_width(text: &str) -> f64 {
+    text.chars().map(advance_em).sum::<f64>() * LABEL_FONT_PX
+}
+
+/// How far a label's text reaches above and below its baseline, pixels: `(ascent, descent)`.
+pub fn text_height() -> (f64, f64) {
+    (ASCENT_EM * LABEL_FONT_PX, DESCENT_EM * LABEL_FONT_PX)
+}
+
+/// An axis-aligned box, pixels: (left, top, right, bottom).
+pub type Box2 = (f64, f64, f64, f64);
+
+/// Whether two convex quadrilaterals overlap (separating-axis test; touching is not overlap).
+fn quads_overlap(a: &[(f64, f64); 4], b: &[(f64, f64); 4]) -> bool {
+    let axes = [
+        (a[1].0 - a[0].0, a[1].1 - a[0].1),
+        (a[3].0 - a[0].0, a[3].1 - a[0].1),
+        (b[1].0 - b[0].0, b[1].1 - b[0].1),
+        (b[3].0 - b[0].0, b[3].1 - b[0].1),
+    ];
+    axes.iter().all(|&(ax, ay)| {
+        let span = |r: &[(f64, f64); 4]| {
+            r.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    let d = p.0 * ax + p.1 * ay;
+                    (lo.min(d), hi.max(d))
+                })
+        };
+        let ((a0, a1), (b0, b1)) = (span(a), span(b));
+        a0 < b1 && b0 < a1
+    })
+}
+
+fn box_corners(b: Box2) -> [(f64, f64); 4] {
+    [(b.0, b.1), (b.2, b.1), (b.2, b.3), (b.0, b.3)]
+}
 
 impl Label {
-    /// The corners of the rectangle its text covers, pixels: an estimate from its length, its
-    /// anchor and its rotation about `at`.
+    /// The corners of the rectangle its text covers, pixels: an estimate from its characters
+    /// ([`text_width`], [`text_height`]), its anchor and its rotation about `at`.
     pub fn corners(&self) -> [(f64, f64); 4] {
-        #[allow(clippy::cast_precision_loss)]
-        let w = self.text.chars().count() as f64 * LABEL_CHAR_PX;
+        self.corners_with(0.0)
+    }
+
+    /// [`Label::corners`] grown by `pad` pixels on every side.
+    fn corners_with(&self, pad: f64) -> [(f64, f64); 4] {
+        let w = text_width(&self.text);
         let x0 = match self.anchor {
             Anchor::Start => 0.0,
             Anchor::Middle => -w / 2.0,
             Anchor::End => -w,
         };
-        // Ascent above the baseline, descent below it.
-        let (top, bottom) = (-0.8 * LABEL_FONT_PX, 0.25 * LABEL_FONT_PX);
+        let (ascent, descent) = text_height();
+        let (x0, x1, top, bottom) = (x0 - pad, x0 + w + pad, -ascent - pad, descent + pad);
         let (sin, cos) = self.angle_deg.to_radians().sin_cos();
-        [(x0, top), (x0 + w, top), (x0 + w, bottom), (x0, bottom)]
+        [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
             .map(|(x, y)| (self.at.0 + x * cos - y * sin, self.at.1 + x * sin + y * cos))
     }
 
     /// Whether the two labels' text rectangles overlap (separating-axis test on the rotated
     /// rectangles of [`Label::corners`]).
     pub fn overlaps(&self, other: &Label) -> bool {
-        let (a, b) = (self.corners(), other.corners());
-        let axes = [
-            (a[1].0 - a[0].0, a[1].1 - a[0].1),
-            (a[3].0 - a[0].0, a[3].1 - a[0].1),
-            (b[1].0 - b[0].0, b[1].1 - b[0].1),
-            (b[3].0 - b[0].0, b[3].1 - b[0].1),
-        ];
-        axes.iter().all(|&(ax, ay)| {
-            let span = |r: &[(f64, f64); 4]| {
-                r.iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-                        let d = p.0 * ax + p.1 * ay;
-                        (lo.min(d), hi.max(d))
-                    })
-            };
-            let ((a0, a1), (b0, b1)) = (span(&a), span(&b));
-            a0 < b1 && b0 < a1
-        })
+        quads_overlap(&self.corners(), &other.corners())
     }
+
+    /// Whether the label's text rectangle overlaps an axis-aligned box (a marker's, say).
+    pub fn overlaps_box(&self, b: Box2) -> bool {
+        quads_overlap(&self.corners(), &box_corners(b))
+    }
+}
+
+/// The box a marker covers, with a pixel of margin.
+pub fn marker_box(at: (f64, f64), radius: f64) -> Box2 {
+    let r = radius + 1.0;
+    (at.0 - r, at.1 - r, at.0 + r, at.1 + r)
+}
+
+/// Gap kept between a placed label and a marker or the plot's edge, pixels. Between labels
+/// none is needed: the estimate's ascent (the font's) already stands above the capitals.
+const GAP: f64 = 1.5;
+
+/// What a label being placed must keep clear of: the plot area's edges, markers, and the labels
+/// placed so far.
+pub(super) struct Placer {
+    area: Rect,
+    markers: Vec<[(f64, f64); 4]>,
+    placed: Vec<Label>,
+}
+
+impl Placer {
+    /// A placer over `area` that keeps clear of `markers`.
+    pub(super) fn new(area: Rect, markers: &[Marker]) -> Self {
+        Placer {
+            area,
+            markers: markers
+                .iter()
+                .map(|m| box_corners(marker_box(m.at, m.radius)))
+                .collect(),
+            placed: Vec::new(),
+        }
+    }
+
+    /// Whether `l` lies inside the plot area and clear of every marker and placed label.
+    fn free(&self, l: &Label) -> bool {
+        let c = l.corners_with(GAP);
+        let a = self.area;
+        c.iter()
+            .all(|p| p.0 >= a.x && p.0 <= a.right() && p.1 >= a.y && p.1 <= a.bottom())
+            && !self.markers.iter().any(|m| quads_overlap(&c, m))
+            && !self.placed.iter().any(|o| o.overlaps(l))
+    }
+
+    /// Places the first free candidate, else the first one (a ceiling keeps its name even where
+    /// the chart has no free place for it; the tests show the samples never need that).
+    /// `None` only when there is no candidate.
+    pub(super) fn place(&mut self, candidates: Vec<Label>) -> Option<Label> {
+        let pick = candidates
+            .iter()
+            .position(|l| self.free(l))
+            .or(if candidates.is_empty() { None } else { Some(0) })?;
+        let l = candidates.into_iter().nth(pick)?;
+        self.placed.push(l.clone());
+        Some(l)
+    }
+
+    /// Places the first free candidate, or nothing.
+    pub(super) fn place_if_free(&mut self, candidates: Vec<Label>) -> Option<Label> {
+        let l = candidates.into_iter().find(|l| self.free(l))?;
+        self.placed.push(l.clone());
+        Some(l)
+    }
+
+    /// The labels placed, in order.
+    pub(super) fn into_labels(self) -> Vec<Label> {
+        self.placed
+    }
+}
+
+/// Candidate places for a label along the segment from `a` to `b` (pixels), rotated with it:
+/// `first` (the preferred place, if any), then at each fraction of `ts` in turn, just above the
+/// segment and just below it. `anchor` is the text's anchor at each place.
+pub(super) fn along(
+    text: &str,
+    role: LineRole,
+    anchor: Anchor,
+    (a, b): ((f64, f64), (f64, f64)),
+    first: Option<(f64, f64)>,
+    ts: &[f64],
+) -> Vec<Label> {
+    let angle_deg = (b.1 - a.1).atan2(b.0 - a.0).to_degrees();
+    let (sin, cos) = angle_deg.to_radians().sin_cos();
+    // The text's "up", perpendicular to the segment.
+    let up = (sin, -cos);
+    let (ascent, descent) = text_height();
+    let label = |at| Label {
+        text: text.to_string(),
+        at,
+        angle_deg,
+        anchor,
+        role,
+    };
+    let on = |t: f64| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+    let above = descent + 3.0;
+    let below = -(ascent + 3.0);
+    let mut out: Vec<Label> = first.into_iter().map(label).collect();
+    for &t in ts {
+        let p = on(t);
+        for off in [above, below] {
+            out.push(label((p.0 + up.0 * off, p.1 + up.1 * off)));
+        }
+    }
+    out
+}
+
+/// `n` evenly spaced fractions from `from` to `to`, both included.
+pub(super) fn fractions(from: f64, to: f64, n: usize) -> Vec<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    let step = (to - from) / (n.max(2) - 1) as f64;
+    #[allow(clippy::cast_precision_loss)]
+    (0..n.max(2)).map(|i| from + step * i as f64).collect()
 }
 
 #[cfg(test)]
@@ -91,16 +255,109 @@ mod tests {
             anchor,
             role: LineRole::MachineBalance(Datapath::Fp32),
         };
-        // 10 characters: 66 px wide, 11.55 px tall.
+        // 10 digits: 73.7 px wide; 10.45 px above the baseline, 2.75 px below.
         let a = label((100.0, 100.0), 0.0, Anchor::Start);
         assert!(a.overlaps(&label((160.0, 105.0), 0.0, Anchor::Start)));
-        assert!(!a.overlaps(&label((170.0, 100.0), 0.0, Anchor::Start)));
-        assert!(!a.overlaps(&label((100.0, 113.0), 0.0, Anchor::Start)));
+        assert!(!a.overlaps(&label((175.0, 100.0), 0.0, Anchor::Start)));
+        assert!(!a.overlaps(&label((100.0, 114.0), 0.0, Anchor::Start)));
         assert!(!a.overlaps(&label((100.0, 100.0), 0.0, Anchor::End)));
-        assert!(a.overlaps(&label((166.0, 100.0), 0.0, Anchor::End)));
+        assert!(a.overlaps(&label((173.0, 100.0), 0.0, Anchor::End)));
         // Rotated by 90°, the text runs down from its anchor.
         let down = label((130.0, 60.0), 90.0, Anchor::Start);
         assert!(down.overlaps(&a));
         assert!(!label((130.0, 120.0), 90.0, Anchor::Start).overlaps(&a));
+    }
+
+    /// DejaVu Sans's advances at 11 px (hmtx of `DejaVuSans.ttf`, 2048 units per em, summed per
+    /// string): the estimate covers them, within a third.
+    #[test]
+    fn the_width_estimate_covers_dejavu_sans() {
+        for (text, dejavu) in [
+            ("Tensor FP16 106 TFLOP/s", 139.79),
+            ("HBM 829 GB/s", 78.8),
+            ("FP64 7.8 TFLOP/s (theoretical)", 166.71),
+            ("MWmw%@", 61.53),
+            ("implicit_convolve_sgemm", 141.52),
+            ("1 launch × 4.5 µs", 97.18),
+        ] {
+            let w = text_width(text);
+            assert!(
+                w >= dejavu && w <= dejavu * 1.34,
+                "{text}: {w} for {dejavu}"
+            );
+        }
+        // The font's ascent and descent (0.93 and 0.24 em).
+        let (ascent, descent) = text_height();
+        assert!(ascent >= 0.93 * LABEL_FONT_PX && descent >= 0.24 * LABEL_FONT_PX);
+    }
+
+    fn marker(at: (f64, f64)) -> Marker {
+        Marker {
+            kernel: 0,
+            kind: super::super::MarkerKind::Complexity,
+            at,
+            data: (1.0, 1.0),
+            radius: 6.0,
+        }
+    }
+
+    #[test]
+    fn a_label_moves_along_its_line_off_a_marker() {
+        let area = Rect::new(0.0, 0.0, 400.0, 300.0);
+        let role = LineRole::Compute(Datapath::Fp32);
+        let line = ((50.0, 100.0), (390.0, 100.0));
+        let cands = |first| {
+            along(
+                "FP32 14 TFLOP/s",
+                role,
+                Anchor::End,
+                line,
+                first,
+                &fractions(1.0, 0.3, 8),
+            )
+        };
+        // Free: the preferred place.
+        let mut p = Placer::new(area, &[]);
+        let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        assert_eq!(l.at, (386.0, 95.0));
+        // A marker on it: the label moves, and keeps clear of it.
+        let m = marker((350.0, 92.0));
+        let mut p = Placer::new(area, std::slice::from_ref(&m));
+        let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        assert_ne!(l.at, (386.0, 95.0));
+        assert!(!l.overlaps_box(marker_box(m.at, m.radius)));
+        assert!(l.corners().iter().all(|c| area.contains(c.0, c.1)));
+        // A second label on the same line keeps clear of the first.
+        let l2 = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        assert!(!l2.overlaps(&l));
+        // Nowhere free: the preferred place all the same, or nothing when asked.
+        let crowd: Vec<Marker> = (0..40)
+            .flat_map(|i| (0..30).map(move |j| marker((f64::from(i) * 10.0, f64::from(j) * 10.0))))
+            .collect();
+        let mut p = Placer::new(area, &crowd);
+        assert_eq!(
+            p.place(cands(Some((386.0, 95.0)))).unwrap().at,
+            (386.0, 95.0)
+        );
+        assert!(p.place_if_free(cands(Some((386.0, 95.0)))).is_none());
+    }
+
+    #[test]
+    fn candidates_follow_a_rotated_line_on_both_sides() {
+        let role = LineRole::Bandwidth(crate::bundle::MemoryLevel::Hbm);
+        let c = along(
+            "HBM",
+            role,
+            Anchor::Start,
+            ((0.0, 100.0), (100.0, 0.0)),
+            None,
+            &[0.5],
+        );
+        assert_eq!(c.len(), 2);
+        assert!((c[0].angle_deg + 45.0).abs() < 1e-9);
+        // Above the line (up and left of its midpoint), then below it.
+        assert!(c[0].at.0 < 50.0 && c[0].at.1 < 50.0, "{:?}", c[0].at);
+        assert!(c[1].at.0 > 50.0 && c[1].at.1 > 50.0, "{:?}", c[1].at);
+        assert_eq!(fractions(0.0, 1.0, 5), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
     }
 }

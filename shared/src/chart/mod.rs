@@ -17,7 +17,7 @@ mod time;
 
 pub use analysed::Analysed;
 pub use hierarchical::{hierarchical, hierarchical_of};
-pub use label::{Anchor, LABEL_FONT_PX, Label};
+pub use label::{Anchor, Box2, LABEL_FONT_PX, Label, marker_box, text_height, text_width};
 pub use sweep::sweep;
 pub use time::{time_based, time_based_of};
 
@@ -378,11 +378,6 @@ fn performance_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
 
 fn marker_radius(share: f64) -> f64 {
     MARKER_MIN + MARKER_SCALE * share.clamp(0.0, 1.0).sqrt()
-}
-
-/// Angle (degrees, SVG clockwise) of the segment from `a` to `b` in pixels.
-fn angle(a: (f64, f64), b: (f64, f64)) -> f64 {
-    (b.1 - a.1).atan2(b.0 - a.0).to_degrees()
 }
 
 fn push_clipped(

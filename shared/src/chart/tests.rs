@@ -271,3 +271,47 @@ fn kernels_beyond_a_double_are_kept_off_the_charts_with_a_note() {
         );
     }
 }
+
+#[test]
+fn a_ceiling_label_moves_off_a_marker_on_its_place() {
+    let mut b = bundle();
+    // A kernel just under the FP32 roof near its right end, where the roof's label would go.
+    let mut k = Kernel::new("void near_roof()", 1e-3, DataSource::Suite);
+    k.flops.fp32 = Some(4.6e10);
+    k.bytes.l2 = Some(2.3e7);
+    k.bytes.hbm = Some(4.6e7);
+    b.kernels.push(k);
+    let s = hierarchical(&b, &ChartOptions::default()).unwrap();
+    let roof = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::Compute(Datapath::Fp32))
+        .unwrap();
+    let end = *roof.points.last().unwrap();
+    let usual = Label {
+        text: "FP32 50 TFLOP/s".into(),
+        at: (end.0 - 4.0, end.1 - 5.0),
+        angle_deg: 0.0,
+        anchor: Anchor::End,
+        role: roof.role,
+    };
+    let covered = s
+        .markers
+        .iter()
+        .any(|m| usual.overlaps_box(marker_box(m.at, m.radius)));
+    assert!(covered, "the test kernel should sit on the usual place");
+    let placed = s.labels.iter().find(|l| l.text == usual.text).unwrap();
+    assert_ne!(placed.at, usual.at);
+    for l in &s.labels {
+        for m in &s.markers {
+            assert!(
+                !l.overlaps_box(marker_box(m.at, m.radius)),
+                "{} on a marker",
+                l.text
+            );
+        }
+    }
+    // Still along the roof: horizontal, just above or below it.
+    assert_eq!(placed.angle_deg, 0.0);
+    assert!((placed.at.1 - end.1).abs() < 20.0, "{:?}", placed.at);
+}

@@ -1,9 +1,10 @@
 //! The time-based roofline chart.
 
 use super::analysed::{analysed, scene_kernels};
+use super::label::{Placer, along, fractions};
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, Line, LineRole,
-    MARKER_MIN, Marker, MarkerKind, Scene, angle, axis, common_notes, device_suffix, marker_radius,
+    MARKER_MIN, Marker, MarkerKind, Scene, axis, common_notes, device_suffix, marker_radius,
     plot_area, push_clipped, side_panel, subtitle,
 };
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
@@ -131,8 +132,39 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     let area = plot_area(o);
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
 
+    // Markers first (the labels keep clear of them); their links are drawn after the boxes.
+    let mut links = Vec::new();
+    let mut markers = Vec::new();
+    for pt in &pts {
+        let share = kernels[pt.si].analysis.share_of_time;
+        let at = vp.project((pt.b, pt.f));
+        markers.push(Marker {
+            kernel: pt.si,
+            kind: MarkerKind::Complexity,
+            at,
+            data: (pt.b, pt.f),
+            radius: marker_radius(share),
+        });
+        if let Some(v) = pt.vertex {
+            let vat = vp.project(v);
+            links.push(Line {
+                role: LineRole::KernelLink { kernel: pt.si },
+                points: vec![at, vat],
+                dashed: false,
+            });
+            markers.push(Marker {
+                kernel: pt.si,
+                kind: MarkerKind::TimeVertex,
+                at: vat,
+                data: v,
+                radius: MARKER_MIN + 1.0,
+            });
+        }
+    }
+    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+
     let mut lines = Vec::new();
-    let mut labels = Vec::new();
+    let mut placer = Placer::new(area, &markers);
     if let Some(bw) = bw {
         for (j, &d) in in_use.iter().enumerate() {
             let Some(pk) = c.peak(d) else { continue };
@@ -147,17 +179,20 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
                 // Stagger the labels of parallel lines so that they do not overlap.
                 #[allow(clippy::cast_precision_loss)]
                 let t = 0.9 - 0.17 * (j % 4) as f64;
-                labels.push(Label {
-                    text: format!(
+                // Then farther along the line, else below it, clear of markers and labels.
+                let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
+                placer.place(along(
+                    &format!(
                         "{} balance {} FLOP/B",
                         d.label(),
                         format_plain(crate::time_based::machine_balance(pk, bw))
                     ),
-                    at: (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0),
-                    angle_deg: angle((x0, y0), (x1, y1)),
-                    anchor: Anchor::End,
                     role,
-                });
+                    Anchor::End,
+                    ((x0, y0), (x1, y1)),
+                    Some(first),
+                    &fractions(0.98, 0.02, 49),
+                ));
             }
         }
     }
@@ -174,8 +209,8 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
                 dashed: true,
             });
             // Boxes grow with n; label a box only where it clears the previous label. The label
-            // sits inside the box's top edge: at its right end, else at its left end, else not
-            // at all, so that it never covers another label.
+            // sits inside the box's top edge, else just above it, at its right end, else at its
+            // left end, else not at all: it never covers a marker or another label.
             if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
                 let text = format!(
                     "{n} launch{} × {}",
@@ -183,9 +218,12 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
                     format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
                 );
                 let y = corner_px.1 + 14.0;
+                let above = corner_px.1 - 4.0;
                 let candidates = [
                     ((corner_px.0 - 4.0, y), Anchor::End),
                     ((area.x + 4.0, y), Anchor::Start),
+                    ((corner_px.0 - 4.0, above), Anchor::End),
+                    ((area.x + 4.0, above), Anchor::Start),
                 ];
                 let free = candidates.into_iter().map(|(at, anchor)| Label {
                     text: text.clone(),
@@ -194,49 +232,15 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
                     anchor,
                     role,
                 });
-                if let Some(label) = free
-                    .filter(|l| {
-                        l.corners()
-                            .iter()
-                            .all(|p| p.0 >= area.x && p.0 <= area.right())
-                    })
-                    .find(|l| !labels.iter().any(|o| o.overlaps(l)))
-                {
+                if placer.place_if_free(free.collect()).is_some() {
                     last_label_y = corner_px.1;
-                    labels.push(label);
                 }
             }
         }
     }
+    let labels = placer.into_labels();
 
-    let mut markers = Vec::new();
-    for pt in &pts {
-        let share = kernels[pt.si].analysis.share_of_time;
-        let at = vp.project((pt.b, pt.f));
-        markers.push(Marker {
-            kernel: pt.si,
-            kind: MarkerKind::Complexity,
-            at,
-            data: (pt.b, pt.f),
-            radius: marker_radius(share),
-        });
-        if let Some(v) = pt.vertex {
-            let vat = vp.project(v);
-            lines.push(Line {
-                role: LineRole::KernelLink { kernel: pt.si },
-                points: vec![at, vat],
-                dashed: false,
-            });
-            markers.push(Marker {
-                kernel: pt.si,
-                kind: MarkerKind::TimeVertex,
-                at: vat,
-                data: v,
-                radius: MARKER_MIN + 1.0,
-            });
-        }
-    }
-    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    lines.extend(links);
 
     let mut legend = Vec::new();
     if !pts.is_empty() {
