@@ -229,14 +229,19 @@ impl Browser {
         }
     }
 
-    /// Saves a screenshot under `target/browser-screenshots/`.
+    /// Saves a screenshot under `browser-screenshots/` in the target directory
+    /// (`$CARGO_TARGET_DIR`, else the workspace's `target/`).
     pub fn screenshot(&self, name: &str) {
         use base64::Engine;
         let v = self.cmd("GET", "screenshot", None);
         let png = base64::engine::general_purpose::STANDARD
             .decode(v.as_str().unwrap_or_default())
             .unwrap();
-        let dir = crate::repo().join("target/browser-screenshots");
+        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+            || crate::repo().join("target"),
+            |t| crate::repo().join(t), // an absolute path stays as it is
+        );
+        let dir = target.join("browser-screenshots");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }

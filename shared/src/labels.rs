@@ -73,6 +73,29 @@ fn unique_names(scene: &Scene, kernels: &[usize]) -> Vec<String> {
 /// Labels for the `n` largest kernels of `scene` (by rank) that have a free place. Each label's
 /// `role` is the kernel's [`LineRole::KernelLink`].
 pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
+    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
+    order.sort_by_key(|&k| scene.kernels[k].rank);
+    order.truncate(n);
+    let names = unique_names(scene, &order);
+    place(scene, &order, names)
+}
+
+/// Each kernel's rank (`1`, `2`, …) beside one of its markers, for every kernel of `scene` that
+/// has a free place, placed as [`kernel_labels`] places names: what the CLI's SVG draws, whose
+/// side panel lists the kernels by rank.
+pub fn rank_labels(scene: &Scene) -> Vec<Label> {
+    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
+    order.sort_by_key(|&k| scene.kernels[k].rank);
+    let ranks = order
+        .iter()
+        .map(|&k| scene.kernels[k].rank.to_string())
+        .collect();
+    place(scene, &order, ranks)
+}
+
+/// Places `texts[i]` beside a marker of kernel `order[i]`, in order, each where it covers no
+/// marker, no ceiling label and no text placed before it.
+fn place(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label> {
     let area = scene.viewport.area;
     let inside =
         |b: Box2| b.0 >= area.x && b.1 >= area.y && b.2 <= area.right() && b.3 <= area.bottom();
@@ -80,14 +103,9 @@ pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
         .markers
         .iter()
         .map(|m| marker_box(m.at, m.radius))
-        .chain(scene.labels.iter().map(label_box))
         .collect();
-    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
-    order.sort_by_key(|&k| scene.kernels[k].rank);
-    order.truncate(n);
-    let names = unique_names(scene, &order);
     let mut out = Vec::new();
-    for (&k, text) in order.iter().zip(names) {
+    for (&k, text) in order.iter().zip(texts) {
         let mut markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
         markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
         // The text's middle is 0.35 em above its baseline.
@@ -118,7 +136,11 @@ pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
             })
             .find(|l| {
                 let b = padded(l);
-                inside(b) && !taken.iter().any(|t| intersects(*t, b))
+                // Ceiling labels turn with their lines: their rotated rectangles, not the boxes
+                // around them.
+                inside(b)
+                    && !taken.iter().any(|t| intersects(*t, b))
+                    && !scene.labels.iter().any(|c| c.overlaps_box(b))
             });
         if let Some(l) = placed {
             taken.push(padded(&l));

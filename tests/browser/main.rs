@@ -4,8 +4,8 @@
 //!
 //! These tests are `#[ignore]`d in a plain `cargo test`, because they need `dist/` and Chromium;
 //! `cargo xtask test` installs Chromium and chromedriver when missing, builds the site and runs
-//! them with `--ignored`. Screenshots are kept in `target/browser-screenshots/` for a person to
-//! look at.
+//! them with `--ignored`. Screenshots are kept in `browser-screenshots/` under the target directory
+//! (`$CARGO_TARGET_DIR`, else `target/`) for a person to look at.
 
 use std::path::PathBuf;
 
@@ -442,44 +442,94 @@ fn compare_mode_on_the_forward_runs() {
     assert!(b.js("return location.search.includes('baseline=samples')") == json!(true));
 }
 
+/// Every label's rectangle as the browser laid it out (`getBBox()` in the text's own space, taken
+/// through its rotation by `getScreenCTM()` into the SVG's units), every marker's, whether any two
+/// overlap (separating axes), and each label's measured width, ascent and descent.
+const MEASURE_LABELS: &str = "const svg = document.getElementById('chart');
+ const inv = svg.getScreenCTM().inverse();
+ const quad = e => { const b = e.getBBox(); const m = inv.multiply(e.getScreenCTM());
+   return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+     .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+ const hit = (p, q) => { for (const r of [p, q]) for (let i = 0; i < 2; i++) {
+     const ax = r[i + 1][0] - r[i][0], ay = r[i + 1][1] - r[i][1];
+     const a = p.map(v => v[0] * ax + v[1] * ay), b = q.map(v => v[0] * ax + v[1] * ay);
+     if (Math.max(...a) <= Math.min(...b) || Math.max(...b) <= Math.min(...a)) return false; }
+   return true; };
+ const texts = [...svg.querySelectorAll('text.ceiling-label, text.kernel-label')].map(t => ({
+   n: t.textContent, kind: t.classList.contains('kernel-label') ? 'kernel' : 'ceiling',
+   q: quad(t), b: t.getBBox(), y: +t.getAttribute('y') }));
+ const marks = [...svg.querySelectorAll('circle.marker')].map(c => ({ k: c.dataset.kernel, q: quad(c) }));
+ const bad = [];
+ texts.forEach((a, i) => {
+   marks.forEach(m => { if (hit(a.q, m.q)) bad.push(a.kind + ' label ' + a.n + ' covers a marker of ' + m.k); });
+   texts.slice(i + 1).forEach(c => { if (hit(a.q, c.q)) bad.push(a.kind + ' label ' + a.n + ' on ' + c.n); });
+ });
+ return { bad, sizes: texts.map(t => [t.n, t.b.width, t.y - t.b.y, t.b.y + t.b.height - t.y]),
+   kernel: texts.filter(t => t.kind === 'kernel').length, ceiling: texts.filter(t => t.kind === 'ceiling').length,
+   markers: marks.length };";
+
+/// Every sample the viewer lists, both charts, with the default number of kernel names and with
+/// 20: no label (kernel or ceiling) covers a marker or another label, as the browser measures
+/// them; and the model's text extents (`roofline_model::chart::text_width`, `text_height`) are
+/// never smaller than the browser's.
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn kernel_names_on_every_sample_keep_clear() {
+    use roofline_model::chart::{text_height, text_width};
     let extra = tempfile::tempdir().unwrap();
     let port = serve(dist(), extra.path().to_path_buf());
     let b = Browser::start();
     let index: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dist().join("samples/index.json")).unwrap())
             .unwrap();
+    let (ascent, descent) = text_height();
+    let (mut measured, mut widest) = (0, 0.0_f64);
     for e in index.as_array().unwrap() {
         let file = e["file"].as_str().unwrap();
         for chart in ["hierarchical", "time"] {
-            b.go(&format!(
-                "http://127.0.0.1:{port}/?bundle=samples/{file}&chart={chart}&labels=10"
-            ));
-            b.wait(
-                "return document.querySelectorAll('#chart text.kernel-label').length",
-                &format!("{file} {chart}: kernel names"),
-            );
-            // Boxes as the browser laid them out (its own font metrics), in the SVG's units.
-            let bad = b.js(
-                "const box = e => { const r = e.getBBox(); return [r.x, r.y, r.x + r.width, r.y + r.height]; };
-                 const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
-                 const names = [...document.querySelectorAll('#chart text.kernel-label')].map(t => [t.textContent, box(t)]);
-                 const marks = [...document.querySelectorAll('#chart circle.marker')].map(box);
-                 const bad = [];
-                 names.forEach(([n, a], i) => {
-                   if (marks.some(m => hit(a, m))) bad.push(n + ' covers a marker');
-                   names.slice(i + 1).forEach(([o, c]) => { if (hit(a, c)) bad.push(n + ' on ' + o); });
-                 });
-                 return bad;",
-            );
-            assert_eq!(bad, json!([]), "{file} {chart}");
-        }
-        if file == "deepcam-v100-fp32-fw.json" {
-            b.screenshot("labels-fp32-fw");
+            for names in ["", "&labels=20"] {
+                let what = format!("{file} {chart}{names}");
+                b.go(&format!(
+                    "http://127.0.0.1:{port}/?bundle=samples/{file}&chart={chart}{names}"
+                ));
+                b.wait(
+                    "return document.querySelectorAll('#chart text.kernel-label').length",
+                    &format!("{what}: kernel names"),
+                );
+                let r = b.js(MEASURE_LABELS);
+                assert_eq!(r["bad"], json!([]), "{what}");
+                assert!(r["ceiling"].as_u64().unwrap() >= 3, "{what}: {r}");
+                assert!(r["markers"].as_u64().unwrap() >= 3, "{what}: {r}");
+                for s in r["sizes"].as_array().unwrap() {
+                    let text = s[0].as_str().unwrap();
+                    let (w, up, down) = (
+                        s[1].as_f64().unwrap(),
+                        s[2].as_f64().unwrap(),
+                        s[3].as_f64().unwrap(),
+                    );
+                    assert!(w > 0.0, "{what}: {text} has no width");
+                    assert!(
+                        w <= text_width(text) && up <= ascent && down <= descent,
+                        "{what}: {text} measures {w:.2} wide, {up:.2} up, {down:.2} down; the model estimates {:.2}, {ascent:.2}, {descent:.2}",
+                        text_width(text)
+                    );
+                    widest = widest.max(w / text_width(text));
+                    measured += 1;
+                }
+                let shot = format!(
+                    "labels-{}-{chart}{}",
+                    file.trim_end_matches(".json"),
+                    if names.is_empty() { "" } else { "-20" }
+                );
+                b.screenshot(&shot);
+            }
         }
     }
+    assert!(measured > 200, "{measured} labels measured");
+    eprintln!(
+        "{measured} labels measured; the widest takes {:.0}% of its estimated width",
+        widest * 100.0
+    );
 }
 
 /// `encodeURIComponent` for the characters kernel names hold.

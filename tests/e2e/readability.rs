@@ -1,5 +1,7 @@
 //! The charts of every sample bundle keep their labels apart, at the viewer's size and at the
-//! CLI's, so that a person can read them (the browser tests keep screenshots to look at too).
+//! CLI's, so that a person can read them: ceiling labels, the viewer's kernel names and the CLI's
+//! rank numbers cover no marker and no other label (the browser tests measure the same with the
+//! browser's own text boxes, and keep screenshots to look at).
 
 use roofline_model::chart::{self, ChartOptions, Scene};
 
@@ -60,7 +62,7 @@ const NAMES: [usize; 2] = [8, 20];
 
 #[test]
 fn no_label_covers_a_marker_or_another_label() {
-    use roofline_model::labels::{kernel_labels, marker_box};
+    use roofline_model::labels::{kernel_labels, marker_box, rank_labels};
     let mut placed = 0;
     for (name, bundle) in samples() {
         for options in [ChartOptions::default(), ChartOptions::browser()] {
@@ -87,22 +89,26 @@ fn no_label_covers_a_marker_or_another_label() {
                         );
                     }
                 }
-                for n in NAMES {
-                    let labels = kernel_labels(&scene, n);
+                // The viewer's names (its default number and more), and the CLI's ranks.
+                let sets = NAMES
+                    .map(|n| (format!("top {n}"), kernel_labels(&scene, n)))
+                    .into_iter()
+                    .chain([("ranks".to_string(), rank_labels(&scene))]);
+                for (n, labels) in sets {
                     assert!(!labels.is_empty(), "{name} {kind} {size}: no kernel labels");
                     placed += labels.len();
                     for (i, l) in labels.iter().enumerate() {
                         for m in &scene.markers {
                             assert!(
                                 !l.overlaps_box(marker_box(m.at, m.radius)),
-                                "{name} {kind} {size} top {n}: {} covers a marker",
+                                "{name} {kind} {size} {n}: {} covers a marker",
                                 l.text
                             );
                         }
                         for o in scene.labels.iter().chain(&labels[i + 1..]) {
                             assert!(
                                 !l.overlaps(o),
-                                "{name} {kind} {size} top {n}: {} on {}",
+                                "{name} {kind} {size} {n}: {} on {}",
                                 l.text,
                                 o.text
                             );

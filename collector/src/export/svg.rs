@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use roofline_model::bundle::MemoryLevel;
 use roofline_model::chart::{Anchor, LineRole, MarkerKind, Scene, style};
+use roofline_model::labels::rank_labels;
 
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 
@@ -208,7 +208,7 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         );
     }
 
-    // Markers, largest first; numbers next to each kernel's first marker.
+    // Markers, largest first.
     let _ = writeln!(s, r#"<g clip-path="url(#plot)">"#);
     for m in &scene.markers {
         let colour = style::marker(m.kind);
@@ -233,30 +233,19 @@ pub fn render(scene: &Scene) -> Vec<u8> {
             esc(&tip)
         );
     }
-    for (i, k) in scene.kernels.iter().enumerate() {
-        let anchor_marker = scene
-            .markers
-            .iter()
-            .filter(|m| m.kernel == i)
-            .max_by(|a, b| {
-                let rank = |m: &&roofline_model::chart::Marker| match m.kind {
-                    MarkerKind::Level(MemoryLevel::Hbm) | MarkerKind::Complexity => 2,
-                    MarkerKind::Level(_) => 1,
-                    MarkerKind::TimeVertex => 0,
-                };
-                rank(a).cmp(&rank(b))
-            });
-        if let Some(m) = anchor_marker {
-            let _ = writeln!(
-                s,
-                r##"<text x="{:.1}" y="{:.1}" font-size="11" font-weight="bold" fill="#111" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-                m.at.0 + m.radius + 2.0,
-                m.at.1 - m.radius * 0.5,
-                k.rank
-            );
-        }
-    }
     let _ = writeln!(s, "</g>");
+    // Each kernel's rank beside one of its markers, where it covers no marker and no label
+    // (placed by `roofline_model::labels`); the side panel lists the kernels by rank.
+    for l in rank_labels(scene) {
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="11" fill="#111" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            l.at.0,
+            l.at.1,
+            anchor(l.anchor),
+            esc(&l.text)
+        );
+    }
 
     // Side panel: kernels by time, then the legend.
     let mut y_notes = area.bottom() + 58.0;
