@@ -42,6 +42,7 @@ pub fn serve(dist: PathBuf, extra: PathBuf) -> u16 {
                 Some("js") => "text/javascript",
                 Some("wasm") => "application/wasm",
                 Some("json") => "application/json",
+                Some("svg") => "image/svg+xml",
                 _ => "application/octet-stream",
             };
             let resp = match std::fs::read(&file) {

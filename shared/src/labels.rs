@@ -195,6 +195,51 @@ mod tests {
     }
 
     #[test]
+    fn every_rank_of_the_example_finds_a_place_at_the_cli_size() {
+        let b = example();
+        let o = ChartOptions::default();
+        for scene in [hierarchical(&b, &o).unwrap(), time_based(&b, &o).unwrap()] {
+            let ranks = rank_labels(&scene);
+            let texts: Vec<&str> = ranks.iter().map(|l| l.text.as_str()).collect();
+            assert_eq!(
+                texts.len(),
+                scene.kernels.len(),
+                "{}: {texts:?}",
+                scene.title
+            );
+            for (i, l) in ranks.iter().enumerate() {
+                assert!(
+                    scene
+                        .markers
+                        .iter()
+                        .all(|m| !l.overlaps_box(marker_box(m.at, m.radius)))
+                );
+                assert!(
+                    scene
+                        .labels
+                        .iter()
+                        .chain(&ranks[i + 1..])
+                        .all(|o| !l.overlaps(o))
+                );
+                // Beside a marker of its own kernel, within the widest ring.
+                let k = scene
+                    .kernels
+                    .iter()
+                    .position(|k| k.rank.to_string() == l.text);
+                let near = scene
+                    .markers
+                    .iter()
+                    .filter(|m| Some(m.kernel) == k)
+                    .any(|m| {
+                        (m.at.0 - l.at.0).hypot(m.at.1 - l.at.1)
+                            < m.radius + 3.0 + 16.0 + 2.0 * LABEL_FONT_PX
+                    });
+                assert!(near, "{} far from its kernel", l.text);
+            }
+        }
+    }
+
+    #[test]
     fn no_labels_when_none_asked() {
         let scene = hierarchical(&example(), &ChartOptions::browser()).unwrap();
         assert!(kernel_labels(&scene, 0).is_empty());

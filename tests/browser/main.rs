@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+use roofline_collector::cli::ChartKind;
+use roofline_collector::commands::plot;
 use roofline_model::bundle::{Bundle, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, ChartOptions, MarkerKind};
@@ -445,7 +447,15 @@ fn compare_mode_on_the_forward_runs() {
 /// Every label's rectangle as the browser laid it out (`getBBox()` in the text's own space, taken
 /// through its rotation by `getScreenCTM()` into the SVG's units), every marker's, whether any two
 /// overlap (separating axes), and each label's measured width, ascent and descent.
-const MEASURE_LABELS: &str = "const svg = document.getElementById('chart');
+/// `svg` names the chart's root element; labels are `text.ceiling-label` and `text.{names}`,
+/// markers `circle.marker`.
+fn measure_labels(svg: &str, names: &str) -> String {
+    MEASURE_LABELS
+        .replace("SVG_ROOT", svg)
+        .replace("text.kernel-label", &format!("text.{names}"))
+}
+
+const MEASURE_LABELS: &str = "const svg = SVG_ROOT;
  const inv = svg.getScreenCTM().inverse();
  const quad = e => { const b = e.getBBox(); const m = inv.multiply(e.getScreenCTM());
    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
@@ -469,9 +479,9 @@ const MEASURE_LABELS: &str = "const svg = document.getElementById('chart');
    markers: marks.length };";
 
 /// Every sample the viewer lists, both charts, with the default number of kernel names and with
-/// 20: no label (kernel or ceiling) covers a marker or another label, as the browser measures
-/// them; and the model's text extents (`roofline_model::chart::text_width`, `text_height`) are
-/// never smaller than the browser's.
+/// 20, and the CLI's SVG of each: no label (kernel name, rank or ceiling) covers a marker or
+/// another label, as the browser measures them; and the model's text extents
+/// (`roofline_model::chart::text_width`, `text_height`) are never smaller than the browser's.
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn kernel_names_on_every_sample_keep_clear() {
@@ -496,7 +506,10 @@ fn kernel_names_on_every_sample_keep_clear() {
                     "return document.querySelectorAll('#chart text.kernel-label').length",
                     &format!("{what}: kernel names"),
                 );
-                let r = b.js(MEASURE_LABELS);
+                let r = b.js(&measure_labels(
+                    "document.getElementById('chart')",
+                    "kernel-label",
+                ));
                 assert_eq!(r["bad"], json!([]), "{what}");
                 assert!(r["ceiling"].as_u64().unwrap() >= 3, "{what}: {r}");
                 assert!(r["markers"].as_u64().unwrap() >= 3, "{what}: {r}");
@@ -525,7 +538,44 @@ fn kernel_names_on_every_sample_keep_clear() {
             }
         }
     }
-    assert!(measured > 200, "{measured} labels measured");
+    // The CLI's SVG (`roofline plot`, at its default size) of every sample, opened as it is.
+    for e in index.as_array().unwrap() {
+        let file = e["file"].as_str().unwrap();
+        let bundle =
+            roofline_model::parse_bundle(&roofline_tests::fixture_text(&format!("bundles/{file}")))
+                .unwrap();
+        for (chart, kind) in [
+            ("hierarchical", ChartKind::Hierarchical),
+            ("time", ChartKind::Time),
+        ] {
+            let what = format!("roofline plot {file} --chart {chart}");
+            let svg = plot(&bundle, kind, 12, (960.0, 640.0), None).unwrap();
+            let name = format!("{}-{chart}.svg", file.trim_end_matches(".json"));
+            std::fs::write(extra.path().join(&name), svg).unwrap();
+            b.go(&format!("http://127.0.0.1:{port}/extra/{name}"));
+            b.wait(
+                "return document.querySelectorAll('text.rank').length",
+                &format!("{what}: ranks"),
+            );
+            let r = b.js(&measure_labels("document.documentElement", "rank"));
+            assert_eq!(r["bad"], json!([]), "{what}");
+            assert!(r["ceiling"].as_u64().unwrap() >= 3, "{what}: {r}");
+            for s in r["sizes"].as_array().unwrap() {
+                let text = s[0].as_str().unwrap();
+                let w = s[1].as_f64().unwrap();
+                assert!(
+                    w <= text_width(text)
+                        && s[2].as_f64().unwrap() <= ascent
+                        && s[3].as_f64().unwrap() <= descent,
+                    "{what}: {text} measures {s}"
+                );
+                widest = widest.max(w / text_width(text));
+                measured += 1;
+            }
+            b.screenshot(&format!("plot-{}", name.trim_end_matches(".svg")));
+        }
+    }
+    assert!(measured > 300, "{measured} labels measured");
     eprintln!(
         "{measured} labels measured; the widest takes {:.0}% of its estimated width",
         widest * 100.0

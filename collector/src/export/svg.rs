@@ -196,7 +196,7 @@ pub fn render(scene: &Scene) -> Vec<u8> {
     for l in &scene.labels {
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            r##"<text class="ceiling-label" x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
             l.at.0,
             l.at.1,
             l.angle_deg,
@@ -226,7 +226,7 @@ pub fn render(scene: &Scene) -> Vec<u8> {
         };
         let _ = writeln!(
             s,
-            r#"<circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{fill}" fill-opacity="0.85" stroke="{stroke}" stroke-width="1.5"><title>{}</title></circle>"#,
+            r#"<circle class="marker" cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{fill}" fill-opacity="0.85" stroke="{stroke}" stroke-width="1.5"><title>{}</title></circle>"#,
             m.at.0,
             m.at.1,
             m.radius,
@@ -239,7 +239,7 @@ pub fn render(scene: &Scene) -> Vec<u8> {
     for l in rank_labels(scene) {
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="11" fill="#111" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            r##"<text class="rank" x="{:.1}" y="{:.1}" text-anchor="{}" font-size="11" fill="#111" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
             l.at.0,
             l.at.1,
             anchor(l.anchor),
