@@ -18,8 +18,6 @@
 //! all (no `</script>`, no `<!--`; HTML Living Standard, "Restrictions for contents of script
 //! elements").
 
-use serde::{Deserialize, Serialize};
-
 /// The version of the page's data ([`Manifest::format`]); a page of another version is refused.
 pub const FORMAT: u32 = 1;
 
@@ -110,19 +108,20 @@ pub enum StandaloneError {
 }
 
 /// One bundle of a page: its name (a file name) and whether it is the compared-with baseline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// The name the viewer shows, and names the saved file after.
     pub name: String,
     /// The baseline of compare mode, rather than the run shown.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub baseline: bool,
 }
 
 /// The page's data besides the bundles: their names and roles, and the view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+///
+/// As JSON (written and read by hand: serde's serializer would cost the viewer's wasm more
+/// than this page's whole code): `{"format":1,"query":"…","bundles":[{"name":"…"},
+/// {"name":"…","baseline":true}]}`; no other field is accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
     /// [`FORMAT`].
     pub format: u32,
@@ -141,6 +140,26 @@ impl Manifest {
             query: query.into(),
             bundles,
         }
+    }
+
+    /// The JSON [`fill`] writes, already safe inside a `<script>` element.
+    fn to_json(&self) -> String {
+        let mut out = format!("{{\"format\":{},\"query\":", self.format);
+        json_string(&self.query, &mut out);
+        out.push_str(",\"bundles\":[");
+        for (i, e) in self.bundles.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"name\":");
+            json_string(&e.name, &mut out);
+            if e.baseline {
+                out.push_str(",\"baseline\":true");
+            }
+            out.push('}');
+        }
+        out.push_str("]}");
+        out
     }
 
     /// Checks the roles: at least one run shown, the first, and at most one baseline.
@@ -169,6 +188,21 @@ pub struct Saved {
     pub manifest: Manifest,
     /// The bundles' JSON texts.
     pub bundles: Vec<String>,
+}
+
+/// `s` as a JSON string, every `<` written `\u003c` (RFC 8259 §7).
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '<' => out.push_str("\\u003c"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// JSON text made safe inside a `<script>` element: every `<` written `\u003c`.
@@ -244,11 +278,10 @@ pub fn fill(
             manifest.bundles.len()
         )));
     }
-    let manifest_json =
-        serde_json::to_string(manifest).map_err(|e| StandaloneError::Manifest(e.to_string()))?;
+    let manifest_json = manifest.to_json();
     let mut data = String::with_capacity(bundles.iter().map(|b| b.len() + 64).sum::<usize>() + 256);
     data.push_str(MANIFEST_OPEN);
-    data.push_str(&script_safe(&manifest_json));
+    data.push_str(&manifest_json);
     data.push_str(CLOSE);
     for (bytes, entry) in bundles.iter().zip(&manifest.bundles) {
         let text = std::str::from_utf8(bytes).map_err(|e| StandaloneError::NotUtf8 {
@@ -278,18 +311,68 @@ fn element<'a>(html: &'a str, open: &str, at: usize) -> Option<(&'a str, usize)>
 /// [`StandaloneError::Format`] for another version; [`StandaloneError::Bundles`] for impossible
 /// roles.
 pub fn read_manifest(json: &str) -> Result<Manifest, StandaloneError> {
+    use serde_json::Value;
+    let bad = |what: &str| StandaloneError::Manifest(what.to_string());
+    // From bytes, as the viewer reads its sample list: one JSON reader in the wasm, not two.
+    let value: Value = serde_json::from_slice(json.as_bytes())
+        .map_err(|e| StandaloneError::Manifest(e.to_string()))?;
+    let obj = value.as_object().ok_or_else(|| bad("not a JSON object"))?;
     // The version first, so that a page of another format says so rather than naming a field.
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| StandaloneError::Manifest(e.to_string()))?;
-    if let Some(found) = value.get("format").and_then(serde_json::Value::as_u64)
-        && found != u64::from(FORMAT)
-    {
+    let format = obj
+        .get("format")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("no `format` number"))?;
+    if format != u64::from(FORMAT) {
         return Err(StandaloneError::Format {
-            found: u32::try_from(found).unwrap_or(u32::MAX),
+            found: u32::try_from(format).unwrap_or(u32::MAX),
         });
     }
-    let manifest: Manifest =
-        serde_json::from_value(value).map_err(|e| StandaloneError::Manifest(e.to_string()))?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["format", "query", "bundles"].contains(&k.as_str()))
+    {
+        return Err(StandaloneError::Manifest(format!("unknown field `{k}`")));
+    }
+    let query = obj
+        .get("query")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("no `query` string"))?;
+    let list = obj
+        .get("bundles")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no `bundles` list"))?;
+    let mut bundles = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let e = e
+            .as_object()
+            .ok_or_else(|| StandaloneError::Manifest(format!("bundles[{i}] is not an object")))?;
+        if let Some(k) = e
+            .keys()
+            .find(|k| !["name", "baseline"].contains(&k.as_str()))
+        {
+            return Err(StandaloneError::Manifest(format!(
+                "bundles[{i}]: unknown field `{k}`"
+            )));
+        }
+        let name = e.get("name").and_then(Value::as_str).ok_or_else(|| {
+            StandaloneError::Manifest(format!("bundles[{i}] has no `name` string"))
+        })?;
+        let baseline = match e.get("baseline") {
+            None => false,
+            Some(b) => b.as_bool().ok_or_else(|| {
+                StandaloneError::Manifest(format!("bundles[{i}].baseline is not true or false"))
+            })?,
+        };
+        bundles.push(Entry {
+            name: name.to_string(),
+            baseline,
+        });
+    }
+    let manifest = Manifest {
+        format: FORMAT,
+        query: query.to_string(),
+        bundles,
+    };
     manifest.check()?;
     Ok(manifest)
 }
@@ -523,6 +606,30 @@ mod tests {
             read_manifest(r#"{"format":1,"query":"","bundles":[{"name":"a","extra":1}]}"#),
             Err(StandaloneError::Manifest(_))
         ));
+    }
+
+    #[test]
+    fn the_manifest_is_json_a_json_reader_reads() {
+        let m = Manifest::new(
+            "a=1&b=<\"\\\n",
+            vec![
+                Entry {
+                    name: "x</script>\u{1}é.json".into(),
+                    baseline: false,
+                },
+                Entry {
+                    name: "y".into(),
+                    baseline: true,
+                },
+            ],
+        );
+        let json = m.to_json();
+        assert!(!json.contains('<'), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["query"], "a=1&b=<\"\\\n");
+        assert_eq!(v["bundles"][0]["name"], "x</script>\u{1}é.json");
+        assert_eq!(v["bundles"][1]["baseline"], true);
+        assert_eq!(read_manifest(&json).unwrap(), m);
     }
 
     #[test]
