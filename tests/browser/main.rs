@@ -638,7 +638,7 @@ fn drawn_chart(b: &Browser) -> (String, String) {
     let svg = b.js("return document.getElementById('chart').outerHTML");
     let summary = b.js("return document.getElementById('compare-summary').textContent");
     let summary = summary.as_str().unwrap();
-    let (_, after) = summary.split_once(": ").unwrap();
+    let (_, after) = summary.split_once(".json: ").unwrap();
     (svg.as_str().unwrap().to_string(), after.to_string())
 }
 
