@@ -727,9 +727,10 @@ fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
     b.screenshot("standalone-file-query");
 
     // A kernel name that would end a <script> element: the page still opens, the name is whole.
-    let mut evil: serde_json::Value =
-        serde_json::from_str(&roofline_tests::fixture_text("bundles/v100-deepcam-example.json"))
-            .unwrap();
+    let mut evil: serde_json::Value = serde_json::from_str(&roofline_tests::fixture_text(
+        "bundles/v100-deepcam-example.json",
+    ))
+    .unwrap();
     let name = "k</script><script>alert(1)</script><!--";
     evil["kernels"][0]["name"] = json!(name);
     let evil_file = work.path().join("evil.json");
