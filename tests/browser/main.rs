@@ -583,6 +583,7 @@ fn a_trace_bundle_groups_by_operator() {
         json!("op")
     );
     b.screenshot("group-by-operator");
+    let served_chart = b.js("return document.getElementById('chart').outerHTML");
     // Back to kernels: the operator row is gone, kernel names are back.
     b.js("const s = document.getElementById('group-select'); s.value = 'kernel'; s.dispatchEvent(new Event('change')); return true");
     b.wait(
@@ -595,6 +596,29 @@ fn a_trace_bundle_groups_by_operator() {
             .unwrap()
             .contains("group=")
     );
+    // The grouping survives a saved page: written by the CLI, opened from disk.
+    let page = extra.path().join("trace.html");
+    roofline_cli(&[
+        "plot",
+        out.to_str().unwrap(),
+        "--group-by",
+        "op",
+        "--chart",
+        "time",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    b.go(&format!("file://{}", page.display()));
+    b.wait(WAIT_CHART, "the saved grouped trace");
+    assert_eq!(
+        b.js("return document.getElementById('group-select').value"),
+        json!("op")
+    );
+    assert!(
+        b.js("return document.getElementById('chart').outerHTML") == served_chart,
+        "the saved page's grouped chart differs from the served one"
+    );
+    b.screenshot("standalone-group-by-operator");
 }
 
 /// `roofline …` as the binary runs it (the collector's parser, validation and command), here.

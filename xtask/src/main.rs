@@ -1,7 +1,8 @@
 //! Project automation, the rust-analyzer way: plain Rust, no dependencies.
 //!
 //! - `cargo xtask test`: every check CI runs, in order: formatting, clippy (native and wasm32),
-//!   the wasm32 build of the model and viewer, every test of the workspace, the CUDA kernels'
+//!   the wasm32 build of the model and viewer (the site, before the tests: the collector embeds
+//!   its standalone page for `plot --format html`), every test of the workspace, the CUDA kernels'
 //!   index arithmetic run on the CPU, and the browser tests. It installs the wasm32 target with
 //!   rustup, and g++, Chromium and chromedriver with apt, when they are missing.
 //! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
