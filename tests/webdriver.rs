@@ -247,6 +247,19 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
+    /// Lets the page's downloads land in `dir` without asking (Chromium's DevTools command
+    /// `Browser.setDownloadBehavior`, through chromedriver).
+    pub fn allow_downloads(&self, dir: &Path) {
+        self.cmd(
+            "POST",
+            "goog/cdp/execute",
+            Some(&json!({
+                "cmd": "Browser.setDownloadBehavior",
+                "params": {"behavior": "allow", "downloadPath": dir.display().to_string()}
+            })),
+        );
+    }
+
     /// Sends a local file path to a file input (the W3C way to "choose" a file).
     pub fn choose_file(&self, css: &str, path: &Path) {
         let el = self.cmd(

@@ -28,7 +28,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print a bundle's devices, ceilings and kernels (sorted by share of time) with their bounds.
     Info(InfoArgs),
-    /// Draw the hierarchical or time-based roofline of a bundle as a static SVG.
+    /// Draw the hierarchical or time-based roofline of a bundle as a static SVG, or save it with
+    /// the viewer as one self-contained HTML file.
     Plot(PlotArgs),
     /// Join several bundles (for example one per MPI rank) into one.
     Merge(MergeArgs),
@@ -107,30 +108,54 @@ pub enum ChartKind {
     Sweep,
 }
 
+/// What `roofline plot` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotFormat {
+    /// A static SVG of the chart.
+    Svg,
+    /// One self-contained HTML file: the viewer with the bundle (and baseline) inlined, which
+    /// opens from disk or an e-mail attachment with no server.
+    Html,
+}
+
 /// `roofline plot`.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
     /// The bundle.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Which chart.
+    /// Which chart (in HTML: the view the page opens on; `sweep` opens the machine view).
     #[arg(long, value_enum, default_value_t = ChartKind::Hierarchical)]
     pub chart: ChartKind,
-    /// The SVG file to write.
-    #[arg(short, long, value_name = "OUT.svg")]
+    /// The file to write: OUT.svg, or OUT.html for the standalone page.
+    #[arg(short, long, value_name = "OUT.svg|OUT.html")]
     pub output: PathBuf,
-    /// Label and draw only the N kernels with the largest share of time.
-    #[arg(long, value_name = "N", default_value_t = 12)]
-    pub top: usize,
-    /// Width of the SVG in pixels.
-    #[arg(long, default_value_t = 960)]
-    pub width: u32,
-    /// Height of the SVG in pixels.
-    #[arg(long, default_value_t = 640)]
-    pub height: u32,
+    /// svg or html; by default from the output's extension (svg for standard output).
+    #[arg(long, value_enum)]
+    pub format: Option<PlotFormat>,
+    /// Label and draw only the N kernels with the largest share of time (SVG: 12 by default;
+    /// HTML: the viewer's default).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Width of the SVG in pixels (960 by default; SVG only).
+    #[arg(long)]
+    pub width: Option<u32>,
+    /// Height of the SVG in pixels (640 by default; SVG only).
+    #[arg(long)]
+    pub height: Option<u32>,
     /// The device to draw, by id, when the bundle holds several.
     #[arg(long, value_name = "ID")]
     pub device: Option<String>,
+    /// Compare with this bundle: arrows from each kernel's baseline point to its current one,
+    /// new and gone kernels, the compare table (HTML only).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Name the N largest kernels on the chart (HTML only; the viewer's default otherwise).
+    #[arg(long, value_name = "N")]
+    pub labels: Option<usize>,
+    /// One point per kernel name, or per PyTorch operator or module (torch.profiler imports).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Kernel)]
+    pub group_by: GroupByArg,
 }
 
 /// `roofline merge`.

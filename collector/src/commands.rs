@@ -64,12 +64,23 @@ pub fn run(config: Config) -> Result<(), Error> {
             top,
             size,
             device,
+            group_by,
         } => {
-            let bundle = read_bundle(&file)?;
+            let mut bundle = read_bundle(&file)?;
+            if group_by != roofline_model::group::GroupBy::Kernel {
+                bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
+            }
             let svg = plot(&bundle, chart, top, size, device.as_deref())?;
             write_output(Some(&output), &svg)?;
             if !is_stdout(&output) {
                 message(&format!("wrote {}", output.display()));
+            }
+            Ok(())
+        }
+        Config::Page(p) => {
+            page(&p)?;
+            if !is_stdout(&p.output) {
+                message(&format!("wrote {}", p.output.display()));
             }
             Ok(())
         }
@@ -255,6 +266,74 @@ fn validate(files: &[PathBuf]) -> Result<(), Error> {
             total: files.len(),
         })
     }
+}
+
+/// `roofline plot --format html`: the viewer's standalone page with the bundle (and baseline)
+/// inlined and the view as the viewer's URL query, written as the viewer's "Save as HTML" writes
+/// it. The bundles are checked first, and the chart must have something to draw, as for SVG.
+fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
+    use roofline_model::group::GroupBy;
+    let (mut bundle, bytes) = crate::io::read_bundle_and_bytes(&p.file)?;
+    if p.group_by != GroupBy::Kernel {
+        bundle.kernels = roofline_model::group::group(&bundle.kernels, p.group_by);
+    }
+    plot(
+        &bundle,
+        p.chart,
+        p.top.unwrap_or(12),
+        (960.0, 640.0),
+        p.device.as_deref(),
+    )?;
+    let baseline = match &p.baseline {
+        Some(b) => Some(crate::io::read_bundle_and_bytes(b)?),
+        None => None,
+    };
+    let name = |path: &Path| {
+        path.file_name().map_or_else(
+            || "bundle.json".into(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    // The view, in the order and encoding of the viewer's own URL (`url_state.rs`).
+    let chart = match p.chart {
+        ChartKind::Hierarchical => None,
+        ChartKind::Time => Some("time"),
+        ChartKind::Sweep => Some("machine"),
+    };
+    let group = match p.group_by {
+        GroupBy::Kernel => None,
+        GroupBy::Operator => Some("op"),
+        GroupBy::Module => Some("module"),
+    };
+    let (top, labels) = (
+        p.top.map(|n| n.to_string()),
+        p.labels.map(|n| n.to_string()),
+    );
+    let pairs: Vec<(&str, &str)> = [
+        ("device", p.device.as_deref()),
+        ("chart", chart),
+        ("group", group),
+        ("top", top.as_deref()),
+        ("labels", labels.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k, v?)))
+    .collect();
+    let query = roofline_model::standalone::query(&pairs);
+    let (current_name, base_name) = (name(&p.file), p.baseline.as_deref().map(name));
+    let html = export::html::render(
+        export::html::embedded_template(),
+        export::html::PageBundle {
+            name: &current_name,
+            bytes: &bytes,
+        },
+        baseline
+            .as_ref()
+            .zip(base_name.as_deref())
+            .map(|((_, b), n)| export::html::PageBundle { name: n, bytes: b }),
+        &query,
+    )?;
+    write_output(Some(&p.output), &html)
 }
 
 /// Renders a chart of a bundle to SVG bytes.

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use roofline_model::ncu::{Arch, Convention};
 
 use crate::cli::{
-    ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat, PrecisionArg, StudyArg,
+    ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat, PlotFormat, PrecisionArg,
+    StudyArg,
 };
 use crate::error::Error;
 
@@ -32,7 +33,7 @@ pub enum Config {
         /// Rows per kernel name, operator or module.
         group_by: roofline_model::group::GroupBy,
     },
-    /// Draw a chart.
+    /// Draw a chart as SVG.
     Plot {
         /// The bundle.
         file: PathBuf,
@@ -46,7 +47,11 @@ pub enum Config {
         size: (f64, f64),
         /// Device to draw.
         device: Option<String>,
+        /// Points per kernel name, operator or module.
+        group_by: roofline_model::group::GroupBy,
     },
+    /// Save the viewer with a bundle as one standalone HTML file.
+    Page(Box<PageConfig>),
     /// Merge bundles.
     Merge {
         /// Inputs.
@@ -108,6 +113,11 @@ impl Config {
             Config::Plot { file, output, .. } => {
                 inputs.push(file);
                 outputs.push(output);
+            }
+            Config::Page(p) => {
+                inputs.push(&p.file);
+                inputs.extend(p.baseline.as_deref());
+                outputs.push(&p.output);
             }
             Config::Merge { files, output } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
@@ -187,6 +197,138 @@ fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
     .transpose()
 }
 
+/// `roofline plot --format html`: the standalone page's bundles and view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageConfig {
+    /// The bundle shown.
+    pub file: PathBuf,
+    /// The bundle compared with.
+    pub baseline: Option<PathBuf>,
+    /// The page to write.
+    pub output: PathBuf,
+    /// The chart the page opens on.
+    pub chart: ChartKind,
+    /// Kernels drawn (`None`: the viewer's default).
+    pub top: Option<usize>,
+    /// Kernels named on the chart (`None`: the viewer's default).
+    pub labels: Option<usize>,
+    /// Device shown.
+    pub device: Option<String>,
+    /// Points per kernel name, operator or module.
+    pub group_by: roofline_model::group::GroupBy,
+}
+
+/// The format `-o` asks for, by its extension: `Some` for `.svg` and `.html`/`.htm`.
+fn format_of(output: &Path) -> Option<PlotFormat> {
+    if crate::io::is_stdout(output) {
+        return Some(PlotFormat::Svg);
+    }
+    match output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("svg") => Some(PlotFormat::Svg),
+        Some("html" | "htm") => Some(PlotFormat::Html),
+        _ => None,
+    }
+}
+
+/// `roofline plot`: an SVG, or with `--format html` (or `-o OUT.html`) the standalone page.
+fn plot(a: crate::cli::PlotArgs) -> Result<Config, Error> {
+    let by_name = format_of(&a.output);
+    let format = match (a.format, by_name) {
+        (Some(f), Some(n)) if f != n && !crate::io::is_stdout(&a.output) => {
+            return Err(Error::Usage(format!(
+                "-o {} names {} file, but --format is {}; make them agree",
+                a.output.display(),
+                if n == PlotFormat::Svg {
+                    "an SVG"
+                } else {
+                    "an HTML"
+                },
+                if f == PlotFormat::Svg { "svg" } else { "html" },
+            )));
+        }
+        (Some(f), _) => f,
+        (None, Some(n)) => n,
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "-o {}: the plot is an SVG or a standalone HTML page; name the file *.svg or *.html, or choose with --format svg|html",
+                a.output.display()
+            )));
+        }
+    };
+    if a.top == Some(0) {
+        return Err(Error::Usage("--top must be at least 1".into()));
+    }
+    let group_by = match a.group_by {
+        GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,
+        GroupByArg::Op => roofline_model::group::GroupBy::Operator,
+        GroupByArg::Module => roofline_model::group::GroupBy::Module,
+    };
+    match format {
+        PlotFormat::Svg => {
+            if a.baseline.is_some() || a.labels.is_some() {
+                return Err(Error::Usage(format!(
+                    "{} works with the HTML page only (the viewer draws it); write -o OUT.html",
+                    if a.baseline.is_some() {
+                        "--baseline"
+                    } else {
+                        "--labels"
+                    }
+                )));
+            }
+            let (width, height) = (a.width.unwrap_or(960), a.height.unwrap_or(640));
+            for (name, v) in [("--width", width), ("--height", height)] {
+                if !(MIN_SIZE..=MAX_SIZE).contains(&v) {
+                    return Err(Error::Usage(format!(
+                        "{name} {v} is out of range; use {MIN_SIZE} to {MAX_SIZE} pixels"
+                    )));
+                }
+            }
+            Ok(Config::Plot {
+                file: a.file,
+                chart: a.chart,
+                output: a.output,
+                top: a.top.unwrap_or(12),
+                size: (f64::from(width), f64::from(height)),
+                device: a.device,
+                group_by,
+            })
+        }
+        PlotFormat::Html => {
+            if a.width.is_some() || a.height.is_some() {
+                return Err(Error::Usage(
+                    "--width and --height size the SVG; the HTML page fits the chart to the window"
+                        .into(),
+                ));
+            }
+            if a.labels.is_some_and(|n| n > 40) {
+                return Err(Error::Usage(
+                    "--labels names at most 40 kernels (as the viewer)".into(),
+                ));
+            }
+            if a.top.is_some_and(|n| n > 500) {
+                return Err(Error::Usage(
+                    "--top draws at most 500 kernels in the HTML page (as the viewer)".into(),
+                ));
+            }
+            Ok(Config::Page(Box::new(PageConfig {
+                file: a.file,
+                baseline: a.baseline,
+                output: a.output,
+                chart: a.chart,
+                top: a.top,
+                labels: a.labels,
+                device: a.device,
+                group_by,
+            })))
+        }
+    }
+}
+
 /// The studies a `roofline suite` argument names.
 fn studies(s: StudyArg) -> Vec<crate::suite::Study> {
     use crate::suite::Study;
@@ -255,34 +397,7 @@ impl Config {
                     },
                 }
             }
-            Command::Plot(a) => {
-                for (name, v) in [("--width", a.width), ("--height", a.height)] {
-                    if !(MIN_SIZE..=MAX_SIZE).contains(&v) {
-                        return Err(Error::Usage(format!(
-                            "{name} {v} is out of range; use {MIN_SIZE} to {MAX_SIZE} pixels"
-                        )));
-                    }
-                }
-                if a.top == 0 {
-                    return Err(Error::Usage("--top must be at least 1".into()));
-                }
-                if !crate::io::is_stdout(&a.output)
-                    && a.output.extension().and_then(|e| e.to_str()) != Some("svg")
-                {
-                    return Err(Error::Usage(format!(
-                        "-o {}: the plot is an SVG; name the file *.svg",
-                        a.output.display()
-                    )));
-                }
-                Config::Plot {
-                    file: a.file,
-                    chart: a.chart,
-                    output: a.output,
-                    top: a.top,
-                    size: (f64::from(a.width), f64::from(a.height)),
-                    device: a.device,
-                }
-            }
+            Command::Plot(a) => plot(a)?,
             // An output that is one of the inputs is refused by file identity when the command
             // runs (`io::check_files`), not by comparing spellings here.
             Command::Merge(a) => Config::Merge {

@@ -84,6 +84,14 @@ pub enum Error {
         /// How many were checked.
         total: usize,
     },
+    /// This binary was built without the viewer's standalone page, so it cannot write HTML.
+    #[error(
+        "this roofline was built without the viewer's standalone page, so it cannot write HTML: build the viewer with `cargo xtask web` (it writes dist/standalone.html) and rebuild roofline, or set ROOFLINE_VIEWER_DIST to a folder holding standalone.html when building it (`cargo xtask wheel` builds the viewer first); --format svg works without it"
+    )]
+    NoViewerPage,
+    /// The standalone page could not be made.
+    #[error("cannot make the standalone HTML page")]
+    Standalone(#[source] roofline_model::standalone::StandaloneError),
     /// Nothing to draw or report.
     #[error("{0}")]
     Nothing(String),

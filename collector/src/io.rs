@@ -208,6 +208,20 @@ pub fn read_bundle(path: &Path) -> Result<Bundle, Error> {
     })
 }
 
+/// Reads and validates a bundle file, returning its bytes too (for the standalone page, which
+/// inlines the file as it is).
+///
+/// # Errors
+/// As [`read_bundle`].
+pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
+    let bytes = read_bytes(path)?;
+    let bundle = roofline_model::parse_bundle_bytes(&bytes).map_err(|source| Error::Bundle {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((bundle, bytes))
+}
+
 /// Serializes a bundle (validating it first) and writes it atomically, or to standard output
 /// for `-`.
 ///

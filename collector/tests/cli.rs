@@ -401,3 +401,150 @@ int cuMemsetD8_v2(u64 p, unsigned char v, size_t n) { (void)p; (void)v; (void)n;
 int cuGetErrorString(int e, const char **s) { (void)e; *s = "stub"; return 0; }
 int cuGetErrorName(int e, const char **s) { (void)e; *s = "STUB"; return 0; }
 "#;
+
+/// `plot -o OUT.html`: the viewer's standalone page, holding the bundle, its baseline and the
+/// view; or, from a binary built without the viewer, a clear refusal and no file.
+#[test]
+fn plot_writes_the_standalone_page_or_says_how_to_get_it() {
+    use roofline_model::standalone;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.html");
+    let (cur, base) = (
+        fixture("deepcam-v100-amp-fw.json"),
+        fixture("deepcam-v100-fp32-fw.json"),
+    );
+    let args = [
+        "plot",
+        arg(&cur),
+        "--baseline",
+        arg(&base),
+        "--chart",
+        "time",
+        "--top",
+        "30",
+        "--labels",
+        "5",
+        "-o",
+        arg(&out),
+    ];
+    let o = roofline(&args);
+    if roofline_collector::export::html::embedded_template().is_none() {
+        assert_eq!(o.status.code(), Some(1));
+        let e = stderr(&o);
+        assert!(
+            e.contains("built without the viewer's standalone page")
+                && e.contains("cargo xtask web"),
+            "{e}"
+        );
+        assert!(!out.exists());
+        eprintln!("this build has no standalone page: only the refusal was checked");
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("wrote"), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(r#"<script type="module" id="roofline-app">"#));
+    let saved = standalone::read(&html).unwrap();
+    assert_eq!(saved.manifest.query, "chart=time&top=30&labels=5");
+    let names: Vec<(&str, bool)> = saved
+        .manifest
+        .bundles
+        .iter()
+        .map(|e| (e.name.as_str(), e.baseline))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("deepcam-v100-amp-fw.json", false),
+            ("deepcam-v100-fp32-fw.json", true)
+        ]
+    );
+    // The bundles as the files hold them, but for each `<` of the kernel names written `\u003c`.
+    for (text, file) in saved.bundles.iter().zip([&cur, &base]) {
+        let orig = std::fs::read_to_string(file).unwrap();
+        assert!(orig.contains('<') && !orig.contains("\\u003c"));
+        assert!(text.replace("\\u003c", "<") == orig, "{}", file.display());
+        assert_eq!(
+            roofline_model::parse_bundle(text).unwrap(),
+            roofline_model::parse_bundle(&orig).unwrap()
+        );
+    }
+    // The same inputs, the same file.
+    let again = dir.path().join("again.html");
+    let mut args2 = args;
+    args2[11] = arg(&again);
+    assert!(roofline(&args2).status.success());
+    assert_eq!(std::fs::read(&again).unwrap(), html.as_bytes());
+
+    // A kernel name that would end a <script> element stays inside the bundle's element.
+    let mut evil: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(V100)).unwrap()).unwrap();
+    let name = "k</script><script>alert(1)</script><!--";
+    evil["kernels"][0]["name"] = serde_json::json!(name);
+    let evil_file = dir.path().join("evil.json");
+    std::fs::write(&evil_file, serde_json::to_string(&evil).unwrap()).unwrap();
+    let o = roofline(&["plot", arg(&evil_file), "--format", "html", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).unwrap();
+    // manifest, bundle, wasm, app: four elements, four ends.
+    assert_eq!(page.matches("</script").count(), 4);
+    let saved = standalone::read(&page).unwrap();
+    let b = roofline_model::parse_bundle(&saved.bundles[0]).unwrap();
+    assert!(b.kernels.iter().any(|k| k.name == name));
+}
+
+#[test]
+fn plot_format_and_options_must_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let v100 = fixture(V100);
+    let out = |n: &str| dir.path().join(n);
+    for (args, said) in [
+        (
+            vec!["--format", "html", "-o", arg(&out("a.svg"))],
+            "names an SVG file, but --format is html",
+        ),
+        (
+            vec!["-o", arg(&out("a.html")), "--width", "800"],
+            "--width and --height size the SVG",
+        ),
+        (
+            vec!["-o", arg(&out("a.svg")), "--baseline", arg(&v100)],
+            "--baseline works with the HTML page only",
+        ),
+        (
+            vec!["-o", arg(&out("a.svg")), "--labels", "3"],
+            "--labels works with the HTML page only",
+        ),
+        (
+            vec!["-o", arg(&out("a.txt"))],
+            "name the file *.svg or *.html, or choose with --format svg|html",
+        ),
+        (
+            vec!["-o", arg(&out("a.html")), "--labels", "41"],
+            "--labels names at most 40",
+        ),
+    ] {
+        let mut all = vec!["plot", arg(&v100)];
+        all.extend(args);
+        let o = roofline(&all);
+        assert_eq!(o.status.code(), Some(1), "{all:?}");
+        assert!(stderr(&o).contains(said), "{all:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // --format svg names any file an SVG.
+    let o = roofline(&[
+        "plot",
+        arg(&fixture(V100)),
+        "--format",
+        "svg",
+        "-o",
+        arg(&out("chart.txt")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(out("chart.txt"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+}

@@ -39,6 +39,7 @@ pub mod plateau;
 pub mod read;
 pub mod report;
 pub mod schema;
+pub mod standalone;
 pub mod stats;
 pub mod summary;
 pub mod theoretical;

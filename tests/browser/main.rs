@@ -683,6 +683,7 @@ fn a_trace_bundle_groups_by_operator() {
         json!("op")
     );
     b.screenshot("group-by-operator");
+    let served_chart = b.js("return document.getElementById('chart').outerHTML");
     // Back to kernels: the operator row is gone, kernel names are back.
     b.js("const s = document.getElementById('group-select'); s.value = 'kernel'; s.dispatchEvent(new Event('change')); return true");
     b.wait(
@@ -695,4 +696,182 @@ fn a_trace_bundle_groups_by_operator() {
             .unwrap()
             .contains("group=")
     );
+    // The grouping survives a saved page: written by the CLI, opened from disk.
+    let page = extra.path().join("trace.html");
+    roofline_cli(&[
+        "plot",
+        out.to_str().unwrap(),
+        "--group-by",
+        "op",
+        "--chart",
+        "time",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    b.go(&format!("file://{}", page.display()));
+    b.wait(WAIT_CHART, "the saved grouped trace");
+    assert_eq!(
+        b.js("return document.getElementById('group-select').value"),
+        json!("op")
+    );
+    assert!(
+        b.js("return document.getElementById('chart').outerHTML") == served_chart,
+        "the saved page's grouped chart differs from the served one"
+    );
+    b.screenshot("standalone-group-by-operator");
+}
+
+/// `roofline …` as the binary runs it (the collector's parser, validation and command), here.
+fn roofline_cli(args: &[&str]) {
+    use clap::Parser;
+    let cli = roofline_collector::cli::Cli::try_parse_from(
+        std::iter::once("roofline").chain(args.iter().copied()),
+    )
+    .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    roofline_collector::config::Config::from_cli(cli)
+        .and_then(roofline_collector::commands::run)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+}
+
+/// Waits for the download `name` in `dir` to be complete, then takes it out of the folder.
+fn take_download(dir: &std::path::Path, name: &str) -> Vec<u8> {
+    let file = dir.join(name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let partial = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().ends_with(".crdownload"));
+        if file.is_file() && !partial {
+            let bytes = std::fs::read(&file).unwrap();
+            std::fs::remove_file(&file).unwrap();
+            return bytes;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no download {name} in {}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// What the chart shows: its SVG markup, and the compare summary after the baseline's name
+/// (which is `sample: …` when served, the file name in a saved page).
+fn drawn_chart(b: &Browser) -> (String, String) {
+    let svg = b.js("return document.getElementById('chart').outerHTML");
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    let summary = summary.as_str().unwrap();
+    let (_, after) = summary.split_once(".json: ").unwrap();
+    (svg.as_str().unwrap().to_string(), after.to_string())
+}
+
+const ARROWS: &str = "return document.querySelectorAll('#chart line.arrow').length";
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
+    let work = tempfile::tempdir().unwrap();
+    let page = work.path().join("amp-vs-fp32.html");
+    let bundles = roofline_tests::fixtures().join("bundles");
+    let (amp, fp32) = (
+        bundles.join("deepcam-v100-amp-fw.json"),
+        bundles.join("deepcam-v100-fp32-fw.json"),
+    );
+    // The CLI writes the page: AMP against FP32 (forward pass), time-based, 30 kernels, 5 names.
+    roofline_cli(&[
+        "plot",
+        amp.to_str().unwrap(),
+        "--baseline",
+        fp32.to_str().unwrap(),
+        "--chart",
+        "time",
+        "--top",
+        "30",
+        "--labels",
+        "5",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    let written = std::fs::read(&page).unwrap();
+
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let downloads = tempfile::tempdir().unwrap();
+    let b = Browser::start();
+    b.allow_downloads(downloads.path());
+
+    // The served viewer in the same view.
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json&chart=time&top=30&labels=5"
+    ));
+    b.wait(ARROWS, "the served chart's arrows");
+    let served = drawn_chart(&b);
+    b.screenshot("standalone-served");
+    // Its "Save as HTML" writes the CLI's file, byte for byte.
+    b.js("document.getElementById('save-html').click()");
+    let saved = take_download(downloads.path(), "deepcam-v100-amp-fw.html");
+    assert!(
+        saved == written,
+        "the served viewer saved {} bytes, the CLI wrote {}",
+        saved.len(),
+        written.len()
+    );
+
+    // The file from disk, no server: the same chart, markers, arrows, names and summary.
+    b.go(&format!("file://{}", page.display()));
+    b.wait(ARROWS, "the saved page's arrows");
+    assert_eq!(b.js("return location.protocol"), json!("file:"));
+    let from_disk = drawn_chart(&b);
+    b.screenshot("standalone-file");
+    assert_eq!(from_disk.1, served.1, "compare summary");
+    assert!(
+        from_disk.0 == served.0,
+        "the saved page's chart differs from the served one:\n{}\n---\n{}",
+        from_disk.0,
+        served.0
+    );
+    let markers = b.js("return document.querySelectorAll('#chart circle.marker').length");
+    assert!(markers.as_u64().unwrap() >= 30, "{markers}");
+    // Saved again from the saved page (its template rebuilt from its own scripts): the same file.
+    b.js("document.getElementById('save-html').click()");
+    let again = take_download(downloads.path(), "deepcam-v100-amp-fw.html");
+    assert!(again == written, "saving the saved page changed it");
+
+    // A query in the file's URL wins over the saved view; the baseline stays.
+    b.go(&format!(
+        "file://{}?chart=hierarchical&top=30&labels=5",
+        page.display()
+    ));
+    b.wait(ARROWS, "the arrows in the hierarchical view");
+    assert_eq!(
+        b.js("return document.getElementById('tab-hierarchical').classList.contains('active')"),
+        json!(true)
+    );
+    b.screenshot("standalone-file-query");
+
+    // A kernel name that would end a <script> element: the page still opens, the name is whole.
+    let mut evil: serde_json::Value = serde_json::from_str(&roofline_tests::fixture_text(
+        "bundles/v100-deepcam-example.json",
+    ))
+    .unwrap();
+    let name = "k</script><script>alert(1)</script><!--";
+    evil["kernels"][0]["name"] = json!(name);
+    let evil_file = work.path().join("evil.json");
+    std::fs::write(&evil_file, serde_json::to_string(&evil).unwrap()).unwrap();
+    let evil_page = work.path().join("evil.html");
+    roofline_cli(&[
+        "plot",
+        evil_file.to_str().unwrap(),
+        "-o",
+        evil_page.to_str().unwrap(),
+    ]);
+    b.go(&format!("file://{}", evil_page.display()));
+    b.wait(WAIT_CHART, "the chart of the page with a hostile name");
+    let found = b.js(&format!(
+        "return [...document.querySelectorAll('#kernel-table tbody tr')].some(r => r.title === {})",
+        json!(name)
+    ));
+    assert_eq!(found, json!(true));
+    b.screenshot("standalone-hostile-name");
 }

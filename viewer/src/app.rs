@@ -29,7 +29,17 @@ pub fn App(
     /// Compact chrome (chart only) for `embed.html`.
     embed: bool,
 ) -> impl IntoView {
-    let initial = UrlState::from_location();
+    // A saved standalone page holds its bundles and view; a query in its URL wins over the view.
+    let inline = crate::standalone::inlined();
+    let initial = match &inline {
+        Some(Ok((m, _))) => {
+            let here = web_sys::window()
+                .and_then(|w| w.location().search().ok())
+                .unwrap_or_default();
+            UrlState::from_query(if here.len() > 1 { &here } else { &m.query })
+        }
+        _ => UrlState::from_location(),
+    };
     let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(Vec::new());
     let samples: RwSignal<Vec<SampleEntry>> = RwSignal::new(Vec::new());
     let current = RwSignal::new(0usize);
@@ -86,6 +96,28 @@ pub fn App(
         domain.set(None);
     };
 
+    // A standalone page's own bundles: the run shown, then the baseline.
+    if let Some(inline) = inline {
+        let wanted_device = initial.device;
+        spawn_local(async move {
+            match inline {
+                Ok((manifest, texts)) => {
+                    for (entry, text) in manifest.bundles.iter().zip(texts) {
+                        match crate::loading::parse_bytes(&entry.name, text.as_bytes()) {
+                            Ok(l) if entry.baseline => add_baseline(l),
+                            Ok(l) => {
+                                add(l);
+                            }
+                            Err(e) => error.set(Some(e)),
+                        }
+                    }
+                    device.set(wanted_device);
+                }
+                Err(e) => error.set(Some(e)),
+            }
+            loading.set(false);
+        });
+    } else
     // The sample list, then what the URL asks for (or the first sample), then its baseline.
     {
         let (first, base_url) = (initial.bundle.clone(), initial.baseline.clone());
@@ -153,8 +185,8 @@ pub fn App(
         }
     };
 
-    // Keep the URL in step with the view, so that a copied link reproduces it.
-    Effect::new(move |_| {
+    // The view as the URL names it (read in the effect below, and by "Save as HTML").
+    let view_state = move || {
         let (bundle, base) = bundles.with(|b| {
             (
                 b.get(current.get()).and_then(|l| l.url.clone()),
@@ -177,8 +209,9 @@ pub fn App(
             labels: Some(label_n.get()),
             dark: dark.get(),
         }
-        .write_to_location();
-    });
+    };
+    // Keep the URL in step with the view, so that a copied link reproduces it.
+    Effect::new(move |_| view_state().write_to_location());
 
     // The ceilings in use: the bundle's own or another's (what-if), then hand edits.
     let ceilings = Memo::new(move |_| {
@@ -309,6 +342,32 @@ pub fn App(
                 })
                 .unwrap_or_else(|| "bundle".into())
         })
+    };
+
+    // "Save as HTML": the bundle shown and its baseline, inlined with the view in one file.
+    let save_html = move |_| {
+        let cur = current.get_untracked();
+        let Some((l, base)) = bundles.with_untracked(|b| {
+            let base = baseline
+                .get_untracked()
+                .filter(|i| *i != cur)
+                .and_then(|i| b.get(i).cloned());
+            b.get(cur).cloned().map(|l| (l, base))
+        }) else {
+            return;
+        };
+        let state = UrlState {
+            bundle: None,
+            baseline: None,
+            ..untrack(view_state)
+        };
+        let file = format!("{}.html", untrack(csv_name));
+        spawn_local(async move {
+            let saved = crate::standalone::save(&file, state.to_query(), &l, base.as_ref()).await;
+            if let Err(e) = saved {
+                error.set(Some(format!("Save as HTML: {e}")));
+            }
+        });
     };
 
     // With nothing open yet (or a bundle still loading) the chart area holds a hint, not an
@@ -711,6 +770,7 @@ pub fn App(
                 >
                     "CSV"
                 </button>
+                <button id="save-html" title="The viewer, this bundle (and its baseline) and this view in one file that opens with no server" on:click=save_html>"Save as HTML"</button>
             </div>
             {move || {
                 if view_kind.get() == View::Machine {

@@ -11,6 +11,7 @@ pub mod kernel_table;
 pub mod loading;
 pub mod machine_view;
 pub mod perf;
+pub mod standalone;
 pub mod url_state;
 
 use wasm_bindgen::prelude::wasm_bindgen;

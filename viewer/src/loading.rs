@@ -27,6 +27,18 @@ pub struct Loaded {
     /// of a torch.profiler import: grouping per operator or module needs each launch's `op` and
     /// `op_id`, which aggregating by kernel name drops where they differ.
     pub tagged: Option<Arc<Vec<roofline_model::bundle::Kernel>>>,
+    /// The bundle's bytes as read, which "Save as HTML" inlines unchanged (as
+    /// `roofline plot --format html` does), so that both write the same file.
+    pub raw: Arc<[u8]>,
+}
+
+impl Loaded {
+    /// The name a saved page gives the bundle: its file name (a sample's, a URL's last part).
+    pub fn file_name(&self) -> String {
+        let name = self.name.strip_prefix("sample: ").unwrap_or(&self.name);
+        let name = name.split(['?', '#']).next().unwrap_or(name);
+        name.rsplit('/').next().unwrap_or(name).to_string()
+    }
 }
 
 /// One entry of the sample list (`samples/index.json`).
@@ -71,7 +83,7 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
 /// A message naming the bundle and what is wrong with it.
 pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    loaded(name, roofline_model::parse_bundle(text))
+    loaded(name, roofline_model::parse_bundle(text), text.as_bytes())
 }
 
 /// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
@@ -82,11 +94,15 @@ pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
 /// A message naming the bundle and what is wrong with it.
 pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    loaded(name, roofline_model::parse_bundle_bytes(bytes))
+    loaded(name, roofline_model::parse_bundle_bytes(bytes), bytes)
 }
 
 /// A parsed bundle, its kernels aggregated once, or the message the page shows.
-fn loaded(name: &str, parsed: Result<Bundle, roofline_model::ReadError>) -> Result<Loaded, String> {
+fn loaded(
+    name: &str,
+    parsed: Result<Bundle, roofline_model::ReadError>,
+    raw: &[u8],
+) -> Result<Loaded, String> {
     perf::mark("roofline:open:parsed");
     parsed
         .map(|mut bundle| {
@@ -102,6 +118,7 @@ fn loaded(name: &str, parsed: Result<Bundle, roofline_model::ReadError>) -> Resu
                 bundle: Arc::new(bundle),
                 url: None,
                 tagged,
+                raw: Arc::from(raw),
             }
         })
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
@@ -116,7 +133,7 @@ async fn array_buffer(p: js_sys::Promise) -> Result<Vec<u8>, ()> {
 }
 
 /// The body of `url`.
-async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     use wasm_bindgen_futures::JsFuture;
     let window = web_sys::window().ok_or("no window")?;
     let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| {

@@ -1,12 +1,14 @@
 //! Project automation, the rust-analyzer way: plain Rust, no dependencies.
 //!
 //! - `cargo xtask test`: every check CI runs, in order: formatting, clippy (native and wasm32),
-//!   the wasm32 build of the model and viewer, every test of the workspace, the CUDA kernels'
+//!   the wasm32 build of the model and viewer (the site, before the tests: the collector embeds
+//!   its standalone page for `plot --format html`), every test of the workspace, the CUDA kernels'
 //!   index arithmetic run on the CPU, and the browser tests. It installs the wasm32 target with
 //!   rustup, and g++, Chromium and chromedriver with apt, when they are missing.
 //! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
-//!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), and reports the
-//!   wasm size.
+//!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), writes the
+//!   standalone page's template `dist/standalone.html` (which the collector embeds), and reports
+//!   the wasm size.
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
@@ -33,7 +35,8 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("web") => build_web().map(|_| ()),
-        Some("wheel") => wheel::build(&args[1..]).map(|_| ()),
+        // The site first: the wheel's binary embeds its standalone page.
+        Some("wheel") => build_web().and_then(|_| wheel::build(&args[1..]).map(|_| ())),
         Some("sass") => sass(
             args.iter().any(|a| a == "--check"),
             args.iter().any(|a| a == "--keep"),
@@ -169,6 +172,9 @@ fn test() -> Result<(), String> {
         "warnings",
     ]);
     run("clippy (wasm32: model and viewer)", c)?;
+    // The site first: the collector embeds its standalone page (`plot --format html`), which the
+    // tests and the wheel check use.
+    build_web()?;
     let mut c = cargo();
     c.args(["test", "--workspace"]);
     let (mut passed, mut failed) = run_counting_tests("cargo test --workspace", c)?;
@@ -189,7 +195,6 @@ fn test() -> Result<(), String> {
     sass(true, false)?;
     wheel::check()?;
     ensure_browser()?;
-    build_web()?;
     let mut c = cargo();
     c.args([
         "test",
@@ -324,8 +329,7 @@ fn build_web() -> Result<PathBuf, String> {
         .map_or_else(|| root.join("target"), |t| root.join(t));
     let wasm = target.join("wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
     let dist = root.join("dist");
-    let _ = std::fs::remove_dir_all(&dist);
-    std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
+    clear_dist(&dist)?;
     eprintln!("\n==> wasm-bindgen");
     wasm_bindgen_cli_support::Bindgen::new()
         .input_path(&wasm)
@@ -345,14 +349,51 @@ fn build_web() -> Result<PathBuf, String> {
     copy_samples(&root, &dist)?;
     let wasm_out = dist.join("roofline_viewer_bg.wasm");
     let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
-    let gz = gzip_len(&bytes)?;
+    let gz = gzip(&bytes)?;
+    let page = standalone_template(&dist, &gz)?;
     eprintln!(
-        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB)",
+        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB); standalone page template {} KB",
         dist.display(),
         bytes.len() / 1000,
-        gz / 1000
+        gz.len() / 1000,
+        page / 1000
     );
     Ok(dist)
+}
+
+/// Empties `dist/` but for its tracked `README.md` (the folder exists in every clone, so that the
+/// collector's build script can watch it for `standalone.html`).
+fn clear_dist(dist: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dist).map_err(|e| format!("{}: {e}", dist.display()))?;
+    for entry in std::fs::read_dir(dist).map_err(|e| format!("{}: {e}", dist.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.file_name().is_some_and(|n| n == "README.md") {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes `dist/standalone.html`, the page "Save as HTML" and `roofline plot --format html` fill
+/// (`roofline_model::standalone::template`): the glue inlined, the wasm gzipped (`gz`) and
+/// base64-encoded. Returns its size in bytes.
+fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
+    use base64::Engine;
+    let glue_path = dist.join("roofline_viewer.js");
+    let glue =
+        std::fs::read_to_string(&glue_path).map_err(|e| format!("{}: {e}", glue_path.display()))?;
+    let wasm = base64::engine::general_purpose::STANDARD.encode(gz);
+    let page = roofline_model::standalone::template(&glue, &wasm)
+        .map_err(|e| format!("the standalone page: {e}"))?;
+    let out = dist.join("standalone.html");
+    std::fs::write(&out, &page).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(page.len())
 }
 
 /// Copies the sample bundles into `dist/samples/` with their list (`viewer/samples.json` as
@@ -379,11 +420,12 @@ fn copy_samples(root: &Path, dist: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn gzip_len(bytes: &[u8]) -> Result<usize, String> {
+/// Gzip at the best level, with no time stamp or file name: the same bytes every time.
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>, String> {
     use std::io::Write;
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(bytes).map_err(|e| e.to_string())?;
-    enc.finish().map(|v| v.len()).map_err(|e| e.to_string())
+    enc.finish().map_err(|e| e.to_string())
 }
 
 fn content_type(path: &Path) -> &'static str {

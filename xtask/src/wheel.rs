@@ -273,6 +273,23 @@ pub fn check() -> Result<(), String> {
     if !o.status.success() {
         return Err(fail(&format!("validate {} failed", sample.display()), &o));
     }
+    // The wheel's binary embeds the viewer's standalone page (built by `cargo xtask web` first).
+    let page = scratch.join("sample.html");
+    let o = output(
+        "roofline plot --format html",
+        Command::new(&roofline)
+            .arg("plot")
+            .arg(&sample)
+            .arg("-o")
+            .arg(&page),
+    )?;
+    let html = std::fs::read_to_string(&page).unwrap_or_default();
+    if !o.status.success() || !html.contains(r#"id="roofline-manifest""#) {
+        return Err(fail(
+            "plot -o sample.html did not write the standalone page",
+            &o,
+        ));
+    }
     if driver_installed() {
         eprintln!("a CUDA driver is installed here: the no-driver message cannot be shown");
     } else {

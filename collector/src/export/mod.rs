@@ -1,6 +1,7 @@
 //! Exporters: each turns a bundle or a chart into bytes; [`crate::io`] writes them.
 
 pub mod compare;
+pub mod html;
 pub mod info;
 pub mod machine;
 pub mod svg;
