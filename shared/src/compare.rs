@@ -656,6 +656,7 @@ fn retain_indices(a: &Analysed, keep: &[bool]) -> (Analysed, Vec<usize>) {
         ceilings: a.ceilings.clone(),
         kernels,
         top,
+        names: std::sync::OnceLock::new(),
     };
     (subset, from)
 }
@@ -783,6 +784,107 @@ mod tests {
             (c.summary.matched, c.summary.new, c.summary.gone),
             (1, 1, 2)
         );
+    }
+
+    fn op(name: &str, op: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
+        let mut k = kernel(name, t, fp32, tensor, hbm);
+        k.tags.insert("op".into(), op.into());
+        k
+    }
+
+    /// A GEMM operator whose kernel changed (an FP32 SGEMM became a Tensor Core CUTLASS kernel),
+    /// an add that stayed, a ReLU gone and a cast new, read per operator.
+    fn op_pair() -> (Vec<Kernel>, Vec<Kernel>) {
+        let base = vec![
+            op("volta_sgemm_128x64_nn", "aten::mm", 3e-3, 4e10, 0.0, 1e8),
+            op("volta_sgemm_64x64_nn", "aten::mm", 1e-3, 1e10, 0.0, 1e8),
+            op("vectorized_elementwise_kernel<add>", "aten::add", 1e-3, 1e6, 0.0, 8e8),
+            op("vectorized_elementwise_kernel<relu>", "aten::relu", 5e-4, 1e6, 0.0, 4e8),
+        ];
+        let cur = vec![
+            op("cutlass_80_tensorop_s1688gemm", "aten::mm", 1e-3, 0.0, 5e10, 1e8),
+            op("vectorized_elementwise_kernel<add>", "aten::add", 1e-3, 1e6, 0.0, 8e8),
+            op("vectorized_elementwise_kernel<copy>", "aten::to", 2e-4, 0.0, 0.0, 4e8),
+        ];
+        (cur, base)
+    }
+
+    #[test]
+    fn operators_are_matched_by_operator_name() {
+        use crate::group::{GroupBy, group};
+        let (cur, base) = op_pair();
+        let c = compare(
+            &run(group(&cur, GroupBy::Operator)),
+            &run(group(&base, GroupBy::Operator)),
+        );
+        assert_eq!(c.summary.unit, Unit::Operator);
+        assert_eq!(c.summary.note, None);
+        // aten::mm: 3 + 1 ms before, 1 ms after, by different kernels: 4× faster.
+        let mm = c.row("aten::mm").unwrap();
+        assert_eq!(mm.presence, Presence::Both);
+        assert_eq!(mm.baseline_name, None);
+        assert!((mm.baseline_s() - 4e-3).abs() < 1e-15);
+        assert!((mm.current_s() - 1e-3).abs() < 1e-15);
+        assert!((mm.speedup().unwrap() - 4.0).abs() < 1e-12);
+        // The GEMM moved from FP32 to Tensor Core FP16.
+        assert_eq!(mm.baseline.as_ref().unwrap().datapath, Some(Datapath::Fp32));
+        assert_eq!(
+            mm.current.as_ref().unwrap().datapath,
+            Some(Datapath::TensorFp16)
+        );
+        assert_eq!(c.row("aten::add").unwrap().speedup(), Some(1.0));
+        assert_eq!(c.row("aten::to").unwrap().presence, Presence::New);
+        assert_eq!(c.row("aten::relu").unwrap().presence, Presence::Gone);
+        let s = &c.summary;
+        assert_eq!((s.matched, s.new, s.gone), (2, 1, 1));
+        assert!((s.before_s - 5.5e-3).abs() < 1e-15);
+        assert!((s.after_s - 2.2e-3).abs() < 1e-15);
+        assert!(s.line().contains("2 operators matched, 1 new, 1 gone"), "{}", s.line());
+        // Read per kernel, the GEMM kernels match nothing (the CUTLASS kernel is new, both
+        // SGEMMs gone), and the copy pairs with the ReLU by their one shared short name.
+        let k = compare(&run(cur), &run(base));
+        assert_eq!(k.summary.unit, Unit::Kernel);
+        assert_eq!((k.summary.matched, k.summary.new, k.summary.gone), (2, 1, 2));
+        assert_eq!(
+            k.row("vectorized_elementwise_kernel<copy>")
+                .unwrap()
+                .baseline_name
+                .as_deref(),
+            Some("vectorized_elementwise_kernel<relu>")
+        );
+        assert!(k.summary.line().contains("2 kernels matched"));
+    }
+
+    #[test]
+    fn modules_are_matched_by_module_name_and_mixed_groupings_say_so() {
+        use crate::group::{GroupBy, group};
+        let tag = |mut k: Kernel, m: &str| {
+            k.tags.insert("module".into(), m.into());
+            k
+        };
+        let base = vec![
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_0"),
+            tag(kernel("relu", 1e-3, 1e6, 0.0, 4e8), "Linear_0"),
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_1"),
+        ];
+        let cur = vec![
+            tag(kernel("hgemm", 1e-3, 0.0, 4e10, 1e8), "Linear_0"),
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_1"),
+        ];
+        let c = compare(
+            &run(group(&cur, GroupBy::Module)),
+            &run(group(&base, GroupBy::Module)),
+        );
+        assert_eq!(c.summary.unit, Unit::Module);
+        // Linear_0: 3 ms → 1 ms; Linear_1 unchanged.
+        assert!((c.row("Linear_0").unwrap().speedup().unwrap() - 3.0).abs() < 1e-12);
+        assert_eq!(c.row("Linear_1").unwrap().speedup(), Some(1.0));
+        assert!(c.summary.line().contains("2 modules matched, 0 new, 0 gone"));
+        // Per module against per kernel: nothing of the same name, and the line says why.
+        let mixed = compare(&run(group(&cur, GroupBy::Module)), &run(base));
+        assert_eq!(mixed.summary.matched, 0);
+        let line = mixed.summary.line();
+        assert!(line.contains("read per kernel and this run per module"), "{line}");
     }
 
     #[test]
