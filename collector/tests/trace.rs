@@ -127,9 +127,17 @@ fn info_compares_runs_per_operator() {
         "--format",
         "csv",
     ]);
-    assert!(csv.status.success(), "{}", String::from_utf8_lossy(&csv.stderr));
+    assert!(
+        csv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv.stderr)
+    );
     let csv = String::from_utf8(csv.stdout).unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     let ops = roofline_model::group::group(
         &roofline_model::parse_bundle(&std::fs::read_to_string(&base).unwrap())
             .unwrap()
@@ -170,7 +178,10 @@ fn info_compares_runs_per_operator() {
         first.contains(&format!("{} operators matched, 0 new, 0 gone", ops.len())),
         "{first}"
     );
-    assert!(table.lines().nth(2).unwrap().starts_with("operator "), "{table}");
+    assert!(
+        table.lines().nth(2).unwrap().starts_with("operator "),
+        "{table}"
+    );
     let line = table.lines().find(|l| l.starts_with("aten::mm ")).unwrap();
     assert!(line.contains("0.50×"), "{line}");
 }

@@ -76,10 +76,7 @@ fn before() -> Bundle {
             bw(MemoryLevel::L2, 10e12),
             bw(MemoryLevel::Hbm, 3e12),
         ],
-        compute: vec![
-            cp(Datapath::Fp32, 60e12),
-            cp(Datapath::TensorBf16, 700e12),
-        ],
+        compute: vec![cp(Datapath::Fp32, 60e12), cp(Datapath::TensorBf16, 700e12)],
         launch_overhead: Some(LaunchOverhead::new(3e-6, Method::Empirical)),
         sweep: vec![],
     });
@@ -182,14 +179,17 @@ fn bench(c: &mut Criterion) {
     g.bench_function("hierarchical_of alone (current run, names known)", |bch| {
         bch.iter(|| black_box(hierarchical_of(&cur, &o).unwrap()));
     });
-    g.bench_function("all a baseline choice costs (analysis, compare, scene)", |bch| {
-        bch.iter(|| {
-            let base = Analysed::new(black_box(&base_bundle), None, None);
-            let c = compare(&cur, &base);
-            let s = compare_scene(&cur, &base, hierarchical_of, &o).unwrap();
-            black_box((c, s))
-        });
-    });
+    g.bench_function(
+        "all a baseline choice costs (analysis, compare, scene)",
+        |bch| {
+            bch.iter(|| {
+                let base = Analysed::new(black_box(&base_bundle), None, None);
+                let c = compare(&cur, &base);
+                let s = compare_scene(&cur, &base, hierarchical_of, &o).unwrap();
+                black_box((c, s))
+            });
+        },
+    );
     g.finish();
 }
 

@@ -590,7 +590,10 @@ pub fn compare_scene(
     let mut at: FxHashMap<(usize, KindKey), &crate::chart::Marker> = FxHashMap::default();
     for m in &base_scene.markers {
         at.insert(
-            (from[base_scene.kernels[m.kernel].analysis.index], kind_key(m.kind)),
+            (
+                from[base_scene.kernels[m.kernel].analysis.index],
+                kind_key(m.kind),
+            ),
             m,
         );
     }
@@ -798,13 +801,48 @@ mod tests {
         let base = vec![
             op("volta_sgemm_128x64_nn", "aten::mm", 3e-3, 4e10, 0.0, 1e8),
             op("volta_sgemm_64x64_nn", "aten::mm", 1e-3, 1e10, 0.0, 1e8),
-            op("vectorized_elementwise_kernel<add>", "aten::add", 1e-3, 1e6, 0.0, 8e8),
-            op("vectorized_elementwise_kernel<relu>", "aten::relu", 5e-4, 1e6, 0.0, 4e8),
+            op(
+                "vectorized_elementwise_kernel<add>",
+                "aten::add",
+                1e-3,
+                1e6,
+                0.0,
+                8e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<relu>",
+                "aten::relu",
+                5e-4,
+                1e6,
+                0.0,
+                4e8,
+            ),
         ];
         let cur = vec![
-            op("cutlass_80_tensorop_s1688gemm", "aten::mm", 1e-3, 0.0, 5e10, 1e8),
-            op("vectorized_elementwise_kernel<add>", "aten::add", 1e-3, 1e6, 0.0, 8e8),
-            op("vectorized_elementwise_kernel<copy>", "aten::to", 2e-4, 0.0, 0.0, 4e8),
+            op(
+                "cutlass_80_tensorop_s1688gemm",
+                "aten::mm",
+                1e-3,
+                0.0,
+                5e10,
+                1e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<add>",
+                "aten::add",
+                1e-3,
+                1e6,
+                0.0,
+                8e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<copy>",
+                "aten::to",
+                2e-4,
+                0.0,
+                0.0,
+                4e8,
+            ),
         ];
         (cur, base)
     }
@@ -839,12 +877,19 @@ mod tests {
         assert_eq!((s.matched, s.new, s.gone), (2, 1, 1));
         assert!((s.before_s - 5.5e-3).abs() < 1e-15);
         assert!((s.after_s - 2.2e-3).abs() < 1e-15);
-        assert!(s.line().contains("2 operators matched, 1 new, 1 gone"), "{}", s.line());
+        assert!(
+            s.line().contains("2 operators matched, 1 new, 1 gone"),
+            "{}",
+            s.line()
+        );
         // Read per kernel, the GEMM kernels match nothing (the CUTLASS kernel is new, both
         // SGEMMs gone), and the copy pairs with the ReLU by their one shared short name.
         let k = compare(&run(cur), &run(base));
         assert_eq!(k.summary.unit, Unit::Kernel);
-        assert_eq!((k.summary.matched, k.summary.new, k.summary.gone), (2, 1, 2));
+        assert_eq!(
+            (k.summary.matched, k.summary.new, k.summary.gone),
+            (2, 1, 2)
+        );
         assert_eq!(
             k.row("vectorized_elementwise_kernel<copy>")
                 .unwrap()
@@ -879,12 +924,19 @@ mod tests {
         // Linear_0: 3 ms → 1 ms; Linear_1 unchanged.
         assert!((c.row("Linear_0").unwrap().speedup().unwrap() - 3.0).abs() < 1e-12);
         assert_eq!(c.row("Linear_1").unwrap().speedup(), Some(1.0));
-        assert!(c.summary.line().contains("2 modules matched, 0 new, 0 gone"));
+        assert!(
+            c.summary
+                .line()
+                .contains("2 modules matched, 0 new, 0 gone")
+        );
         // Per module against per kernel: nothing of the same name, and the line says why.
         let mixed = compare(&run(group(&cur, GroupBy::Module)), &run(base));
         assert_eq!(mixed.summary.matched, 0);
         let line = mixed.summary.line();
-        assert!(line.contains("read per kernel and this run per module"), "{line}");
+        assert!(
+            line.contains("read per kernel and this run per module"),
+            "{line}"
+        );
     }
 
     #[test]

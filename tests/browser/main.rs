@@ -597,7 +597,7 @@ fn a_trace_bundle_groups_by_operator() {
     );
     // Compared per operator with a SYNTHETIC copy in which every aten::mm kernel takes twice as
     // long: aten::mm is matched by operator, 0.50× (half the speed), the rest unchanged.
-    let mut slower = bundle.clone();
+    let mut slower = bundle;
     slower.description = Some("SYNTHETIC: the trace with aten::mm kernels 2× slower".into());
     for k in &mut slower.kernels {
         if k.tags.get("op").map(String::as_str) == Some("aten::mm") {
