@@ -274,6 +274,26 @@ mod tests {
         );
     }
 
+    /// Thousands of names behind one template (PyTorch's element-wise kernels): each gets the
+    /// word only it has. (Counting words per group keeps this linear; it was a search of the
+    /// group per entry.)
+    #[test]
+    fn large_groups_are_told_apart_by_their_own_word() {
+        let fulls: Vec<String> = (0..3000)
+            .map(|i| format!("void ew<4, at::native::op_{i}<float>, Array<char*, 3> >(int)"))
+            .chain(["void ew<1>(int)".to_string(), "void ew<2>(int)".to_string()])
+            .collect();
+        let entries: Vec<(String, &str)> = fulls.iter().map(|f| (shorten(f), f.as_str())).collect();
+        let names = disambiguate(&entries);
+        assert_eq!(names[0], "ew [op_0]");
+        assert_eq!(names[2999], "ew [op_2999]");
+        // `op_1` is one word, so the number `1` is `ew<1>`'s alone.
+        assert_eq!(names[3000], "ew [1]");
+        assert_eq!(names[3001], "ew [2]");
+        let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len());
+    }
+
     #[test]
     fn degenerate_inputs_do_not_panic() {
         assert_eq!(shorten(""), "");
