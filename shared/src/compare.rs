@@ -13,8 +13,18 @@
 //! baseline's points in the same pixel space: an [`Arrow`] from each matched kernel's baseline
 //! point to its current one, the current run's new kernels flagged, and the baseline's gone
 //! kernels as hollow markers.
+//!
+//! Entries grouped per PyTorch operator or module ([`crate::group`]: a torch.profiler import
+//! read with `group=op|module`) are matched by their operator (or module) key, exactly: the
+//! kernels behind an operator may change between runs (a new GEMM algorithm, a fused kernel)
+//! while the operator stays ([`Unit`]).
+//!
+//! Cost: the matching hashes each name once (one map of the baseline's names, one lookup per
+//! current kernel) and works on indices from then on; short names are computed only for the
+//! kernels left unmatched. Ten thousand kernels against ten thousand take a few milliseconds
+//! (`cargo bench -p roofline-model --bench compare`).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::analysis::KernelAnalysis;
 use crate::bundle::{Datapath, Kernel};
@@ -40,6 +50,54 @@ impl Presence {
             Presence::Both => "both",
             Presence::New => "new",
             Presence::Gone => "gone",
+        }
+    }
+}
+
+/// What the entries of a comparison are: kernels matched by name, or operator or module groups
+/// ([`crate::group`]) matched by their key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    /// Kernels, matched by full name, else by a unique short name.
+    #[default]
+    Kernel,
+    /// PyTorch operators (entries grouped by the `op` tag), matched by operator name.
+    Operator,
+    /// `nn.Module`s (entries grouped by the `module` tag), matched by module name.
+    Module,
+}
+
+impl Unit {
+    /// How an analysis' entries were grouped: the `grouped_by` tag [`crate::group::group`]
+    /// writes on every entry (read from the first; all carry the same).
+    pub fn of(a: &Analysed) -> Self {
+        match a
+            .kernels
+            .first()
+            .and_then(|k| k.tags.get("grouped_by"))
+            .map(String::as_str)
+        {
+            Some("op") => Unit::Operator,
+            Some("module") => Unit::Module,
+            _ => Unit::Kernel,
+        }
+    }
+
+    /// The singular noun for a column header: `kernel`, `operator`, `module`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Unit::Kernel => "kernel",
+            Unit::Operator => "operator",
+            Unit::Module => "module",
+        }
+    }
+
+    /// The plural noun: `kernels`, `operators`, `modules`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Unit::Kernel => "kernels",
+            Unit::Operator => "operators",
+            Unit::Module => "modules",
         }
     }
 }
@@ -166,6 +224,11 @@ pub struct Summary {
     /// Time by the datapath that did most of each kernel's FLOPs (`none` without FLOPs),
     /// largest change first.
     pub by_datapath: Vec<Moved>,
+    /// What was matched: kernels, operators or modules (the current run's grouping).
+    pub unit: Unit,
+    /// Why fewer entries than expected could be matched, when the two runs are not grouped
+    /// alike (one per kernel, the other per operator, say).
+    pub note: Option<String>,
 }
 
 impl Summary {
@@ -186,8 +249,11 @@ impl Summary {
             s.push_str(&format!(" ({x:.2}× speed-up)"));
         }
         s.push_str(&format!(
-            "; {} kernels matched, {} new, {} gone",
-            self.matched, self.new, self.gone
+            "; {} {} matched, {} new, {} gone",
+            self.matched,
+            self.unit.plural(),
+            self.new,
+            self.gone
         ));
         for (what, groups) in [("bound", &self.by_bound), ("datapath", &self.by_datapath)] {
             let moved: Vec<String> = groups
@@ -206,6 +272,10 @@ impl Summary {
             if !moved.is_empty() {
                 s.push_str(&format!("; by {what}: {}", moved.join(", ")));
             }
+        }
+        if let Some(n) = &self.note {
+            s.push_str("; ");
+            s.push_str(n);
         }
         s
     }
@@ -241,70 +311,99 @@ fn add(groups: &mut Vec<Moved>, key: &str, before: f64, after: f64) {
     }
 }
 
-/// Which baseline kernel each current kernel is matched with: current full name → baseline full
-/// name. First by full name; then, among the kernels left on both sides, by short name
-/// ([`Kernel::short_name`]: templates and arguments cut) where exactly one kernel on each side
-/// has it, so that `implicit_convolve_sgemm<float, …>` pairs with `implicit_convolve_sgemm<__half,
-/// …>` when a change of precision changed only the template arguments.
-pub fn pairing<'a>(current: &'a Analysed, baseline: &'a Analysed) -> FxHashMap<&'a str, &'a str> {
-    let base: FxHashSet<&str> = baseline.kernels.iter().map(|k| k.name.as_str()).collect();
-    let mut pairs: FxHashMap<&str, &str> = FxHashMap::default();
-    for k in &current.kernels {
-        if let Some(b) = base.get(k.name.as_str()) {
-            pairs.insert(k.name.as_str(), b);
+/// Which baseline kernel each current kernel is matched with: entry `i` is the index into
+/// `baseline.kernels` of the kernel paired with `current.kernels[i]`, if any. First by full name
+/// (one hash map of the baseline's names); then, for kernels ([`Unit::Kernel`]) left unmatched on
+/// both sides, by short name ([`Kernel::short_name`]: templates and arguments cut) where exactly
+/// one kernel on each side has it, so that `implicit_convolve_sgemm<float, …>` pairs with
+/// `implicit_convolve_sgemm<__half, …>` when a change of precision changed only the template
+/// arguments. Operator and module groups are matched by their key alone: shortening
+/// `aten::mm` would make it `mm`.
+pub fn pairing(current: &Analysed, baseline: &Analysed) -> Vec<Option<usize>> {
+    let mut by_name: FxHashMap<&str, usize> =
+        FxHashMap::with_capacity_and_hasher(baseline.kernels.len(), Default::default());
+    for (i, k) in baseline.kernels.iter().enumerate() {
+        by_name.entry(k.name.as_str()).or_insert(i);
+    }
+    let mut taken = vec![false; baseline.kernels.len()];
+    let mut pairs: Vec<Option<usize>> = current
+        .kernels
+        .iter()
+        .map(|k| {
+            let b = by_name.get(k.name.as_str()).copied();
+            if let Some(b) = b {
+                taken[b] = true;
+            }
+            b
+        })
+        .collect();
+    if Unit::of(current) != Unit::Kernel || Unit::of(baseline) != Unit::Kernel {
+        return pairs;
+    }
+    // Short name → (current kernels, baseline kernels) left unmatched.
+    let mut by_short: FxHashMap<String, (Vec<usize>, Vec<usize>)> = FxHashMap::default();
+    for (i, k) in current.kernels.iter().enumerate() {
+        if pairs[i].is_none() {
+            by_short.entry(k.short_name()).or_default().0.push(i);
         }
     }
-    let matched: FxHashSet<&str> = pairs.values().copied().collect();
-    // Short name → (current kernels, baseline kernels) left unmatched.
-    let mut by_short: FxHashMap<String, (Vec<&str>, Vec<&str>)> = FxHashMap::default();
-    for k in current
-        .kernels
-        .iter()
-        .filter(|k| !pairs.contains_key(k.name.as_str()))
-    {
-        by_short
-            .entry(k.short_name())
-            .or_default()
-            .0
-            .push(k.name.as_str());
+    if by_short.is_empty() {
+        return pairs;
     }
-    for k in baseline
-        .kernels
-        .iter()
-        .filter(|k| !matched.contains(k.name.as_str()))
-    {
-        if let Some(e) = by_short.get_mut(&k.short_name()) {
-            e.1.push(k.name.as_str());
+    for (i, k) in baseline.kernels.iter().enumerate() {
+        if !taken[i]
+            && let Some(e) = by_short.get_mut(&k.short_name())
+        {
+            e.1.push(i);
         }
     }
     for (c, b) in by_short.values() {
         if let ([c], [b]) = (c.as_slice(), b.as_slice()) {
-            pairs.insert(c, b);
+            pairs[*c] = Some(*b);
         }
     }
     pairs
 }
 
+/// Why entries cannot be matched when the two runs are not grouped alike.
+fn grouping_note(current: Unit, baseline: Unit) -> Option<String> {
+    (current != baseline).then(|| {
+        format!(
+            "the baseline is read per {} and this run per {}: only entries of the same name match (group both alike, from torch.profiler imports)",
+            baseline.noun(),
+            current.noun()
+        )
+    })
+}
+
 /// Matches the kernels of `current` and `baseline` ([`pairing`]) and adds up where the time
 /// went. Row `i` is `current.top[i]` for every `i < current.top.len()`.
 pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
-    let base: FxHashMap<&str, &KernelAnalysis> = baseline
-        .top
-        .iter()
-        .map(|a| (baseline.kernels[a.index].name.as_str(), a))
-        .collect();
+    // Where each baseline kernel's analysis is in `baseline.top`.
+    let mut base_at = vec![usize::MAX; baseline.kernels.len()];
+    for (pos, a) in baseline.top.iter().enumerate() {
+        if let Some(slot) = base_at.get_mut(a.index) {
+            *slot = pos;
+        }
+    }
     let pairs = pairing(current, baseline);
-    let seen: FxHashSet<&str> = pairs.values().copied().collect();
-    let mut rows = Vec::with_capacity(current.top.len());
+    let mut seen = vec![false; baseline.kernels.len()];
+    let mut rows = Vec::with_capacity(current.top.len() + baseline.top.len() / 8);
     for a in &current.top {
         let k = &current.kernels[a.index];
-        let paired = pairs.get(k.name.as_str()).copied();
+        let paired = pairs.get(a.index).copied().flatten();
+        if let Some(p) = paired {
+            seen[p] = true;
+        }
         let b = paired
-            .and_then(|n| base.get(n))
+            .and_then(|p| baseline.top.get(base_at[p]))
             .map(|b| Side::of(&baseline.kernels[b.index], b));
         rows.push(CompareRow {
             name: k.name.clone(),
-            baseline_name: paired.filter(|n| *n != k.name).map(str::to_string),
+            baseline_name: paired
+                .map(|p| &baseline.kernels[p].name)
+                .filter(|n| **n != k.name)
+                .cloned(),
             display_name: k.display_name.clone(),
             presence: if b.is_some() {
                 Presence::Both
@@ -316,8 +415,8 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
         });
     }
     for b in &baseline.top {
-        let k = &baseline.kernels[b.index];
-        if !seen.contains(k.name.as_str()) {
+        if !seen[b.index] {
+            let k = &baseline.kernels[b.index];
             rows.push(CompareRow {
                 name: k.name.clone(),
                 display_name: k.display_name.clone(),
@@ -330,6 +429,7 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
     }
     let (mut by_bound, mut by_datapath) = (Vec::new(), Vec::new());
     let count = |p: Presence| rows.iter().filter(|r| r.presence == p).count();
+    let (unit, base_unit) = (Unit::of(current), Unit::of(baseline));
     let mut summary = Summary {
         before_s: rows.iter().map(CompareRow::baseline_s).sum(),
         after_s: rows.iter().map(CompareRow::current_s).sum(),
@@ -338,6 +438,8 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
         gone: count(Presence::Gone),
         by_bound: Vec::new(),
         by_datapath: Vec::new(),
+        unit,
+        note: grouping_note(unit, base_unit),
     };
     for r in &rows {
         for (side, before) in [(&r.baseline, true), (&r.current, false)] {
@@ -434,22 +536,29 @@ pub fn compare_scene(
 ) -> Result<(Scene, Overlay), ChartError> {
     let mut scene = draw(current, o)?;
     let pairs = pairing(current, baseline);
-    let matched: FxHashSet<&str> = pairs.values().copied().collect();
-    // The baseline kernels of the current kernels drawn.
-    let drawn: FxHashSet<&str> = scene
-        .kernels
-        .iter()
-        .filter_map(|k| pairs.get(k.full_name.as_str()).copied())
-        .collect();
-    let gone_top: FxHashSet<&str> = baseline
+    let mut matched = vec![false; baseline.kernels.len()];
+    for p in pairs.iter().flatten() {
+        matched[*p] = true;
+    }
+    // The baseline kernels to draw: those of the current kernels drawn, and its largest gone ones.
+    let mut keep = vec![false; baseline.kernels.len()];
+    for k in &scene.kernels {
+        if let Some(Some(p)) = pairs.get(k.analysis.index) {
+            keep[*p] = true;
+        }
+    }
+    let mut gone_top = vec![false; baseline.kernels.len()];
+    for a in baseline
         .top
         .iter()
-        .map(|a| baseline.kernels[a.index].name.as_str())
-        .filter(|n| !matched.contains(n))
+        .filter(|a| !matched[a.index])
         .take(o.top_kernels)
-        .collect();
-    let subset =
-        baseline.retain(|k| drawn.contains(k.name.as_str()) || gone_top.contains(k.name.as_str()));
+    {
+        gone_top[a.index] = true;
+        keep[a.index] = true;
+    }
+    // The subset, and for each of its kernels its index in `baseline.kernels`.
+    let (subset, from) = retain_indices(baseline, &keep);
     let base_options = ChartOptions {
         top_kernels: subset.top.len().max(1),
         ..o.clone()
@@ -463,37 +572,41 @@ pub fn compare_scene(
             domain: Some(both),
             ..o.clone()
         };
-        scene = draw(current, &fixed)?;
-        base_scene = draw(
-            &subset,
-            &ChartOptions {
-                top_kernels: base_options.top_kernels,
-                ..fixed
-            },
-        )
-        .unwrap_or(base_scene);
+        if both != domain_of(&scene) {
+            scene = draw(current, &fixed)?;
+        }
+        if both != domain_of(&base_scene) {
+            base_scene = draw(
+                &subset,
+                &ChartOptions {
+                    top_kernels: base_options.top_kernels,
+                    ..fixed
+                },
+            )
+            .unwrap_or(base_scene);
+        }
     }
-    // MarkerKind is not hashable; its debug form is a small unique key.
-    let mut at: FxHashMap<(&str, String), &crate::chart::Marker> = FxHashMap::default();
+    // The baseline's markers by (index into `baseline.kernels`, kind).
+    let mut at: FxHashMap<(usize, KindKey), &crate::chart::Marker> = FxHashMap::default();
     for m in &base_scene.markers {
         at.insert(
             (
-                base_scene.kernels[m.kernel].full_name.as_str(),
-                format!("{:?}", m.kind),
+                from[base_scene.kernels[m.kernel].analysis.index],
+                kind_key(m.kind),
             ),
             m,
         );
     }
     let mut overlay = Overlay::default();
     for (i, m) in scene.markers.iter().enumerate() {
-        let name = scene.kernels[m.kernel].full_name.as_str();
-        let Some(paired) = pairs.get(name) else {
+        let k = &scene.kernels[m.kernel];
+        let Some(Some(paired)) = pairs.get(k.analysis.index) else {
             overlay.new_markers.push(i);
             continue;
         };
-        if let Some(b) = at.get(&(*paired, format!("{:?}", m.kind))) {
+        if let Some(b) = at.get(&(*paired, kind_key(m.kind))) {
             overlay.arrows.push(Arrow {
-                kernel: name.to_string(),
+                kernel: k.full_name.clone(),
                 kind: m.kind,
                 from: b.at,
                 to: m.at,
@@ -501,10 +614,10 @@ pub fn compare_scene(
         }
     }
     for m in &base_scene.markers {
-        let name = base_scene.kernels[m.kernel].full_name.as_str();
-        if gone_top.contains(name) {
+        let k = &base_scene.kernels[m.kernel];
+        if gone_top[from[k.analysis.index]] {
             overlay.gone.push(GoneMarker {
-                kernel: name.to_string(),
+                kernel: k.full_name.clone(),
                 kind: m.kind,
                 at: m.at,
                 radius: m.radius,
@@ -512,6 +625,43 @@ pub fn compare_scene(
         }
     }
     Ok((scene, overlay))
+}
+
+/// A marker kind as a hashable key.
+type KindKey = (u8, Option<crate::bundle::MemoryLevel>);
+
+fn kind_key(k: MarkerKind) -> KindKey {
+    match k {
+        MarkerKind::Level(l) => (0, Some(l)),
+        MarkerKind::Complexity => (1, None),
+        MarkerKind::TimeVertex => (2, None),
+    }
+}
+
+/// The kernels of `a` whose index is marked in `keep` (in `a.top`'s order, as
+/// [`Analysed::retain`]), and for each kept kernel its index in `a.kernels`.
+fn retain_indices(a: &Analysed, keep: &[bool]) -> (Analysed, Vec<usize>) {
+    let mut kernels = Vec::new();
+    let mut top = Vec::new();
+    let mut from = Vec::new();
+    for x in a.top.iter().filter(|x| keep.get(x.index) == Some(&true)) {
+        top.push(KernelAnalysis {
+            index: kernels.len(),
+            ..x.clone()
+        });
+        kernels.push(a.kernels[x.index].clone());
+        from.push(x.index);
+    }
+    let subset = Analysed {
+        device: a.device.clone(),
+        device_name: a.device_name.clone(),
+        complete: a.complete,
+        ceilings: a.ceilings.clone(),
+        kernels,
+        top,
+        names: std::sync::OnceLock::new(),
+    };
+    (subset, from)
 }
 
 #[cfg(test)]
@@ -636,6 +786,156 @@ mod tests {
         assert_eq!(
             (c.summary.matched, c.summary.new, c.summary.gone),
             (1, 1, 2)
+        );
+    }
+
+    fn op(name: &str, op: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
+        let mut k = kernel(name, t, fp32, tensor, hbm);
+        k.tags.insert("op".into(), op.into());
+        k
+    }
+
+    /// A GEMM operator whose kernel changed (an FP32 SGEMM became a Tensor Core CUTLASS kernel),
+    /// an add that stayed, a ReLU gone and a cast new, read per operator.
+    fn op_pair() -> (Vec<Kernel>, Vec<Kernel>) {
+        let base = vec![
+            op("volta_sgemm_128x64_nn", "aten::mm", 3e-3, 4e10, 0.0, 1e8),
+            op("volta_sgemm_64x64_nn", "aten::mm", 1e-3, 1e10, 0.0, 1e8),
+            op(
+                "vectorized_elementwise_kernel<add>",
+                "aten::add",
+                1e-3,
+                1e6,
+                0.0,
+                8e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<relu>",
+                "aten::relu",
+                5e-4,
+                1e6,
+                0.0,
+                4e8,
+            ),
+        ];
+        let cur = vec![
+            op(
+                "cutlass_80_tensorop_s1688gemm",
+                "aten::mm",
+                1e-3,
+                0.0,
+                5e10,
+                1e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<add>",
+                "aten::add",
+                1e-3,
+                1e6,
+                0.0,
+                8e8,
+            ),
+            op(
+                "vectorized_elementwise_kernel<copy>",
+                "aten::to",
+                2e-4,
+                0.0,
+                0.0,
+                4e8,
+            ),
+        ];
+        (cur, base)
+    }
+
+    #[test]
+    fn operators_are_matched_by_operator_name() {
+        use crate::group::{GroupBy, group};
+        let (cur, base) = op_pair();
+        let c = compare(
+            &run(group(&cur, GroupBy::Operator)),
+            &run(group(&base, GroupBy::Operator)),
+        );
+        assert_eq!(c.summary.unit, Unit::Operator);
+        assert_eq!(c.summary.note, None);
+        // aten::mm: 3 + 1 ms before, 1 ms after, by different kernels: 4× faster.
+        let mm = c.row("aten::mm").unwrap();
+        assert_eq!(mm.presence, Presence::Both);
+        assert_eq!(mm.baseline_name, None);
+        assert!((mm.baseline_s() - 4e-3).abs() < 1e-15);
+        assert!((mm.current_s() - 1e-3).abs() < 1e-15);
+        assert!((mm.speedup().unwrap() - 4.0).abs() < 1e-12);
+        // The GEMM moved from FP32 to Tensor Core FP16.
+        assert_eq!(mm.baseline.as_ref().unwrap().datapath, Some(Datapath::Fp32));
+        assert_eq!(
+            mm.current.as_ref().unwrap().datapath,
+            Some(Datapath::TensorFp16)
+        );
+        assert_eq!(c.row("aten::add").unwrap().speedup(), Some(1.0));
+        assert_eq!(c.row("aten::to").unwrap().presence, Presence::New);
+        assert_eq!(c.row("aten::relu").unwrap().presence, Presence::Gone);
+        let s = &c.summary;
+        assert_eq!((s.matched, s.new, s.gone), (2, 1, 1));
+        assert!((s.before_s - 5.5e-3).abs() < 1e-15);
+        assert!((s.after_s - 2.2e-3).abs() < 1e-15);
+        assert!(
+            s.line().contains("2 operators matched, 1 new, 1 gone"),
+            "{}",
+            s.line()
+        );
+        // Read per kernel, the GEMM kernels match nothing (the CUTLASS kernel is new, both
+        // SGEMMs gone), and the copy pairs with the ReLU by their one shared short name.
+        let k = compare(&run(cur), &run(base));
+        assert_eq!(k.summary.unit, Unit::Kernel);
+        assert_eq!(
+            (k.summary.matched, k.summary.new, k.summary.gone),
+            (2, 1, 2)
+        );
+        assert_eq!(
+            k.row("vectorized_elementwise_kernel<copy>")
+                .unwrap()
+                .baseline_name
+                .as_deref(),
+            Some("vectorized_elementwise_kernel<relu>")
+        );
+        assert!(k.summary.line().contains("2 kernels matched"));
+    }
+
+    #[test]
+    fn modules_are_matched_by_module_name_and_mixed_groupings_say_so() {
+        use crate::group::{GroupBy, group};
+        let tag = |mut k: Kernel, m: &str| {
+            k.tags.insert("module".into(), m.into());
+            k
+        };
+        let base = vec![
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_0"),
+            tag(kernel("relu", 1e-3, 1e6, 0.0, 4e8), "Linear_0"),
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_1"),
+        ];
+        let cur = vec![
+            tag(kernel("hgemm", 1e-3, 0.0, 4e10, 1e8), "Linear_0"),
+            tag(kernel("sgemm", 2e-3, 4e10, 0.0, 1e8), "Linear_1"),
+        ];
+        let c = compare(
+            &run(group(&cur, GroupBy::Module)),
+            &run(group(&base, GroupBy::Module)),
+        );
+        assert_eq!(c.summary.unit, Unit::Module);
+        // Linear_0: 3 ms → 1 ms; Linear_1 unchanged.
+        assert!((c.row("Linear_0").unwrap().speedup().unwrap() - 3.0).abs() < 1e-12);
+        assert_eq!(c.row("Linear_1").unwrap().speedup(), Some(1.0));
+        assert!(
+            c.summary
+                .line()
+                .contains("2 modules matched, 0 new, 0 gone")
+        );
+        // Per module against per kernel: nothing of the same name, and the line says why.
+        let mixed = compare(&run(group(&cur, GroupBy::Module)), &run(base));
+        assert_eq!(mixed.summary.matched, 0);
+        let line = mixed.summary.line();
+        assert!(
+            line.contains("read per kernel and this run per module"),
+            "{line}"
         );
     }
 

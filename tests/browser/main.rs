@@ -719,6 +719,44 @@ fn a_trace_bundle_groups_by_operator() {
         "the saved page's grouped chart differs from the served one"
     );
     b.screenshot("standalone-group-by-operator");
+    // Compared per operator with a SYNTHETIC copy in which every aten::mm kernel takes twice as
+    // long: aten::mm is matched by operator, 0.50× (half the speed), the rest unchanged.
+    let mut slower = bundle;
+    slower.description = Some("SYNTHETIC: the trace with aten::mm kernels 2× slower".into());
+    for k in &mut slower.kernels {
+        if k.tags.get("op").map(String::as_str) == Some("aten::mm") {
+            k.time.total_s *= 2.0;
+            if let Some(p) = &mut k.time.per_launch {
+                p.min_s *= 2.0;
+                p.mean_s *= 2.0;
+                p.max_s *= 2.0;
+                p.median_s = p.median_s.map(|m| m * 2.0);
+                p.stddev_s = p.stddev_s.map(|s| s * 2.0);
+            }
+        }
+    }
+    std::fs::write(
+        extra.path().join("trace-slower-mm-SYNTHETIC.json"),
+        roofline_model::to_json(&slower).unwrap(),
+    )
+    .unwrap();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=/extra/trace-slower-mm-SYNTHETIC.json&baseline=/extra/trace.json&group=op&chart=time"
+    ));
+    let speedup = b.wait(
+        "const r = Array.from(document.querySelectorAll('#kernel-table tr')).find(r => { const n = r.querySelector('td.name'); return n && n.textContent === 'aten::mm'; }); return r && r.querySelector('td.speedup') && r.querySelector('td.speedup').textContent",
+        "the aten::mm row compared",
+    );
+    assert_eq!(speedup, json!("0.50×"));
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} operators matched, 0 new, 0 gone", ops.len())),
+        "{summary}"
+    );
+    b.screenshot("compare-by-operator");
 }
 
 /// `roofline …` as the binary runs it (the collector's parser, validation and command), here.

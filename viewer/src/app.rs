@@ -659,7 +659,7 @@ pub fn App(
                             <p class="compare-summary" id="compare-summary">
                                 <b>{format!("Against {base}: ")}</b>
                                 {c.summary.line()}
-                                <span class="hint">" Arrows run from each kernel's baseline point to its current one; dashed rings: gone; thick rings: new."</span>
+                                <span class="hint">{format!(" Arrows run from each {}'s baseline point to its current one; dashed rings: gone; thick rings: new.", c.summary.unit.noun())}</span>
                             </p>
                         }
                     })

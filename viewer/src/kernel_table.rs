@@ -131,8 +131,15 @@ pub fn KernelTable(
                                 .map(|i| {
                                         let a = &r.top[i];
                                         let k = &r.kernels[a.index];
-                                        let cmp = comparison.with(|c| c.as_ref().and_then(|c| c.rows.get(i).filter(|row| row.name == k.name).cloned()));
                                         let name = k.name.clone();
+                                        // The comparison's cells follow the comparison alone: choosing
+                                        // a baseline fills them in without rebuilding the table.
+                                        let cmp_name = name.clone();
+                                        let cmp = move || comparison.with(|c| {
+                                            c.as_ref()
+                                                .and_then(|c| c.rows.get(i).filter(|row| row.name == cmp_name))
+                                                .map(compare_cells)
+                                        });
                                         let is_sel = {
                                             let name = name.clone();
                                             move || selected.get().as_deref() == Some(name.as_str())
@@ -161,14 +168,21 @@ pub fn KernelTable(
                                                 <td>{a.headroom.map_or("–".into(), |h| format!("{h:.2}"))}</td>
                                                 <td>{a.time_bound.map_or("–", |t| t.region.key())}</td>
                                                 <td>{a.gap.map_or("–".into(), |g| format!("{g:.2}"))}</td>
-                                                {cmp.map(|row| compare_cells(&row))}
+                                                {cmp}
                                             </tr>
                                         }
                                         .into_any()
                                     })
-                                    .chain(gone_rows(comparison, &needle, limit.saturating_sub(order.len())))
                                     .collect::<Vec<_>>()
                         })
+                    }}
+                    {move || {
+                        // The gone kernels, after the current run's rows (a node of its own, so
+                        // that a change of baseline leaves the rows above in place).
+                        let limit = shown.get();
+                        let needle = filter.get().to_lowercase();
+                        let listed = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
+                        gone_rows(comparison, &needle, limit.saturating_sub(listed))
                     }}
                 </tbody>
             </table>

@@ -1,5 +1,7 @@
 //! `roofline info --baseline`: the kernels of a bundle beside a baseline's, matched by name, as
-//! the viewer's compare mode shows them (`roofline_model::compare`).
+//! the viewer's compare mode shows them (`roofline_model::compare`); with `--group-by op` (or
+//! `module`) both runs are read per operator (or module) and matched by its name, and the table's
+//! first column is headed `operator` (the CSV's stays `kernel`: its columns are stable).
 
 use std::fmt::Write as _;
 
@@ -47,7 +49,13 @@ pub fn to_table(current: &Bundle, baseline: &Bundle, top: Option<usize>) -> Vec<
     let _ = writeln!(out, "{}\n", c.summary.line());
     let mut rows = vec![
         [
-            "kernel", "baseline", "time", "Δ time", "speed-up", "bound", "change",
+            c.summary.unit.noun(),
+            "baseline",
+            "time",
+            "Δ time",
+            "speed-up",
+            "bound",
+            "change",
         ]
         .map(String::from)
         .to_vec(),

@@ -28,6 +28,10 @@ pub struct Analysed {
     /// Their analyses, largest time first (a stable order: ties keep the bundle's order);
     /// `index` points into `kernels`. Each chart draws the first `top_kernels` it can.
     pub top: Vec<KernelAnalysis>,
+    /// [`Analysed::display_names`], computed on first use (the table and every redraw of a
+    /// chart read them; a comparison redraws without recomputing them). From `kernels`: an
+    /// analysis whose kernels are replaced must be built anew.
+    pub(crate) names: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Analysed {
@@ -74,6 +78,7 @@ impl Analysed {
             ceilings,
             kernels: Vec::new(),
             top: Vec::new(),
+            names: std::sync::OnceLock::new(),
         }
     }
 
@@ -99,18 +104,21 @@ impl Analysed {
             ceilings: self.ceilings.clone(),
             kernels,
             top,
+            names: std::sync::OnceLock::new(),
         }
     }
 
     /// Display names of [`Analysed::kernels`] (by index), told apart where shortened names
     /// collide ([`crate::names::disambiguate`]).
-    pub fn display_names(&self) -> Vec<String> {
-        let entries: Vec<(String, &str)> = self
-            .kernels
-            .iter()
-            .map(|k| (k.short_name(), k.name.as_str()))
-            .collect();
-        crate::names::disambiguate(&entries)
+    pub fn display_names(&self) -> &[String] {
+        self.names.get_or_init(|| {
+            let entries: Vec<(String, &str)> = self
+                .kernels
+                .iter()
+                .map(|k| (k.short_name(), k.name.as_str()))
+                .collect();
+            crate::names::disambiguate(&entries)
+        })
     }
 
     /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
