@@ -241,33 +241,62 @@ struct Builder {
     thread_ids: FxHashMap<(Id, Id), u32>,
     saw_events: bool,
     error: Option<TraceError>,
+    /// The current event's recorded inputs as compact JSON, reused from event to event.
+    inputs: InputsText,
+    /// The key of [`Self::input_ids`] being looked up, reused.
+    key: String,
+}
+
+/// An operator's `Input Dims`, `Input type` and `Concrete Inputs` as compact JSON text (written
+/// while reading, with no value tree); empty when absent.
+#[derive(Default)]
+struct InputsText {
+    dims: String,
+    types: String,
+    concrete: String,
+}
+
+impl InputsText {
+    fn clear(&mut self) {
+        self.dims.clear();
+        self.types.clear();
+        self.concrete.clear();
+    }
 }
 
 impl Builder {
-    fn intern(&mut self, s: String) -> u32 {
-        if let Some(&id) = self.name_ids.get(&s) {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.name_ids.get(s) {
             return id;
         }
         let id = self.trace.names.len() as u32;
-        self.trace.names.push(s.clone());
-        self.name_ids.insert(s, id);
+        self.trace.names.push(s.to_string());
+        self.name_ids.insert(s.to_string(), id);
         id
     }
 
-    /// Interns an operator's recorded inputs, keyed by their compact JSON.
-    fn recorded_inputs(&mut self, args: &RawArgs) -> Option<u32> {
-        let dims = args.dims.as_ref()?;
-        let key = serde_json::to_string(&(dims, &args.types, &args.concrete)).ok()?;
-        if let Some(&id) = self.input_ids.get(&key) {
+    /// Interns the current event's recorded inputs ([`Self::inputs`]), keyed by their compact
+    /// JSON: only a set not seen before is turned into [`OpInputs`].
+    fn recorded_inputs(&mut self) -> Option<u32> {
+        let t = &self.inputs;
+        if t.dims.is_empty() {
+            return None;
+        }
+        self.key.clear();
+        for part in [&t.dims, &t.types, &t.concrete] {
+            self.key.push_str(part);
+            self.key.push('\u{1}');
+        }
+        if let Some(&id) = self.input_ids.get(self.key.as_str()) {
             return Some(id);
         }
-        let inputs = args.inputs()?;
+        let inputs = op_inputs(t)?;
         let id = self.trace.inputs.len() as u32;
         self.trace.inputs.push(RecordedInputs {
             inputs,
-            dims_text: serde_json::to_string(dims).ok()?.into_boxed_str(),
+            dims_text: t.dims.as_str().into(),
         });
-        self.input_ids.insert(key, id);
+        self.input_ids.insert(self.key.clone(), id);
         Some(id)
     }
 
@@ -307,21 +336,13 @@ impl Builder {
             }
         }
         let kind = match cat {
-            "kernel" | "Kernel" => Kind::Kernel,
-            "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
-            "gpu_memset" | "Memset" => Kind::Memset,
-            "cpu_op" | "Operator" | "operator" => Kind::Op,
-            "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
-            "user_annotation" => Kind::Annotation,
+            c if let Some(kind) = category(c) => kind,
             "python_function"
-                if ev
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("nn.Module: ")) =>
+                if matches!(ev.name, EventName::Id(id)
+                    if self.trace.names[id as usize].starts_with(MODULE_PREFIX)) =>
             {
                 Kind::Module
             }
-            "cuda_profiler_range" => Kind::Range,
             // Known, and not needed: Python frames, GPU-side copies of annotations, the span.
             "python_function" | "gpu_user_annotation" | "Trace" | "overhead" | "cuda_sync" => {
                 return;
@@ -331,10 +352,14 @@ impl Builder {
                 return;
             }
         };
+        let names = &self.trace.names;
         let missing = |field: &'static str, ev: &RawEvent| TraceError::BadEvent {
             index,
             category: cat.to_string(),
-            name: ev.name.clone().unwrap_or_default(),
+            name: match ev.name {
+                EventName::Id(id) => names[id as usize].clone(),
+                _ => String::new(),
+            },
             field,
         };
         let Some(Micros(ts)) = ev.ts else {
@@ -351,7 +376,10 @@ impl Builder {
         };
         let end = ts + (dur_us * 1000.0).round() as i64;
         let args = ev.args.unwrap_or_default();
-        let name = self.intern(ev.name.unwrap_or_default());
+        let name = match ev.name {
+            EventName::Id(id) => id,
+            _ => self.intern(""),
+        };
         match kind {
             Kind::Kernel | Kind::Memcpy | Kind::Memset => {
                 let g = GpuEvent {
@@ -384,7 +412,7 @@ impl Builder {
             }
             Kind::Op => {
                 let thread = self.thread(ev.pid, ev.tid);
-                let inputs = self.recorded_inputs(&args);
+                let inputs = self.recorded_inputs();
                 self.trace.ops.push(CpuOp {
                     name,
                     thread,
@@ -412,7 +440,7 @@ impl Builder {
                 let metrics = args
                     .metrics
                     .into_iter()
-                    .map(|(k, v)| (self.intern(k), v))
+                    .map(|(k, v)| (self.intern(&k), v))
                     .collect();
                 self.trace.ranges.push(ProfilerRange {
                     name,
@@ -527,32 +555,193 @@ impl<'de> Visitor<'de> for Events<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(ev) = seq.next_element::<RawEvent>()? {
+        while let Some(ev) = seq.next_element_seed(EventSeed(&mut *self.0))? {
             self.0.push(ev);
         }
         Ok(())
     }
 }
 
-/// One event as written; unknown fields are skipped by serde.
-#[derive(Deserialize)]
+/// The name prefix of an `nn.Module` frame (`with_modules=True`).
+const MODULE_PREFIX: &str = "nn.Module: ";
+
+/// One event as written; unknown fields are skipped.
+#[derive(Default)]
 struct RawEvent {
-    #[serde(default)]
     ph: Option<Word>,
-    #[serde(default)]
     cat: Option<Word>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
+    name: EventName,
     pid: Option<Id>,
-    #[serde(default)]
     tid: Option<Id>,
-    #[serde(default)]
     ts: Option<Micros>,
-    #[serde(default)]
     dur: Option<f64>,
-    #[serde(default)]
     args: Option<RawArgs>,
+}
+
+/// An event's name: interned when the event may be kept, skipped (never copied) when its phase
+/// or category, read before it, already say it is not.
+#[derive(Default, Clone, Copy)]
+enum EventName {
+    #[default]
+    Absent,
+    Id(u32),
+    Skipped,
+}
+
+/// Whether an event with this phase and category (as far as read) is one the import keeps:
+/// `None` when it is not, `Some(true)` when only `nn.Module` frames of it are.
+fn kept(ph: Option<&Word>, cat: Option<&Word>) -> Option<bool> {
+    if ph.is_some_and(|p| p.as_str() != "X") {
+        return None;
+    }
+    match cat.map(Word::as_str) {
+        None => Some(false),
+        Some("python_function") => Some(true),
+        Some(c) => category(c).map(|_| false),
+    }
+}
+
+/// The kind of a kept category (`python_function` aside).
+fn category(cat: &str) -> Option<Kind> {
+    Some(match cat {
+        "kernel" | "Kernel" => Kind::Kernel,
+        "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
+        "gpu_memset" | "Memset" => Kind::Memset,
+        "cpu_op" | "Operator" | "operator" => Kind::Op,
+        "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
+        "user_annotation" => Kind::Annotation,
+        "cuda_profiler_range" => Kind::Range,
+        _ => return None,
+    })
+}
+
+/// An event's key: the known ones without allocating.
+enum EventKey {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = EventKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EventKey, E> {
+                Ok(match v {
+                    "ph" => EventKey::Ph,
+                    "cat" => EventKey::Cat,
+                    "name" => EventKey::Name,
+                    "pid" => EventKey::Pid,
+                    "tid" => EventKey::Tid,
+                    "ts" => EventKey::Ts,
+                    "dur" => EventKey::Dur,
+                    "args" => EventKey::Args,
+                    _ => EventKey::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Reads one event, interning its name in place (no `String` per event) and skipping what a
+/// dropped event would not use.
+struct EventSeed<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEvent, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a trace event (an object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawEvent, A::Error> {
+        let b = self.0;
+        let mut ev = RawEvent::default();
+        b.inputs.clear();
+        while let Some(k) = m.next_key::<EventKey>()? {
+            match k {
+                EventKey::Ph => ev.ph = m.next_value()?,
+                EventKey::Cat => ev.cat = m.next_value()?,
+                EventKey::Name => {
+                    ev.name = match kept(ev.ph.as_ref(), ev.cat.as_ref()) {
+                        None => {
+                            m.next_value::<IgnoredAny>()?;
+                            EventName::Skipped
+                        }
+                        Some(modules_only) => m.next_value_seed(NameSeed {
+                            b: &mut *b,
+                            modules_only,
+                        })?,
+                    };
+                }
+                EventKey::Pid => ev.pid = m.next_value()?,
+                EventKey::Tid => ev.tid = m.next_value()?,
+                EventKey::Ts => ev.ts = m.next_value()?,
+                EventKey::Dur => ev.dur = m.next_value()?,
+                EventKey::Args => {
+                    let dropped = kept(ev.ph.as_ref(), ev.cat.as_ref()).is_none()
+                        || matches!(ev.name, EventName::Skipped);
+                    if dropped {
+                        m.next_value::<IgnoredAny>()?;
+                    } else {
+                        ev.args = m.next_value_seed(ArgsSeed(&mut b.inputs))?;
+                    }
+                }
+                EventKey::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(ev)
+    }
+}
+
+/// An event's name, interned from the reader's buffer; with `modules_only`, only
+/// `nn.Module: …` names (the other Python frames are dropped).
+struct NameSeed<'a> {
+    b: &'a mut Builder,
+    modules_only: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
+    type Value = EventName;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventName, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed<'_> {
+    type Value = EventName;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<EventName, E> {
+        Ok(if self.modules_only && !v.starts_with(MODULE_PREFIX) {
+            EventName::Skipped
+        } else {
+            EventName::Id(self.b.intern(v))
+        })
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<EventName, E> {
+        Ok(EventName::Absent)
+    }
 }
 
 /// A short string kept inline (event phases and categories: two per event, never allocated
@@ -686,48 +875,49 @@ struct RawArgs {
     grid: Option<[u32; 3]>,
     block: Option<[u32; 3]>,
     bytes: Option<f64>,
-    dims: Option<serde_json::Value>,
-    types: Option<Vec<serde_json::Value>>,
-    concrete: Option<Vec<serde_json::Value>>,
     metrics: Vec<(String, f64)>,
 }
 
-impl RawArgs {
-    /// The recorded inputs as the operator rules read them.
-    fn inputs(&self) -> Option<OpInputs> {
-        let Some(serde_json::Value::Array(dims)) = &self.dims else {
-            return None;
-        };
-        let types = self.types.as_deref().unwrap_or(&[]);
-        let args = dims
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
-                match (Dtype::from_profiler(ty), shape(d)) {
-                    (Some(dt), Some(s)) => Arg::Tensor(dt, s),
-                    (None, _) => match d {
-                        serde_json::Value::Array(list)
-                            if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
-                        {
-                            Arg::Tensors(list.iter().filter_map(shape).collect())
-                        }
-                        _ => Arg::Other,
-                    },
+/// The recorded inputs as the operator rules read them, from their compact text (read again as
+/// JSON values: done once per distinct set). `None` when `Input Dims` is not an array.
+fn op_inputs(text: &InputsText) -> Option<OpInputs> {
+    let list = |t: &str| -> Option<Vec<serde_json::Value>> {
+        match serde_json::from_str(t).ok()? {
+            serde_json::Value::Array(v) => Some(v),
+            _ => None,
+        }
+    };
+    let dims = list(&text.dims)?;
+    let types = list(&text.types).unwrap_or_default();
+    let concrete = list(&text.concrete);
+    let args = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
+            match (Dtype::from_profiler(ty), shape(d)) {
+                (Some(dt), Some(s)) => Arg::Tensor(dt, s),
+                (None, _) => match d {
+                    serde_json::Value::Array(list)
+                        if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
+                    {
+                        Arg::Tensors(list.iter().filter_map(shape).collect())
+                    }
                     _ => Arg::Other,
-                }
+                },
+                _ => Arg::Other,
+            }
+        })
+        .collect();
+    let concrete = concrete.as_ref().map(|c| {
+        c.iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
             })
-            .collect();
-        let concrete = self.concrete.as_ref().map(|c| {
-            c.iter()
-                .map(|v| match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect()
-        });
-        Some(OpInputs { args, concrete })
-    }
+            .collect()
+    });
+    Some(OpInputs { args, concrete })
 }
 
 fn shape(v: &serde_json::Value) -> Option<Vec<u64>> {
@@ -833,15 +1023,20 @@ fn dim3(v: &[u32]) -> Option<[u32; 3]> {
     }
 }
 
-impl<'de> Deserialize<'de> for RawArgs {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawArgs;
+/// Reads an event's `args`, writing the operator inputs into the builder's reused text.
+struct ArgsSeed<'a>(&'a mut InputsText);
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
+    type Value = Option<RawArgs>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<RawArgs>, D::Error> {
+        struct V<'a>(&'a mut InputsText);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = Option<RawArgs>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of event arguments")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawArgs, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<RawArgs>, A::Error> {
+                let text = self.0;
                 let mut a = RawArgs::default();
                 while let Some(k) = m.next_key::<ArgKey>()? {
                     match k {
@@ -862,9 +1057,18 @@ impl<'de> Deserialize<'de> for RawArgs {
                                 .and_then(dim3);
                         }
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
-                        ArgKey::Dims => a.dims = Some(m.next_value()?),
-                        ArgKey::Types => a.types = m.next_value()?,
-                        ArgKey::Concrete => a.concrete = m.next_value()?,
+                        ArgKey::Dims => {
+                            text.dims.clear();
+                            m.next_value_seed(Compact(&mut text.dims))?;
+                        }
+                        ArgKey::Types => {
+                            text.types.clear();
+                            m.next_value_seed(Compact(&mut text.types))?;
+                        }
+                        ArgKey::Concrete => {
+                            text.concrete.clear();
+                            m.next_value_seed(Compact(&mut text.concrete))?;
+                        }
                         ArgKey::Metric(name) => {
                             if let Some(v) = m.next_value::<MaybeNum>()?.0 {
                                 a.metrics.push((name, v));
@@ -875,13 +1079,103 @@ impl<'de> Deserialize<'de> for RawArgs {
                         }
                     }
                 }
-                Ok(a)
+                Ok(Some(a))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<RawArgs, E> {
-                Ok(RawArgs::default())
+            fn visit_unit<E: de::Error>(self) -> Result<Option<RawArgs>, E> {
+                Ok(None)
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Writes any JSON value as compact text (as `serde_json::to_string` of its value, object keys
+/// in file order), with no value tree: how recorded inputs are compared and kept.
+struct Compact<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Compact<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Compact<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.0.push_str(if v { "true" } else { "false" });
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        use std::fmt::Write;
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        use std::fmt::Write;
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        match serde_json::Number::from_f64(v) {
+            Some(n) => self.0.push_str(&n.to_string()),
+            None => self.0.push_str("null"),
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        if v.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            self.0
+                .push_str(&serde_json::to_string(v).map_err(E::custom)?);
+        } else {
+            self.0.push('"');
+            self.0.push_str(v);
+            self.0.push('"');
+        }
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        self.0.push('[');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(',');
+            }
+            if s.next_element_seed(Compact(&mut *self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            first = false;
+        }
+        self.0.push(']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        self.0.push('{');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(',');
+            }
+            if m.next_key_seed(Compact(&mut *self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            self.0.push(':');
+            m.next_value_seed(Compact(&mut *self.0))?;
+            first = false;
+        }
+        self.0.push('}');
+        Ok(())
     }
 }
 
