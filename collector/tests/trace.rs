@@ -80,3 +80,26 @@ fn cli_imports_traces_by_content() {
         "{err}"
     );
 }
+
+/// Our CPU-only PyTorch trace (`scripts/torch_cpu_trace.py`): refused with a message that says
+/// it is a CPU-only trace and what to record instead; nothing is written.
+#[test]
+fn cli_refuses_a_cpu_only_trace_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let o = roofline(&[
+        "import",
+        path("cpu-small-net.json.gz").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cpu-small-net.json.gz")
+            && err.contains("CPU-only trace (774 cpu_op events, no GPU activity)")
+            && err.contains("ProfilerActivity.CUDA"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -467,13 +467,36 @@ enum Kind {
 
 /// Reads a trace from any reader, event by event.
 ///
+/// The text goes through a window of about a megabyte: a byte scan finds where each event (and
+/// each other top-level value) ends, and serde_json reads that slice, borrowing its strings,
+/// while the next bytes wait in the reader. Line and column of an error are counted over the
+/// whole text.
+///
 /// # Errors
 /// [`TraceError`]: not JSON, no `traceEvents`, a kernel or operator without a time.
 pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    let mut input = Input::new(reader);
     let mut b = Builder::default();
-    Top(&mut b).deserialize(&mut de)?;
-    de.end()?;
+    match input.peek()? {
+        Some(b'{') => {
+            input.pos += 1;
+            top_object(&mut input, &mut b)?;
+        }
+        Some(b'[') => {
+            events(&mut input, &mut b)?;
+            b.saw_events = true;
+        }
+        Some(_) => {
+            return Err(input.error(
+                0,
+                "expected a Chrome trace: an object with \"traceEvents\", or an array of events",
+            ));
+        }
+        None => return Err(input.error(0, "EOF while parsing a value")),
+    }
+    if input.peek()?.is_some() {
+        return Err(input.error(0, "trailing characters"));
+    }
     if let Some(e) = b.error {
         return Err(e);
     }
@@ -483,51 +506,301 @@ pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
     Ok(b.trace)
 }
 
-struct Top<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for Top<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Chrome trace: an object with \"traceEvents\", or an array of events")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+/// The top-level object: `traceEvents` streamed, `deviceProperties` and `distributedInfo` read,
+/// the rest skipped. `input` is past the `{`.
+fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+    let mut first = true;
+    loop {
+        match input.peek()? {
+            Some(b'}') if first => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(b'"') => {}
+            Some(_) => return Err(input.error(0, "expected a key (a string)")),
+            None => return Err(input.error(0, "EOF while parsing an object")),
+        }
+        let len = input.value_len()?;
+        let key: String = input.read_slice(len, |d| String::deserialize(d))?;
+        input.pos += len;
+        if input.peek()? != Some(b':') {
+            return Err(input.error(0, "expected `:`"));
+        }
+        input.pos += 1;
+        if input.peek()?.is_none() {
+            return Err(input.error(0, "EOF while parsing a value"));
+        }
+        if key == "traceEvents" {
+            if input.peek()? != Some(b'[') {
+                return Err(input.error(0, "\"traceEvents\" is not an array of trace events"));
+            }
+            events(input, b)?;
+            b.saw_events = true;
+        } else {
+            let len = input.value_len()?;
             match key.as_str() {
-                "traceEvents" => {
-                    map.next_value_seed(Events(&mut *self.0))?;
-                    self.0.saw_events = true;
-                }
                 "deviceProperties" => {
-                    self.0.trace.devices = map.next_value::<Vec<DeviceProps>>()?;
+                    b.trace.devices =
+                        input.read_slice(len, |d| Vec::<DeviceProps>::deserialize(d))?;
                 }
                 "distributedInfo" => {
-                    let d: Distributed = map.next_value()?;
-                    self.0.trace.rank = d.rank.map(|r| match r {
+                    let d = input.read_slice(len, |d| Distributed::deserialize(d))?;
+                    b.trace.rank = d.rank.map(|r| match r {
                         serde_json::Value::String(s) => s,
                         other => other.to_string(),
                     });
-                    self.0.trace.world_size = d.world_size;
+                    b.trace.world_size = d.world_size;
                 }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
+                _ => input.read_slice(len, |d| IgnoredAny::deserialize(d).map(|_| ()))?,
+            }
+            input.pos += len;
+        }
+        first = false;
+        match input.peek()? {
+            Some(b',') => input.pos += 1,
+            Some(b'}') => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(_) => return Err(input.error(0, "expected `,` or `}`")),
+            None => return Err(input.error(0, "EOF while parsing an object")),
+        }
+    }
+}
+
+/// The events array, each element read from its own slice. `input` is at the `[`.
+fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+    input.pos += 1;
+    if input.peek()? == Some(b']') {
+        input.pos += 1;
+        return Ok(());
+    }
+    loop {
+        if input.peek()?.is_none() {
+            return Err(input.error(0, "EOF while parsing a list"));
+        }
+        let len = input.value_len()?;
+        let ev = input.read_slice(len, |d| EventSeed(&mut *b).deserialize(d))?;
+        b.push(ev);
+        input.pos += len;
+        match input.peek()? {
+            Some(b',') => input.pos += 1,
+            Some(b']') => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(_) => return Err(input.error(0, "expected `,` or `]`")),
+            None => return Err(input.error(0, "EOF while parsing a list")),
+        }
+    }
+}
+
+/// How much is read from the reader at a time.
+const CHUNK: usize = 1 << 20;
+
+/// A window over the reader: `buf[pos..]` is not yet consumed. Bytes before `pos` are dropped
+/// when more are read, after counting their lines for error positions.
+struct Input<R> {
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+    /// 1-based line of `buf[0]`.
+    line: usize,
+    /// Bytes before `buf[0]` on its line.
+    column: usize,
+}
+
+impl<R: Read> Input<R> {
+    fn new(reader: R) -> Self {
+        Input {
+            reader,
+            buf: Vec::with_capacity(CHUNK),
+            pos: 0,
+            eof: false,
+            line: 1,
+            column: 0,
+        }
+    }
+
+    /// Reads more, keeping `buf[pos..]` (moved to the front). False at the end of the input.
+    fn fill(&mut self) -> Result<bool, TraceError> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            let dropped = &self.buf[..self.pos];
+            match memchr::memrchr(b'\n', dropped) {
+                Some(last) => {
+                    self.line += memchr::memchr_iter(b'\n', dropped).count();
+                    self.column = dropped.len() - last - 1;
+                }
+                None => self.column += dropped.len(),
+            }
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        let len = self.buf.len();
+        self.buf.resize(len + CHUNK, 0);
+        loop {
+            match self.reader.read(&mut self.buf[len..]) {
+                Ok(n) => {
+                    self.buf.truncate(len + n);
+                    if n == 0 {
+                        self.eof = true;
+                    }
+                    return Ok(n > 0);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(len);
+                    return Err(TraceError::Read(e.to_string()));
                 }
             }
         }
-        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Events(&mut *self.0).visit_seq(seq)?;
-        self.0.saw_events = true;
-        Ok(())
+    /// The next byte that is not JSON whitespace, left unconsumed (`pos` moves past the blanks).
+    fn peek(&mut self) -> Result<Option<u8>, TraceError> {
+        loop {
+            while let Some(&c) = self.buf.get(self.pos) {
+                if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
+                    self.pos += 1;
+                } else {
+                    return Ok(Some(c));
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The length of the JSON value at `pos` (an object, array, string or scalar), reading as
+    /// much as it needs. Only its extent is found here; serde_json checks it when it reads it.
+    fn value_len(&mut self) -> Result<usize, TraceError> {
+        let mut i = 0; // relative to pos: `fill` moves the window
+        let (mut depth, mut in_string) = (0usize, false);
+        match self.buf[self.pos] {
+            b'{' | b'[' => {}
+            b'"' => {
+                in_string = true;
+                i = 1;
+            }
+            b',' | b':' | b']' | b'}' => return Err(self.error(0, "expected a value")),
+            _ => loop {
+                // A number, true, false or null: up to a delimiter.
+                while let Some(&c) = self.buf.get(self.pos + i) {
+                    if matches!(c, b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r') {
+                        return Ok(i);
+                    }
+                    i += 1;
+                }
+                if !self.fill()? {
+                    return Ok(i);
+                }
+            },
+        }
+        loop {
+            let rest = &self.buf[self.pos + i..];
+            if in_string {
+                match memchr::memchr2(b'"', b'\\', rest) {
+                    Some(j) if rest[j] == b'\\' => {
+                        if j + 1 < rest.len() {
+                            i += j + 2;
+                            continue;
+                        }
+                        i += j; // the escape's second byte is not read yet
+                    }
+                    Some(j) => {
+                        i += j + 1;
+                        in_string = false;
+                        if depth == 0 {
+                            return Ok(i);
+                        }
+                        continue;
+                    }
+                    None => i += rest.len(),
+                }
+            } else {
+                let mut j = 0;
+                while j < rest.len() {
+                    match rest[j] {
+                        b'"' => {
+                            in_string = true;
+                            break;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                return Ok(i + j + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if in_string {
+                    i += j + 1;
+                    continue;
+                }
+                i += j;
+            }
+            if !self.fill()? {
+                return Err(self.error(i, "EOF while parsing a value"));
+            }
+        }
+    }
+
+    /// Deserializes `buf[pos..pos + len]` (borrowing its strings), errors placed in the text.
+    fn read_slice<T>(
+        &self,
+        len: usize,
+        f: impl FnOnce(
+            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+        ) -> Result<T, serde_json::Error>,
+    ) -> Result<T, TraceError> {
+        let mut de = serde_json::Deserializer::from_slice(&self.buf[self.pos..self.pos + len]);
+        f(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| {
+            let (line, column) = self.position(0);
+            let message = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            TraceError::Json {
+                line: line + e.line().saturating_sub(1),
+                column: if e.line() <= 1 {
+                    column + e.column()
+                } else {
+                    e.column()
+                },
+                message: message
+                    .strip_suffix(&suffix)
+                    .unwrap_or(&message)
+                    .to_string(),
+            }
+        })
+    }
+
+    /// 1-based line, and bytes before it on that line, of `buf[pos + i]`.
+    fn position(&self, i: usize) -> (usize, usize) {
+        let before = &self.buf[..(self.pos + i).min(self.buf.len())];
+        match memchr::memrchr(b'\n', before) {
+            Some(last) => (
+                self.line + memchr::memchr_iter(b'\n', before).count(),
+                before.len() - last - 1,
+            ),
+            None => (self.line, self.column + before.len()),
+        }
+    }
+
+    /// A syntax error at `buf[pos + i]`.
+    fn error(&self, i: usize, message: &str) -> TraceError {
+        let (line, column) = self.position(i);
+        TraceError::Json {
+            line,
+            column: column + 1,
+            message: message.to_string(),
+        }
     }
 }
 
@@ -537,29 +810,6 @@ struct Distributed {
     rank: Option<serde_json::Value>,
     #[serde(default)]
     world_size: Option<u64>,
-}
-
-struct Events<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(ev) = seq.next_element_seed(EventSeed(&mut *self.0))? {
-            self.0.push(ev);
-        }
-        Ok(())
-    }
 }
 
 /// The name prefix of an `nn.Module` frame (`with_modules=True`).
@@ -1221,6 +1471,81 @@ mod tests {
         let rec = &t.inputs[op.inputs.unwrap() as usize];
         assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));
         assert_eq!(&*rec.dims_text, "[[2,3],[3,4]]");
+    }
+
+    /// A reader that hands out one byte at a time: every value crosses a window boundary.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&c, rest)), Some(slot)) => {
+                    *slot = c;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_reads_the_same_however_the_text_arrives() {
+        assert_eq!(
+            parse(Trickle(SMALL.as_bytes())).unwrap(),
+            parse(SMALL.as_bytes()).unwrap()
+        );
+        // Brackets, quotes and backslashes inside strings; an escaped name; nested unknown keys.
+        let tricky = r#"{"other": {"a": ["]", "}", "\\", "\""]}, "traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "name": "aten::\u006dm{]\"", "ts": 1, "dur": 2,
+           "args": {"Input Dims": [[2, 3]], "Input type": ["float"], "Concrete Inputs": ["[1, \"]"]}}
+        ], "tail": [1, 2.5, null, true]}"#;
+        for t in [
+            parse(tricky.as_bytes()).unwrap(),
+            parse(Trickle(tricky.as_bytes())).unwrap(),
+        ] {
+            assert_eq!(t.name(t.ops[0].name), "aten::mm{]\"");
+            let rec = &t.inputs[t.ops[0].inputs.unwrap() as usize];
+            assert_eq!(rec.inputs.concrete, Some(vec!["[1, \"]".to_string()]));
+        }
+        // Errors are placed in the whole text, as serde_json places them.
+        for bad in [
+            "{\"traceEvents\": [\n  {\"ph\": \"X\"},\n  {\"ph\": \"X\",, \"ts\": 1}\n]}",
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": [1}]}",
+            "{\"traceEvents\": [\n{\"ph\": \"X\"}\n\n, {\"name\": tru}]}",
+        ] {
+            let whole = serde_json::from_str::<serde_json::Value>(bad).unwrap_err();
+            for e in [
+                parse(bad.as_bytes()).unwrap_err(),
+                parse(Trickle(bad.as_bytes())).unwrap_err(),
+            ] {
+                let TraceError::Json { line, column, .. } = e else {
+                    panic!("{e:?}");
+                };
+                assert_eq!(line, whole.line(), "{bad}");
+                if !bad.contains("tru}") && !bad.contains("[1}") {
+                    assert_eq!(column, whole.column(), "{bad}");
+                }
+            }
+        }
+        for (bad, message) in [
+            ("{\"traceEvents\": [{}", "EOF while parsing a list"),
+            (
+                "{\"traceEvents\": [{\"name\": \"x",
+                "EOF while parsing a value",
+            ),
+            ("{\"traceEvents\": []} x", "trailing characters"),
+            (
+                "{\"traceEvents\": 3}",
+                "\"traceEvents\" is not an array of trace events",
+            ),
+            ("", "EOF while parsing a value"),
+        ] {
+            match parse(bad.as_bytes()) {
+                Err(TraceError::Json { message: m, .. }) => assert_eq!(m, message, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]
