@@ -595,6 +595,17 @@ fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceErr
     }
 }
 
+/// The bytes that open or close a container or a string: what [`Input::value_len`] looks for.
+const STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t
+};
+
 /// How much is read from the reader at a time.
 const CHUNK: usize = 1 << 20;
 
@@ -724,22 +735,25 @@ impl<R: Read> Input<R> {
                 }
             } else {
                 let mut j = 0;
-                while j < rest.len() {
+                while let Some(k) = rest[j..].iter().position(|&c| STRUCTURAL[c as usize]) {
+                    j += k;
                     match rest[j] {
                         b'"' => {
                             in_string = true;
                             break;
                         }
                         b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
+                        _ => {
                             depth = depth.saturating_sub(1);
                             if depth == 0 {
                                 return Ok(i + j + 1);
                             }
                         }
-                        _ => {}
                     }
                     j += 1;
+                }
+                if !in_string {
+                    j = rest.len();
                 }
                 if in_string {
                     i += j + 1;
@@ -887,20 +901,24 @@ impl<'de> Deserialize<'de> for EventKey {
                 f.write_str("an event field name")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<EventKey, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+            // Keys as bytes: serde_json then skips their UTF-8 check.
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<EventKey, E> {
                 Ok(match v {
-                    "ph" => EventKey::Ph,
-                    "cat" => EventKey::Cat,
-                    "name" => EventKey::Name,
-                    "pid" => EventKey::Pid,
-                    "tid" => EventKey::Tid,
-                    "ts" => EventKey::Ts,
-                    "dur" => EventKey::Dur,
-                    "args" => EventKey::Args,
+                    b"ph" => EventKey::Ph,
+                    b"cat" => EventKey::Cat,
+                    b"name" => EventKey::Name,
+                    b"pid" => EventKey::Pid,
+                    b"tid" => EventKey::Tid,
+                    b"ts" => EventKey::Ts,
+                    b"dur" => EventKey::Dur,
+                    b"args" => EventKey::Args,
                     _ => EventKey::Other,
                 })
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_bytes(V)
     }
 }
 
@@ -1199,23 +1217,29 @@ impl<'de> Deserialize<'de> for ArgKey {
                 f.write_str("an argument name")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<ArgKey, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+            // Keys as bytes: serde_json then skips their UTF-8 check.
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<ArgKey, E> {
                 Ok(match v {
-                    "External id" => ArgKey::ExternalId,
-                    "correlation" => ArgKey::Correlation,
-                    "device" => ArgKey::Device,
-                    "stream" => ArgKey::Stream,
-                    "grid" => ArgKey::Grid,
-                    "block" => ArgKey::Block,
-                    "bytes" => ArgKey::Bytes,
-                    "Input Dims" => ArgKey::Dims,
-                    "Input type" => ArgKey::Types,
-                    "Concrete Inputs" => ArgKey::Concrete,
-                    m if m.contains("__") => ArgKey::Metric(m.to_string()),
-                    _ => ArgKey::Other,
+                    b"External id" => ArgKey::ExternalId,
+                    b"correlation" => ArgKey::Correlation,
+                    b"device" => ArgKey::Device,
+                    b"stream" => ArgKey::Stream,
+                    b"grid" => ArgKey::Grid,
+                    b"block" => ArgKey::Block,
+                    b"bytes" => ArgKey::Bytes,
+                    b"Input Dims" => ArgKey::Dims,
+                    b"Input type" => ArgKey::Types,
+                    b"Concrete Inputs" => ArgKey::Concrete,
+                    m => match std::str::from_utf8(m) {
+                        Ok(m) if m.contains("__") => ArgKey::Metric(m.to_string()),
+                        _ => ArgKey::Other,
+                    },
                 })
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_bytes(V)
     }
 }
 
