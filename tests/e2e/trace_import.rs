@@ -428,6 +428,34 @@ fn cpu_trace_complexity_by_hand_and_no_kernels() {
     );
 }
 
+/// A reader handing out pieces of 1 to 97 bytes: every event of the real traces crosses the
+/// parser's window boundaries somewhere, and the trace read is the same.
+struct Pieces<R> {
+    inner: R,
+    next: usize,
+}
+
+impl<R: Read> Read for Pieces<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.next = self.next % 97 + 1;
+        let n = self.next.min(buf.len());
+        self.inner.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn real_traces_read_the_same_in_any_pieces() {
+    for name in [SHAPES, COUNTERS, CPU] {
+        let whole = trace::parse(reader(name)).unwrap();
+        let pieces = trace::parse(Pieces {
+            inner: reader(name),
+            next: 0,
+        })
+        .unwrap();
+        assert!(whole == pieces, "{name}");
+    }
+}
+
 /// Peak resident memory of this process so far, bytes (Linux `VmHWM`).
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

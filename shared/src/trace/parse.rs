@@ -609,11 +609,13 @@ const STRUCTURAL: [bool; 256] = {
 /// How much is read from the reader at a time.
 const CHUNK: usize = 1 << 20;
 
-/// A window over the reader: `buf[pos..]` is not yet consumed. Bytes before `pos` are dropped
+/// A window over the reader: `buf()[pos..]` is not yet consumed. Bytes before `pos` are dropped
 /// when more are read, after counting their lines for error positions.
 struct Input<R> {
     reader: R,
-    buf: Vec<u8>,
+    /// The window's memory, zeroed once; `storage[buf]` holds what was read.
+    storage: Vec<u8>,
+    buf: std::ops::Range<usize>,
     pos: usize,
     eof: bool,
     /// 1-based line of `buf[0]`.
@@ -626,12 +628,18 @@ impl<R: Read> Input<R> {
     fn new(reader: R) -> Self {
         Input {
             reader,
-            buf: Vec::with_capacity(CHUNK),
+            storage: vec![0; CHUNK],
+            buf: 0..0,
             pos: 0,
             eof: false,
             line: 1,
             column: 0,
         }
+    }
+
+    /// What was read and not dropped.
+    fn data(&self) -> &[u8] {
+        &self.storage[self.buf.clone()]
     }
 
     /// Reads more, keeping `buf[pos..]` (moved to the front). False at the end of the input.
@@ -640,7 +648,7 @@ impl<R: Read> Input<R> {
             return Ok(false);
         }
         if self.pos > 0 {
-            let dropped = &self.buf[..self.pos];
+            let dropped = &self.storage[..self.pos];
             match memchr::memrchr(b'\n', dropped) {
                 Some(last) => {
                     self.line += memchr::memchr_iter(b'\n', dropped).count();
@@ -648,25 +656,26 @@ impl<R: Read> Input<R> {
                 }
                 None => self.column += dropped.len(),
             }
-            self.buf.drain(..self.pos);
+            self.storage.copy_within(self.pos..self.buf.len(), 0);
+            self.buf = 0..self.buf.len() - self.pos;
             self.pos = 0;
         }
         let len = self.buf.len();
-        self.buf.resize(len + CHUNK, 0);
+        if self.storage.len() - len < CHUNK / 2 {
+            // Only a value longer than the window grows it; the window is zeroed once.
+            self.storage.resize(len + CHUNK, 0);
+        }
         loop {
-            match self.reader.read(&mut self.buf[len..]) {
+            match self.reader.read(&mut self.storage[len..]) {
                 Ok(n) => {
-                    self.buf.truncate(len + n);
+                    self.buf = 0..len + n;
                     if n == 0 {
                         self.eof = true;
                     }
                     return Ok(n > 0);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(len);
-                    return Err(TraceError::Read(e.to_string()));
-                }
+                Err(e) => return Err(TraceError::Read(e.to_string())),
             }
         }
     }
@@ -674,7 +683,7 @@ impl<R: Read> Input<R> {
     /// The next byte that is not JSON whitespace, left unconsumed (`pos` moves past the blanks).
     fn peek(&mut self) -> Result<Option<u8>, TraceError> {
         loop {
-            while let Some(&c) = self.buf.get(self.pos) {
+            while let Some(&c) = self.data().get(self.pos) {
                 if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
                     self.pos += 1;
                 } else {
@@ -692,7 +701,7 @@ impl<R: Read> Input<R> {
     fn value_len(&mut self) -> Result<usize, TraceError> {
         let mut i = 0; // relative to pos: `fill` moves the window
         let (mut depth, mut in_string) = (0usize, false);
-        match self.buf[self.pos] {
+        match self.data()[self.pos] {
             b'{' | b'[' => {}
             b'"' => {
                 in_string = true;
@@ -701,7 +710,7 @@ impl<R: Read> Input<R> {
             b',' | b':' | b']' | b'}' => return Err(self.error(0, "expected a value")),
             _ => loop {
                 // A number, true, false or null: up to a delimiter.
-                while let Some(&c) = self.buf.get(self.pos + i) {
+                while let Some(&c) = self.data().get(self.pos + i) {
                     if matches!(c, b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r') {
                         return Ok(i);
                     }
@@ -713,7 +722,7 @@ impl<R: Read> Input<R> {
             },
         }
         loop {
-            let rest = &self.buf[self.pos + i..];
+            let rest = &self.storage[self.pos + i..self.buf.end];
             if in_string {
                 match memchr::memchr2(b'"', b'\\', rest) {
                     Some(j) if rest[j] == b'\\' => {
@@ -775,7 +784,7 @@ impl<R: Read> Input<R> {
             &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
         ) -> Result<T, serde_json::Error>,
     ) -> Result<T, TraceError> {
-        let mut de = serde_json::Deserializer::from_slice(&self.buf[self.pos..self.pos + len]);
+        let mut de = serde_json::Deserializer::from_slice(&self.data()[self.pos..self.pos + len]);
         f(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| {
             let (line, column) = self.position(0);
             let message = e.to_string();
@@ -797,7 +806,7 @@ impl<R: Read> Input<R> {
 
     /// 1-based line, and bytes before it on that line, of `buf[pos + i]`.
     fn position(&self, i: usize) -> (usize, usize) {
-        let before = &self.buf[..(self.pos + i).min(self.buf.len())];
+        let before = &self.data()[..(self.pos + i).min(self.buf.len())];
         match memchr::memrchr(b'\n', before) {
             Some(last) => (
                 self.line + memchr::memchr_iter(b'\n', before).count(),
