@@ -2,8 +2,8 @@
 
 A tiny network (two convolutions, an LSTM, a linear layer and a transformer encoder block)
 trained for a few steps on the CPU, profiled as docs/pytorch.md's path 1 says, with the CPU
-activity only (no GPU here, so the trace has cpu_op events and no kernel events). Run with any
-PyTorch 2.x:
+activity only (no GPU here, so the trace has cpu_op events and no kernel events). The fixture
+was written by PyTorch 2.15.0; other versions may record other operators and arguments:
 
     python scripts/torch_cpu_trace.py tests/fixtures/traces/cpu-small-net.json.gz
 

@@ -81,7 +81,7 @@ fn cli_imports_traces_by_content() {
     );
 }
 
-/// Our CPU-only PyTorch trace (`scripts/torch_cpu_trace.py`): refused with a message that says
+/// Our CPU-only trace from PyTorch 2.15 (`scripts/torch_cpu_trace.py`): refused with a message that says
 /// it is a CPU-only trace and what to record instead; nothing is written.
 #[test]
 fn cli_refuses_a_cpu_only_trace_saying_so() {

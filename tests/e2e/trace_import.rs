@@ -5,7 +5,7 @@
 //! licence beside them): `sampled-rank-0-shapes.json.gz`, a training step with shapes recorded
 //! (kernel events with durations), and `a100-cupti-profiler-counters.json.gz`, Kineto's CUPTI
 //! range profiler on an A100 (per-kernel counters, no kernel events, no kernel times).
-//! `cpu-small-net.json.gz` was made here with CPU-only PyTorch 2.15 by
+//! `cpu-small-net.json.gz` was made here with PyTorch 2.15 on the CPU only (no GPU) by
 //! `scripts/torch_cpu_trace.py` (a small conv + LSTM + transformer network): a current trace
 //! format, `cpu_op` events with shapes and no GPU activity, whose operators' F is counted by
 //! hand below.
