@@ -197,4 +197,26 @@ fn info_compares_runs_per_operator() {
         .find(|l| l.trim_start().starts_with("aten::mm "))
         .unwrap();
     assert!(line.contains("0.50×"), "{line}");
+
+/// Our CPU-only trace from PyTorch 2.15 (`scripts/torch_cpu_trace.py`): refused with a message that says
+/// it is a CPU-only trace and what to record instead; nothing is written.
+#[test]
+fn cli_refuses_a_cpu_only_trace_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let o = roofline(&[
+        "import",
+        path("cpu-small-net.json.gz").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cpu-small-net.json.gz")
+            && err.contains("CPU-only trace (774 cpu_op events, no GPU activity)")
+            && err.contains("ProfilerActivity.CUDA"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

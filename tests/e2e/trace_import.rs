@@ -5,6 +5,10 @@
 //! licence beside them): `sampled-rank-0-shapes.json.gz`, a training step with shapes recorded
 //! (kernel events with durations), and `a100-cupti-profiler-counters.json.gz`, Kineto's CUPTI
 //! range profiler on an A100 (per-kernel counters, no kernel events, no kernel times).
+//! `cpu-small-net.json.gz` was made here with PyTorch 2.15 on the CPU only (no GPU) by
+//! `scripts/torch_cpu_trace.py` (a small conv + LSTM + transformer network): a current trace
+//! format, `cpu_op` events with shapes and no GPU activity, whose operators' F is counted by
+//! hand below.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -42,6 +46,7 @@ fn events<'a>(v: &'a Value, cat: &str) -> Vec<&'a Value> {
 
 const SHAPES: &str = "sampled-rank-0-shapes.json.gz";
 const COUNTERS: &str = "a100-cupti-profiler-counters.json.gz";
+const CPU: &str = "cpu-small-net.json.gz";
 
 #[test]
 fn shapes_trace_keeps_every_launch_and_its_time() {
@@ -241,6 +246,216 @@ fn counter_trace_flops_links_and_no_time() {
     }
 }
 
+/// Our CPU-only trace (PyTorch 2.15): every `cpu_op` read, in order, with its name, thread,
+/// `Input Dims`, `Input type` and `Concrete Inputs` as the raw JSON has them; module frames
+/// (`with_stack` + `with_modules`) and annotations read; each operator inside its module.
+#[test]
+fn cpu_trace_operators_and_recorded_inputs() {
+    use roofline_model::operators::{Arg, Dtype};
+    let v = value(CPU);
+    let raw = events(&v, "cpu_op");
+    assert_eq!(raw.len(), 774);
+    let t = trace::parse(reader(CPU)).unwrap();
+    assert_eq!(t.ops.len(), raw.len());
+    assert!(t.kernels.is_empty() && t.runtimes.is_empty() && t.ranges.is_empty());
+    let mut with_inputs = 0;
+    for (op, e) in t.ops.iter().zip(&raw) {
+        assert_eq!(t.name(op.name), e["name"].as_str().unwrap());
+        assert_eq!(
+            t.threads[op.thread as usize],
+            format!("{}/{}", e["pid"], e["tid"])
+        );
+        assert_eq!(op.external_id, e["args"]["External id"].as_i64());
+        let dur_ns = (e["dur"].as_f64().unwrap() * 1000.0).round() as i64;
+        assert!((op.end - op.ts - dur_ns).abs() <= 1, "{}", e["name"]);
+        let Some(i) = op.inputs else {
+            assert!(e["args"].get("Input Dims").is_none(), "{}", e["name"]);
+            continue;
+        };
+        with_inputs += 1;
+        let rec = &t.inputs[i as usize];
+        let dims = e["args"]["Input Dims"].as_array().unwrap();
+        let types = e["args"]["Input type"].as_array().unwrap();
+        assert_eq!(
+            &*rec.dims_text,
+            serde_json::to_string(&e["args"]["Input Dims"]).unwrap()
+        );
+        assert_eq!(rec.inputs.args.len(), dims.len());
+        for ((arg, d), ty) in rec.inputs.args.iter().zip(dims).zip(types) {
+            let shape = |d: &Value| -> Vec<u64> {
+                d.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            };
+            let expected = match ty.as_str().unwrap() {
+                "float" => Arg::Tensor(Dtype::F32, shape(d)),
+                "long int" => Arg::Tensor(Dtype::I64, shape(d)),
+                "TensorList" => Arg::Tensors(d.as_array().unwrap().iter().map(shape).collect()),
+                "Scalar" | "ScalarList" | "" => Arg::Other,
+                _ => continue, // other element types: the operators module's unit tests
+            };
+            assert_eq!(arg, &expected, "{} {d} {ty}", e["name"]);
+        }
+        let concrete: Vec<String> = e["args"]["Concrete Inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(rec.inputs.concrete.as_ref(), Some(&concrete));
+    }
+    let raw_with = raw
+        .iter()
+        .filter(|e| e["args"].get("Input Dims").is_some())
+        .count();
+    assert_eq!(with_inputs, raw_with);
+    // Annotations and module frames.
+    let ann: Vec<&str> = t.annotations.iter().map(|a| t.name(a.name)).collect();
+    assert!(ann.contains(&"ProfilerStep#2"), "{ann:?}");
+    let modules: Vec<&str> = t.modules.iter().map(|m| t.name(m.name)).collect();
+    let raw_modules = events(&v, "python_function")
+        .into_iter()
+        .filter(|e| e["name"].as_str().unwrap().starts_with("nn.Module: "))
+        .count();
+    assert_eq!(modules.len(), raw_modules);
+    for m in [
+        "Conv2d_0",
+        "Conv2d_1",
+        "LSTM_0",
+        "MultiheadAttention_0",
+        "Linear_2",
+    ] {
+        assert!(modules.contains(&format!("nn.Module: {m}").as_str()), "{m}");
+    }
+    // Each forward operator of interest lies inside its module's frame, on the same thread.
+    for (op_name, module) in [
+        ("aten::lstm", "nn.Module: LSTM_0"),
+        (
+            "aten::scaled_dot_product_attention",
+            "nn.Module: MultiheadAttention_0",
+        ),
+    ] {
+        let op = t.ops.iter().find(|o| t.name(o.name) == op_name).unwrap();
+        let m = t.modules.iter().find(|m| t.name(m.name) == module).unwrap();
+        assert_eq!(op.thread, m.thread);
+        assert!(m.ts <= op.ts && op.end <= m.end, "{op_name} in {module}");
+    }
+}
+
+/// F of the CPU trace's matmul, convolution, LSTM and attention calls, counted by hand from the
+/// shapes the script sets (stride, padding, dilation and groups read from `Concrete Inputs`);
+/// and the import says plainly that a CPU-only trace has nothing for a roofline.
+#[test]
+fn cpu_trace_complexity_by_hand_and_no_kernels() {
+    use roofline_model::operators::{OpCost, op_cost};
+    let t = trace::parse(reader(CPU)).unwrap();
+    let cost = |name: &str, dims: &str| -> OpCost {
+        let op = t
+            .ops
+            .iter()
+            .find(|o| {
+                t.name(o.name) == name
+                    && o.inputs
+                        .is_some_and(|i| &*t.inputs[i as usize].dims_text == dims)
+            })
+            .unwrap_or_else(|| panic!("{name} {dims}"));
+        op_cost(name, &t.inputs[op.inputs.unwrap() as usize].inputs).unwrap()
+    };
+    // conv1: 2×3×16×16 input, 8 filters 3×3, stride 2, padding 1: 8×8 output.
+    let c = cost("aten::conv2d", "[[2,3,16,16],[8,3,3,3],[8],[],[],[],[]]");
+    assert_eq!(c.complexity.flops, 2.0 * 2.0 * 8.0 * 64.0 * 3.0 * 9.0);
+    // B: x, w, y and the bias, 4 bytes each.
+    assert_eq!(
+        c.complexity.bytes,
+        4.0 * (2.0 * 3.0 * 256.0 + 216.0 + 2.0 * 8.0 * 64.0 + 8.0)
+    );
+    assert!(
+        !c.assumed.iter().any(|a| a.contains("not recorded")),
+        "{:?}",
+        c.assumed
+    );
+    // conv2: 2×8×8×8, 8 filters of 4 channels (groups 2), padding 2, dilation 2: 8×8 output.
+    let c = cost("aten::conv2d", "[[2,8,8,8],[8,4,3,3],[8],[],[],[],[]]");
+    assert_eq!(c.complexity.flops, 2.0 * 2.0 * 8.0 * 64.0 * 4.0 * 9.0);
+    assert!(!c.assumed.iter().any(|a| a.contains("not recorded")));
+    // Its backward: input and weight gradients (output_mask [True, True, True]), twice the F;
+    // conv1's backward computes only the weight gradient ([False, True, True]).
+    let c = cost(
+        "aten::convolution_backward",
+        "[[2,8,8,8],[2,8,8,8],[8,4,3,3],[],[],[],[],[],[],[],[]]",
+    );
+    assert_eq!(c.complexity.flops, 2.0 * 2.0 * 2.0 * 8.0 * 64.0 * 4.0 * 9.0);
+    let c = cost(
+        "aten::convolution_backward",
+        "[[2,8,8,8],[2,3,16,16],[8,3,3,3],[],[],[],[],[],[],[],[]]",
+    );
+    assert_eq!(c.complexity.flops, 2.0 * 2.0 * 8.0 * 64.0 * 3.0 * 9.0);
+    // LSTM, batch first: 8 steps of batch 2, input 64, hidden 32; per step the gates' GEMM
+    // 2·B·(I+H)·4H plus 8 FLOPs per cell element (dl.rs).
+    let c = cost(
+        "aten::lstm",
+        "[[2,8,64],[[1,2,32],[1,2,32]],[[128,64],[128,32],[128],[128]],[],[],[],[],[],[]]",
+    );
+    assert_eq!(
+        c.complexity.flops,
+        8.0 * (2.0 * 2.0 * 96.0 * 128.0 + 8.0 * 2.0 * 32.0)
+    );
+    assert!(c.assumed.is_empty(), "{:?}", c.assumed);
+    // The attention's input projection (16 tokens × 32 → 96) and a backward mm.
+    let c = cost("aten::addmm", "[[96],[16,32],[32,96],[],[]]");
+    assert_eq!(c.complexity.flops, 2.0 * 16.0 * 96.0 * 32.0);
+    assert_eq!(c.datapath, Datapath::Fp32);
+    let c = cost("aten::mm", "[[2,10],[10,32]]");
+    assert_eq!(c.complexity.flops, 2.0 * 2.0 * 32.0 * 10.0);
+    // Attention: batch 2, 4 heads, 8 tokens, head size 8, not causal (recorded).
+    let c = cost(
+        "aten::scaled_dot_product_attention",
+        "[[2,4,8,8],[2,4,8,8],[2,4,8,8],[],[],[],[],[]]",
+    );
+    assert_eq!(c.complexity.flops, 2.0 * 8.0 * 64.0 * 16.0);
+    assert!(c.assumed.is_empty(), "{:?}", c.assumed);
+    // No GPU activity: refused, saying so.
+    let e = trace::import(&t, &ImportOptions::default()).unwrap_err();
+    assert_eq!(e, ImportError::NoKernels { cpu_ops: 774 });
+    let msg = e.to_string();
+    assert!(
+        msg.contains("no GPU kernel events")
+            && msg.contains("CPU-only trace (774 cpu_op events, no GPU activity)")
+            && msg.contains("ProfilerActivity.CUDA"),
+        "{msg}"
+    );
+}
+
+/// A reader handing out pieces of 1 to 97 bytes: every event of the real traces crosses the
+/// parser's window boundaries somewhere, and the trace read is the same.
+struct Pieces<R> {
+    inner: R,
+    next: usize,
+}
+
+impl<R: Read> Read for Pieces<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.next = self.next % 97 + 1;
+        let n = self.next.min(buf.len());
+        self.inner.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn real_traces_read_the_same_in_any_pieces() {
+    for name in [SHAPES, COUNTERS, CPU] {
+        let whole = trace::parse(reader(name)).unwrap();
+        let pieces = trace::parse(Pieces {
+            inner: reader(name),
+            next: 0,
+        })
+        .unwrap();
+        assert!(whole == pieces, "{name}");
+    }
+}
+
 /// Peak resident memory of this process so far, bytes (Linux `VmHWM`).
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -249,9 +464,36 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// CPU time of this process so far (user + system), from `/proc/self/stat` (fields 14 and 15,
+/// in clock ticks of `USER_HZ`, 100 per second on Linux): the one-core cost, which a loaded
+/// machine does not inflate as it does the wall time.
+fn cpu_time() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces: the fields after it start past its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state), so fields 14 and 15 are at 11 and 12.
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
+/// Wall and CPU time of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let (start, cpu) = (std::time::Instant::now(), cpu_time());
+    let v = f();
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = match (cpu, cpu_time()) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64(),
+        _ => f64::NAN,
+    };
+    (v, wall, cpu)
+}
+
 /// Benchmark, not a timed test: writes a ~500 MB SYNTHETIC trace to a temporary folder (never
-/// committed), then reads and imports it, printing the times and the peak memory. Run with
-/// `cargo test --release -p roofline-tests --test e2e bench_trace -- --ignored --nocapture`.
+/// committed), then reads and imports it, printing the wall and CPU times (user + system: the
+/// one-core cost) and the peak memory. Run pinned to one core with
+/// `taskset -c 0 cargo test --release -p roofline-tests --test e2e bench_trace -- --ignored --nocapture`
+/// (`TRACE_BENCH_MB` changes the size).
 #[test]
 #[ignore = "benchmark: writes a 500 MB SYNTHETIC trace; run in release with --ignored --nocapture"]
 fn bench_trace_import_500_mb() {
@@ -263,35 +505,37 @@ fn bench_trace_import_500_mb() {
     let file = dir.path().join("synthetic-trace.json");
     let w = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
     let written = roofline_tests::synthetic_trace::write_trace(w, mb * 1_000_000).unwrap();
+    let open = || std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
     // The floor: serde_json reading the same text into nothing.
-    let start = std::time::Instant::now();
-    let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
-    let _: serde::de::IgnoredAny = serde_json::from_reader(r).unwrap();
-    let floor = start.elapsed();
+    let (_, floor_wall, floor_cpu) = timed(|| {
+        let _: serde::de::IgnoredAny = serde_json::from_reader(open()).unwrap();
+    });
     let before = peak_rss();
-    let start = std::time::Instant::now();
-    let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
-    let t = trace::parse(r).unwrap();
-    let parsed = start.elapsed();
+    let (t, parse_wall, parse_cpu) = timed(|| trace::parse(open()).unwrap());
     let after_parse = peak_rss();
-    let imp = trace::import(&t, &ImportOptions::default()).unwrap();
-    let total = start.elapsed();
+    let (imp, import_wall, import_cpu) =
+        timed(|| trace::import(&t, &ImportOptions::default()).unwrap());
     let after = peak_rss();
     assert_eq!(imp.kernels.len() as u64, written.kernels);
     assert_eq!(t.events, written.events);
     assert!((imp.stats.time_s - written.kernel_us * 1e-6).abs() < 1e-6 * imp.stats.time_s);
     assert_eq!(imp.stats.linked, imp.kernels.len());
+    let mb = |b: Option<u64>| b.map_or("?".into(), |b| (b / 1_000_000).to_string());
     println!(
-        "SYNTHETIC trace: {:.1} MB, {} events, {} kernels; serde_json skipping it {:.2} s; parse {:.2} s, parse + import {:.2} s; peak RSS {} MB before reading, {} MB after parsing, {} MB after import ({} kernel entries)",
+        "SYNTHETIC trace: {:.1} MB, {} events, {} kernels\n\
+         serde_json skipping it (IgnoredAny): wall {floor_wall:.2} s, CPU {floor_cpu:.2} s\n\
+         parse:          wall {parse_wall:.2} s, CPU {parse_cpu:.2} s\n\
+         import:         wall {import_wall:.2} s, CPU {import_cpu:.2} s\n\
+         parse + import: wall {:.2} s, CPU {:.2} s\n\
+         peak RSS {} MB before reading, {} MB after parsing, {} MB after import ({} kernel entries)",
         written.bytes as f64 / 1e6,
         written.events,
         written.kernels,
-        floor.as_secs_f64(),
-        parsed.as_secs_f64(),
-        total.as_secs_f64(),
-        before.map_or("?".into(), |b| (b / 1_000_000).to_string()),
-        after_parse.map_or("?".into(), |b| (b / 1_000_000).to_string()),
-        after.map_or("?".into(), |b| (b / 1_000_000).to_string()),
+        parse_wall + import_wall,
+        parse_cpu + import_cpu,
+        mb(before),
+        mb(after_parse),
+        mb(after),
         imp.kernels.len(),
     );
 }

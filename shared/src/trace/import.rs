@@ -49,9 +49,13 @@ pub struct ImportOptions {
 pub enum ImportError {
     /// Neither kernel events nor profiler ranges.
     #[error(
-        "the trace has no GPU kernel events and no cuda_profiler_range events (was it recorded with ProfilerActivity.CUDA?)"
+        "the trace has no GPU kernel events and no cuda_profiler_range events, so there is nothing to put on a roofline{}; record it with ProfilerActivity.CUDA on a machine with a GPU (docs/pytorch.md)",
+        if *cpu_ops > 0 { format!(": it is a CPU-only trace ({cpu_ops} cpu_op events, no GPU activity)") } else { String::new() }
     )]
-    NoKernels,
+    NoKernels {
+        /// The trace's `cpu_op` events (a CPU-only trace has them and nothing on a GPU).
+        cpu_ops: usize,
+    },
     /// Counter ranges, but none with a time.
     #[error(
         "the trace's {ranges} cuda_profiler_range events carry counters ({metrics}) but no kernel time: Kineto's range profiler records no kernel durations and spreads its ranges evenly over the profiling window. Add gpu__time_duration.sum (or sm__cycles_elapsed.avg and sm__cycles_elapsed.avg.per_second) to profiler_metrics (see docs/pytorch.md)"
@@ -310,7 +314,17 @@ pub fn range_launch(trace: &Trace, i: usize) -> Launch {
 /// Per-operator results, computed once per operator call.
 struct OpInfo {
     kernels: usize,
-    cost: Option<Result<OpCost, NoCost>>,
+    /// Index into the distinct costs.
+    cost: usize,
+}
+
+/// The cost of one (operator name, recorded inputs) pair, with its tags as text: a training loop
+/// calls the same operator on the same shapes step after step, so each is computed once.
+struct CostText {
+    cost: Result<OpCost, NoCost>,
+    flops: String,
+    bytes: String,
+    datapath: String,
 }
 
 /// Turns a parsed trace into bundle kernels.
@@ -343,34 +357,42 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
         (i > 0 && steps[i - 1].1 >= t).then(|| steps[i - 1].2)
     };
 
-    // Each called operator's cost, once.
+    // Each called operator's cost, once per distinct (name, inputs).
     let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
-    for o in launch_op.iter().flatten() {
-        op_info
-            .entry(*o)
-            .or_insert(OpInfo {
-                kernels: 0,
-                cost: None,
-            })
-            .kernels += 1;
-    }
+    let mut cost_ids: FxHashMap<(u32, Option<u32>), usize> = FxHashMap::default();
+    let mut costs: Vec<CostText> = Vec::new();
     let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
-    for (&o, info) in &mut op_info {
+    for &o in launch_op.iter().flatten() {
+        if let Some(info) = op_info.get_mut(&o) {
+            info.kernels += 1;
+            continue;
+        }
         let op = &trace.ops[o];
-        let name = trace.name(op.name);
-        let cost = match op.inputs {
-            Some(i) => operators::op_cost(name, &trace.inputs[i as usize].inputs),
-            None => match operators::op_cost(name, &operators::OpInputs::default()) {
-                Err(NoCost::NoRule) => Err(NoCost::NoRule),
-                _ => Err(NoCost::Shapes("no shapes recorded".into())),
-            },
-        };
-        if let Ok(c) = &cost {
+        let cost = *cost_ids.entry((op.name, op.inputs)).or_insert_with(|| {
+            let name = trace.name(op.name);
+            let cost = match op.inputs {
+                Some(i) => operators::op_cost(name, &trace.inputs[i as usize].inputs),
+                None => match operators::op_cost(name, &operators::OpInputs::default()) {
+                    Err(NoCost::NoRule) => Err(NoCost::NoRule),
+                    _ => Err(NoCost::Shapes("no shapes recorded".into())),
+                },
+            };
+            let text = |f: fn(&OpCost) -> String| cost.as_ref().map(f).unwrap_or_default();
+            costs.push(CostText {
+                flops: text(|c| c.complexity.flops.to_string()),
+                bytes: text(|c| c.complexity.bytes.to_string()),
+                datapath: text(|c| c.datapath.key().to_string()),
+                cost,
+            });
+            costs.len() - 1
+        });
+        if let Ok(c) = &costs[cost].cost {
+            let name = trace.name(op.name);
             for a in &c.assumed {
                 *assumed.entry(format!("{name}: {a}")).or_default() += 1;
             }
         }
-        info.cost = Some(cost);
+        op_info.insert(o, OpInfo { kernels: 1, cost });
     }
 
     // Kernel entries.
@@ -452,15 +474,13 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
                 k.tags.insert("op_shapes".into(), truncate(d, 240));
             }
             let info = &op_info[&o];
-            match &info.cost {
-                Some(Ok(c)) => {
+            let text = &costs[info.cost];
+            match &text.cost {
+                Ok(c) => {
                     stats.with_complexity += 1;
-                    k.tags
-                        .insert("op_flops".into(), c.complexity.flops.to_string());
-                    k.tags
-                        .insert("op_bytes".into(), c.complexity.bytes.to_string());
-                    k.tags
-                        .insert("op_datapath".into(), c.datapath.key().to_string());
+                    k.tags.insert("op_flops".into(), text.flops.clone());
+                    k.tags.insert("op_bytes".into(), text.bytes.clone());
+                    k.tags.insert("op_datapath".into(), text.datapath.clone());
                     k.tags.insert("op_kernels".into(), info.kernels.to_string());
                     if info.kernels == 1 {
                         k.complexity = Some(c.complexity);
@@ -469,10 +489,10 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
                         }
                     }
                 }
-                Some(Err(NoCost::NoRule)) => {
+                Err(NoCost::NoRule) => {
                     *stats.no_rule.entry(name.to_string()).or_default() += 1;
                 }
-                Some(Err(NoCost::Shapes(_))) | None => {
+                Err(NoCost::Shapes(_)) => {
                     *stats.no_shapes.entry(name.to_string()).or_default() += 1;
                 }
             }
@@ -492,7 +512,9 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
                 metrics: metrics.into_iter().collect::<Vec<_>>().join(", "),
             }
         } else {
-            ImportError::NoKernels
+            ImportError::NoKernels {
+                cpu_ops: trace.ops.len(),
+            }
         });
     }
 

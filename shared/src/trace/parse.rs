@@ -241,33 +241,62 @@ struct Builder {
     thread_ids: FxHashMap<(Id, Id), u32>,
     saw_events: bool,
     error: Option<TraceError>,
+    /// The current event's recorded inputs as compact JSON, reused from event to event.
+    inputs: InputsText,
+    /// The key of [`Self::input_ids`] being looked up, reused.
+    key: String,
+}
+
+/// An operator's `Input Dims`, `Input type` and `Concrete Inputs` as compact JSON text (written
+/// while reading, with no value tree); empty when absent.
+#[derive(Default)]
+struct InputsText {
+    dims: String,
+    types: String,
+    concrete: String,
+}
+
+impl InputsText {
+    fn clear(&mut self) {
+        self.dims.clear();
+        self.types.clear();
+        self.concrete.clear();
+    }
 }
 
 impl Builder {
-    fn intern(&mut self, s: String) -> u32 {
-        if let Some(&id) = self.name_ids.get(&s) {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.name_ids.get(s) {
             return id;
         }
         let id = self.trace.names.len() as u32;
-        self.trace.names.push(s.clone());
-        self.name_ids.insert(s, id);
+        self.trace.names.push(s.to_string());
+        self.name_ids.insert(s.to_string(), id);
         id
     }
 
-    /// Interns an operator's recorded inputs, keyed by their compact JSON.
-    fn recorded_inputs(&mut self, args: &RawArgs) -> Option<u32> {
-        let dims = args.dims.as_ref()?;
-        let key = serde_json::to_string(&(dims, &args.types, &args.concrete)).ok()?;
-        if let Some(&id) = self.input_ids.get(&key) {
+    /// Interns the current event's recorded inputs ([`Self::inputs`]), keyed by their compact
+    /// JSON: only a set not seen before is turned into [`OpInputs`].
+    fn recorded_inputs(&mut self) -> Option<u32> {
+        let t = &self.inputs;
+        if t.dims.is_empty() {
+            return None;
+        }
+        self.key.clear();
+        for part in [&t.dims, &t.types, &t.concrete] {
+            self.key.push_str(part);
+            self.key.push('\u{1}');
+        }
+        if let Some(&id) = self.input_ids.get(self.key.as_str()) {
             return Some(id);
         }
-        let inputs = args.inputs()?;
+        let inputs = op_inputs(t)?;
         let id = self.trace.inputs.len() as u32;
         self.trace.inputs.push(RecordedInputs {
             inputs,
-            dims_text: serde_json::to_string(dims).ok()?.into_boxed_str(),
+            dims_text: t.dims.as_str().into(),
         });
-        self.input_ids.insert(key, id);
+        self.input_ids.insert(self.key.clone(), id);
         Some(id)
     }
 
@@ -307,21 +336,13 @@ impl Builder {
             }
         }
         let kind = match cat {
-            "kernel" | "Kernel" => Kind::Kernel,
-            "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
-            "gpu_memset" | "Memset" => Kind::Memset,
-            "cpu_op" | "Operator" | "operator" => Kind::Op,
-            "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
-            "user_annotation" => Kind::Annotation,
+            c if let Some(kind) = category(c) => kind,
             "python_function"
-                if ev
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("nn.Module: ")) =>
+                if matches!(ev.name, EventName::Id(id)
+                    if self.trace.names[id as usize].starts_with(MODULE_PREFIX)) =>
             {
                 Kind::Module
             }
-            "cuda_profiler_range" => Kind::Range,
             // Known, and not needed: Python frames, GPU-side copies of annotations, the span.
             "python_function" | "gpu_user_annotation" | "Trace" | "overhead" | "cuda_sync" => {
                 return;
@@ -331,10 +352,14 @@ impl Builder {
                 return;
             }
         };
+        let names = &self.trace.names;
         let missing = |field: &'static str, ev: &RawEvent| TraceError::BadEvent {
             index,
             category: cat.to_string(),
-            name: ev.name.clone().unwrap_or_default(),
+            name: match ev.name {
+                EventName::Id(id) => names[id as usize].clone(),
+                _ => String::new(),
+            },
             field,
         };
         let Some(Micros(ts)) = ev.ts else {
@@ -351,7 +376,10 @@ impl Builder {
         };
         let end = ts + (dur_us * 1000.0).round() as i64;
         let args = ev.args.unwrap_or_default();
-        let name = self.intern(ev.name.unwrap_or_default());
+        let name = match ev.name {
+            EventName::Id(id) => id,
+            _ => self.intern(""),
+        };
         match kind {
             Kind::Kernel | Kind::Memcpy | Kind::Memset => {
                 let g = GpuEvent {
@@ -384,7 +412,7 @@ impl Builder {
             }
             Kind::Op => {
                 let thread = self.thread(ev.pid, ev.tid);
-                let inputs = self.recorded_inputs(&args);
+                let inputs = self.recorded_inputs();
                 self.trace.ops.push(CpuOp {
                     name,
                     thread,
@@ -412,7 +440,7 @@ impl Builder {
                 let metrics = args
                     .metrics
                     .into_iter()
-                    .map(|(k, v)| (self.intern(k), v))
+                    .map(|(k, v)| (self.intern(&k), v))
                     .collect();
                 self.trace.ranges.push(ProfilerRange {
                     name,
@@ -439,13 +467,36 @@ enum Kind {
 
 /// Reads a trace from any reader, event by event.
 ///
+/// The text goes through a window of about a megabyte: a byte scan finds where each event (and
+/// each other top-level value) ends, and serde_json reads that slice, borrowing its strings,
+/// while the next bytes wait in the reader. Line and column of an error are counted over the
+/// whole text.
+///
 /// # Errors
 /// [`TraceError`]: not JSON, no `traceEvents`, a kernel or operator without a time.
 pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    let mut input = Input::new(reader);
     let mut b = Builder::default();
-    Top(&mut b).deserialize(&mut de)?;
-    de.end()?;
+    match input.peek()? {
+        Some(b'{') => {
+            input.pos += 1;
+            top_object(&mut input, &mut b)?;
+        }
+        Some(b'[') => {
+            events(&mut input, &mut b)?;
+            b.saw_events = true;
+        }
+        Some(_) => {
+            return Err(input.error(
+                0,
+                "expected a Chrome trace: an object with \"traceEvents\", or an array of events",
+            ));
+        }
+        None => return Err(input.error(0, "EOF while parsing a value")),
+    }
+    if input.peek()?.is_some() {
+        return Err(input.error(0, "trailing characters"));
+    }
     if let Some(e) = b.error {
         return Err(e);
     }
@@ -455,51 +506,324 @@ pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
     Ok(b.trace)
 }
 
-struct Top<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for Top<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Chrome trace: an object with \"traceEvents\", or an array of events")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+/// The top-level object: `traceEvents` streamed, `deviceProperties` and `distributedInfo` read,
+/// the rest skipped. `input` is past the `{`.
+fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+    let mut first = true;
+    loop {
+        match input.peek()? {
+            Some(b'}') if first => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(b'"') => {}
+            Some(_) => return Err(input.error(0, "expected a key (a string)")),
+            None => return Err(input.error(0, "EOF while parsing an object")),
+        }
+        let len = input.value_len()?;
+        let key: String = input.read_slice(len, |d| String::deserialize(d))?;
+        input.pos += len;
+        if input.peek()? != Some(b':') {
+            return Err(input.error(0, "expected `:`"));
+        }
+        input.pos += 1;
+        if input.peek()?.is_none() {
+            return Err(input.error(0, "EOF while parsing a value"));
+        }
+        if key == "traceEvents" {
+            if input.peek()? != Some(b'[') {
+                return Err(input.error(0, "\"traceEvents\" is not an array of trace events"));
+            }
+            events(input, b)?;
+            b.saw_events = true;
+        } else {
+            let len = input.value_len()?;
             match key.as_str() {
-                "traceEvents" => {
-                    map.next_value_seed(Events(&mut *self.0))?;
-                    self.0.saw_events = true;
-                }
                 "deviceProperties" => {
-                    self.0.trace.devices = map.next_value::<Vec<DeviceProps>>()?;
+                    b.trace.devices =
+                        input.read_slice(len, |d| Vec::<DeviceProps>::deserialize(d))?;
                 }
                 "distributedInfo" => {
-                    let d: Distributed = map.next_value()?;
-                    self.0.trace.rank = d.rank.map(|r| match r {
+                    let d = input.read_slice(len, |d| Distributed::deserialize(d))?;
+                    b.trace.rank = d.rank.map(|r| match r {
                         serde_json::Value::String(s) => s,
                         other => other.to_string(),
                     });
-                    self.0.trace.world_size = d.world_size;
+                    b.trace.world_size = d.world_size;
                 }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+                _ => input.read_slice(len, |d| IgnoredAny::deserialize(d).map(|_| ()))?,
             }
+            input.pos += len;
         }
-        Ok(())
+        first = false;
+        match input.peek()? {
+            Some(b',') => input.pos += 1,
+            Some(b'}') => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(_) => return Err(input.error(0, "expected `,` or `}`")),
+            None => return Err(input.error(0, "EOF while parsing an object")),
+        }
+    }
+}
+
+/// The events array, each element read from its own slice. `input` is at the `[`.
+fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+    input.pos += 1;
+    if input.peek()? == Some(b']') {
+        input.pos += 1;
+        return Ok(());
+    }
+    loop {
+        if input.peek()?.is_none() {
+            return Err(input.error(0, "EOF while parsing a list"));
+        }
+        let len = input.value_len()?;
+        let ev = input.read_slice(len, |d| EventSeed(&mut *b).deserialize(d))?;
+        b.push(ev);
+        input.pos += len;
+        match input.peek()? {
+            Some(b',') => input.pos += 1,
+            Some(b']') => {
+                input.pos += 1;
+                return Ok(());
+            }
+            Some(_) => return Err(input.error(0, "expected `,` or `]`")),
+            None => return Err(input.error(0, "EOF while parsing a list")),
+        }
+    }
+}
+
+/// The bytes that open or close a container or a string: what [`Input::value_len`] looks for.
+const STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t
+};
+
+/// How much is read from the reader at a time.
+const CHUNK: usize = 1 << 20;
+
+/// A window over the reader: `buf()[pos..]` is not yet consumed. Bytes before `pos` are dropped
+/// when more are read, after counting their lines for error positions.
+struct Input<R> {
+    reader: R,
+    /// The window's memory, zeroed once; `storage[buf]` holds what was read.
+    storage: Vec<u8>,
+    buf: std::ops::Range<usize>,
+    pos: usize,
+    eof: bool,
+    /// 1-based line of `buf[0]`.
+    line: usize,
+    /// Bytes before `buf[0]` on its line.
+    column: usize,
+}
+
+impl<R: Read> Input<R> {
+    fn new(reader: R) -> Self {
+        Input {
+            reader,
+            storage: vec![0; CHUNK],
+            buf: 0..0,
+            pos: 0,
+            eof: false,
+            line: 1,
+            column: 0,
+        }
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Events(&mut *self.0).visit_seq(seq)?;
-        self.0.saw_events = true;
-        Ok(())
+    /// What was read and not dropped.
+    fn data(&self) -> &[u8] {
+        &self.storage[self.buf.clone()]
+    }
+
+    /// Reads more, keeping `buf[pos..]` (moved to the front). False at the end of the input.
+    fn fill(&mut self) -> Result<bool, TraceError> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            let dropped = &self.storage[..self.pos];
+            match memchr::memrchr(b'\n', dropped) {
+                Some(last) => {
+                    self.line += memchr::memchr_iter(b'\n', dropped).count();
+                    self.column = dropped.len() - last - 1;
+                }
+                None => self.column += dropped.len(),
+            }
+            self.storage.copy_within(self.pos..self.buf.len(), 0);
+            self.buf = 0..self.buf.len() - self.pos;
+            self.pos = 0;
+        }
+        let len = self.buf.len();
+        if self.storage.len() - len < CHUNK / 2 {
+            // Only a value longer than the window grows it; the window is zeroed once.
+            self.storage.resize(len + CHUNK, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.storage[len..]) {
+                Ok(n) => {
+                    self.buf = 0..len + n;
+                    if n == 0 {
+                        self.eof = true;
+                    }
+                    return Ok(n > 0);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::Read(e.to_string())),
+            }
+        }
+    }
+
+    /// The next byte that is not JSON whitespace, left unconsumed (`pos` moves past the blanks).
+    fn peek(&mut self) -> Result<Option<u8>, TraceError> {
+        loop {
+            while let Some(&c) = self.data().get(self.pos) {
+                if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
+                    self.pos += 1;
+                } else {
+                    return Ok(Some(c));
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The length of the JSON value at `pos` (an object, array, string or scalar), reading as
+    /// much as it needs. Only its extent is found here; serde_json checks it when it reads it.
+    fn value_len(&mut self) -> Result<usize, TraceError> {
+        let mut i = 0; // relative to pos: `fill` moves the window
+        let (mut depth, mut in_string) = (0usize, false);
+        match self.data()[self.pos] {
+            b'{' | b'[' => {}
+            b'"' => {
+                in_string = true;
+                i = 1;
+            }
+            b',' | b':' | b']' | b'}' => return Err(self.error(0, "expected a value")),
+            _ => loop {
+                // A number, true, false or null: up to a delimiter.
+                while let Some(&c) = self.data().get(self.pos + i) {
+                    if matches!(c, b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r') {
+                        return Ok(i);
+                    }
+                    i += 1;
+                }
+                if !self.fill()? {
+                    return Ok(i);
+                }
+            },
+        }
+        loop {
+            let rest = &self.storage[self.pos + i..self.buf.end];
+            if in_string {
+                match memchr::memchr2(b'"', b'\\', rest) {
+                    Some(j) if rest[j] == b'\\' => {
+                        if j + 1 < rest.len() {
+                            i += j + 2;
+                            continue;
+                        }
+                        i += j; // the escape's second byte is not read yet
+                    }
+                    Some(j) => {
+                        i += j + 1;
+                        in_string = false;
+                        if depth == 0 {
+                            return Ok(i);
+                        }
+                        continue;
+                    }
+                    None => i += rest.len(),
+                }
+            } else {
+                let mut j = 0;
+                while let Some(k) = rest[j..].iter().position(|&c| STRUCTURAL[c as usize]) {
+                    j += k;
+                    match rest[j] {
+                        b'"' => {
+                            in_string = true;
+                            break;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        _ => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                return Ok(i + j + 1);
+                            }
+                        }
+                    }
+                    j += 1;
+                }
+                if !in_string {
+                    j = rest.len();
+                }
+                if in_string {
+                    i += j + 1;
+                    continue;
+                }
+                i += j;
+            }
+            if !self.fill()? {
+                return Err(self.error(i, "EOF while parsing a value"));
+            }
+        }
+    }
+
+    /// Deserializes `buf[pos..pos + len]` (borrowing its strings), errors placed in the text.
+    fn read_slice<T>(
+        &self,
+        len: usize,
+        f: impl FnOnce(
+            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+        ) -> Result<T, serde_json::Error>,
+    ) -> Result<T, TraceError> {
+        let mut de = serde_json::Deserializer::from_slice(&self.data()[self.pos..self.pos + len]);
+        f(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| {
+            let (line, column) = self.position(0);
+            let message = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            TraceError::Json {
+                line: line + e.line().saturating_sub(1),
+                column: if e.line() <= 1 {
+                    column + e.column()
+                } else {
+                    e.column()
+                },
+                message: message
+                    .strip_suffix(&suffix)
+                    .unwrap_or(&message)
+                    .to_string(),
+            }
+        })
+    }
+
+    /// 1-based line, and bytes before it on that line, of `buf[pos + i]`.
+    fn position(&self, i: usize) -> (usize, usize) {
+        let before = &self.data()[..(self.pos + i).min(self.buf.len())];
+        match memchr::memrchr(b'\n', before) {
+            Some(last) => (
+                self.line + memchr::memchr_iter(b'\n', before).count(),
+                before.len() - last - 1,
+            ),
+            None => (self.line, self.column + before.len()),
+        }
+    }
+
+    /// A syntax error at `buf[pos + i]`.
+    fn error(&self, i: usize, message: &str) -> TraceError {
+        let (line, column) = self.position(i);
+        TraceError::Json {
+            line,
+            column: column + 1,
+            message: message.to_string(),
+        }
     }
 }
 
@@ -511,48 +835,190 @@ struct Distributed {
     world_size: Option<u64>,
 }
 
-struct Events<'a>(&'a mut Builder);
+/// The name prefix of an `nn.Module` frame (`with_modules=True`).
+const MODULE_PREFIX: &str = "nn.Module: ";
 
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(ev) = seq.next_element::<RawEvent>()? {
-            self.0.push(ev);
-        }
-        Ok(())
-    }
-}
-
-/// One event as written; unknown fields are skipped by serde.
-#[derive(Deserialize)]
+/// One event as written; unknown fields are skipped.
+#[derive(Default)]
 struct RawEvent {
-    #[serde(default)]
     ph: Option<Word>,
-    #[serde(default)]
     cat: Option<Word>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
+    name: EventName,
     pid: Option<Id>,
-    #[serde(default)]
     tid: Option<Id>,
-    #[serde(default)]
     ts: Option<Micros>,
-    #[serde(default)]
     dur: Option<f64>,
-    #[serde(default)]
     args: Option<RawArgs>,
+}
+
+/// An event's name: interned when the event may be kept, skipped (never copied) when its phase
+/// or category, read before it, already say it is not.
+#[derive(Default, Clone, Copy)]
+enum EventName {
+    #[default]
+    Absent,
+    Id(u32),
+    Skipped,
+}
+
+/// Whether an event with this phase and category (as far as read) is one the import keeps:
+/// `None` when it is not, `Some(true)` when only `nn.Module` frames of it are.
+fn kept(ph: Option<&Word>, cat: Option<&Word>) -> Option<bool> {
+    if ph.is_some_and(|p| p.as_str() != "X") {
+        return None;
+    }
+    match cat.map(Word::as_str) {
+        None => Some(false),
+        Some("python_function") => Some(true),
+        Some(c) => category(c).map(|_| false),
+    }
+}
+
+/// The kind of a kept category (`python_function` aside).
+fn category(cat: &str) -> Option<Kind> {
+    Some(match cat {
+        "kernel" | "Kernel" => Kind::Kernel,
+        "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
+        "gpu_memset" | "Memset" => Kind::Memset,
+        "cpu_op" | "Operator" | "operator" => Kind::Op,
+        "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
+        "user_annotation" => Kind::Annotation,
+        "cuda_profiler_range" => Kind::Range,
+        _ => return None,
+    })
+}
+
+/// An event's key: the known ones without allocating.
+enum EventKey {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = EventKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EventKey, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+            // Keys as bytes: serde_json then skips their UTF-8 check.
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<EventKey, E> {
+                Ok(match v {
+                    b"ph" => EventKey::Ph,
+                    b"cat" => EventKey::Cat,
+                    b"name" => EventKey::Name,
+                    b"pid" => EventKey::Pid,
+                    b"tid" => EventKey::Tid,
+                    b"ts" => EventKey::Ts,
+                    b"dur" => EventKey::Dur,
+                    b"args" => EventKey::Args,
+                    _ => EventKey::Other,
+                })
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
+/// Reads one event, interning its name in place (no `String` per event) and skipping what a
+/// dropped event would not use.
+struct EventSeed<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEvent, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a trace event (an object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawEvent, A::Error> {
+        let b = self.0;
+        let mut ev = RawEvent::default();
+        b.inputs.clear();
+        while let Some(k) = m.next_key::<EventKey>()? {
+            match k {
+                EventKey::Ph => ev.ph = m.next_value()?,
+                EventKey::Cat => ev.cat = m.next_value()?,
+                EventKey::Name => {
+                    ev.name = match kept(ev.ph.as_ref(), ev.cat.as_ref()) {
+                        None => {
+                            m.next_value::<IgnoredAny>()?;
+                            EventName::Skipped
+                        }
+                        Some(modules_only) => m.next_value_seed(NameSeed {
+                            b: &mut *b,
+                            modules_only,
+                        })?,
+                    };
+                }
+                EventKey::Pid => ev.pid = m.next_value()?,
+                EventKey::Tid => ev.tid = m.next_value()?,
+                EventKey::Ts => ev.ts = m.next_value()?,
+                EventKey::Dur => ev.dur = m.next_value()?,
+                EventKey::Args => {
+                    let dropped = kept(ev.ph.as_ref(), ev.cat.as_ref()).is_none()
+                        || matches!(ev.name, EventName::Skipped);
+                    if dropped {
+                        m.next_value::<IgnoredAny>()?;
+                    } else {
+                        ev.args = m.next_value_seed(ArgsSeed(&mut b.inputs))?;
+                    }
+                }
+                EventKey::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(ev)
+    }
+}
+
+/// An event's name, interned from the reader's buffer; with `modules_only`, only
+/// `nn.Module: …` names (the other Python frames are dropped).
+struct NameSeed<'a> {
+    b: &'a mut Builder,
+    modules_only: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
+    type Value = EventName;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventName, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed<'_> {
+    type Value = EventName;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<EventName, E> {
+        Ok(if self.modules_only && !v.starts_with(MODULE_PREFIX) {
+            EventName::Skipped
+        } else {
+            EventName::Id(self.b.intern(v))
+        })
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<EventName, E> {
+        Ok(EventName::Absent)
+    }
 }
 
 /// A short string kept inline (event phases and categories: two per event, never allocated
@@ -686,48 +1152,49 @@ struct RawArgs {
     grid: Option<[u32; 3]>,
     block: Option<[u32; 3]>,
     bytes: Option<f64>,
-    dims: Option<serde_json::Value>,
-    types: Option<Vec<serde_json::Value>>,
-    concrete: Option<Vec<serde_json::Value>>,
     metrics: Vec<(String, f64)>,
 }
 
-impl RawArgs {
-    /// The recorded inputs as the operator rules read them.
-    fn inputs(&self) -> Option<OpInputs> {
-        let Some(serde_json::Value::Array(dims)) = &self.dims else {
-            return None;
-        };
-        let types = self.types.as_deref().unwrap_or(&[]);
-        let args = dims
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
-                match (Dtype::from_profiler(ty), shape(d)) {
-                    (Some(dt), Some(s)) => Arg::Tensor(dt, s),
-                    (None, _) => match d {
-                        serde_json::Value::Array(list)
-                            if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
-                        {
-                            Arg::Tensors(list.iter().filter_map(shape).collect())
-                        }
-                        _ => Arg::Other,
-                    },
+/// The recorded inputs as the operator rules read them, from their compact text (read again as
+/// JSON values: done once per distinct set). `None` when `Input Dims` is not an array.
+fn op_inputs(text: &InputsText) -> Option<OpInputs> {
+    let list = |t: &str| -> Option<Vec<serde_json::Value>> {
+        match serde_json::from_str(t).ok()? {
+            serde_json::Value::Array(v) => Some(v),
+            _ => None,
+        }
+    };
+    let dims = list(&text.dims)?;
+    let types = list(&text.types).unwrap_or_default();
+    let concrete = list(&text.concrete);
+    let args = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
+            match (Dtype::from_profiler(ty), shape(d)) {
+                (Some(dt), Some(s)) => Arg::Tensor(dt, s),
+                (None, _) => match d {
+                    serde_json::Value::Array(list)
+                        if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
+                    {
+                        Arg::Tensors(list.iter().filter_map(shape).collect())
+                    }
                     _ => Arg::Other,
-                }
+                },
+                _ => Arg::Other,
+            }
+        })
+        .collect();
+    let concrete = concrete.as_ref().map(|c| {
+        c.iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
             })
-            .collect();
-        let concrete = self.concrete.as_ref().map(|c| {
-            c.iter()
-                .map(|v| match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect()
-        });
-        Some(OpInputs { args, concrete })
-    }
+            .collect()
+    });
+    Some(OpInputs { args, concrete })
 }
 
 fn shape(v: &serde_json::Value) -> Option<Vec<u64>> {
@@ -759,23 +1226,29 @@ impl<'de> Deserialize<'de> for ArgKey {
                 f.write_str("an argument name")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<ArgKey, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+            // Keys as bytes: serde_json then skips their UTF-8 check.
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<ArgKey, E> {
                 Ok(match v {
-                    "External id" => ArgKey::ExternalId,
-                    "correlation" => ArgKey::Correlation,
-                    "device" => ArgKey::Device,
-                    "stream" => ArgKey::Stream,
-                    "grid" => ArgKey::Grid,
-                    "block" => ArgKey::Block,
-                    "bytes" => ArgKey::Bytes,
-                    "Input Dims" => ArgKey::Dims,
-                    "Input type" => ArgKey::Types,
-                    "Concrete Inputs" => ArgKey::Concrete,
-                    m if m.contains("__") => ArgKey::Metric(m.to_string()),
-                    _ => ArgKey::Other,
+                    b"External id" => ArgKey::ExternalId,
+                    b"correlation" => ArgKey::Correlation,
+                    b"device" => ArgKey::Device,
+                    b"stream" => ArgKey::Stream,
+                    b"grid" => ArgKey::Grid,
+                    b"block" => ArgKey::Block,
+                    b"bytes" => ArgKey::Bytes,
+                    b"Input Dims" => ArgKey::Dims,
+                    b"Input type" => ArgKey::Types,
+                    b"Concrete Inputs" => ArgKey::Concrete,
+                    m => match std::str::from_utf8(m) {
+                        Ok(m) if m.contains("__") => ArgKey::Metric(m.to_string()),
+                        _ => ArgKey::Other,
+                    },
                 })
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_bytes(V)
     }
 }
 
@@ -833,15 +1306,20 @@ fn dim3(v: &[u32]) -> Option<[u32; 3]> {
     }
 }
 
-impl<'de> Deserialize<'de> for RawArgs {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawArgs;
+/// Reads an event's `args`, writing the operator inputs into the builder's reused text.
+struct ArgsSeed<'a>(&'a mut InputsText);
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
+    type Value = Option<RawArgs>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<RawArgs>, D::Error> {
+        struct V<'a>(&'a mut InputsText);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = Option<RawArgs>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of event arguments")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawArgs, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<RawArgs>, A::Error> {
+                let text = self.0;
                 let mut a = RawArgs::default();
                 while let Some(k) = m.next_key::<ArgKey>()? {
                     match k {
@@ -862,9 +1340,18 @@ impl<'de> Deserialize<'de> for RawArgs {
                                 .and_then(dim3);
                         }
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
-                        ArgKey::Dims => a.dims = Some(m.next_value()?),
-                        ArgKey::Types => a.types = m.next_value()?,
-                        ArgKey::Concrete => a.concrete = m.next_value()?,
+                        ArgKey::Dims => {
+                            text.dims.clear();
+                            m.next_value_seed(Compact(&mut text.dims))?;
+                        }
+                        ArgKey::Types => {
+                            text.types.clear();
+                            m.next_value_seed(Compact(&mut text.types))?;
+                        }
+                        ArgKey::Concrete => {
+                            text.concrete.clear();
+                            m.next_value_seed(Compact(&mut text.concrete))?;
+                        }
                         ArgKey::Metric(name) => {
                             if let Some(v) = m.next_value::<MaybeNum>()?.0 {
                                 a.metrics.push((name, v));
@@ -875,13 +1362,103 @@ impl<'de> Deserialize<'de> for RawArgs {
                         }
                     }
                 }
-                Ok(a)
+                Ok(Some(a))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<RawArgs, E> {
-                Ok(RawArgs::default())
+            fn visit_unit<E: de::Error>(self) -> Result<Option<RawArgs>, E> {
+                Ok(None)
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Writes any JSON value as compact text (as `serde_json::to_string` of its value, object keys
+/// in file order), with no value tree: how recorded inputs are compared and kept.
+struct Compact<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Compact<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Compact<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.0.push_str(if v { "true" } else { "false" });
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        use std::fmt::Write;
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        use std::fmt::Write;
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        match serde_json::Number::from_f64(v) {
+            Some(n) => self.0.push_str(&n.to_string()),
+            None => self.0.push_str("null"),
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        if v.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            self.0
+                .push_str(&serde_json::to_string(v).map_err(E::custom)?);
+        } else {
+            self.0.push('"');
+            self.0.push_str(v);
+            self.0.push('"');
+        }
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        self.0.push('[');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(',');
+            }
+            if s.next_element_seed(Compact(&mut *self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            first = false;
+        }
+        self.0.push(']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        self.0.push('{');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(',');
+            }
+            if m.next_key_seed(Compact(&mut *self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            self.0.push(':');
+            m.next_value_seed(Compact(&mut *self.0))?;
+            first = false;
+        }
+        self.0.push('}');
+        Ok(())
     }
 }
 
@@ -927,6 +1504,81 @@ mod tests {
         let rec = &t.inputs[op.inputs.unwrap() as usize];
         assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));
         assert_eq!(&*rec.dims_text, "[[2,3],[3,4]]");
+    }
+
+    /// A reader that hands out one byte at a time: every value crosses a window boundary.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&c, rest)), Some(slot)) => {
+                    *slot = c;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_reads_the_same_however_the_text_arrives() {
+        assert_eq!(
+            parse(Trickle(SMALL.as_bytes())).unwrap(),
+            parse(SMALL.as_bytes()).unwrap()
+        );
+        // Brackets, quotes and backslashes inside strings; an escaped name; nested unknown keys.
+        let tricky = r#"{"other": {"a": ["]", "}", "\\", "\""]}, "traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "name": "aten::\u006dm{]\"", "ts": 1, "dur": 2,
+           "args": {"Input Dims": [[2, 3]], "Input type": ["float"], "Concrete Inputs": ["[1, \"]"]}}
+        ], "tail": [1, 2.5, null, true]}"#;
+        for t in [
+            parse(tricky.as_bytes()).unwrap(),
+            parse(Trickle(tricky.as_bytes())).unwrap(),
+        ] {
+            assert_eq!(t.name(t.ops[0].name), "aten::mm{]\"");
+            let rec = &t.inputs[t.ops[0].inputs.unwrap() as usize];
+            assert_eq!(rec.inputs.concrete, Some(vec!["[1, \"]".to_string()]));
+        }
+        // Errors are placed in the whole text, as serde_json places them.
+        for bad in [
+            "{\"traceEvents\": [\n  {\"ph\": \"X\"},\n  {\"ph\": \"X\",, \"ts\": 1}\n]}",
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": [1}]}",
+            "{\"traceEvents\": [\n{\"ph\": \"X\"}\n\n, {\"name\": tru}]}",
+        ] {
+            let whole = serde_json::from_str::<serde_json::Value>(bad).unwrap_err();
+            for e in [
+                parse(bad.as_bytes()).unwrap_err(),
+                parse(Trickle(bad.as_bytes())).unwrap_err(),
+            ] {
+                let TraceError::Json { line, column, .. } = e else {
+                    panic!("{e:?}");
+                };
+                assert_eq!(line, whole.line(), "{bad}");
+                if !bad.contains("tru}") && !bad.contains("[1}") {
+                    assert_eq!(column, whole.column(), "{bad}");
+                }
+            }
+        }
+        for (bad, message) in [
+            ("{\"traceEvents\": [{}", "EOF while parsing a list"),
+            (
+                "{\"traceEvents\": [{\"name\": \"x",
+                "EOF while parsing a value",
+            ),
+            ("{\"traceEvents\": []} x", "trailing characters"),
+            (
+                "{\"traceEvents\": 3}",
+                "\"traceEvents\" is not an array of trace events",
+            ),
+            ("", "EOF while parsing a value"),
+        ] {
+            match parse(bad.as_bytes()) {
+                Err(TraceError::Json { message: m, .. }) => assert_eq!(m, message, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]
