@@ -197,6 +197,7 @@ fn info_compares_runs_per_operator() {
         .find(|l| l.trim_start().starts_with("aten::mm "))
         .unwrap();
     assert!(line.contains("0.50×"), "{line}");
+}
 
 /// Our CPU-only trace from PyTorch 2.15 (`scripts/torch_cpu_trace.py`): refused with a message that says
 /// it is a CPU-only trace and what to record instead; nothing is written.
