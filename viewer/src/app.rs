@@ -238,15 +238,20 @@ pub fn App(
     // One analysis of the current bundle's kernels against the ceilings in use, shared by the
     // chart and the table. Recomputed only when its inputs change, so it is always "changed":
     // comparing two analyses of 10,000 kernels field by field costs more than the table it feeds.
+    // A new analysis of the same kernels (other ceilings) keeps the earlier one's display names.
     let analysed = Memo::new_with_compare(
-        move |_| {
+        move |earlier: Option<&Option<Analysed>>| {
             let all = bundles.get();
             let l = all.get(current.get())?;
             let c = ceilings.get();
             let dev = device.get();
             let grouped = grouped(l, group_by.get());
             Some(perf::span("roofline:analysis", || {
-                Analysed::new(&grouped, dev.as_deref(), c.as_ref())
+                let a = Analysed::new(&grouped, dev.as_deref(), c.as_ref());
+                if let Some(Some(e)) = earlier {
+                    a.adopt_names(e);
+                }
+                a
             }))
         },
         |_, _| true,

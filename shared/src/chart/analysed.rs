@@ -121,6 +121,23 @@ impl Analysed {
         })
     }
 
+    /// Takes `earlier`'s display names when they are computed and its kernels are the same
+    /// (names and display names, in the same order): the names depend on nothing else, so a new
+    /// analysis of the same kernels against other ceilings (a machine swap, a what-if edit)
+    /// need not tell 10,000 names apart again. Returns whether it took them.
+    pub fn adopt_names(&self, earlier: &Analysed) -> bool {
+        let Some(names) = earlier.names.get() else {
+            return false;
+        };
+        let same = self.kernels.len() == earlier.kernels.len()
+            && self
+                .kernels
+                .iter()
+                .zip(&earlier.kernels)
+                .all(|(a, b)| a.name == b.name && a.display_name == b.display_name);
+        same && self.names.set(names.clone()).is_ok()
+    }
+
     /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
     pub fn report(&self) -> crate::report::Report {
         crate::report::Report {

@@ -315,3 +315,44 @@ fn a_ceiling_label_moves_off_a_marker_on_its_place() {
     assert_eq!(placed.angle_deg, 0.0);
     assert!((placed.at.1 - end.1).abs() < 20.0, "{:?}", placed.at);
 }
+
+#[test]
+fn a_new_analysis_of_the_same_kernels_adopts_the_display_names() {
+    let mut b = bundle();
+    // Two kernels whose short names collide, so the names are told apart.
+    b.kernels.push(Kernel::new(
+        "void gemm<double>(double*)",
+        2e-3,
+        DataSource::Suite,
+    ));
+    let first = Analysed::new(&b, None, None);
+    let other = Analysed::new(&b, None, None);
+    // Nothing to take before the first analysis has computed its names.
+    assert!(!other.adopt_names(&first));
+    let names = first.display_names().to_vec();
+    assert_eq!(names.len(), 2);
+    assert_ne!(names[0], names[1]);
+    // Other ceilings, same kernels: the names are taken, and equal a fresh computation.
+    let swapped = Ceilings::from_machine(&Machine {
+        device: "0".into(),
+        bandwidth: vec![BandwidthCeiling::new(
+            MemoryLevel::Hbm,
+            1e12,
+            Method::Empirical,
+        )],
+        compute: vec![],
+        launch_overhead: None,
+        sweep: vec![],
+    });
+    let a = Analysed::new(&b, None, Some(&swapped));
+    assert!(a.adopt_names(&first));
+    assert_eq!(a.display_names(), names.as_slice());
+    assert_eq!(
+        Analysed::new(&b, None, Some(&swapped)).display_names(),
+        names.as_slice()
+    );
+    // Other kernels: refused, and computed from their own kernels.
+    let fewer = first.retain(|k| k.name.contains("float"));
+    assert!(!fewer.adopt_names(&first));
+    assert_eq!(fewer.display_names().len(), 1);
+}
