@@ -132,6 +132,18 @@ fn telling_words<'a>(
     left.is_empty().then_some(chosen)
 }
 
+/// The display names of `kernels` (by index): each kernel's short name
+/// ([`Kernel::short_name`](crate::bundle::Kernel::short_name)), told apart with
+/// [`disambiguate`] where short names collide. What the table, the charts and `roofline info`
+/// show.
+pub fn display_names(kernels: &[crate::bundle::Kernel]) -> Vec<String> {
+    let entries: Vec<(String, &str)> = kernels
+        .iter()
+        .map(|k| (k.short_name(), k.name.as_str()))
+        .collect();
+    disambiguate(&entries)
+}
+
 /// Display names that never collide: `entries` are (display name, full name) pairs. Entries
 /// whose display names are equal but full names differ get, in brackets, the first words of
 /// their full name that tell them apart from the others of the group ([`telling_words`]:

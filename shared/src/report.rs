@@ -131,12 +131,7 @@ impl Report {
     /// Display names of [`Report::kernels`] (by index), told apart where shortened names
     /// collide ([`crate::names::disambiguate`]).
     pub fn display_names(&self) -> Vec<String> {
-        let entries: Vec<(String, &str)> = self
-            .kernels
-            .iter()
-            .map(|k| (k.short_name(), k.name.as_str()))
-            .collect();
-        crate::names::disambiguate(&entries)
+        crate::names::display_names(&self.kernels)
     }
 
     /// The rows of the CSV and JSON outputs, in time order. Every figure is finite, or unknown

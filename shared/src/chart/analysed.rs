@@ -111,14 +111,8 @@ impl Analysed {
     /// Display names of [`Analysed::kernels`] (by index), told apart where shortened names
     /// collide ([`crate::names::disambiguate`]).
     pub fn display_names(&self) -> &[String] {
-        self.names.get_or_init(|| {
-            let entries: Vec<(String, &str)> = self
-                .kernels
-                .iter()
-                .map(|k| (k.short_name(), k.name.as_str()))
-                .collect();
-            crate::names::disambiguate(&entries)
-        })
+        self.names
+            .get_or_init(|| crate::names::display_names(&self.kernels))
     }
 
     /// Takes `earlier`'s display names when they are computed and its kernels are the same
