@@ -673,6 +673,9 @@ fn a_trace_bundle_groups_by_operator() {
         "http://127.0.0.1:{port}/?bundle=/extra/trace.json&group=op&chart=time"
     ));
     b.wait(WAIT_CHART, "the grouped trace");
+    // The first column says what a row is.
+    let head = b.js("return document.querySelector('#kernel-table th').textContent");
+    assert!(head.as_str().unwrap().starts_with("Operator"), "{head}");
     let launches = b.wait(
         "const r = Array.from(document.querySelectorAll('#kernel-table tr')).find(r => { const n = r.querySelector('td.name'); return n && n.textContent === 'aten::mm'; }); return r && r.querySelectorAll('td')[3].textContent",
         "the aten::mm row",

@@ -796,7 +796,7 @@ pub fn App(
                     chart().into_any()
                 }
             }}
-            <KernelTable analysed=analysed selected=selected filter=filter comparison=comparison />
+            <KernelTable analysed=analysed selected=selected filter=filter comparison=comparison group=group_by />
             <footer>
                 "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
                 "All figures are computed in your browser; bundles never leave it."

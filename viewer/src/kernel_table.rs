@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use roofline_model::chart::Analysed;
 use roofline_model::compare::{CompareRow, Comparison, Presence, bound_key};
 use roofline_model::geometry::si::{format_plain, format_si};
+use roofline_model::group::GroupBy;
 
 /// The table's sort column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,10 +36,12 @@ pub fn KernelTable(
     /// The comparison with a baseline, when one is chosen: its rows follow `analysed.top`'s order,
     /// then the gone kernels.
     comparison: Memo<Option<Comparison>>,
+    /// How the rows are grouped: the first column is headed by what a row is.
+    group: RwSignal<GroupBy>,
 ) -> impl IntoView {
     let comparing = move || comparison.with(Option::is_some);
     let sort = RwSignal::new((SortBy::Time, true));
-    let header = move |label: &'static str, by: SortBy| {
+    let header = move |label: Signal<&'static str>, by: SortBy| {
         view! {
             <th
                 class="sortable"
@@ -92,18 +95,22 @@ pub fn KernelTable(
             <table id="kernel-table">
                 <thead>
                     <tr>
-                        {header("Kernel", SortBy::Name)}
+                        {header(Signal::derive(move || match group.get() {
+                            GroupBy::Kernel => "Kernel",
+                            GroupBy::Operator => "Operator",
+                            GroupBy::Module => "Module",
+                        }), SortBy::Name)}
                         <th>"Share"</th>
-                        {header("Time", SortBy::Time)}
-                        {header("Launches", SortBy::Launches)}
-                        {header("FLOP/s", SortBy::FlopPerS)}
+                        {header(Signal::stored("Time"), SortBy::Time)}
+                        {header(Signal::stored("Launches"), SortBy::Launches)}
+                        {header(Signal::stored("FLOP/s"), SortBy::FlopPerS)}
                         <th>"AI L1"</th>
                         <th>"AI L2"</th>
-                        {header("AI HBM", SortBy::AiHbm)}
+                        {header(Signal::stored("AI HBM"), SortBy::AiHbm)}
                         <th>"Bound"</th>
-                        {header("Headroom", SortBy::Headroom)}
+                        {header(Signal::stored("Headroom"), SortBy::Headroom)}
                         <th>"Region"</th>
-                        {header("T/Tbound", SortBy::Gap)}
+                        {header(Signal::stored("T/Tbound"), SortBy::Gap)}
                         {move || comparing().then(|| view! {
                             <th class="baseline">"Baseline"</th>
                             <th>"Δ time"</th>
