@@ -3,14 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn roofline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(args)
-        // No GPU driver is reachable from the tests, whatever the host has.
-        .env("LD_LIBRARY_PATH", "/nonexistent")
-        .output()
-        .unwrap()
-}
+mod common;
+use common::roofline;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,18 +3,13 @@
 //! terminal table free of control characters, and messages that say what the file is.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use roofline_model::Bundle;
 use roofline_model::bundle::{DataSource, Kernel};
 
-fn roofline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(args)
-        .env("LD_LIBRARY_PATH", "/nonexistent")
-        .output()
-        .unwrap()
-}
+mod common;
+use common::roofline;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

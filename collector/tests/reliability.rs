@@ -8,16 +8,8 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_roofline");
 
-fn cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    // No GPU driver is reachable from the tests, whatever the host has.
-    c.args(args).env("LD_LIBRARY_PATH", "/nonexistent");
-    c
-}
-
-fn roofline(args: &[&str]) -> Output {
-    cmd(args).output().unwrap()
-}
+mod common;
+use common::{cmd, roofline};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

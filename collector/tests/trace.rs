@@ -5,7 +5,6 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::Command;
 
 use flate2::read::GzDecoder;
 
@@ -22,12 +21,8 @@ fn reader(name: &str) -> GzDecoder<std::fs::File> {
     GzDecoder::new(std::fs::File::open(path(name)).unwrap())
 }
 
-fn roofline(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::roofline;
 
 /// The CLI recognises the trace by its content (gzip or not), writes a valid bundle, and
 /// `info --group-by op` reads it per operator.
