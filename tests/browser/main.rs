@@ -170,6 +170,22 @@ fn what_if_swap_url_state_and_bad_input() {
     let base = format!("http://127.0.0.1:{port}/");
     b.go(&format!("{base}?{EXAMPLE}"));
     b.wait(WAIT_CHART, "the chart");
+    // The Top and Names fields clamp what is typed to their ranges (1–500, 0–40).
+    for (id, typed, kept) in [
+        ("top", "0", "1"),
+        ("top", "900", "500"),
+        ("labels", "99", "40"),
+    ] {
+        b.js(&format!(
+            "const e = document.getElementById('{id}'); e.value = '{typed}'; e.dispatchEvent(new Event('change')); return true"
+        ));
+        b.wait(
+            &format!("return document.getElementById('{id}').value === '{kept}' || null"),
+            &format!("{id} = {typed} clamped to {kept}"),
+        );
+    }
+    b.go(&format!("{base}?{EXAMPLE}"));
+    b.wait(WAIT_CHART, "the chart");
     let bound = "return [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title.startsWith('Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128')).children[8].textContent";
     assert_eq!(b.js(bound), json!("compute"));
     b.choose_file("#file-input", &slow_path);

@@ -726,36 +726,8 @@ pub fn App(
                                 .collect_view()
                         })
                 }}
-                <label>
-                    " Top "
-                    <input
-                        id="top"
-                        type="number"
-                        min="1"
-                        max="500"
-                        prop:value=move || top.get().to_string()
-                        on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).parse::<usize>() {
-                                top.set(n.clamp(1, 500));
-                            }
-                        }
-                    />
-                </label>
-                <label>
-                    " Names "
-                    <input
-                        id="labels"
-                        type="number"
-                        min="0"
-                        max="40"
-                        prop:value=move || label_n.get().to_string()
-                        on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).parse::<usize>() {
-                                label_n.set(n.min(40));
-                            }
-                        }
-                    />
-                </label>
+                <CountField id="top" label=" Top " min=1 max=500 value=top />
+                <CountField id="labels" label=" Names " min=0 max=40 value=label_n />
                 <label>
                     <input type="checkbox" id="isolate" prop:checked=move || isolate.get() on:change=move |_| isolate.update(|i| *i = !*i) />
                     "Only the selected kernel"
@@ -872,5 +844,38 @@ fn grouped(l: &Loaded, by: GroupBy) -> Arc<Bundle> {
             Arc::new(b)
         }
         _ => Arc::clone(&l.bundle),
+    }
+}
+
+/// A whole-number field: an entry is clamped to `min..=max`; one that is not a number is ignored.
+#[component]
+fn CountField(
+    /// The input's id.
+    id: &'static str,
+    /// The text before it.
+    label: &'static str,
+    /// The smallest value.
+    min: usize,
+    /// The largest value.
+    max: usize,
+    /// The value it shows and sets.
+    value: RwSignal<usize>,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label}
+            <input
+                id=id
+                type="number"
+                min=min.to_string()
+                max=max.to_string()
+                prop:value=move || value.get().to_string()
+                on:change=move |ev| {
+                    if let Ok(n) = event_target_value(&ev).parse::<usize>() {
+                        value.set(n.clamp(min, max));
+                    }
+                }
+            />
+        </label>
     }
 }
