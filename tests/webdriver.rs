@@ -260,6 +260,15 @@ impl Browser {
         );
     }
 
+    /// One Chrome DevTools Protocol command (through chromedriver's `goog/cdp/execute`).
+    pub fn cdp(&self, cmd: &str, params: &Value) -> Value {
+        self.cmd(
+            "POST",
+            "goog/cdp/execute",
+            Some(&json!({ "cmd": cmd, "params": params })),
+        )
+    }
+
     /// Sends a local file path to a file input (the W3C way to "choose" a file).
     pub fn choose_file(&self, css: &str, path: &Path) {
         let el = self.cmd(

@@ -657,9 +657,9 @@ fn retain_indices(a: &Analysed, keep: &[bool]) -> (Analysed, Vec<usize>) {
         device_name: a.device_name.clone(),
         complete: a.complete,
         ceilings: a.ceilings.clone(),
-        kernels,
+        kernels: std::sync::Arc::new(kernels),
         top,
-        names: std::sync::OnceLock::new(),
+        names: std::sync::Arc::default(),
     };
     (subset, from)
 }

@@ -126,10 +126,12 @@ const [to, done] = arguments;
     await task();
     if (performance.now() - t0 > 10000) return done({ error: 'nothing changed within 10 s' });
   } while (sig() === before);
+  const tl = performance.now();
   document.body.getBoundingClientRect();
   const t1 = performance.now();
   done({
     total: t1 - t0,
+    layout: t1 - tl,
     analysis: spent('roofline:analysis', t0),
     scene: spent('roofline:scene', t0),
     rows: document.querySelectorAll('#kernel-table tbody tr').length,
@@ -158,10 +160,12 @@ const [to, done] = arguments;
     if (performance.now() - t0 > 10000) return done({ error: 'no comparison within 10 s' });
     await task();
   }
+  const tl = performance.now();
   document.body.getBoundingClientRect();
   const t1 = performance.now();
   done({
     total: t1 - t0,
+    layout: t1 - tl,
     analysis: spent('roofline:baseline-analysis', t0),
     compare: spent('roofline:compare', t0),
     scene: spent('roofline:scene', t0),
@@ -358,7 +362,7 @@ fn run() -> Result<Vec<Row>, String> {
         "const r = document.querySelector('#kernel-table tbody tr'); return r && r.title.includes('synthetic')",
         "the 10,000-kernel table",
     );
-    let mut swaps: [Vec<f64>; 4] = Default::default();
+    let mut swaps: [Vec<f64>; 5] = Default::default();
     let mut rows_drawn = 0.0;
     for i in 0..4 * RUNS {
         let to = if i % 2 == 0 { "2" } else { "own" };
@@ -368,21 +372,30 @@ fn run() -> Result<Vec<Row>, String> {
         let scene = num(&v, "scene")?;
         swaps[0].push(total);
         swaps[1].push(report);
+        let layout = num(&v, "layout")?;
         swaps[2].push(scene);
-        swaps[3].push(total - report - scene);
+        swaps[3].push(layout);
+        swaps[4].push(total - report - scene - layout);
         rows_drawn = num(&v, "rows")?;
     }
     let labels = [
         "machine swap → table and chart recomputed",
         "  of which: the analysis (every kernel, both rooflines)",
         "  of which: the chart's scene",
-        "  of which: the rest (table order, DOM, layout)",
+        "  of which: style and layout (forced at the end)",
+        "  of which: the rest (table, chart DOM, URL, reactive work)",
     ];
     let input = format!(
         "10,000 kernels, {:.0} MB (table {rows_drawn} rows)",
         mb(wide)
     );
     push_rows(&mut rows, &labels, &mut swaps, &input, 50.0);
+    profiled(&b, "machine swap (4 swaps)", || {
+        for i in 0..4 {
+            let to = if i % 2 == 0 { "2" } else { "own" };
+            b.js_async(&with_prelude(SWAP), &[json!(to)]);
+        }
+    });
 
     // Compare: a changed copy of the 10,000 kernels against the original as baseline.
     let v = b.js_async(
@@ -393,7 +406,7 @@ fn run() -> Result<Vec<Row>, String> {
         ],
     );
     num(&v, "total").map_err(|e| format!("after: {e}"))?;
-    let mut cmp: [Vec<f64>; 5] = Default::default();
+    let mut cmp: [Vec<f64>; 6] = Default::default();
     let mut arrows = 0.0;
     let mut kept = false;
     for _ in 0..2 * RUNS {
@@ -405,8 +418,10 @@ fn run() -> Result<Vec<Row>, String> {
         cmp[0].push(total);
         cmp[1].push(analysis);
         cmp[2].push(compare);
+        let layout = num(&v, "layout")?;
         cmp[3].push(scene);
-        cmp[4].push(total - analysis - compare - scene);
+        cmp[4].push(layout);
+        cmp[5].push(total - analysis - compare - scene - layout);
         arrows = num(&v, "arrows")?;
         // Choosing a baseline fills in the table's compare cells; its rows stay.
         kept = v["rows_kept"] == json!(true);
@@ -416,14 +431,102 @@ fn run() -> Result<Vec<Row>, String> {
         "  of which: the baseline's analysis",
         "  of which: matching and figures (roofline-model compare)",
         "  of which: the chart's scene with arrows (both runs)",
-        "  of which: the rest (table, DOM, layout)",
+        "  of which: style and layout (forced at the end)",
+        "  of which: the rest (table, chart DOM, URL, reactive work)",
     ];
     let input = format!(
         "10,000 kernels against 10,000 ({arrows} arrows drawn; table rows {})",
         if kept { "kept" } else { "rebuilt" }
     );
     push_rows(&mut rows, &labels, &mut cmp, &input, 100.0);
+    if let Ok(f) = std::env::var("ROOFLINE_BENCH_JS") {
+        let script = std::fs::read_to_string(f).unwrap();
+        eprintln!("experiment: {}", b.js_async(&with_prelude(&script), &[]));
+    }
+    profiled(&b, "compare (4 baselines chosen)", || {
+        for _ in 0..4 {
+            b.js_async(&with_prelude(COMPARE), &[json!("1")]);
+        }
+    });
     Ok(rows)
+}
+
+/// With `ROOFLINE_BENCH_PROFILE=1`, runs `f` under Chromium's sampling CPU profiler (DevTools'
+/// `Profiler` domain) and prints the functions that took the most time, by self and by total
+/// time. Build the viewer with `ROOFLINE_WASM_NAMES=1` for the wasm functions' names. The
+/// profile's runs are not among the measured ones.
+fn profiled(b: &Browser, what: &str, f: impl FnOnce()) {
+    if std::env::var_os("ROOFLINE_BENCH_PROFILE").is_none() {
+        return;
+    }
+    b.cdp("Profiler.enable", &json!({}));
+    b.cdp("Profiler.setSamplingInterval", &json!({ "interval": 50 }));
+    b.cdp("Profiler.start", &json!({}));
+    f();
+    let p = b.cdp("Profiler.stop", &json!({}));
+    let p = &p["profile"];
+    let nodes = p["nodes"].as_array().cloned().unwrap_or_default();
+    let mut parent = std::collections::HashMap::new();
+    let mut name = std::collections::HashMap::new();
+    for n in &nodes {
+        let id = n["id"].as_i64().unwrap_or(-1);
+        let frame = &n["callFrame"];
+        let mut fname = frame["functionName"].as_str().unwrap_or("").to_string();
+        if fname.is_empty() {
+            fname = format!("(anonymous {})", frame["url"].as_str().unwrap_or(""));
+        }
+        name.insert(id, fname);
+        for c in n["children"].as_array().into_iter().flatten() {
+            parent.insert(c.as_i64().unwrap_or(-1), id);
+        }
+    }
+    let samples = p["samples"].as_array().cloned().unwrap_or_default();
+    let deltas = p["timeDeltas"].as_array().cloned().unwrap_or_default();
+    let mut own: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    let mut total: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    let mut busy = 0.0;
+    for (i, s) in samples.iter().enumerate() {
+        let dt = deltas.get(i + 1).and_then(Value::as_f64).unwrap_or(0.0) / 1000.0;
+        let mut id = s.as_i64().unwrap_or(-1);
+        let leaf = name.get(&id).map_or("?", String::as_str);
+        if leaf == "(idle)" {
+            continue;
+        }
+        busy += dt;
+        *own.entry(leaf).or_default() += dt;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let n = name.get(&id).map_or("?", String::as_str);
+            if seen.insert(n) {
+                *total.entry(n).or_default() += dt;
+            }
+            match parent.get(&id) {
+                Some(&up) => id = up,
+                None => break,
+            }
+        }
+    }
+    let top = |m: &std::collections::HashMap<&str, f64>| {
+        let mut v: Vec<(String, f64)> = m.iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.truncate(40);
+        v
+    };
+    eprintln!("\nprofile of {what}: {busy:.1} ms busy");
+    eprintln!("  by self time:");
+    for (n, t) in top(&own) {
+        eprintln!(
+            "    {t:8.1} ms  {}",
+            n.chars().take(110).collect::<String>()
+        );
+    }
+    eprintln!("  by total time:");
+    for (n, t) in top(&total) {
+        eprintln!(
+            "    {t:8.1} ms  {}",
+            n.chars().take(110).collect::<String>()
+        );
+    }
 }
 
 fn main() -> ExitCode {

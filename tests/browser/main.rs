@@ -219,12 +219,12 @@ fn what_if_swap_url_state_and_bad_input() {
         b.js("return document.querySelector('#kernel-table tr.selected').title"),
         json!("volta_fp16_sgemm_fp16_128x32_nt")
     );
-    let href = b.js("return location.href");
-    assert!(
-        href.as_str().unwrap().contains("chart=time")
-            && href.as_str().unwrap().contains("filter=volta"),
-        "{href}"
+    // The URL follows the view once it keeps still (a moment after the change).
+    b.wait(
+        "return location.href.includes('chart=time') && location.href.includes('filter=volta')",
+        "the URL of the time-based view",
     );
+    let href = b.js("return location.href");
     b.screenshot("time");
     // A copied link reproduces the view.
     b.go(href.as_str().unwrap());
@@ -393,6 +393,16 @@ fn compare_mode_on_the_forward_runs() {
         "the arrows",
     );
     b.screenshot("compare-hierarchical");
+    // The wider table scrolls sideways; the kernel column stays in view.
+    let stays = b.js(
+        "const s = document.querySelector('.table-scroll'); s.scrollLeft = 400; \
+         const c = document.querySelector('#kernel-table tbody td.name').getBoundingClientRect(); \
+         const r = s.getBoundingClientRect(); return [s.scrollLeft > 0, Math.abs(c.left - r.left) < 1]",
+    );
+    assert_eq!(stays, json!([true, true]));
+    b.js("window.scrollTo(0, document.body.scrollHeight)");
+    b.screenshot("compare-table-scrolled");
+    b.js("document.querySelector('.table-scroll').scrollLeft = 0; window.scrollTo(0, 0)");
     // The arrows are the model's, where the model puts them.
     for (tab, draw) in [
         ("hierarchical", chart::hierarchical_of as fn(&_, &_) -> _),
@@ -457,7 +467,10 @@ fn compare_mode_on_the_forward_runs() {
         checked += usize::from(row.speedup().is_some());
     }
     assert!(checked >= 3, "{checked} speed-ups checked");
-    assert!(b.js("return location.search.includes('baseline=samples')") == json!(true));
+    b.wait(
+        "return location.search.includes('baseline=samples')",
+        "the baseline in the URL",
+    );
 }
 
 /// Every label's rectangle as the browser laid it out (`getBBox()` in the text's own space, taken
@@ -709,11 +722,9 @@ fn a_trace_bundle_groups_by_operator() {
         "return !Array.from(document.querySelectorAll('#kernel-table td.name')).some(n => n.textContent === 'aten::mm') || null",
         "the kernel rows",
     );
-    assert!(
-        !b.js("return location.href")
-            .as_str()
-            .unwrap()
-            .contains("group=")
+    b.wait(
+        "return !location.href.includes('group=')",
+        "the URL without a grouping",
     );
     // The grouping survives a saved page: written by the CLI, opened from disk.
     let page = extra.path().join("trace.html");

@@ -210,8 +210,21 @@ pub fn App(
             dark: dark.get(),
         }
     };
-    // Keep the URL in step with the view, so that a copied link reproduces it.
-    Effect::new(move |_| view_state().write_to_location());
+    // Keep the URL in step with the view, so that a copied link reproduces it: written once the
+    // view has kept still for a moment, not inside the change itself (`history.replaceState`
+    // costs milliseconds, and of a burst of changes only the last matters).
+    let url_write = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |_| {
+        let state = view_state();
+        if let Some(pending) = url_write.get_value() {
+            pending.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || state.write_to_location(),
+            std::time::Duration::from_millis(URL_WRITE_DELAY_MS),
+        );
+        url_write.set_value(handle.ok());
+    });
 
     // The ceilings in use: the bundle's own or another's (what-if), then hand edits.
     let ceilings = Memo::new(move |_| {
@@ -238,20 +251,35 @@ pub fn App(
     // One analysis of the current bundle's kernels against the ceilings in use, shared by the
     // chart and the table. Recomputed only when its inputs change, so it is always "changed":
     // comparing two analyses of 10,000 kernels field by field costs more than the table it feeds.
-    // A new analysis of the same kernels (other ceilings) keeps the earlier one's display names.
+    // When only the ceilings changed (a machine swap, a what-if edit), the earlier analysis's
+    // kernels and display names are reused (`Analysed::against`); otherwise a new analysis of
+    // the same kernels still keeps the earlier one's display names.
+    let analysed_kernels =
+        StoredValue::new(None::<(std::sync::Weak<Bundle>, GroupBy, Option<String>)>);
     let analysed = Memo::new_with_compare(
         move |earlier: Option<&Option<Analysed>>| {
             let all = bundles.get();
             let l = all.get(current.get())?;
             let c = ceilings.get();
             let dev = device.get();
-            let grouped = grouped(l, group_by.get());
-            Some(perf::span("roofline:analysis", || {
-                let a = Analysed::new(&grouped, dev.as_deref(), c.as_ref());
-                if let Some(Some(e)) = earlier {
-                    a.adopt_names(e);
+            let by = group_by.get();
+            // The kernels analysed: which bundle, grouped how, which device. (A weak reference
+            // keeps the allocation, so no later bundle can take its address.)
+            let same_kernels = analysed_kernels.with_value(|k| {
+                k.as_ref().is_some_and(|(b, g, d)| {
+                    std::sync::Weak::ptr_eq(b, &Arc::downgrade(&l.bundle)) && *g == by && *d == dev
+                })
+            });
+            analysed_kernels.set_value(Some((Arc::downgrade(&l.bundle), by, dev.clone())));
+            Some(perf::span("roofline:analysis", || match (earlier, c) {
+                (Some(Some(e)), Some(c)) if same_kernels => e.against(c),
+                (earlier, c) => {
+                    let a = Analysed::new(&grouped(l, by), dev.as_deref(), c.as_ref());
+                    if let Some(Some(e)) = earlier {
+                        a.adopt_names(e);
+                    }
+                    a
                 }
-                a
             }))
         },
         |_, _| true,
@@ -796,6 +824,9 @@ type ChartKind = View;
 /// What the chart area says before any bundle is open.
 const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
 
+/// How long the view keeps still before the URL follows it, milliseconds.
+const URL_WRITE_DELAY_MS: u64 = 120;
+
 const STYLE: &str = r#"
 body { margin: 0; }
 .app { font-family: system-ui, sans-serif; color: #111; background: #fff; min-height: 100vh; padding: 8px 16px; box-sizing: border-box; }
@@ -826,6 +857,18 @@ tr.gone td { color: #888; font-style: italic; }
 table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
 th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #ddd; }
 th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.table-scroll { overflow-x: auto; margin-top: 8px; }
+#kernel-table { display: block; width: 100%; min-width: calc(16em + 115ch); margin-top: 0; }
+#kernel-table.comparing { min-width: calc(14em + 161ch); }
+#kernel-table thead, #kernel-table tbody { display: block; }
+#kernel-table tr { display: grid; grid-template-columns: minmax(16em, 1fr) 9ch 10ch 10ch 15ch 10ch 10ch 10ch 10ch 10ch 11ch 10ch; }
+#kernel-table.comparing tr { grid-template-columns: minmax(14em, 1fr) 9ch 10ch 10ch 15ch 10ch 10ch 10ch 10ch 10ch 11ch 10ch 10ch 11ch 10ch 15ch; }
+#kernel-table tbody tr { content-visibility: auto; contain-intrinsic-size: auto 21px; }
+#kernel-table td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: none; }
+#kernel-table th { white-space: normal; align-self: end; max-width: none; }
+#kernel-table .name { position: sticky; left: 0; z-index: 1; background: #fff; }
+.dark #kernel-table .name { background: #16181c; }
+#kernel-table tr.selected .name { background: #ffe9a8; }
 th.sortable { cursor: pointer; }
 .kernels tbody tr { cursor: pointer; }
 .kernels tr.selected { background: #ffe9a8; color: #111; }

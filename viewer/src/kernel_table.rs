@@ -92,9 +92,10 @@ pub fn KernelTable(
                 prop:value=move || filter.get()
                 on:input=move |ev| filter.set(event_target_value(&ev))
             />
-            <table id="kernel-table">
-                <thead>
-                    <tr>
+            <div class="table-scroll">
+            <table id="kernel-table" role="table" class:comparing=comparing>
+                <thead role="rowgroup">
+                    <tr role="row">
                         {header(Signal::derive(move || match group.get() {
                             GroupBy::Kernel => "Kernel",
                             GroupBy::Operator => "Operator",
@@ -119,7 +120,7 @@ pub fn KernelTable(
                         })}
                     </tr>
                 </thead>
-                <tbody>
+                <tbody role="rowgroup">
                     {move || {
                         let limit = shown.get();
                         let needle = filter.get().to_lowercase();
@@ -154,6 +155,7 @@ pub fn KernelTable(
                                         let click_name = name.clone();
                                         view! {
                                             <tr
+                                                role="row"
                                                 class:selected=is_sel
                                                 title=name
                                                 on:click=move |_| {
@@ -193,6 +195,7 @@ pub fn KernelTable(
                     }}
                 </tbody>
             </table>
+            </div>
             {more}
         </section>
     }
@@ -244,7 +247,7 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
             .map(|r| {
                 let b = r.baseline.as_ref();
                 view! {
-                    <tr class="gone" title=r.name.clone()>
+                    <tr class="gone" role="row" title=r.name.clone()>
                         <td class="name">{format!("{} (gone)", r.short_name())}</td>
                         <td>"–"</td>
                         <td>"–"</td>
@@ -283,6 +286,10 @@ fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize>
 /// The kernel table's rows in display order: indices into `r.top`.
 fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize> {
     let mut order: Vec<usize> = matching(r, needle).collect();
+    if by == SortBy::Time && desc {
+        // `r.top` is in this order already (ties in the bundle's order, as `roofline info`).
+        return order;
+    }
     if by == SortBy::Name {
         let names = r.display_names();
         order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));

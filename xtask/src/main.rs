@@ -336,7 +336,9 @@ fn build_web() -> Result<PathBuf, String> {
         .web(true)
         .map_err(|e| format!("wasm-bindgen: {e}"))?
         .typescript(false)
-        .remove_name_section(true)
+        // `ROOFLINE_WASM_NAMES=1` keeps the functions' names, for a profile (`bench-viewer`
+        // with `ROOFLINE_BENCH_PROFILE=1`); the shipped wasm leaves them out.
+        .remove_name_section(std::env::var_os("ROOFLINE_WASM_NAMES").is_none())
         .remove_producers_section(true)
         .generate(&dist)
         .map_err(|e| format!("wasm-bindgen: {e:#}"))?;

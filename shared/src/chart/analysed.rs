@@ -7,6 +7,7 @@ use crate::analysis::{self, KernelAnalysis};
 use crate::bundle::{Bundle, Kernel};
 use crate::ceilings::Ceilings;
 use crate::geometry::si::format_si;
+use std::sync::{Arc, OnceLock};
 
 /// One device's kernels aggregated by name and analysed against its ceilings, largest time
 /// first: what the hierarchical and time-based charts draw. [`hierarchical`] and [`time_based`]
@@ -23,15 +24,16 @@ pub struct Analysed {
     pub complete: bool,
     /// The ceilings the kernels were analysed against.
     pub ceilings: Ceilings,
-    /// The device's kernels, aggregated by name.
-    pub kernels: Vec<Kernel>,
+    /// The device's kernels, aggregated by name; shared by the analyses of the same kernels
+    /// against other ceilings ([`Analysed::against`]).
+    pub kernels: Arc<Vec<Kernel>>,
     /// Their analyses, largest time first (a stable order: ties keep the bundle's order);
     /// `index` points into `kernels`. Each chart draws the first `top_kernels` it can.
     pub top: Vec<KernelAnalysis>,
     /// [`Analysed::display_names`], computed on first use (the table and every redraw of a
     /// chart read them; a comparison redraws without recomputing them). From `kernels`: an
     /// analysis whose kernels are replaced must be built anew.
-    pub(crate) names: std::sync::OnceLock<Vec<String>>,
+    pub(crate) names: Arc<OnceLock<Vec<String>>>,
 }
 
 impl Analysed {
@@ -39,15 +41,43 @@ impl Analysed {
     /// `ceilings` (the device's own machine when `None`; none at all when it has no machine).
     pub fn new(bundle: &Bundle, device: Option<&str>, ceilings: Option<&Ceilings>) -> Self {
         let mut a = Self::without_kernels(bundle, device, ceilings);
-        a.kernels = aggregate_by_name(
-            bundle
-                .kernels
-                .iter()
-                .filter(|k| a.device.is_none() || bundle.device_of(k) == a.device.as_deref()),
-        );
-        a.top = analysis::analyze_with(&a.kernels, |_| Some(a.ceilings.clone()));
-        a.top.sort_by(|x, y| y.time_s.total_cmp(&x.time_s));
+        a.kernels = Arc::new(aggregate_by_name(bundle.kernels.iter().filter(|k| {
+            a.device.is_none() || bundle.device_of(k) == a.device.as_deref()
+        })));
+        a.top = Self::analyse(&a.kernels, &a.ceilings);
         a
+    }
+
+    /// The same kernels analysed against `ceilings` (a machine swap, a what-if edit): equal to
+    /// [`Analysed::new`] of the same bundle and device with `Some(ceilings)`, without aggregating
+    /// the bundle's kernels or telling their names apart again (both are shared with `self`),
+    /// nor sorting them again (their times, hence their order, do not depend on the ceilings).
+    #[must_use]
+    pub fn against(&self, ceilings: Ceilings) -> Self {
+        let total: f64 = self.kernels.iter().map(|k| k.time.total_s).sum();
+        let top = self
+            .top
+            .iter()
+            .map(|a| {
+                analysis::analyze_kernel(a.index, &self.kernels[a.index], Some(&ceilings), total)
+            })
+            .collect();
+        Analysed {
+            device: self.device.clone(),
+            device_name: self.device_name.clone(),
+            complete: self.complete,
+            top,
+            ceilings,
+            kernels: Arc::clone(&self.kernels),
+            names: Arc::clone(&self.names),
+        }
+    }
+
+    /// Every kernel against `ceilings`, largest time first (a stable order).
+    fn analyse(kernels: &[Kernel], ceilings: &Ceilings) -> Vec<KernelAnalysis> {
+        let mut top = analysis::analyze_with(kernels, |_| Some(ceilings.clone()));
+        top.sort_by(|x, y| y.time_s.total_cmp(&x.time_s));
+        top
     }
 
     /// The device, its name and ceilings, and no kernels (what the sweep chart needs).
@@ -76,9 +106,9 @@ impl Analysed {
             device_name,
             complete: bundle.complete,
             ceilings,
-            kernels: Vec::new(),
+            kernels: Arc::default(),
             top: Vec::new(),
-            names: std::sync::OnceLock::new(),
+            names: Arc::default(),
         }
     }
 
@@ -102,9 +132,9 @@ impl Analysed {
             device_name: self.device_name.clone(),
             complete: self.complete,
             ceilings: self.ceilings.clone(),
-            kernels,
+            kernels: Arc::new(kernels),
             top,
-            names: std::sync::OnceLock::new(),
+            names: Arc::default(),
         }
     }
 
@@ -127,7 +157,7 @@ impl Analysed {
             && self
                 .kernels
                 .iter()
-                .zip(&earlier.kernels)
+                .zip(earlier.kernels.iter())
                 .all(|(a, b)| a.name == b.name && a.display_name == b.display_name);
         same && self.names.set(names.clone()).is_ok()
     }
@@ -135,7 +165,7 @@ impl Analysed {
     /// The same figures as a [`Report`](crate::report::Report) (for the CSV and JSON rows).
     pub fn report(&self) -> crate::report::Report {
         crate::report::Report {
-            kernels: self.kernels.clone(),
+            kernels: self.kernels.to_vec(),
             analyses: self.top.clone(),
         }
     }

@@ -356,3 +356,41 @@ fn a_new_analysis_of_the_same_kernels_adopts_the_display_names() {
     assert!(!fewer.adopt_names(&first));
     assert_eq!(fewer.display_names().len(), 1);
 }
+
+#[test]
+fn an_analysis_against_other_ceilings_equals_a_new_one_and_shares_the_kernels() {
+    let mut b = bundle();
+    b.kernels.push(Kernel::new(
+        "void gemm<double>(double*)",
+        2e-3,
+        DataSource::Suite,
+    ));
+    let first = Analysed::new(&b, None, None);
+    let names = first.display_names().to_vec();
+    // A slower HBM: the bounds and floors change with it.
+    let slow = Ceilings::from_machine(&Machine {
+        device: "0".into(),
+        bandwidth: vec![BandwidthCeiling::new(
+            MemoryLevel::Hbm,
+            1e9,
+            Method::Empirical,
+        )],
+        compute: vec![],
+        launch_overhead: None,
+        sweep: vec![],
+    });
+    let swapped = first.against(slow.clone());
+    let fresh = Analysed::new(&b, None, Some(&slow));
+    assert_eq!(swapped.top, fresh.top);
+    assert_ne!(swapped.top, first.top);
+    assert_eq!(swapped.ceilings, fresh.ceilings);
+    assert_eq!(
+        (&swapped.device, &swapped.device_name, swapped.complete),
+        (&fresh.device, &fresh.device_name, fresh.complete)
+    );
+    assert_eq!(*swapped.kernels, *fresh.kernels);
+    // Shared, not copied: the kernels and the names computed once.
+    assert!(std::sync::Arc::ptr_eq(&swapped.kernels, &first.kernels));
+    assert_eq!(swapped.display_names(), names.as_slice());
+    assert_eq!(fresh.display_names(), names.as_slice());
+}
