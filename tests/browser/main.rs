@@ -294,18 +294,18 @@ fn long_tables_machine_view_and_hand_edits() {
 
     b.go(&format!("{base}?bundle=/extra/wide.json"));
     b.wait(WAIT_CHART, "the synthetic chart");
-    assert_eq!(b.js(rows), json!(200));
+    assert_eq!(b.js(rows), json!(100));
     let more = b.js("return document.getElementById('table-more').textContent");
     assert!(
         more.as_str()
             .unwrap()
-            .contains("Showing 200 of 450 kernels"),
+            .contains("Showing 100 of 450 kernels"),
         "{more}"
     );
     b.js("document.getElementById('show-more').click()");
     b.wait(
-        "return document.querySelectorAll('#kernel-table tbody tr').length === 400",
-        "200 more rows",
+        "return document.querySelectorAll('#kernel-table tbody tr').length === 200",
+        "100 more rows",
     );
     b.js("document.getElementById('show-all').click()");
     b.wait(
@@ -319,7 +319,7 @@ fn long_tables_machine_view_and_hand_edits() {
     );
     b.go(&url);
     b.wait(WAIT_CHART, "the synthetic chart again");
-    assert_eq!(b.js(rows), json!(201));
+    assert_eq!(b.js(rows), json!(101));
     assert_eq!(
         b.js("return document.querySelector('#kernel-table tr.selected').title"),
         json!(smallest)
@@ -334,7 +334,7 @@ fn long_tables_machine_view_and_hand_edits() {
     b.wait(
         &format!(
             "return document.querySelectorAll('#kernel-table tbody tr').length === {}",
-            cutlass.min(200)
+            cutlass.min(100)
         ),
         "the filtered rows",
     );

@@ -256,8 +256,26 @@ pub fn App(
     // the same kernels still keeps the earlier one's display names.
     let analysed_kernels =
         StoredValue::new(None::<(std::sync::Weak<Bundle>, GroupBy, Option<String>)>);
+    // The latest analyses of open bundles against their own machines (what a baseline is
+    // analysed against), by bundle and grouping: choosing as baseline a bundle shown before
+    // takes its analysis instead of computing it again. (Weak references, as above.)
+    let own_analyses =
+        StoredValue::new(Vec::<(std::sync::Weak<Bundle>, GroupBy, Arc<Analysed>)>::new());
+    let keep_own = move |l: &Loaded, by: GroupBy, a: &Arc<Analysed>| {
+        if !a.is_own_analysis_of(&l.bundle) {
+            return;
+        }
+        let key = Arc::downgrade(&l.bundle);
+        own_analyses.update_value(|v| {
+            v.retain(|(b, g, _)| !(std::sync::Weak::ptr_eq(b, &key) && *g == by));
+            v.push((key, by, Arc::clone(a)));
+            if v.len() > OWN_ANALYSES_KEPT {
+                v.remove(0);
+            }
+        });
+    };
     let analysed = Memo::new_with_compare(
-        move |earlier: Option<&Option<Analysed>>| {
+        move |earlier: Option<&Option<Arc<Analysed>>>| {
             let all = bundles.get();
             let l = all.get(current.get())?;
             let c = ceilings.get();
@@ -271,7 +289,7 @@ pub fn App(
                 })
             });
             analysed_kernels.set_value(Some((Arc::downgrade(&l.bundle), by, dev.clone())));
-            Some(perf::span("roofline:analysis", || match (earlier, c) {
+            let a = Arc::new(perf::span("roofline:analysis", || match (earlier, c) {
                 (Some(Some(e)), Some(c)) if same_kernels => e.against(c),
                 (earlier, c) => {
                     let a = Analysed::new(&grouped(l, by), dev.as_deref(), c.as_ref());
@@ -280,7 +298,9 @@ pub fn App(
                     }
                     a
                 }
-            }))
+            }));
+            keep_own(l, by, &a);
+            Some(a)
         },
         |_, _| true,
     );
@@ -289,12 +309,22 @@ pub fn App(
     let baseline_analysed = Memo::new_with_compare(
         move |_| {
             let i = baseline.get().filter(|i| *i != current.get())?;
+            let by = group_by.get();
             bundles.with(|all| {
                 let l = all.get(i)?;
-                let grouped = grouped(l, group_by.get());
-                Some(perf::span("roofline:baseline-analysis", || {
-                    Analysed::new(&grouped, None, None)
-                }))
+                let key = Arc::downgrade(&l.bundle);
+                let kept = own_analyses.with_value(|v| {
+                    v.iter()
+                        .find(|(b, g, _)| std::sync::Weak::ptr_eq(b, &key) && *g == by)
+                        .map(|(_, _, a)| Arc::clone(a))
+                });
+                let a = kept.unwrap_or_else(|| {
+                    Arc::new(perf::span("roofline:baseline-analysis", || {
+                        Analysed::new(&grouped(l, by), None, None)
+                    }))
+                });
+                keep_own(l, by, &a);
+                Some(a)
             })
         },
         |_, _| true,
@@ -767,7 +797,7 @@ pub fn App(
                     id="export-csv"
                     on:click=move |_| {
                         let all = bundles.get_untracked();
-                        let report = analysed.with_untracked(|a| a.as_ref().map(Analysed::report));
+                        let report = analysed.with_untracked(|a| a.as_deref().map(Analysed::report));
                         if let (Some(l), Some(r)) = (all.get(current.get_untracked()), report) {
                             export::download_text(&format!("{}-kernels.csv", csv_name()), "text/csv", &r.to_csv(&l.bundle));
                         }
@@ -823,6 +853,9 @@ type ChartKind = View;
 
 /// What the chart area says before any bundle is open.
 const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
+
+/// Analyses of open bundles against their own machines kept for baseline choices.
+const OWN_ANALYSES_KEPT: usize = 4;
 
 /// How long the view keeps still before the URL follows it, milliseconds.
 const URL_WRITE_DELAY_MS: u64 = 120;

@@ -1,6 +1,8 @@
 //! The kernel table: one row per kernel name, sortable and searchable; a click selects. With a
 //! baseline it gains the baseline's time, Δ, speed-up and change of bound.
 
+use std::sync::Arc;
+
 use leptos::prelude::*;
 
 use roofline_model::chart::Analysed;
@@ -28,7 +30,7 @@ fn cell(v: Option<f64>, unit: &str) -> String {
 #[component]
 pub fn KernelTable(
     /// The current run's analysis.
-    analysed: Memo<Option<Analysed>>,
+    analysed: Memo<Option<Arc<Analysed>>>,
     /// The selected kernel (full name).
     selected: RwSignal<Option<String>>,
     /// The name filter.
@@ -269,8 +271,11 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
     })
 }
 
-/// Rows of the kernel table drawn at first, and added by "Show more".
-const TABLE_ROWS: usize = 200;
+/// Rows of the kernel table drawn at first, and added by "Show more": four screens of rows, in
+/// any sort order over all the kernels. Every row drawn costs on each swap and comparison (its
+/// cells are rewritten and laid out); at 200 rows a machine swap of 10,000 kernels was over its
+/// 50 ms budget (`cargo xtask bench-viewer`).
+const TABLE_ROWS: usize = 100;
 
 /// Indices of the analyses (`r.top`) whose kernel name contains `needle` (lower case).
 fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize> + 'a {

@@ -112,6 +112,15 @@ impl Analysed {
         }
     }
 
+    /// Whether this analysis is against what [`Analysed::new`] of `bundle` with no device and
+    /// no ceilings uses: the bundle's first device, against that device's own machine. (Whether
+    /// its kernels are the bundle's is the caller's to know.) The viewer reuses such an analysis
+    /// when the bundle is chosen as a comparison's baseline.
+    pub fn is_own_analysis_of(&self, bundle: &Bundle) -> bool {
+        let own = Self::without_kernels(bundle, None, None);
+        self.device == own.device && self.ceilings == own.ceilings
+    }
+
     /// Only the kernels `keep` accepts (a filter, or one kernel isolated); their shares of time
     /// stay shares of the whole, so that a filtered chart keeps its marker sizes.
     pub fn retain(&self, keep: impl Fn(&Kernel) -> bool) -> Self {

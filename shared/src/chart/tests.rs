@@ -394,3 +394,21 @@ fn an_analysis_against_other_ceilings_equals_a_new_one_and_shares_the_kernels() 
     assert_eq!(swapped.display_names(), names.as_slice());
     assert_eq!(fresh.display_names(), names.as_slice());
 }
+
+#[test]
+fn an_analysis_knows_whether_it_is_against_the_bundles_own_machine() {
+    let b = bundle();
+    let own = Analysed::new(&b, None, None);
+    assert!(own.is_own_analysis_of(&b));
+    // The same ceilings named explicitly are still its own.
+    let same = own.against(own.ceilings.clone());
+    assert!(same.is_own_analysis_of(&b));
+    // Other ceilings are not.
+    let mut faster = own.ceilings.clone();
+    let mut hbm = faster
+        .bandwidth_ceiling(MemoryLevel::Hbm)
+        .expect("the test machine has an HBM ceiling");
+    hbm.value *= 2.0;
+    faster.set_bandwidth(MemoryLevel::Hbm, Some(hbm));
+    assert!(!own.against(faster).is_own_analysis_of(&b));
+}
