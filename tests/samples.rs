@@ -137,15 +137,16 @@ pub fn import(s: &Sample) -> Result<String, String> {
     std::fs::write(&machine, ceilings).map_err(|e| e.to_string())?;
     let out = tmp.path().join(s.file);
     let (arch, _) = Arch::from_compute_capability("7.0")?;
-    roofline_collector::capture::import(
-        &files,
-        &out,
-        Some(&machine),
-        Some(arch),
-        Convention::Current,
-        None,
-        false,
-    )
+    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
+        files: &files,
+        output: &out,
+        machine: Some(&machine),
+        arch: Some(arch),
+        convention: Convention::Current,
+        ncu: None,
+        allow_partial: false,
+        counters: None,
+    })
     .map_err(|e| format!("{}: {e}", s.file))?;
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut b = roofline_model::parse_bundle(&text).map_err(|e| format!("{}: {e}", s.file))?;

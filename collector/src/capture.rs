@@ -108,19 +108,43 @@ fn capture_notes(name: &str, cap: &model_ncu::Capture, notes: &mut Vec<String>) 
     }
 }
 
+/// What `roofline import` is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportRequest<'a> {
+    /// Nsight Compute CSV files or reports, or one torch.profiler trace.
+    pub files: &'a [PathBuf],
+    /// The bundle to write.
+    pub output: &'a Path,
+    /// A bundle with the machine's ceilings.
+    pub machine: Option<&'a Path>,
+    /// The architecture, when the inputs do not say.
+    pub arch: Option<Arch>,
+    /// FLOP and time convention.
+    pub convention: Convention,
+    /// The ncu executable, for reports.
+    pub ncu: Option<&'a Path>,
+    /// Import an incomplete capture set, marked incomplete.
+    pub allow_partial: bool,
+    /// A range-profiler trace joined with the torch.profiler trace imported.
+    pub counters: Option<&'a Path>,
+}
+
 /// `roofline import`.
 ///
 /// # Errors
-/// Unreadable files, ncu failures for reports, files that cannot be joined, no launches.
-pub fn import(
-    files: &[PathBuf],
-    output: &Path,
-    machine: Option<&Path>,
-    arch: Option<Arch>,
-    convention: Convention,
-    ncu_flag: Option<&Path>,
-    allow_partial: bool,
-) -> Result<(), Error> {
+/// Unreadable files, ncu failures for reports, files that cannot be joined, no launches;
+/// `--counters` with no torch.profiler trace to join.
+pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
+    let ImportRequest {
+        files,
+        output,
+        machine,
+        arch,
+        convention,
+        ncu: ncu_flag,
+        allow_partial,
+        counters,
+    } = *req;
     let machine = machine.map(machine_bundle).transpose()?;
     let arch = arch.or_else(|| machine_arch(machine.as_ref()));
     // torch.profiler traces are recognised by their content (JSON, gzip or not).
@@ -141,15 +165,25 @@ pub fn import(
                 trace.display()
             )));
         }
-        let (imported, launches) = crate::trace::import(trace, arch, convention)?;
+        let (imported, launches) = crate::trace::import(trace, arch, convention, counters)?;
         let mut bundle = assemble(imported, machine, Vec::new())?;
-        bundle.description = Some(format!(
-            "imported from a torch.profiler trace: {}",
-            trace.display()
-        ));
+        bundle.description = Some(match counters {
+            Some(c) => format!(
+                "imported from a torch.profiler trace: {}, with the counters of {}",
+                trace.display(),
+                c.display()
+            ),
+            None => format!("imported from a torch.profiler trace: {}", trace.display()),
+        });
         write_bundle(output, &bundle)?;
         report_written(output, &bundle, launches as u64);
         return Ok(());
+    }
+    if let Some(c) = counters {
+        return Err(Error::Usage(format!(
+            "--counters {} joins a range-profiler trace with a torch.profiler trace, and none of the files given is one",
+            c.display()
+        )));
     }
     let mut captures = Vec::new();
     let mut notes = Vec::new();

@@ -314,6 +314,12 @@ pub struct ImportArgs {
     /// The Nsight Compute executable, for .ncu-rep files (default: $NCU, then ncu on PATH).
     #[arg(long, value_name = "PATH")]
     pub ncu: Option<PathBuf>,
+    /// With a torch.profiler trace: a second trace of the same program and steps, recorded with
+    /// Kineto's CUPTI range profiler (per-kernel counters, no kernel times). Each launch it
+    /// measured gets its counters (FLOPs per precision, bytes per level) and keeps its time from
+    /// the trace imported; the two kernel sequences must agree by name (docs/pytorch.md).
+    #[arg(long, value_name = "TRACE")]
+    pub counters: Option<PathBuf>,
     /// Import a capture set that is incomplete (a file cut short, or holding fewer launches
     /// than the others): the bundle is marked incomplete, with per-metric launch counts in its
     /// notes. Without it such a set is refused, naming the file and the first launch missing.

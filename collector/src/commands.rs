@@ -93,15 +93,17 @@ pub fn run(config: Config) -> Result<(), Error> {
             convention,
             ncu,
             allow_partial,
-        } => crate::capture::import(
-            &files,
-            &output,
-            machine.as_deref(),
+            counters,
+        } => crate::capture::import(&crate::capture::ImportRequest {
+            files: &files,
+            output: &output,
+            machine: machine.as_deref(),
             arch,
             convention,
-            ncu.as_deref(),
+            ncu: ncu.as_deref(),
             allow_partial,
-        ),
+            counters: counters.as_deref(),
+        }),
         Config::Profile(c) => crate::capture::profile(&c),
         Config::Machine {
             output,

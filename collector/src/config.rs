@@ -75,6 +75,8 @@ pub enum Config {
         ncu: Option<PathBuf>,
         /// Import an incomplete capture set, marked incomplete.
         allow_partial: bool,
+        /// A range-profiler trace whose counters join the torch.profiler trace imported.
+        counters: Option<PathBuf>,
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
@@ -127,10 +129,12 @@ impl Config {
                 files,
                 output,
                 machine,
+                counters,
                 ..
             } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
+                inputs.extend(counters.as_deref());
                 outputs.push(output);
             }
             Config::Profile(c) => {
@@ -454,6 +458,7 @@ impl Config {
                 convention: convention(a.convention),
                 ncu: a.ncu,
                 allow_partial: a.allow_partial,
+                counters: a.counters,
             },
         })
     }

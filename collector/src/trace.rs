@@ -60,26 +60,44 @@ pub fn is_trace(path: &Path) -> Result<bool, Error> {
     ))
 }
 
-/// Reads and converts one trace into the pieces `capture` assembles into a bundle.
+/// Reads one trace as a stream.
+fn read(path: &Path) -> Result<trace::Trace, Error> {
+    trace::parse(open_text(path)?).map_err(|source| Error::Trace {
+        path: path.to_path_buf(),
+        source: Box::new(source),
+    })
+}
+
+/// Reads and converts one trace into the pieces `capture` assembles into a bundle; with
+/// `counters`, a range-profiler trace whose counters join it ([`trace::import_with_counters`]).
 ///
 /// # Errors
 /// [`Error::ReadFile`], [`Error::Trace`] (not a trace, a broken one) and
-/// [`Error::TraceImport`] (nothing to import).
+/// [`Error::TraceImport`] (nothing to import, or traces that do not join).
 pub fn import(
     path: &Path,
     arch: Option<Arch>,
     convention: Convention,
+    counters: Option<&Path>,
 ) -> Result<(Imported, usize), Error> {
-    let reader = open_text(path)?;
-    let t = trace::parse(reader).map_err(|source| Error::Trace {
+    let t = read(path)?;
+    let opts = ImportOptions { convention, arch };
+    let imp = match counters {
+        Some(c) => {
+            if !is_trace(c)? {
+                return Err(Error::Usage(format!(
+                    "--counters {}: not a torch.profiler trace (JSON, gzip or not)",
+                    c.display()
+                )));
+            }
+            let ct = read(c)?;
+            trace::import_with_counters(&t, &ct, &opts)
+        }
+        None => trace::import(&t, &opts),
+    }
+    .map_err(|source| Error::TraceImport {
         path: path.to_path_buf(),
         source: Box::new(source),
-    })?;
-    let imp = trace::import(&t, &ImportOptions { convention, arch }).map_err(|source| {
-        Error::TraceImport {
-            path: path.to_path_buf(),
-            source: Box::new(source),
-        }
     })?;
     let launches = imp.stats.launches;
     Ok((

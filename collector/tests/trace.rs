@@ -1,6 +1,7 @@
 //! `roofline import` of torch.profiler traces through the binary: recognised by content (gzip
-//! or not), a valid bundle written, `info --group-by op` reading it per operator, and the counter
-//! trace without kernel times refused with what to add. The fixtures are the real traces of
+//! or not), a valid bundle written, `info --group-by op` reading it per operator, the counter
+//! trace without kernel times refused with what to add, and `--counters` joining a counter trace
+//! with a timing trace. The fixtures are the real traces of
 //! `tests/fixtures/traces/` (see `tests/e2e/trace_import.rs` for the figures checked in depth).
 
 use std::io::Read;
@@ -215,4 +216,112 @@ fn cli_refuses_a_cpu_only_trace_saying_so() {
         "{err}"
     );
     assert!(!out.exists());
+}
+
+/// Two small SYNTHETIC traces, written here: a timing trace of three launches and a counter
+/// trace whose two ranges are the last two.
+const TIMING: &str = r#"{"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100, "dur": 5, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 200, "dur": 5, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 300, "dur": 5, "args": {"correlation": 3}},
+ {"ph": "X", "cat": "kernel", "name": "synthetic_warmup", "pid": 0, "tid": 7, "ts": 110, "dur": 4, "args": {"device": 0, "stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "synthetic_sgemm", "pid": 0, "tid": 7, "ts": 210, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "synthetic_relu", "pid": 0, "tid": 7, "ts": 310, "dur": 8, "args": {"device": 0, "stream": 7, "correlation": 3}}
+], "deviceProperties": [{"id": 0, "name": "SYNTHETIC GPU", "computeMajor": 8, "computeMinor": 0}]}"#;
+
+const RANGES: &str = r#"{"traceEvents": [
+ {"ph": "X", "cat": "cuda_profiler_range", "name": "synthetic_sgemm", "pid": 0, "tid": 0, "ts": 1, "dur": 50, "args": {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000000, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 0, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": 0}},
+ {"ph": "X", "cat": "cuda_profiler_range", "name": "synthetic_relu", "pid": 0, "tid": 0, "ts": 51, "dur": 50, "args": {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 0, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 0, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": 500}}
+], "deviceProperties": [{"id": 0, "name": "SYNTHETIC GPU", "computeMajor": 8, "computeMinor": 0}]}"#;
+
+/// `import TRACE --counters RANGES`: the matched launches carry their ranges' FLOPs and keep
+/// their own times; traces that do not join, or `--counters` without a trace, are refused.
+#[test]
+fn cli_joins_a_counter_trace_with_a_timing_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let timing = dir.path().join("timing.json");
+    let ranges = dir.path().join("ranges.json");
+    let out = dir.path().join("run.json");
+    std::fs::write(&timing, TIMING).unwrap();
+    std::fs::write(&ranges, RANGES).unwrap();
+    let run = |args: &[&str]| roofline(args);
+    let o = run(&[
+        "import",
+        timing.to_str().unwrap(),
+        "--counters",
+        ranges.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let k = |name: &str| b.kernels.iter().find(|k| k.name == name).unwrap();
+    assert_eq!(b.kernels.len(), 3);
+    assert_eq!(k("synthetic_sgemm").flops.fp32, Some(2e6));
+    assert!((k("synthetic_sgemm").time.total_s - 20e-6).abs() < 1e-18);
+    assert_eq!(k("synthetic_relu").flops.fp32, Some(500.0));
+    assert!((k("synthetic_relu").time.total_s - 8e-6).abs() < 1e-18);
+    assert!(k("synthetic_warmup").flops.is_unknown());
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("its 2 ranges are launches 2 to 3 of the timing trace's 3")),
+        "{:#?}",
+        b.notes
+    );
+    assert!(
+        b.description
+            .as_deref()
+            .unwrap_or("")
+            .contains("with the counters of")
+    );
+    // The traces swapped: the timing one has no kernel events.
+    let o = run(&[
+        "import",
+        ranges.to_str().unwrap(),
+        "--counters",
+        timing.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the timing trace has no kernel events"),
+        "{err}"
+    );
+    // Kernels that differ: refused, saying where.
+    std::fs::write(&ranges, RANGES.replace("synthetic_relu", "synthetic_gelu")).unwrap();
+    let o = run(&[
+        "import",
+        timing.to_str().unwrap(),
+        "--counters",
+        ranges.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("first parts at range 1") && err.contains("synthetic_gelu"),
+        "{err}"
+    );
+    // --counters with Nsight Compute CSV: nothing to join.
+    let csv = dir.path().join("k.csv");
+    std::fs::write(
+        &csv,
+        "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"0\",\"k\",\"1000\"\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "import",
+        csv.to_str().unwrap(),
+        "--counters",
+        ranges.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("none of the files given is one"), "{err}");
 }

@@ -683,15 +683,16 @@ fn a_trace_bundle_groups_by_operator() {
     use roofline_model::group::{GroupBy, group};
     let extra = tempfile::tempdir().unwrap();
     let out = extra.path().join("trace.json");
-    roofline_collector::capture::import(
-        &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
-        &out,
-        None,
-        None,
-        roofline_model::ncu::Convention::Current,
-        None,
-        false,
-    )
+    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
+        files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
+        output: &out,
+        machine: None,
+        arch: None,
+        convention: roofline_model::ncu::Convention::Current,
+        ncu: None,
+        allow_partial: false,
+        counters: None,
+    })
     .unwrap();
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let ops = group(&bundle.kernels, GroupBy::Operator);

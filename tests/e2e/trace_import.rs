@@ -246,6 +246,124 @@ fn counter_trace_flops_links_and_no_time() {
     }
 }
 
+/// A timing trace for the counter trace, SYNTHETIC: the real A100 trace with its ranges taken
+/// out and, for each kernel launch call (in launch order), a kernel event named as the matching
+/// range, linked by the call's correlation id, lasting `3 + i` µs. Only the join's mechanism is
+/// tested with it: no trace of the same program without the range profiler is public.
+fn synthetic_timing_trace(v: &Value, rename: impl Fn(usize, &str) -> String) -> String {
+    let ranges = events(v, "cuda_profiler_range");
+    let mut calls: Vec<&Value> = events(v, "cuda_runtime")
+        .into_iter()
+        .filter(|r| r["name"] == "cudaLaunchKernel")
+        .collect();
+    calls.sort_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap());
+    let mut out: Vec<Value> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] != "cuda_profiler_range")
+        .cloned()
+        .collect();
+    for (i, (call, range)) in calls.iter().zip(&ranges).enumerate() {
+        let name = range["name"].as_str().unwrap();
+        let name = if name == "__missing__" {
+            "synthetic_kernel_left_unnamed_by_kineto"
+        } else {
+            name
+        };
+        out.push(serde_json::json!({
+            "ph": "X", "cat": "kernel", "name": rename(i, name), "pid": 0, "tid": 7,
+            "ts": call["ts"].as_f64().unwrap() + 10.0, "dur": 3.0 + i as f64,
+            "args": {"device": 0, "stream": 7, "correlation": call["args"]["correlation"],
+                     "grid": [1, 1, 1], "block": [128, 1, 1]}
+        }));
+    }
+    let mut whole = v.clone();
+    whole["traceEvents"] = Value::Array(out);
+    whole.to_string()
+}
+
+/// The counter trace joined with a timing trace (SYNTHETIC, [`synthetic_timing_trace`]): all 77
+/// ranges placed, in launch order, each launch keeping its own time and taking its range's
+/// FLOPs per precision from the counters (computed here from the raw values); the operators come
+/// from the timing trace. Traces of the wrong kind, or whose kernels differ, are refused.
+#[test]
+fn counter_trace_joined_with_a_timing_trace() {
+    let v = value(COUNTERS);
+    let ranges = events(&v, "cuda_profiler_range");
+    let counters = trace::parse(reader(COUNTERS)).unwrap();
+    let timing_text = synthetic_timing_trace(&v, |_, n| n.to_string());
+    let timing = trace::parse(timing_text.as_bytes()).unwrap();
+    assert_eq!(timing.kernels.len(), 77);
+    assert!(timing.ranges.is_empty());
+    let imp = trace::import_with_counters(&timing, &counters, &ImportOptions::default()).unwrap();
+    assert_eq!(imp.kernels.len(), 77);
+    assert_eq!(imp.stats.launches, 77);
+    assert_eq!(imp.stats.with_counters, 77);
+    for (i, (k, r)) in imp.kernels.iter().zip(&ranges).enumerate() {
+        assert!(
+            (k.time.total_s - (3.0 + i as f64) * 1e-6).abs() < 1e-15,
+            "{i}"
+        );
+        let a = &r["args"];
+        let c = |op: &str| {
+            a[format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum")]
+                .as_f64()
+                .unwrap()
+        };
+        assert_eq!(k.flops.fp32, Some(2.0 * c("ffma") + c("fmul") + c("fadd")));
+        assert_eq!(k.flops.fp64, Some(2.0 * c("dfma") + c("dmul") + c("dadd")));
+        assert_eq!(
+            k.flops.fp16,
+            Some(4.0 * c("hfma") + 2.0 * c("hmul") + 2.0 * c("hadd"))
+        );
+        assert_eq!(k.block, Some([128, 1, 1]));
+    }
+    let ops: Vec<&str> = imp
+        .kernels
+        .iter()
+        .filter_map(|k| k.tags.get("op").map(String::as_str))
+        .collect();
+    assert!(ops.contains(&"aten::cudnn_convolution"), "{ops:?}");
+    assert!(
+        imp.notes
+            .iter()
+            .any(|n| n.contains("its 77 ranges are launches 1 to 77")
+                && n.contains("1 ranges Kineto left unnamed")),
+        "{:#?}",
+        imp.notes
+    );
+    // The wrong traces, or traces of other kernels, are refused.
+    assert_eq!(
+        trace::import_with_counters(&counters, &counters, &ImportOptions::default()).unwrap_err(),
+        ImportError::JoinWithoutKernels { ranges: 77 }
+    );
+    assert_eq!(
+        trace::import_with_counters(&timing, &timing, &ImportOptions::default()).unwrap_err(),
+        ImportError::JoinWithoutRanges { kernels: 77 }
+    );
+    let other = synthetic_timing_trace(&v, |i, n| {
+        if i == 40 {
+            "some_other_kernel".into()
+        } else {
+            n.to_string()
+        }
+    });
+    let other = trace::parse(other.as_bytes()).unwrap();
+    let e = trace::import_with_counters(&other, &counters, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            ImportError::Join {
+                device: Some(0),
+                ..
+            }
+        ) && e.to_string().contains("first parts at range 40")
+            && e.to_string().contains("\"some_other_kernel\""),
+        "{e}"
+    );
+}
+
 /// Our CPU-only trace (PyTorch 2.15): every `cpu_op` read, in order, with its name, thread,
 /// `Input Dims`, `Input type` and `Concrete Inputs` as the raw JSON has them; module frames
 /// (`with_stack` + `with_modules`) and annotations read; each operator inside its module.

@@ -24,7 +24,9 @@
 //! `CuptiRangeProfiler.cpp`: "the actual times do not really matter here"). A range becomes a
 //! kernel only when its own counters give a time (`gpu__time_duration.sum`, or
 //! `sm__cycles_elapsed.avg` with `.per_second`). Ranges are matched to the trace's kernel launch
-//! calls in order when the counts agree (kernel replay serialises the launches).
+//! calls in order when the counts agree (kernel replay serialises the launches). Without a
+//! time counter, [`import_with_counters`] takes the times from a second trace of the same steps
+//! ([`crate::trace::join`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,6 +35,7 @@ use rustc_hash::FxHashMap;
 use crate::bundle::{DataSource, Device, Kernel};
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, NoCost, OpCost};
+use crate::trace::join;
 use crate::trace::parse::{Ns, Trace};
 
 /// How to read counters.
@@ -58,7 +61,7 @@ pub enum ImportError {
     },
     /// Counter ranges, but none with a time.
     #[error(
-        "the trace's {ranges} cuda_profiler_range events carry counters ({metrics}) but no kernel time: Kineto's range profiler records no kernel durations and spreads its ranges evenly over the profiling window. Add gpu__time_duration.sum (or sm__cycles_elapsed.avg and sm__cycles_elapsed.avg.per_second) to profiler_metrics (see docs/pytorch.md)"
+        "the trace's {ranges} cuda_profiler_range events carry counters ({metrics}) but no kernel time: Kineto's range profiler records no kernel durations and spreads its ranges evenly over the profiling window. Add gpu__time_duration.sum (or sm__cycles_elapsed.avg and sm__cycles_elapsed.avg.per_second) to profiler_metrics, or record the same steps again without the range profiler and join the two: `roofline import TIMING_TRACE --counters THIS_TRACE` (see docs/pytorch.md)"
     )]
     CountersWithoutTime {
         /// How many ranges.
@@ -69,6 +72,32 @@ pub enum ImportError {
     /// The counter conversion failed.
     #[error(transparent)]
     Counters(#[from] NcuError),
+    /// A join's timing trace holds no kernel events.
+    #[error(
+        "the timing trace has no kernel events{}: record it with ProfilerActivity.CUDA and without the range profiler (docs/pytorch.md)",
+        if *ranges > 0 { format!(" (it holds {ranges} cuda_profiler_range events: is it the counter trace?)") } else { String::new() }
+    )]
+    JoinWithoutKernels {
+        /// The timing trace's profiler ranges.
+        ranges: usize,
+    },
+    /// A join's counter trace holds no profiler ranges.
+    #[error(
+        "the counter trace has no cuda_profiler_range events{}: record it with the CUPTI range profiler (docs/pytorch.md, path 2)",
+        if *kernels > 0 { format!(" (it holds {kernels} kernel events: is it the timing trace?)") } else { String::new() }
+    )]
+    JoinWithoutRanges {
+        /// The counter trace's kernel events.
+        kernels: usize,
+    },
+    /// The ranges of a device could not be placed among the timing trace's launches.
+    #[error("device {}: {source}", device.map_or_else(|| "unknown".to_string(), |d| d.to_string()))]
+    Join {
+        /// The device (the ranges' `pid`).
+        device: Option<i64>,
+        /// Where the sequences part.
+        source: join::Mismatch,
+    },
 }
 
 /// What the import counted, for the summary and for tests.
@@ -93,6 +122,9 @@ pub struct Stats {
     pub no_shapes: BTreeMap<String, usize>,
     /// Kernel events with a zero duration, left out (a bundle time must be positive).
     pub zero_time: usize,
+    /// Kernel events given the counters of a range from a counter trace
+    /// ([`import_with_counters`]).
+    pub with_counters: usize,
 }
 
 /// Bundle pieces made from a trace.
@@ -332,6 +364,95 @@ struct CostText {
 /// # Errors
 /// [`ImportError`]: no kernels at all, or counter ranges without a time.
 pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, ImportError> {
+    import_impl(trace, opts, None)
+}
+
+/// Counters for a timing trace's kernel events, from a range-profiler trace.
+struct Joined<'a> {
+    /// The counter trace.
+    counters: &'a Trace,
+    /// Per kernel event of the timing trace, its range in `counters`.
+    range_of: Vec<Option<usize>>,
+}
+
+/// Turns a timing trace (kernel events with their times, operators and shapes) into bundle
+/// kernels as [`import`] does, each launch that the counter trace's CUPTI range profiler measured
+/// carrying that range's counters (FLOPs per precision, bytes per level, with the Nsight Compute
+/// metric table) and keeping its own measured time ([`crate::trace::join`]: the ranges are placed
+/// among the launches, per device in launch order, by kernel name).
+///
+/// # Errors
+/// [`ImportError::JoinWithoutKernels`], [`ImportError::JoinWithoutRanges`],
+/// [`ImportError::Join`] (the sequences part), and [`import`]'s own.
+pub fn import_with_counters(
+    timing: &Trace,
+    counters: &Trace,
+    opts: &ImportOptions,
+) -> Result<TraceImport, ImportError> {
+    if timing.kernels.is_empty() {
+        return Err(ImportError::JoinWithoutKernels {
+            ranges: timing.ranges.len(),
+        });
+    }
+    if counters.ranges.is_empty() {
+        return Err(ImportError::JoinWithoutRanges {
+            kernels: counters.kernels.len(),
+        });
+    }
+    let links = link(timing);
+    let mut range_of = vec![None; timing.kernels.len()];
+    let mut notes = Vec::new();
+    let devices: BTreeSet<Option<i64>> = counters.ranges.iter().map(|r| r.device).collect();
+    for device in devices {
+        let ranges: Vec<usize> = (0..counters.ranges.len())
+            .filter(|&i| counters.ranges[i].device == device)
+            .collect();
+        let order = join::launch_order(timing, &links.launch_rt, device);
+        let range_names: Vec<&str> = ranges
+            .iter()
+            .map(|&i| counters.name(counters.ranges[i].name))
+            .collect();
+        let launch_names: Vec<&str> = order
+            .iter()
+            .map(|&i| timing.name(timing.kernels[i].name))
+            .collect();
+        let a = join::align(&range_names, &launch_names)
+            .map_err(|source| ImportError::Join { device, source })?;
+        for (j, &r) in ranges.iter().enumerate() {
+            range_of[order[a.offset + j]] = Some(r);
+        }
+        notes.push(format!(
+            "counters from the range profiler's trace: device {}: its {} ranges are launches {} to {} of the timing trace's {} on that device, in launch order, every kernel name agreeing{}{}; each keeps its time from the timing trace",
+            device.map_or_else(|| "unknown".to_string(), |d| d.to_string()),
+            ranges.len(),
+            a.offset + 1,
+            a.offset + ranges.len(),
+            order.len(),
+            if a.unnamed > 0 {
+                format!(" ({} ranges Kineto left unnamed, paired by position)", a.unnamed)
+            } else {
+                String::new()
+            },
+            if a.also_fits > 0 {
+                format!(
+                    "; the same sequence also fits {} later offsets (repeated steps): the first is used",
+                    a.also_fits
+                )
+            } else {
+                String::new()
+            },
+        ));
+    }
+    let mut imp = import_impl(timing, opts, Some(&Joined { counters, range_of }))?;
+    imp.notes.extend(notes);
+    Ok(imp)
+}
+
+fn import_impl(
+    trace: &Trace,
+    opts: &ImportOptions,
+    joined: Option<&Joined<'_>>,
+) -> Result<TraceImport, ImportError> {
     let mut notes: BTreeSet<String> = BTreeSet::new();
     let mut stats = Stats::default();
 
@@ -433,7 +554,34 @@ pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, Import
                 stats.zero_time += 1;
                 continue;
             }
-            let mut k = Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
+            let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
+            let mut k = match ranged {
+                Some((counters, r)) => {
+                    // The range's counters, with this launch's name, shape and measured time.
+                    let mut launch = range_launch(counters, r);
+                    launch.name = trace.name(g.name).to_string();
+                    launch.grid = g.grid;
+                    launch.block = g.block;
+                    launch
+                        .metrics
+                        .insert(ncu::metrics::time::DURATION.to_string(), g.dur_us * 1e-6);
+                    if launch.compute_capability.is_none() {
+                        launch.compute_capability = device_cc(trace, g.device);
+                    }
+                    let o = ncu::ImportOptions {
+                        convention: opts.convention,
+                        arch: opts.arch,
+                        source: DataSource::Import,
+                    };
+                    let imp = ncu::to_kernels(std::slice::from_ref(&launch), &o)?;
+                    notes.extend(imp.notes);
+                    stats.with_counters += 1;
+                    imp.kernels.into_iter().next().unwrap_or_else(|| {
+                        Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import)
+                    })
+                }
+                None => Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import),
+            };
             k.grid = g.grid;
             k.block = g.block;
             if let Some(s) = g.stream {

@@ -12,7 +12,8 @@
 //! is opened here, and the text is never held whole.
 
 pub mod import;
+pub mod join;
 pub mod parse;
 
-pub use import::{ImportOptions, TraceImport, import};
+pub use import::{ImportOptions, TraceImport, import, import_with_counters};
 pub use parse::{Trace, TraceError, parse};
