@@ -244,15 +244,17 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
     let out = dir.path().join("run.json");
     std::fs::write(&timing, TIMING).unwrap();
     std::fs::write(&ranges, RANGES).unwrap();
-    let run = |args: &[&str]| roofline(args);
-    let o = run(&[
-        "import",
-        timing.to_str().unwrap(),
-        "--counters",
-        ranges.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let join = |trace: &std::path::Path, counters: &std::path::Path| {
+        roofline(&[
+            "import",
+            trace.to_str().unwrap(),
+            "--counters",
+            counters.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = join(&timing, &ranges);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let k = |name: &str| b.kernels.iter().find(|k| k.name == name).unwrap();
@@ -276,14 +278,7 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
             .contains("with the counters of")
     );
     // The traces swapped: the timing one has no kernel events.
-    let o = run(&[
-        "import",
-        ranges.to_str().unwrap(),
-        "--counters",
-        timing.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = join(&ranges, &timing);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -292,14 +287,7 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
     );
     // Kernels that differ: refused, saying where.
     std::fs::write(&ranges, RANGES.replace("synthetic_relu", "synthetic_gelu")).unwrap();
-    let o = run(&[
-        "import",
-        timing.to_str().unwrap(),
-        "--counters",
-        ranges.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = join(&timing, &ranges);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -313,14 +301,7 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
         "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"0\",\"k\",\"1000\"\n",
     )
     .unwrap();
-    let o = run(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--counters",
-        ranges.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = join(&csv, &ranges);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("none of the files given is one"), "{err}");

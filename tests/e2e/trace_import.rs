@@ -165,6 +165,23 @@ fn shapes_trace_links_operators_and_counts_matmuls() {
     assert!(summary[0].contains("aten::cat ×34"));
 }
 
+/// A kernel's FLOPs per precision are those of the range's raw counter values: FMA counts
+/// twice, and a half-precision instruction works on two values (Nsight Compute's convention).
+fn assert_flops_of_range(k: &roofline_model::bundle::Kernel, range: &Value) {
+    let a = &range["args"];
+    let c = |op: &str| {
+        a[format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum")]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(k.flops.fp32, Some(2.0 * c("ffma") + c("fmul") + c("fadd")));
+    assert_eq!(k.flops.fp64, Some(2.0 * c("dfma") + c("dmul") + c("dadd")));
+    assert_eq!(
+        k.flops.fp16,
+        Some(4.0 * c("hfma") + 2.0 * c("hmul") + 2.0 * c("hadd"))
+    );
+}
+
 /// The counter trace: 77 ranges, each matched in order to a launch call and so to its
 /// operator, FLOPs per precision from the counters with the Nsight Compute table, and no kernel
 /// time, which the import refuses to invent.
@@ -189,18 +206,7 @@ fn counter_trace_flops_links_and_no_time() {
             source: roofline_model::bundle::DataSource::Import,
         };
         let k = ncu::to_kernels(&[launch], &o).unwrap().kernels.remove(0);
-        let a = &r["args"];
-        let c = |op: &str| {
-            a[format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum")]
-                .as_f64()
-                .unwrap()
-        };
-        assert_eq!(k.flops.fp32, Some(2.0 * c("ffma") + c("fmul") + c("fadd")));
-        assert_eq!(k.flops.fp64, Some(2.0 * c("dfma") + c("dmul") + c("dadd")));
-        assert_eq!(
-            k.flops.fp16,
-            Some(4.0 * c("hfma") + 2.0 * c("hmul") + 2.0 * c("hadd"))
-        );
+        assert_flops_of_range(&k, r);
     }
     // Range i is the i-th kernel launch call; its operator the innermost cpu_op around it.
     let mut calls: Vec<&Value> = events(&v, "cuda_runtime")
@@ -305,18 +311,7 @@ fn counter_trace_joined_with_a_timing_trace() {
             (k.time.total_s - (3.0 + i as f64) * 1e-6).abs() < 1e-15,
             "{i}"
         );
-        let a = &r["args"];
-        let c = |op: &str| {
-            a[format!("smsp__sass_thread_inst_executed_op_{op}_pred_on.sum")]
-                .as_f64()
-                .unwrap()
-        };
-        assert_eq!(k.flops.fp32, Some(2.0 * c("ffma") + c("fmul") + c("fadd")));
-        assert_eq!(k.flops.fp64, Some(2.0 * c("dfma") + c("dmul") + c("dadd")));
-        assert_eq!(
-            k.flops.fp16,
-            Some(4.0 * c("hfma") + 2.0 * c("hmul") + 2.0 * c("hadd"))
-        );
+        assert_flops_of_range(k, r);
         assert_eq!(k.block, Some([128, 1, 1]));
     }
     let ops: Vec<&str> = imp

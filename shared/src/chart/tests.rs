@@ -318,13 +318,7 @@ fn a_ceiling_label_moves_off_a_marker_on_its_place() {
 
 #[test]
 fn a_new_analysis_of_the_same_kernels_adopts_the_display_names() {
-    let mut b = bundle();
-    // Two kernels whose short names collide, so the names are told apart.
-    b.kernels.push(Kernel::new(
-        "void gemm<double>(double*)",
-        2e-3,
-        DataSource::Suite,
-    ));
+    let b = colliding_names();
     let first = Analysed::new(&b, None, None);
     let other = Analysed::new(&b, None, None);
     // Nothing to take before the first analysis has computed its names.
@@ -333,17 +327,7 @@ fn a_new_analysis_of_the_same_kernels_adopts_the_display_names() {
     assert_eq!(names.len(), 2);
     assert_ne!(names[0], names[1]);
     // Other ceilings, same kernels: the names are taken, and equal a fresh computation.
-    let swapped = Ceilings::from_machine(&Machine {
-        device: "0".into(),
-        bandwidth: vec![BandwidthCeiling::new(
-            MemoryLevel::Hbm,
-            1e12,
-            Method::Empirical,
-        )],
-        compute: vec![],
-        launch_overhead: None,
-        sweep: vec![],
-    });
+    let swapped = hbm_only(1e12);
     let a = Analysed::new(&b, None, Some(&swapped));
     assert!(a.adopt_names(&first));
     assert_eq!(a.display_names(), names.as_slice());
@@ -359,26 +343,11 @@ fn a_new_analysis_of_the_same_kernels_adopts_the_display_names() {
 
 #[test]
 fn an_analysis_against_other_ceilings_equals_a_new_one_and_shares_the_kernels() {
-    let mut b = bundle();
-    b.kernels.push(Kernel::new(
-        "void gemm<double>(double*)",
-        2e-3,
-        DataSource::Suite,
-    ));
+    let b = colliding_names();
     let first = Analysed::new(&b, None, None);
     let names = first.display_names().to_vec();
     // A slower HBM: the bounds and floors change with it.
-    let slow = Ceilings::from_machine(&Machine {
-        device: "0".into(),
-        bandwidth: vec![BandwidthCeiling::new(
-            MemoryLevel::Hbm,
-            1e9,
-            Method::Empirical,
-        )],
-        compute: vec![],
-        launch_overhead: None,
-        sweep: vec![],
-    });
+    let slow = hbm_only(1e9);
     let swapped = first.against(slow.clone());
     let fresh = Analysed::new(&b, None, Some(&slow));
     assert_eq!(swapped.top, fresh.top);
@@ -411,4 +380,31 @@ fn an_analysis_knows_whether_it_is_against_the_bundles_own_machine() {
     hbm.value *= 2.0;
     faster.set_bandwidth(MemoryLevel::Hbm, Some(hbm));
     assert!(!own.against(faster).is_own_analysis_of(&b));
+}
+
+/// Ceilings of a machine with an HBM bandwidth of `bw` byte/s and nothing else.
+fn hbm_only(bw: f64) -> Ceilings {
+    Ceilings::from_machine(&Machine {
+        device: "0".into(),
+        bandwidth: vec![BandwidthCeiling::new(
+            MemoryLevel::Hbm,
+            bw,
+            Method::Empirical,
+        )],
+        compute: vec![],
+        launch_overhead: None,
+        sweep: vec![],
+    })
+}
+
+/// The test bundle with a second kernel whose short name collides with the first's, so that
+/// the display names are told apart.
+fn colliding_names() -> Bundle {
+    let mut b = bundle();
+    b.kernels.push(Kernel::new(
+        "void gemm<double>(double*)",
+        2e-3,
+        DataSource::Suite,
+    ));
+    b
 }
