@@ -899,9 +899,6 @@ th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-ov
 #kernel-table tbody tr { content-visibility: auto; contain-intrinsic-size: auto 21px; }
 #kernel-table td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: none; }
 #kernel-table th { white-space: normal; align-self: end; max-width: none; }
-#kernel-table .name { position: sticky; left: 0; z-index: 1; background: #fff; }
-.dark #kernel-table .name { background: #16181c; }
-#kernel-table tr.selected .name { background: #ffe9a8; }
 th.sortable { cursor: pointer; }
 .kernels tbody tr { cursor: pointer; }
 .kernels tr.selected { background: #ffe9a8; color: #111; }
