@@ -142,6 +142,13 @@ pub struct Browser {
 impl Browser {
     /// Starts chromedriver and a headless Chromium session.
     pub fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// Starts a session; with `timeline`, Chromium records its DevTools timeline (the
+    /// `devtools.timeline` trace categories) into chromedriver's performance log, which
+    /// [`Browser::timeline`] reads.
+    pub fn start_with(timeline: bool) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -160,7 +167,7 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
         }
         let profile = tempfile::tempdir().unwrap().keep();
-        let caps = json!({"capabilities": {"alwaysMatch": {
+        let mut caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
@@ -170,6 +177,15 @@ impl Browser {
                          format!("--user-data-dir={}", profile.display())]
             }
         }}});
+        if timeline {
+            let m = &mut caps["capabilities"]["alwaysMatch"];
+            m["goog:loggingPrefs"] = json!({"performance": "ALL"});
+            m["goog:chromeOptions"]["perfLoggingPrefs"] = json!({
+                "enableNetwork": false,
+                "enablePage": false,
+                "traceCategories": "devtools.timeline,disabled-by-default-devtools.timeline,blink.user_timing,v8"
+            });
+        }
         let r = http(port, "POST", "/session", Some(&caps)).unwrap();
         let session = r["value"]["sessionId"]
             .as_str()
@@ -267,6 +283,34 @@ impl Browser {
             "goog/cdp/execute",
             Some(&json!({ "cmd": cmd, "params": params })),
         )
+    }
+
+    /// The timeline events recorded since the last call (a session started with
+    /// [`Browser::start_with`]`(true)`): Chrome trace events (`name`, `ph`, `ts`, `dur` in µs,
+    /// `pid`, `tid`).
+    pub fn timeline(&self) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let log = self.cmd("POST", "se/log", Some(&json!({"type": "performance"})));
+            let Some(entries) = log.as_array().filter(|a| !a.is_empty()) else {
+                return events;
+            };
+            for e in entries {
+                let Some(m) = e["message"]
+                    .as_str()
+                    .and_then(|m| serde_json::from_str::<Value>(m).ok())
+                else {
+                    continue;
+                };
+                let m = &m["message"];
+                if m["method"] == "Tracing.dataCollected" {
+                    match m["params"].get("value").and_then(Value::as_array) {
+                        Some(v) => events.extend(v.iter().cloned()),
+                        None => events.push(m["params"].clone()),
+                    }
+                }
+            }
+        }
     }
 
     /// Sends a local file path to a file input (the W3C way to "choose" a file).

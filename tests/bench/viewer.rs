@@ -14,7 +14,9 @@
 //! the breakdown comes from the viewer's own User Timing marks and measures
 //! (`viewer/src/perf.rs`). With `ROOFLINE_BENCH_PROFILE=1` (and the viewer built with
 //! `ROOFLINE_WASM_NAMES=1`), one more round of swaps and of comparisons runs under Chromium's
-//! sampling profiler and the functions that took the most time are printed. Every figure is
+//! sampling profiler and the functions that took the most time are printed; with
+//! `ROOFLINE_BENCH_TIMELINE=1`, the comparison whose baseline is analysed anew is recorded on
+//! Chromium's DevTools timeline and its main thread's events are printed. Every figure is
 //! checked against what the page shows (the new bundle's
 //! rows, a tooltip, a changed bound), so a run that did nothing cannot report a fast time.
 
@@ -277,7 +279,7 @@ fn run() -> Result<Vec<Row>, String> {
         m
     };
 
-    let b = Browser::start();
+    let b = Browser::start_with(std::env::var_os("ROOFLINE_BENCH_TIMELINE").is_some());
     let mut rows = Vec::new();
 
     // Open, and hover on what was opened.
@@ -454,7 +456,9 @@ fn run() -> Result<Vec<Row>, String> {
         // comparison's, not the collection of this benchmark's own garbage.
         std::thread::sleep(std::time::Duration::from_millis(500));
         b.cdp("HeapProfiler.collectGarbage", &json!({}));
-        measure_compare(&b, &mut cold)?;
+        timeline(&b, "compare, baseline not kept", || {
+            measure_compare(&b, &mut cold).map(|_| ())
+        })?;
         if cold[1].last().is_none_or(|a| *a <= 0.0) {
             return Err("the baseline's analysis was not computed anew".into());
         }
@@ -503,6 +507,57 @@ fn measure_compare(b: &Browser, into: &mut [Vec<f64>; 6]) -> Result<(f64, bool),
     }
     // Choosing a baseline fills in the table's compare cells; its rows stay.
     Ok((num(&v, "arrows")?, v["rows_kept"] == json!(true)))
+}
+
+/// With `ROOFLINE_BENCH_TIMELINE=1`, records Chromium's DevTools timeline while `f` runs and
+/// prints the main thread's events that took the most time in all (style, layout, paint,
+/// layerizing, script): where a figure's "rest" goes. The recording slows the page; the figures
+/// of such a run are not the benchmark's.
+fn timeline(b: &Browser, what: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    if std::env::var_os("ROOFLINE_BENCH_TIMELINE").is_none() {
+        return f();
+    }
+    b.timeline();
+    b.js("performance.mark('roofline-bench:from')");
+    f()?;
+    b.js("performance.mark('roofline-bench:to')");
+    // The frame after the result, and the log's flush.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let events = b.timeline();
+    let mark = |n: &str| events.iter().find(|e| e["name"] == n);
+    let (Some(from), Some(to)) = (mark("roofline-bench:from"), mark("roofline-bench:to")) else {
+        return Err("the timeline holds no marks (was the log full?)".into());
+    };
+    let (t0, t1) = (
+        from["ts"].as_f64().unwrap_or(0.0),
+        to["ts"].as_f64().unwrap_or(0.0),
+    );
+    let main = (from["pid"].clone(), from["tid"].clone());
+    let mut by_name: std::collections::BTreeMap<String, (f64, usize)> = Default::default();
+    for e in &events {
+        let ts = e["ts"].as_f64().unwrap_or(-1.0);
+        if e["ph"] == "X" && (e["pid"].clone(), e["tid"].clone()) == main && (t0..=t1).contains(&ts)
+        {
+            let slot = by_name
+                .entry(e["name"].as_str().unwrap_or("?").to_string())
+                .or_default();
+            slot.0 += e["dur"].as_f64().unwrap_or(0.0) / 1000.0;
+            slot.1 += 1;
+        }
+    }
+    let mut rows: Vec<_> = by_name.into_iter().collect();
+    rows.sort_by(|a, b| b.1.0.total_cmp(&a.1.0));
+    eprintln!(
+        "\ntimeline of {what} (main thread, {:.1} ms between the marks; events nest, so totals overlap):",
+        (t1 - t0) / 1000.0
+    );
+    for (name, (ms, n)) in rows.into_iter().take(30) {
+        eprintln!(
+            "  {ms:8.1} ms {n:5}×  {}",
+            name.chars().take(90).collect::<String>()
+        );
+    }
+    Ok(())
 }
 
 /// With `ROOFLINE_BENCH_PROFILE=1`, runs `f` under Chromium's sampling CPU profiler (DevTools'
