@@ -891,6 +891,11 @@ fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
     b.go(&format!("file://{}", page.display()));
     b.wait(ARROWS, "the saved page's arrows");
     assert_eq!(b.js("return location.protocol"), json!("file:"));
+    // No sample picker on a page with no samples beside it.
+    assert_eq!(
+        b.js("return document.getElementById('sample-select') === null"),
+        json!(true)
+    );
     let from_disk = drawn_chart(&b);
     b.screenshot("standalone-file");
     assert_eq!(from_disk.1, served.1, "compare summary");

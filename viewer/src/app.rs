@@ -510,27 +510,30 @@ pub fn App(
                         }}
                     </select>
                 </label>
-                <label>
-                    "Sample "
-                    <select
-                        id="sample-select"
-                        on:change=move |ev| {
-                            let url = event_target_value(&ev);
-                            if !url.is_empty() {
-                                open_sample(url, false);
+                // The sample picker, where there are samples (a saved page has none).
+                {move || (!samples.with(Vec::is_empty)).then(|| view! {
+                    <label>
+                        "Sample "
+                        <select
+                            id="sample-select"
+                            on:change=move |ev| {
+                                let url = event_target_value(&ev);
+                                if !url.is_empty() {
+                                    open_sample(url, false);
+                                }
                             }
-                        }
-                    >
-                        <option value="">"open a sample…"</option>
-                        {move || {
-                            samples
-                                .get()
-                                .into_iter()
-                                .map(|e| { let url = e.url(); view! { <option value=url>{e.title}</option> } })
-                                .collect_view()
-                        }}
-                    </select>
-                </label>
+                        >
+                            <option value="">"open a sample…"</option>
+                            {move || {
+                                samples
+                                    .get()
+                                    .into_iter()
+                                    .map(|e| { let url = e.url(); view! { <option value=url>{e.title}</option> } })
+                                    .collect_view()
+                            }}
+                        </select>
+                    </label>
+                })}
                 <label>
                     "Baseline "
                     <select
