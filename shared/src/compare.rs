@@ -289,6 +289,9 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
     /// The totals.
     pub summary: Summary,
+    /// For each kernel of the current run (`current.kernels`), its kernel in the baseline
+    /// ([`pairing`]).
+    pub pairs: Vec<Option<usize>>,
 }
 
 impl Comparison {
@@ -467,7 +470,11 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
     }
     summary.by_bound = by_bound;
     summary.by_datapath = by_datapath;
-    Comparison { rows, summary }
+    Comparison {
+        rows,
+        summary,
+        pairs,
+    }
 }
 
 /// An arrow from a kernel's baseline point to its current one, pixels.
@@ -534,8 +541,23 @@ pub fn compare_scene(
     draw: fn(&Analysed, &ChartOptions) -> Result<Scene, ChartError>,
     o: &ChartOptions,
 ) -> Result<(Scene, Overlay), ChartError> {
+    compare_scene_paired(current, baseline, &pairing(current, baseline), draw, o)
+}
+
+/// [`compare_scene`] with the kernels already matched: `pairs` must be
+/// [`pairing`]`(current, baseline)`, as [`Comparison::pairs`] of the same two analyses holds
+/// (the viewer matches 10,000 kernels once for its table and its chart).
+///
+/// # Errors
+/// When the current run's chart cannot be drawn.
+pub fn compare_scene_paired(
+    current: &Analysed,
+    baseline: &Analysed,
+    pairs: &[Option<usize>],
+    draw: fn(&Analysed, &ChartOptions) -> Result<Scene, ChartError>,
+    o: &ChartOptions,
+) -> Result<(Scene, Overlay), ChartError> {
     let mut scene = draw(current, o)?;
-    let pairs = pairing(current, baseline);
     let mut matched = vec![false; baseline.kernels.len()];
     for p in pairs.iter().flatten() {
         matched[*p] = true;
@@ -976,6 +998,13 @@ mod tests {
         let o = ChartOptions::browser();
         for draw in [hierarchical_of as fn(&_, &_) -> _, time_based_of] {
             let (scene, overlay) = compare_scene(&cur, &base, draw, &o).unwrap();
+            // Matched once for the table, the same chart.
+            let pairs = compare(&cur, &base).pairs;
+            assert_eq!(pairs, pairing(&cur, &base));
+            assert_eq!(
+                compare_scene_paired(&cur, &base, &pairs, draw, &o).unwrap(),
+                (scene.clone(), overlay.clone())
+            );
             assert!(!overlay.arrows.is_empty());
             for a in &overlay.arrows {
                 assert_ne!(a.kernel, "cast");

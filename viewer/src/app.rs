@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, Analysed, ChartOptions, Domain, Scene};
-use roofline_model::compare::{Overlay, compare, compare_scene};
+use roofline_model::compare::{Overlay, compare, compare_scene, compare_scene_paired};
 use roofline_model::group::GroupBy;
 use std::sync::Arc;
 
@@ -348,6 +348,7 @@ pub fn App(
         // The analysis first (memos are lazy), so that the scene's measure is the scene's alone.
         analysed.with(|_| ());
         baseline_analysed.with(|_| ());
+        comparison.with(|_| ());
         perf::span(
             "roofline:scene",
             || -> Result<(Scene, Option<Overlay>), String> {
@@ -379,9 +380,19 @@ pub fn App(
                     baseline_analysed.with(|b| match b {
                         Some(b) => {
                             let base = shown_kernels(b, isolated.as_deref(), &needle);
-                            compare_scene(&shown, &base, draw, &options)
-                                .map(|(s, o)| (s, Some(o)))
-                                .map_err(|e| e.to_string())
+                            // Both runs whole: the table's matching serves the chart too.
+                            let whole =
+                                matches!((&shown, &base), (Cow::Borrowed(_), Cow::Borrowed(_)));
+                            let drawn = match whole
+                                .then(|| comparison.with(|c| c.as_ref().map(|c| c.pairs.clone())))
+                                .flatten()
+                            {
+                                Some(pairs) => {
+                                    compare_scene_paired(&shown, &base, &pairs, draw, &options)
+                                }
+                                None => compare_scene(&shown, &base, draw, &options),
+                            };
+                            drawn.map(|(s, o)| (s, Some(o))).map_err(|e| e.to_string())
                         }
                         None => draw(&shown, &options)
                             .map(|s| (s, None))
