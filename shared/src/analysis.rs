@@ -86,7 +86,7 @@ pub fn analyze_with(
     kernels: &[Kernel],
     ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>,
 ) -> Vec<KernelAnalysis> {
-    let total: f64 = kernels.iter().map(|k| k.time.total_s).sum();
+    let total = total_time_s(kernels);
     let mut cache: FxHashMap<Option<&str>, Option<Ceilings>> = FxHashMap::default();
     kernels
         .iter()
@@ -98,6 +98,11 @@ pub fn analyze_with(
             analyze_kernel(i, k, c.as_ref(), total)
         })
         .collect()
+}
+
+/// The kernels' summed time, seconds: the denominator of each one's share of time.
+pub fn total_time_s(kernels: &[Kernel]) -> f64 {
+    kernels.iter().map(|k| k.time.total_s).sum()
 }
 
 /// Analyses one kernel; `total_time_s` is the denominator of its share of time.

@@ -54,7 +54,7 @@ impl Analysed {
     /// nor sorting them again (their times, hence their order, do not depend on the ceilings).
     #[must_use]
     pub fn against(&self, ceilings: Ceilings) -> Self {
-        let total: f64 = self.kernels.iter().map(|k| k.time.total_s).sum();
+        let total = analysis::total_time_s(&self.kernels);
         let top = self
             .top
             .iter()
