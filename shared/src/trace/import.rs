@@ -343,6 +343,18 @@ pub fn range_launch(trace: &Trace, i: usize) -> Launch {
     }
 }
 
+/// One launch's counters read with the Nsight Compute metric table: its kernel (none when the
+/// table makes none of it), its notes added to `notes`.
+fn counters_kernel(
+    launch: &Launch,
+    o: &ncu::ImportOptions,
+    notes: &mut BTreeSet<String>,
+) -> Result<Option<Kernel>, NcuError> {
+    let imp = ncu::to_kernels(std::slice::from_ref(launch), o)?;
+    notes.extend(imp.notes);
+    Ok(imp.kernels.into_iter().next())
+}
+
 /// Per-operator results, computed once per operator call.
 struct OpInfo {
     kernels: usize,
@@ -525,23 +537,17 @@ fn import_impl(
     } else {
         trace.kernels.len()
     };
+    let counter_opts = ncu::ImportOptions {
+        convention: opts.convention,
+        arch: opts.arch,
+        source: DataSource::Import,
+    };
     for i in 0..n {
         let (mut k, device) = if from_ranges {
             let r = &trace.ranges[i];
-            let launch = range_launch(trace, i);
-            let o = ncu::ImportOptions {
-                convention: opts.convention,
-                arch: opts.arch,
-                source: DataSource::Import,
-            };
-            match ncu::to_kernels(std::slice::from_ref(&launch), &o) {
-                Ok(imp) => {
-                    notes.extend(imp.notes);
-                    match imp.kernels.into_iter().next() {
-                        Some(k) => (k, r.device),
-                        None => continue,
-                    }
-                }
+            match counters_kernel(&range_launch(trace, i), &counter_opts, &mut notes) {
+                Ok(Some(k)) => (k, r.device),
+                Ok(None) => continue,
                 Err(NcuError::NoTime { .. }) => {
                     untimed += 1;
                     continue;
@@ -554,6 +560,8 @@ fn import_impl(
                 stats.zero_time += 1;
                 continue;
             }
+            let timed_only =
+                || Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
             let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
             let mut k = match ranged {
                 Some((counters, r)) => {
@@ -568,19 +576,10 @@ fn import_impl(
                     if launch.compute_capability.is_none() {
                         launch.compute_capability = device_cc(trace, g.device);
                     }
-                    let o = ncu::ImportOptions {
-                        convention: opts.convention,
-                        arch: opts.arch,
-                        source: DataSource::Import,
-                    };
-                    let imp = ncu::to_kernels(std::slice::from_ref(&launch), &o)?;
-                    notes.extend(imp.notes);
                     stats.with_counters += 1;
-                    imp.kernels.into_iter().next().unwrap_or_else(|| {
-                        Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import)
-                    })
+                    counters_kernel(&launch, &counter_opts, &mut notes)?.unwrap_or_else(timed_only)
                 }
-                None => Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import),
+                None => timed_only(),
             };
             k.grid = g.grid;
             k.block = g.block;

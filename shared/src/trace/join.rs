@@ -43,7 +43,7 @@ pub enum Mismatch {
     },
     /// No offset where every named range names its launch.
     #[error(
-        "the {ranges} profiler ranges are not the kernel sequence of any {ranges} consecutive launches of the {launches} in the timing trace; the closest fit (from launch {offset}) agrees for {agreeing} ranges and first parts at range {at}: {range:?} against launch {launch:?}. Record both traces from the same program, inputs and steps"
+        "the {ranges} profiler ranges are not the kernel sequence of any {ranges} consecutive launches of the {launches} in the timing trace; the closest fit (from launch {offset}) agrees for {agreeing} ranges and first parts at range {agreeing}: {range:?} against launch {launch:?}. Record both traces from the same program, inputs and steps"
     )]
     Parted {
         /// Ranges.
@@ -52,10 +52,9 @@ pub enum Mismatch {
         launches: usize,
         /// The offset of the closest fit.
         offset: usize,
-        /// Ranges agreeing there, before the first difference.
+        /// Ranges agreeing there before the first difference, which is the index of the first
+        /// range that differs.
         agreeing: usize,
-        /// The first range that differs.
-        at: usize,
         /// Its name (shortened).
         range: String,
         /// The launch's name (shortened).
@@ -101,7 +100,6 @@ pub fn align(ranges: &[&str], launches: &[&str]) -> Result<Alignment, Mismatch> 
                 launches: launches.len(),
                 offset,
                 agreeing,
-                at: agreeing,
                 range: shorten(ranges[agreeing]),
                 launch: shorten(launches[offset + agreeing]),
             })
@@ -188,7 +186,6 @@ mod tests {
                 launches: 4,
                 offset: 0,
                 agreeing: 2,
-                at: 2,
                 range: "x".into(),
                 launch: "c".into(),
             }
