@@ -265,10 +265,9 @@ pub fn App(
         if !a.is_own_analysis_of(&l.bundle) {
             return;
         }
-        let key = Arc::downgrade(&l.bundle);
         own_analyses.update_value(|v| {
-            v.retain(|(b, g, _)| !(std::sync::Weak::ptr_eq(b, &key) && *g == by));
-            v.push((key, by, Arc::clone(a)));
+            v.retain(|(b, g, _)| !(is_bundle(b, l) && *g == by));
+            v.push((Arc::downgrade(&l.bundle), by, Arc::clone(a)));
             if v.len() > OWN_ANALYSES_KEPT {
                 v.remove(0);
             }
@@ -281,12 +280,10 @@ pub fn App(
             let c = ceilings.get();
             let dev = device.get();
             let by = group_by.get();
-            // The kernels analysed: which bundle, grouped how, which device. (A weak reference
-            // keeps the allocation, so no later bundle can take its address.)
+            // The kernels analysed: which bundle, grouped how, which device.
             let same_kernels = analysed_kernels.with_value(|k| {
-                k.as_ref().is_some_and(|(b, g, d)| {
-                    std::sync::Weak::ptr_eq(b, &Arc::downgrade(&l.bundle)) && *g == by && *d == dev
-                })
+                k.as_ref()
+                    .is_some_and(|(b, g, d)| is_bundle(b, l) && *g == by && *d == dev)
             });
             analysed_kernels.set_value(Some((Arc::downgrade(&l.bundle), by, dev.clone())));
             let a = Arc::new(perf::span("roofline:analysis", || match (earlier, c) {
@@ -312,10 +309,9 @@ pub fn App(
             let by = group_by.get();
             bundles.with(|all| {
                 let l = all.get(i)?;
-                let key = Arc::downgrade(&l.bundle);
                 let kept = own_analyses.with_value(|v| {
                     v.iter()
-                        .find(|(b, g, _)| std::sync::Weak::ptr_eq(b, &key) && *g == by)
+                        .find(|(b, g, _)| is_bundle(b, l) && *g == by)
                         .map(|(_, _, a)| Arc::clone(a))
                 });
                 let a = kept.unwrap_or_else(|| {
@@ -383,15 +379,18 @@ pub fn App(
                             // Both runs whole: the table's matching serves the chart too.
                             let whole =
                                 matches!((&shown, &base), (Cow::Borrowed(_), Cow::Borrowed(_)));
-                            let drawn = match whole
-                                .then(|| comparison.with(|c| c.as_ref().map(|c| c.pairs.clone())))
+                            let paired = whole.then(|| {
+                                comparison.with(|c| {
+                                    c.as_ref().map(|c| {
+                                        compare_scene_paired(
+                                            &shown, &base, &c.pairs, draw, &options,
+                                        )
+                                    })
+                                })
+                            });
+                            let drawn = paired
                                 .flatten()
-                            {
-                                Some(pairs) => {
-                                    compare_scene_paired(&shown, &base, &pairs, draw, &options)
-                                }
-                                None => compare_scene(&shown, &base, draw, &options),
-                            };
+                                .unwrap_or_else(|| compare_scene(&shown, &base, draw, &options));
                             drawn.map(|(s, o)| (s, Some(o))).map_err(|e| e.to_string())
                         }
                         None => draw(&shown, &options)
@@ -848,6 +847,12 @@ pub fn App(
         </div>
     }
     .into_any()
+}
+
+/// Whether a weak reference kept of a bundle is `l`'s bundle. (The reference keeps the
+/// allocation, so no later bundle can take its address.)
+fn is_bundle(kept: &std::sync::Weak<Bundle>, l: &Loaded) -> bool {
+    std::ptr::eq(kept.as_ptr(), Arc::as_ptr(&l.bundle))
 }
 
 /// The kernels a chart shows: the isolated one, or those whose name contains `needle` (lower
