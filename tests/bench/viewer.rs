@@ -282,11 +282,15 @@ fn run() -> Result<Vec<Row>, String> {
     let b = Browser::start_with(std::env::var_os("ROOFLINE_BENCH_TIMELINE").is_some());
     let mut rows = Vec::new();
 
+    // `ROOFLINE_BENCH_ONLY=compare`: only the comparisons (for trying out a change quickly; such
+    // a run's table lacks the other rows).
+    let only_compare = std::env::var("ROOFLINE_BENCH_ONLY").is_ok_and(|v| v == "compare");
+
     // Open, and hover on what was opened.
     let mut parts: [Vec<f64>; 6] = Default::default();
     let mut hovers = Vec::new();
     let mut drawn = (0.0, 0.0);
-    for _ in 0..RUNS {
+    for _ in 0..if only_compare { 0 } else { RUNS } {
         b.go(&base);
         b.wait(
             "return document.querySelectorAll('#chart circle.marker').length",
@@ -337,16 +341,18 @@ fn run() -> Result<Vec<Row>, String> {
         "  of which: analysis and scene (roofline-model)",
         "  of which: the rest (DOM, layout, reactive work)",
     ];
-    push_rows(&mut rows, &labels, &mut parts, &input, 1000.0);
-    hovers.sort_by(f64::total_cmp);
-    let m = roofline_model::stats::median_or_nan(&hovers);
-    rows.push(Row {
-        what: "hover: pointer move → tooltip laid out (median, p95)".into(),
-        input: format!("{} hovers on the chart above", hovers.len()),
-        median_ms: m,
-        worst_ms: quantile(&hovers, 0.95),
-        budget_ms: Some(16.0),
-    });
+    if !only_compare {
+        push_rows(&mut rows, &labels, &mut parts, &input, 1000.0);
+        hovers.sort_by(f64::total_cmp);
+        let m = roofline_model::stats::median_or_nan(&hovers);
+        rows.push(Row {
+            what: "hover: pointer move → tooltip laid out (median, p95)".into(),
+            input: format!("{} hovers on the chart above", hovers.len()),
+            median_ms: m,
+            worst_ms: quantile(&hovers, 0.95),
+            budget_ms: Some(16.0),
+        });
+    }
 
     // Machine swap on 10,000 kernels.
     b.go(&base);
@@ -369,7 +375,7 @@ fn run() -> Result<Vec<Row>, String> {
     );
     let mut swaps: [Vec<f64>; 5] = Default::default();
     let mut rows_drawn = 0.0;
-    for i in 0..4 * RUNS {
+    for i in 0..if only_compare { 0 } else { 4 * RUNS } {
         let to = if i % 2 == 0 { "2" } else { "own" };
         let v = b.js_async(&with_prelude(SWAP), &[json!(to)]);
         let total = num(&v, "total").map_err(|e| format!("swap: {e}"))?;
@@ -394,7 +400,9 @@ fn run() -> Result<Vec<Row>, String> {
         "10,000 kernels, {:.0} MB (table {rows_drawn} rows)",
         mb(wide)
     );
-    push_rows(&mut rows, &labels, &mut swaps, &input, 50.0);
+    if !only_compare {
+        push_rows(&mut rows, &labels, &mut swaps, &input, 50.0);
+    }
     profiled(&b, "machine swap (4 swaps)", || {
         for i in 0..4 {
             let to = if i % 2 == 0 { "2" } else { "own" };
@@ -435,8 +443,7 @@ fn run() -> Result<Vec<Row>, String> {
 
     // The same, with a baseline whose analysis is no longer kept: four other bundles shown since
     // (the viewer keeps four), then the changed copy shown again (bundle 3).
-    let mut cold: [Vec<f64>; 6] = Default::default();
-    for _ in 0..RUNS {
+    let push_out_baseline = || -> Result<(), String> {
         b.js("const s = document.getElementById('baseline-select'); s.value = 'none'; s.dispatchEvent(new Event('change'));");
         for _ in 0..4 {
             let v = b.js_async(
@@ -456,6 +463,11 @@ fn run() -> Result<Vec<Row>, String> {
         // comparison's, not the collection of this benchmark's own garbage.
         std::thread::sleep(std::time::Duration::from_millis(500));
         b.cdp("HeapProfiler.collectGarbage", &json!({}));
+        Ok(())
+    };
+    let mut cold: [Vec<f64>; 6] = Default::default();
+    for _ in 0..RUNS {
+        push_out_baseline()?;
         timeline(&b, "compare, baseline not kept", || {
             measure_compare(&b, &mut cold).map(|_| ())
         })?;
@@ -483,6 +495,12 @@ fn run() -> Result<Vec<Row>, String> {
             b.js_async(&with_prelude(COMPARE), &[json!("1")]);
         }
     });
+    if std::env::var_os("ROOFLINE_BENCH_PROFILE").is_some() {
+        push_out_baseline()?;
+        profiled(&b, "compare, baseline not kept (1 baseline chosen)", || {
+            b.js_async(&with_prelude(COMPARE), &[json!("1")]);
+        });
+    }
     Ok(rows)
 }
 
@@ -556,6 +574,27 @@ fn timeline(b: &Browser, what: &str, f: impl FnOnce() -> Result<(), String>) -> 
             "  {ms:8.1} ms {n:5}×  {}",
             name.chars().take(90).collect::<String>()
         );
+    }
+    let counts = b.js(
+        "const n = s => document.querySelectorAll(s).length; return { page: n('*'), chart: n('#chart *'), table: n('#kernel-table *'), rows: n('#kernel-table tbody tr') };",
+    );
+    eprintln!("  elements after it: {counts}");
+    // What the rendering steps worked on (elements restyled, objects laid out, areas painted).
+    for e in &events {
+        let ts = e["ts"].as_f64().unwrap_or(-1.0);
+        let name = e["name"].as_str().unwrap_or("");
+        if matches!(
+            name,
+            "UpdateLayoutTree" | "Layout" | "Paint" | "PrePaint" | "Layerize"
+        ) && (e["pid"].clone(), e["tid"].clone()) == main
+            && (t0..=t1).contains(&ts)
+        {
+            eprintln!(
+                "  {name} {:.1} ms: {}",
+                e["dur"].as_f64().unwrap_or(0.0) / 1000.0,
+                e["args"].to_string().chars().take(300).collect::<String>()
+            );
+        }
     }
     Ok(())
 }
@@ -631,6 +670,22 @@ fn profiled(b: &Browser, what: &str, f: impl FnOnce()) {
     }
     eprintln!("  by total time:");
     for (n, t) in top(&total) {
+        eprintln!(
+            "    {t:8.1} ms  {}",
+            n.chars().take(110).collect::<String>()
+        );
+    }
+    // The generic frames (the reactive graph, wasm-bindgen's shims) hide the project's own and
+    // the DOM's: those alone.
+    let own_code: std::collections::HashMap<&str, f64> = total
+        .iter()
+        .filter(|(n, _)| {
+            n.starts_with("roofline_") || n.contains("tachys") || n.starts_with("__wbg")
+        })
+        .map(|(n, t)| (*n, *t))
+        .collect();
+    eprintln!("  by total time, the project's code, leptos' rendering and DOM calls:");
+    for (n, t) in top(&own_code) {
         eprintln!(
             "    {t:8.1} ms  {}",
             n.chars().take(110).collect::<String>()
