@@ -75,9 +75,11 @@ impl Analysed {
 
     /// Every kernel against `ceilings`, largest time first (a stable order).
     fn analyse(kernels: &[Kernel], ceilings: &Ceilings) -> Vec<KernelAnalysis> {
-        let mut top = analysis::analyze_with(kernels, |_| Some(ceilings.clone()));
-        top.sort_by(|x, y| y.time_s.total_cmp(&x.time_s));
-        top
+        let total = analysis::total_time_s(kernels);
+        analysis::largest_first(kernels)
+            .into_iter()
+            .map(|i| analysis::analyze_kernel(i, &kernels[i], Some(ceilings), total))
+            .collect()
     }
 
     /// The device, its name and ceilings, and no kernels (what the sweep chart needs).
