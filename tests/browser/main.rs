@@ -41,6 +41,26 @@ const EXAMPLE: &str = "bundle=samples/v100-deepcam-example.json";
 
 const WAIT_CHART: &str = "return document.querySelectorAll('#chart circle.marker').length";
 
+/// The kernel table's figure cells (every cell but the names, which are cut with an ellipsis):
+/// how many there are, how many are laid out (rows off screen are skipped until asked), and
+/// the text of those wider than their column. Figure cells do not clip (a clip per cell cost
+/// the page a compositing step per cell on every redraw), so their columns must hold them.
+const OVERFLOWING_CELLS: &str = "const cells = [...document.querySelectorAll('#kernel-table td:not(.name), #kernel-table th:not(.name)')]; \
+    return { cells: cells.length, laid_out: cells.filter(c => c.clientWidth > 0).length, \
+    over: cells.filter(c => c.scrollWidth > c.clientWidth).map(c => c.textContent) }";
+
+/// Checks that every figure cell of the kernel table fits its column ([`OVERFLOWING_CELLS`]).
+fn assert_cells_fit(b: &Browser, what: &str) {
+    let r = b.js(OVERFLOWING_CELLS);
+    assert!(r["cells"].as_u64().unwrap() >= 12, "{what}: {r}");
+    assert_eq!(r["laid_out"], r["cells"], "{what}: every cell measured");
+    assert_eq!(
+        r["over"],
+        json!([]),
+        "{what}: cells wider than their columns"
+    );
+}
+
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn the_viewer_draws_what_the_model_computes() {
@@ -312,6 +332,8 @@ fn long_tables_machine_view_and_hand_edits() {
         "return document.querySelectorAll('#kernel-table tbody tr').length === 450 && !document.getElementById('table-more')",
         "every row",
     );
+    // Rows far below the screen (not laid out until asked) fit their columns too.
+    assert_cells_fit(&b, "450 synthetic rows");
     // A kernel selected through the URL is listed even when it is beyond the rows drawn.
     let url = format!(
         "{base}?bundle=/extra/wide.json&kernel={}",
@@ -467,6 +489,7 @@ fn compare_mode_on_the_forward_runs() {
         checked += usize::from(row.speedup().is_some());
     }
     assert!(checked >= 3, "{checked} speed-ups checked");
+    assert_cells_fit(&b, "compare table");
     b.wait(
         "return location.search.includes('baseline=samples')",
         "the baseline in the URL",
@@ -535,6 +558,9 @@ fn kernel_names_on_every_sample_keep_clear() {
                     "return document.querySelectorAll('#chart text.kernel-label').length",
                     &format!("{what}: kernel names"),
                 );
+                if chart == "hierarchical" && names.is_empty() {
+                    assert_cells_fit(&b, &format!("{file}: table"));
+                }
                 let r = b.js(&measure_labels(
                     "document.getElementById('chart')",
                     "kernel-label",

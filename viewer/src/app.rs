@@ -910,13 +910,16 @@ table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
 th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #ddd; }
 th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .table-scroll { overflow-x: auto; margin-top: 8px; }
-#kernel-table { display: block; width: 100%; min-width: calc(16em + 115ch); margin-top: 0; }
-#kernel-table.comparing { min-width: calc(14em + 161ch); }
+#kernel-table { display: block; width: 100%; min-width: calc(16em + 117ch); margin-top: 0; }
+#kernel-table.comparing { min-width: calc(16em + 163ch); }
 #kernel-table thead, #kernel-table tbody { display: block; }
-#kernel-table tr { display: grid; grid-template-columns: minmax(16em, 1fr) 9ch 10ch 10ch 15ch 10ch 10ch 10ch 10ch 10ch 11ch 10ch; }
-#kernel-table.comparing tr { grid-template-columns: minmax(14em, 1fr) 9ch 10ch 10ch 15ch 10ch 10ch 10ch 10ch 10ch 11ch 10ch 10ch 11ch 10ch 15ch; }
+#kernel-table tr { display: grid; grid-template-columns: minmax(16em, 1fr) 9ch 10ch 10ch 15ch 10ch 10ch 10ch 10ch 12ch 11ch 10ch; grid-auto-columns: 10ch 11ch 10ch 15ch; }
+#kernel-table .baseline { grid-column: 13; }
+#kernel-table .delta { grid-column: 14; }
+#kernel-table .speedup { grid-column: 15; }
+#kernel-table .bound-change { grid-column: 16; }
 #kernel-table tbody tr { content-visibility: auto; contain-intrinsic-size: auto 21px; }
-#kernel-table td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: none; }
+#kernel-table td { white-space: nowrap; max-width: none; }
 #kernel-table th { white-space: normal; align-self: end; max-width: none; }
 th.sortable { cursor: pointer; }
 .kernels tbody tr { cursor: pointer; }

@@ -116,9 +116,9 @@ pub fn KernelTable(
                         {header(Signal::stored("T/Tbound"), SortBy::Gap)}
                         {move || comparing().then(|| view! {
                             <th class="baseline">"Baseline"</th>
-                            <th>"Δ time"</th>
-                            <th>"Speed-up"</th>
-                            <th>"Bound change"</th>
+                            <th class="delta">"Δ time"</th>
+                            <th class="speedup">"Speed-up"</th>
+                            <th class="bound-change">"Bound change"</th>
                         })}
                     </tr>
                 </thead>
