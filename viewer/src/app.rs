@@ -919,6 +919,7 @@ th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-ov
 #kernel-table .speedup { grid-column: 15; }
 #kernel-table .bound-change { grid-column: 16; }
 #kernel-table tbody tr { content-visibility: auto; contain-intrinsic-size: auto 21px; }
+/* Figure cells do not clip: a clip per cell cost a compositing step per cell on every redraw. Their columns hold them (checked by the browser tests). */
 #kernel-table td { white-space: nowrap; max-width: none; }
 #kernel-table th { white-space: normal; align-self: end; max-width: none; }
 th.sortable { cursor: pointer; }
