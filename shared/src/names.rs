@@ -146,7 +146,7 @@ pub fn display_names(kernels: &[crate::bundle::Kernel]) -> Vec<String> {
 
 /// Display names that never collide: `entries` are (display name, full name) pairs. Entries
 /// whose display names are equal but full names differ get, in brackets, the first words of
-/// their full name that tell them apart from the others of the group ([`telling_words`]:
+/// their full name that tell them apart from the others of the group (`telling_words`:
 /// identifiers before numbers before namespaces); entries without such words get `#n`,
 /// numbered in the order of their full names. Entries with the same full name (one kernel on
 /// several devices) keep the same display name. Stable: the result depends on the set of

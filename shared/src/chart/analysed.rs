@@ -10,10 +10,10 @@ use crate::geometry::si::format_si;
 use std::sync::{Arc, OnceLock};
 
 /// One device's kernels aggregated by name and analysed against its ceilings, largest time
-/// first: what the hierarchical and time-based charts draw. [`hierarchical`] and [`time_based`]
+/// first: what the hierarchical and time-based charts draw. [`hierarchical`](super::hierarchical()) and [`time_based`](super::time_based())
 /// build their own; build one with [`Analysed::new`] when a single analysis feeds several views
-/// (the viewer's chart and kernel table), and draw it with [`hierarchical_of`] and
-/// [`time_based_of`].
+/// (the viewer's chart and kernel table), and draw it with [`hierarchical_of`](super::hierarchical_of) and
+/// [`time_based_of`](super::time_based_of).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Analysed {
     /// The device's id (`None` when the bundle declares none).

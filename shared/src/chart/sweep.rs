@@ -16,7 +16,7 @@ type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
 /// The ERT-style sweep of a machine (Empirical Roofline Toolkit, Lo et al., "Roofline Model
 /// Toolkit: A Practical Tool for Architectural and Program Analysis", PMBS 2014): achieved
 /// performance `F / T` against intensity `F / B`, one line per datapath and working set, with the
-/// ceilings drawn as in [`hierarchical`]. Plateaus at each working set's bandwidth show the memory
+/// ceilings drawn as in [`hierarchical`](super::hierarchical()). Plateaus at each working set's bandwidth show the memory
 /// levels; the flat tops show the compute peaks.
 ///
 /// # Errors

@@ -1,7 +1,7 @@
 //! torch.profiler (Kineto) traces: the Chrome-trace JSON that `torch.profiler` writes
 //! (`export_chrome_trace`, `tensorboard_trace_handler`), read as a stream into a compact event
-//! model ([`parse`]), then turned into bundle kernels linked to the PyTorch operators that
-//! launched them ([`import`]).
+//! model ([`mod@parse`]), then turned into bundle kernels linked to the PyTorch operators that
+//! launched them ([`mod@import`]).
 //!
 //! The event categories read are Kineto's (`libkineto/src/output_json.cpp` and
 //! `ActivityType.cpp` in the Kineto repository): `kernel`, `gpu_memcpy`, `gpu_memset`, `cpu_op`,
