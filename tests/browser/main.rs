@@ -389,32 +389,48 @@ fn long_tables_machine_view_and_hand_edits() {
 
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
-fn compare_mode_on_the_forward_runs() {
+fn compare_mode_on_real_runs() {
     let extra = tempfile::tempdir().unwrap();
     let port = serve(dist(), extra.path().to_path_buf());
     let b = Browser::start();
+    // Apex O1 mixed precision against plain FP32, forward pass; then the two FP32 runs, the
+    // backward pass against the forward one (few kernels in common: many new and gone).
+    check_compare(
+        &b,
+        port,
+        ("deepcam-v100-amp-fw.json", "deepcam-v100-fp32-fw.json"),
+        "compare",
+    );
+    check_compare(
+        &b,
+        port,
+        ("deepcam-v100-fp32-bw.json", "deepcam-v100-fp32-fw.json"),
+        "compare-fp32-bw",
+    );
+}
+
+/// Opens sample `current` with sample `baseline` as its baseline and checks the comparison drawn
+/// against the model's: arrows where the model puts them, new and gone markers, the summary, the
+/// table's speed-ups, its columns, and the baseline in the URL; screenshots are named after `shots`.
+fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shots: &str) {
     let read = |f: &str| {
         roofline_model::parse_bundle(&roofline_tests::fixture_text(&format!("bundles/{f}")))
             .unwrap()
     };
-    // Apex O1 mixed precision against plain FP32, forward pass.
-    let (cur, base) = (
-        read("deepcam-v100-amp-fw.json"),
-        read("deepcam-v100-fp32-fw.json"),
-    );
+    let (cur, base) = (read(current), read(baseline));
     let (cur, base) = (
         chart::Analysed::new(&cur, None, None),
         chart::Analysed::new(&base, None, None),
     );
     let c = compare(&cur, &base);
     b.go(&format!(
-        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json"
+        "http://127.0.0.1:{port}/?bundle=samples/{current}&baseline=samples/{baseline}"
     ));
     b.wait(
         "return document.querySelectorAll('#chart line.arrow').length",
         "the arrows",
     );
-    b.screenshot("compare-hierarchical");
+    b.screenshot(&format!("{shots}-hierarchical"));
     // The wider table scrolls sideways, to its last column.
     let scrolled = b.js(
         "const s = document.querySelector('.table-scroll'); s.scrollLeft = s.scrollWidth; \
@@ -423,7 +439,7 @@ fn compare_mode_on_the_forward_runs() {
     );
     assert_eq!(scrolled, json!([true, true]));
     b.js("window.scrollTo(0, document.body.scrollHeight)");
-    b.screenshot("compare-table-scrolled");
+    b.screenshot(&format!("{shots}-table-scrolled"));
     b.js("document.querySelector('.table-scroll').scrollLeft = 0; window.scrollTo(0, 0)");
     // The arrows are the model's, where the model puts them.
     for (tab, draw) in [
@@ -467,7 +483,7 @@ fn compare_mode_on_the_forward_runs() {
         assert_eq!(new, json!(overlay.new_markers.len()), "{tab}");
         let gone = b.js("return document.querySelectorAll('#chart circle.gone').length");
         assert_eq!(gone, json!(overlay.gone.len()), "{tab}");
-        b.screenshot(&format!("compare-{tab}"));
+        b.screenshot(&format!("{shots}-{tab}"));
     }
     // The summary line and the table's speed-ups are what shared computes.
     let summary = b.js("return document.getElementById('compare-summary').textContent");
@@ -489,7 +505,7 @@ fn compare_mode_on_the_forward_runs() {
         checked += usize::from(row.speedup().is_some());
     }
     assert!(checked >= 3, "{checked} speed-ups checked");
-    assert_cells_fit(&b, "compare table");
+    assert_cells_fit(b, &format!("{shots}: table"));
     b.wait(
         "return location.search.includes('baseline=samples')",
         "the baseline in the URL",
