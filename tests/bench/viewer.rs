@@ -13,10 +13,12 @@
 //! pointer move, a select changed) until the page's DOM shows the result and has been laid out;
 //! the breakdown comes from the viewer's own User Timing marks and measures
 //! (`viewer/src/perf.rs`). With `ROOFLINE_BENCH_PROFILE=1` (and the viewer built with
-//! `ROOFLINE_WASM_NAMES=1`), one more round of swaps and of comparisons runs under Chromium's
-//! sampling profiler and the functions that took the most time are printed; with
-//! `ROOFLINE_BENCH_TIMELINE=1`, the comparison whose baseline is analysed anew is recorded on
-//! Chromium's DevTools timeline and its main thread's events are printed. Every figure is
+//! `ROOFLINE_WASM_NAMES=1`), one more round of swaps and of comparisons, and one comparison whose
+//! baseline is analysed anew, run under Chromium's sampling profiler and the functions that took
+//! the most time are printed; with `ROOFLINE_BENCH_TIMELINE=1`, the comparison whose baseline is
+//! analysed anew is recorded on Chromium's DevTools timeline and its main thread's events are
+//! printed, with what style, layout and paint worked on; `ROOFLINE_BENCH_ONLY=compare` measures
+//! the comparisons only (to try a change quickly; the table then lacks the other rows). Every figure is
 //! checked against what the page shows (the new bundle's
 //! rows, a tooltip, a changed bound), so a run that did nothing cannot report a fast time.
 
