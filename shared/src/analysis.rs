@@ -72,12 +72,17 @@ fn unrepresentable(v: Option<f64>, positive: bool) -> bool {
 /// Analyses kernels against the ceilings of the device each ran on. Kernels whose device has no
 /// machine characterization get their intensities and achieved performance, but no bound.
 pub fn analyze(bundle: &Bundle, kernels: &[Kernel]) -> Vec<KernelAnalysis> {
-    analyze_with(kernels, |k| {
+    analyze_with(kernels, own_ceilings(bundle))
+}
+
+/// The ceilings of the device a kernel ran on, from `bundle`'s machines (what [`analyze`] uses).
+pub fn own_ceilings(bundle: &Bundle) -> impl Fn(&Kernel) -> Option<Ceilings> + '_ {
+    |k| {
         bundle
             .device_of(k)
             .and_then(|d| bundle.machine_for(d))
             .map(Ceilings::from_machine)
-    })
+    }
 }
 
 /// Analyses kernels with ceilings chosen per device id by `ceilings_for` (the viewer uses this to
@@ -86,12 +91,31 @@ pub fn analyze_with(
     kernels: &[Kernel],
     ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>,
 ) -> Vec<KernelAnalysis> {
+    analyze_in_order(kernels, 0..kernels.len(), ceilings_for)
+}
+
+/// [`analyze_with`], the analyses largest time first ([`largest_first`]): the order of reports
+/// and charts, without sorting the analyses themselves.
+pub fn analyze_largest_first(
+    kernels: &[Kernel],
+    ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>,
+) -> Vec<KernelAnalysis> {
+    analyze_in_order(kernels, largest_first(kernels), ceilings_for)
+}
+
+/// The kernels at positions `order`, analysed in that order (each analysis keeps its kernel's
+/// position as `index`).
+fn analyze_in_order(
+    kernels: &[Kernel],
+    order: impl IntoIterator<Item = usize>,
+    ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>,
+) -> Vec<KernelAnalysis> {
     let total = total_time_s(kernels);
     let mut cache: FxHashMap<Option<&str>, Option<Ceilings>> = FxHashMap::default();
-    kernels
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
+    order
+        .into_iter()
+        .map(|i| {
+            let k = &kernels[i];
             let c = cache
                 .entry(k.device.as_deref())
                 .or_insert_with(|| ceilings_for(k));
@@ -101,9 +125,10 @@ pub fn analyze_with(
 }
 
 /// Positions of `kernels`, largest time first, ties in their given order (a stable sort): the
-/// order of [`crate::chart::Analysed::top`]. Analysing the kernels in this order costs less than
-/// sorting their analyses, which are large: moving each about log₂ n times was a third of the
-/// viewer's analysis of a 10,000-kernel baseline.
+/// order of [`crate::chart::Analysed::top`] and of reports ([`analyze_largest_first`]).
+/// Analysing the kernels in this order costs less than sorting their analyses, which are large:
+/// moving each about log₂ n times was a third of the viewer's analysis of a 10,000-kernel
+/// baseline.
 pub fn largest_first(kernels: &[Kernel]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..kernels.len()).collect();
     order.sort_by(|&x, &y| kernels[y].time.total_s.total_cmp(&kernels[x].time.total_s));
@@ -258,6 +283,7 @@ mod tests {
         sorted.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
         let by_analyses: Vec<usize> = sorted.iter().map(|a| a.index).collect();
         assert_eq!(largest_first(&ks), by_analyses);
+        assert_eq!(analyze_largest_first(&ks, |_| Some(ceilings())), sorted);
     }
 
     #[test]

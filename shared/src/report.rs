@@ -110,21 +110,21 @@ pub struct Report {
 impl Report {
     /// Aggregates and analyses a bundle's kernels against its own machines.
     pub fn new(bundle: &Bundle) -> Self {
-        let kernels = aggregate_by_name(&bundle.kernels);
-        let analyses = analysis::analyze(bundle, &kernels);
-        Self::sorted(kernels, analyses)
+        Self::analysed(
+            aggregate_by_name(&bundle.kernels),
+            analysis::own_ceilings(bundle),
+        )
     }
 
     /// Aggregates and analyses a bundle's kernels against the given ceilings (a machine from
     /// another bundle, or edited ones), or none.
     pub fn with_ceilings(bundle: &Bundle, ceilings: Option<&Ceilings>) -> Self {
-        let kernels = aggregate_by_name(&bundle.kernels);
-        let analyses = analysis::analyze_with(&kernels, |_| ceilings.cloned());
-        Self::sorted(kernels, analyses)
+        Self::analysed(aggregate_by_name(&bundle.kernels), |_| ceilings.cloned())
     }
 
-    fn sorted(kernels: Vec<Kernel>, mut analyses: Vec<KernelAnalysis>) -> Self {
-        analyses.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+    /// `kernels` analysed with `ceilings_for`, largest time first.
+    fn analysed(kernels: Vec<Kernel>, ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>) -> Self {
+        let analyses = analysis::analyze_largest_first(&kernels, ceilings_for);
         Report { kernels, analyses }
     }
 

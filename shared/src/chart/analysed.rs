@@ -75,11 +75,7 @@ impl Analysed {
 
     /// Every kernel against `ceilings`, largest time first (a stable order).
     fn analyse(kernels: &[Kernel], ceilings: &Ceilings) -> Vec<KernelAnalysis> {
-        let total = analysis::total_time_s(kernels);
-        analysis::largest_first(kernels)
-            .into_iter()
-            .map(|i| analysis::analyze_kernel(i, &kernels[i], Some(ceilings), total))
-            .collect()
+        analysis::analyze_largest_first(kernels, |_| Some(ceilings.clone()))
     }
 
     /// The device, its name and ceilings, and no kernels (what the sweep chart needs).
