@@ -565,11 +565,10 @@ fn import_impl(
             let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
             let mut k = match ranged {
                 Some((counters, r)) => {
-                    // The range's counters, with this launch's name, shape and measured time.
+                    // The range's counters, with this launch's name and measured time (its
+                    // grid and block are set below, as for every launch).
                     let mut launch = range_launch(counters, r);
                     launch.name = trace.name(g.name).to_string();
-                    launch.grid = g.grid;
-                    launch.block = g.block;
                     launch
                         .metrics
                         .insert(ncu::metrics::time::DURATION.to_string(), g.dur_us * 1e-6);
