@@ -41,21 +41,12 @@ fn padded(l: &Label) -> Box2 {
 /// Longest label, characters (a longer short name is cut, with an ellipsis).
 pub const MAX_CHARS: usize = 24;
 
-fn cut(name: &str) -> String {
-    if name.chars().count() > MAX_CHARS {
-        let head: String = name.chars().take(MAX_CHARS - 1).collect();
-        format!("{head}…")
-    } else {
-        name.to_string()
-    }
-}
-
 /// Short names for `kernels` (scene indices), cut to [`MAX_CHARS`] and unique: a name shared by
 /// several gets `#rank`.
 fn unique_names(scene: &Scene, kernels: &[usize]) -> Vec<String> {
     let cuts: Vec<String> = kernels
         .iter()
-        .map(|&k| cut(&scene.kernels[k].name))
+        .map(|&k| crate::names::truncate(&scene.kernels[k].name, MAX_CHARS))
         .collect();
     kernels
         .iter()

@@ -10,6 +10,18 @@
 
 use rustc_hash::FxHashMap;
 
+/// `s` cut to at most `n` characters, the last of them an ellipsis when anything was cut: what
+/// chart labels, the CLI's SVG and error messages show of a name too long for them.
+pub fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
 /// Shortens a demangled kernel name to its bare identifier; returns the input when it has no
 /// recognisable structure.
 pub fn shorten(full: &str) -> String {
@@ -222,7 +234,15 @@ pub fn disambiguate(entries: &[(String, &str)]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{disambiguate, shorten};
+    use super::{disambiguate, shorten, truncate};
+
+    #[test]
+    fn truncate_keeps_at_most_n_characters_with_an_ellipsis() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(truncate("abcd", 4), "abcd");
+        assert_eq!(truncate("µµµµµ", 3), "µµ…");
+    }
 
     #[test]
     fn colliding_short_names_are_told_apart() {

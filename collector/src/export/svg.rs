@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use roofline_model::chart::{Anchor, LineRole, MarkerKind, Scene, style};
 use roofline_model::labels::rank_labels;
+use roofline_model::names::truncate;
 
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 
@@ -30,17 +31,6 @@ fn esc(s: &str) -> String {
         }
     }
     o
-}
-
-/// Truncates to `n` characters with an ellipsis.
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
 }
 
 fn anchor(a: Anchor) -> &'static str {
@@ -343,13 +333,11 @@ pub fn render(scene: &Scene) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{esc, truncate};
+    use super::esc;
 
     #[test]
     fn escaping_and_truncation() {
         assert_eq!(esc("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
         assert_eq!(esc("x\u{FFFE}\u{FFFF}\u{FDD0}\u{1}y"), "xy");
-        assert_eq!(truncate("abcdef", 4), "abc…");
-        assert_eq!(truncate("abc", 4), "abc");
     }
 }

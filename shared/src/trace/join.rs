@@ -107,14 +107,11 @@ pub fn align(ranges: &[&str], launches: &[&str]) -> Result<Alignment, Mismatch> 
     }
 }
 
+/// A name in a [`Mismatch::Parted`] message, at most this many characters.
+const NAME_CHARS: usize = 100;
+
 fn shorten(s: &str) -> String {
-    const MAX: usize = 100;
-    if s.chars().count() <= MAX {
-        s.to_string()
-    } else {
-        let cut: String = s.chars().take(MAX).collect();
-        format!("{cut}…")
-    }
+    crate::names::truncate(s, NAME_CHARS)
 }
 
 /// The timing trace's kernel events of one device in launch order: by the time of the runtime
