@@ -552,12 +552,15 @@ fn timeline(b: &Browser, what: &str, f: impl FnOnce() -> Result<(), String>) -> 
         from["ts"].as_f64().unwrap_or(0.0),
         to["ts"].as_f64().unwrap_or(0.0),
     );
-    let main = (from["pid"].clone(), from["tid"].clone());
+    // The main thread's events between the marks.
+    let within = |e: &&Value| {
+        e["pid"] == from["pid"]
+            && e["tid"] == from["tid"]
+            && (t0..=t1).contains(&e["ts"].as_f64().unwrap_or(-1.0))
+    };
     let mut by_name: std::collections::BTreeMap<String, (f64, usize)> = Default::default();
-    for e in &events {
-        let ts = e["ts"].as_f64().unwrap_or(-1.0);
-        if e["ph"] == "X" && (e["pid"].clone(), e["tid"].clone()) == main && (t0..=t1).contains(&ts)
-        {
+    for e in events.iter().filter(within) {
+        if e["ph"] == "X" {
             let slot = by_name
                 .entry(e["name"].as_str().unwrap_or("?").to_string())
                 .or_default();
@@ -582,15 +585,12 @@ fn timeline(b: &Browser, what: &str, f: impl FnOnce() -> Result<(), String>) -> 
     );
     eprintln!("  elements after it: {counts}");
     // What the rendering steps worked on (elements restyled, objects laid out, areas painted).
-    for e in &events {
-        let ts = e["ts"].as_f64().unwrap_or(-1.0);
+    for e in events.iter().filter(within) {
         let name = e["name"].as_str().unwrap_or("");
         if matches!(
             name,
             "UpdateLayoutTree" | "Layout" | "Paint" | "PrePaint" | "Layerize"
-        ) && (e["pid"].clone(), e["tid"].clone()) == main
-            && (t0..=t1).contains(&ts)
-        {
+        ) {
             eprintln!(
                 "  {name} {:.1} ms: {}",
                 e["dur"].as_f64().unwrap_or(0.0) / 1000.0,
@@ -656,27 +656,20 @@ fn profiled(b: &Browser, what: &str, f: impl FnOnce()) {
             }
         }
     }
-    let top = |m: &std::collections::HashMap<&str, f64>| {
-        let mut v: Vec<(String, f64)> = m.iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
+    let print_top = |heading: &str, m: &std::collections::HashMap<&str, f64>| {
+        let mut v: Vec<(&str, f64)> = m.iter().map(|(k, v)| (*k, *v)).collect();
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        v.truncate(40);
-        v
+        eprintln!("  {heading}:");
+        for (n, t) in v.into_iter().take(40) {
+            eprintln!(
+                "    {t:8.1} ms  {}",
+                n.chars().take(110).collect::<String>()
+            );
+        }
     };
     eprintln!("\nprofile of {what}: {busy:.1} ms busy");
-    eprintln!("  by self time:");
-    for (n, t) in top(&own) {
-        eprintln!(
-            "    {t:8.1} ms  {}",
-            n.chars().take(110).collect::<String>()
-        );
-    }
-    eprintln!("  by total time:");
-    for (n, t) in top(&total) {
-        eprintln!(
-            "    {t:8.1} ms  {}",
-            n.chars().take(110).collect::<String>()
-        );
-    }
+    print_top("by self time", &own);
+    print_top("by total time", &total);
     // The generic frames (the reactive graph, wasm-bindgen's shims) hide the project's own and
     // the DOM's: those alone.
     let own_code: std::collections::HashMap<&str, f64> = total
@@ -686,13 +679,10 @@ fn profiled(b: &Browser, what: &str, f: impl FnOnce()) {
         })
         .map(|(n, t)| (*n, *t))
         .collect();
-    eprintln!("  by total time, the project's code, leptos' rendering and DOM calls:");
-    for (n, t) in top(&own_code) {
-        eprintln!(
-            "    {t:8.1} ms  {}",
-            n.chars().take(110).collect::<String>()
-        );
-    }
+    print_top(
+        "by total time, the project's code, leptos' rendering and DOM calls",
+        &own_code,
+    );
 }
 
 fn main() -> ExitCode {
