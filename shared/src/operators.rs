@@ -110,6 +110,25 @@ impl Dtype {
         })
     }
 
+    /// PyTorch's name of the type (`torch.bfloat16` without the module).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F64 => "float64",
+            Dtype::F32 => "float32",
+            Dtype::F16 => "float16",
+            Dtype::Bf16 => "bfloat16",
+            Dtype::F8 => "float8",
+            Dtype::I64 => "int64",
+            Dtype::I32 => "int32",
+            Dtype::I16 => "int16",
+            Dtype::I8 => "int8",
+            Dtype::U8 => "uint8",
+            Dtype::Bool => "bool",
+            Dtype::C64 => "complex64",
+            Dtype::C128 => "complex128",
+        }
+    }
+
     /// Bytes per element.
     pub fn bytes(self) -> f64 {
         match self {
@@ -155,6 +174,10 @@ pub struct OpInputs {
     /// `Concrete Inputs`: the values of scalar arguments as text (`"[2, 2]"`, `"True"`, `""`),
     /// when the trace has them.
     pub concrete: Option<Vec<String>>,
+    /// The element type of the tensor-list arguments ([`Arg::Tensors`]), which torch.profiler
+    /// records only as `TensorList`: the import reads it from the name of a kernel the call
+    /// launched ([`kernel_dtype`]). `None` when unknown.
+    pub list_dtype: Option<Dtype>,
 }
 
 impl OpInputs {
@@ -214,7 +237,7 @@ pub struct OpCost {
     /// Where the FLOPs run, from the input type.
     pub datapath: Datapath,
     /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
-    /// `elementwise`).
+    /// `elementwise`, `optimizer`).
     pub family: &'static str,
     /// What the rule had to assume because the trace did not record it.
     pub assumed: Vec<String>,
@@ -282,6 +305,9 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "embedding" => embedding(inputs),
         "fill" | "zero" => write_only(inputs),
         "copy" => copy(inputs),
+        "_fused_adam" | "_fused_adamw" => fused_optimizer(inputs, FUSED_ADAM),
+        "_fused_sgd" => fused_optimizer(inputs, FUSED_SGD),
+        n if n.starts_with("_foreach_") => foreach(inputs, &name["aten::_foreach_".len()..]),
         n if ELEMENTWISE.contains(&n) || COMPARISONS.contains(&n) => {
             elementwise(inputs, in_place, COMPARISONS.contains(&n))
         }
@@ -1101,6 +1127,127 @@ fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, No
     Ok(bytes_only(read + written, dt))
 }
 
+/// The element type of a PyTorch CUDA kernel's data, from the first template argument of the
+/// first `…Functor<T, …>` in its demangled name that names a tensor type. PyTorch's multi-tensor
+/// kernels, which the `_foreach_*` and fused optimizer operators launch, carry it there
+/// (`multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpScalarFunctor<float, 2, 1, 1>,
+/// std::multiplies<float>, float>`, `FusedAdamMathFunctor<c10::BFloat16, 4, …>`), while the
+/// operators record their lists as `TensorList`, without a type.
+pub fn kernel_dtype(kernel: &str) -> Option<Dtype> {
+    kernel.match_indices("Functor<").find_map(|(i, m)| {
+        let rest = &kernel[i + m.len()..];
+        let end = rest.find([',', '>'])?;
+        Dtype::from_profiler(rest[..end].trim())
+    })
+}
+
+/// Tensor lists' shapes (one slice of shapes per list) and their element type.
+type TensorLists<'a> = (Vec<&'a [Vec<u64>]>, Dtype);
+
+/// The tensor lists of a `_foreach_*` or fused optimizer call: their shapes, one list per
+/// [`Arg::Tensors`] argument (positions `at`, or every such argument when `at` is `None`), and
+/// the lists' element type.
+fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists<'a>, NoCost> {
+    let lists: Vec<&[Vec<u64>]> = match at {
+        Some(at) => at
+            .iter()
+            .filter_map(|&i| match x.arg(i) {
+                Arg::Tensors(l) => Some(l.as_slice()),
+                _ => None,
+            })
+            .collect(),
+        None => x
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Tensors(l) => Some(l.as_slice()),
+                _ => None,
+            })
+            .collect(),
+    };
+    let Some(first) = lists.first() else {
+        return Err(shapes_err("the tensor lists' shapes were not recorded"));
+    };
+    if lists.iter().any(|l| l.len() != first.len()) {
+        return Err(shapes_err("tensor lists of different lengths"));
+    }
+    let Some(dt) = x.list_dtype else {
+        return Err(shapes_err(
+            "the tensor lists' element type is not recorded (TensorList) and no kernel named it",
+        ));
+    };
+    Ok((lists, dt))
+}
+
+fn list_bytes(list: &[Vec<u64>], dt: Dtype) -> f64 {
+    list.iter().map(|s| numel(s)).sum::<f64>() * dt.bytes()
+}
+
+/// `_foreach_OP` (PyTorch's multi-tensor kernels): the elementwise rule at each position of the
+/// lists: every list read once and the first list written (in place) or a new list of its shapes
+/// written; tensors outside the lists (a 0-d scalar tensor) read once. `_foreach_zero_` only
+/// writes; `_foreach_copy_` reads its source and writes its destination (in place or not, the
+/// bytes are the same: the first list is read and a list of its shapes written). Reductions
+/// (`_foreach_norm`, `_foreach_max`) have no rule.
+fn foreach(x: &OpInputs, op: &str) -> Result<OpCost, NoCost> {
+    let op = op.strip_suffix('_').unwrap_or(op);
+    if !(ELEMENTWISE.contains(&op) || op == "zero" || op == "copy") {
+        return Err(NoCost::NoRule);
+    }
+    let (lists, dt) = tensor_lists(x, None)?;
+    let first = list_bytes(lists[0], dt);
+    let others: f64 = lists[1..].iter().map(|l| list_bytes(l, dt)).sum();
+    let scalars: f64 = x.args.iter().map(Arg::bytes).sum();
+    let bytes = match op {
+        "zero" => first,
+        "copy" => others + first,
+        _ => 2.0 * first + others + scalars,
+    };
+    let mut cost = bytes_only(bytes, dt);
+    cost.assumed.push(format!(
+        "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
+        dt.name()
+    ));
+    Ok(cost)
+}
+
+/// Which tensor lists a fused optimizer reads and writes (argument positions).
+#[derive(Clone, Copy)]
+struct FusedOptimizer {
+    read: &'static [usize],
+    written: &'static [usize],
+}
+
+/// `_fused_adam_` / `_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+/// state_steps, …)`: parameters, gradients and both moments read, parameters and moments
+/// written (PyTorch's `FusedAdamMathFunctor`); `max_exp_avg_sqs` too under AMSGrad, when the
+/// list is not empty. The 0-d step counters are not counted.
+const FUSED_ADAM: FusedOptimizer = FusedOptimizer {
+    read: &[0, 1, 2, 3, 4],
+    written: &[0, 2, 3, 4],
+};
+
+/// `_fused_sgd_(params, grads, momentum_buffer_list, …)`: parameters, gradients and momentum
+/// buffers (when not empty) read, parameters and buffers written.
+const FUSED_SGD: FusedOptimizer = FusedOptimizer {
+    read: &[0, 1, 2],
+    written: &[0, 2],
+};
+
+/// A fused optimizer step (B only, like the elementwise operators; see [`FUSED_ADAM`]).
+fn fused_optimizer(x: &OpInputs, p: FusedOptimizer) -> Result<OpCost, NoCost> {
+    let (read, dt) = tensor_lists(x, Some(p.read))?;
+    let (written, _) = tensor_lists(x, Some(p.written))?;
+    let bytes: f64 = read.iter().chain(&written).map(|l| list_bytes(l, dt)).sum();
+    let mut cost = bytes_only(bytes, dt);
+    cost.family = "optimizer";
+    cost.assumed.push(format!(
+        "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
+        dt.name()
+    ));
+    Ok(cost)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1114,6 +1261,7 @@ mod tests {
         OpInputs {
             args,
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
+            list_dtype: None,
         }
     }
 
@@ -1482,7 +1630,91 @@ mod tests {
             Err(NoCost::NoRule)
         );
         assert_eq!(base_name("aten::add_"), "add");
+        assert_eq!(
+            op_cost("aten::_foreach_norm", &inputs(vec![], None)),
+            Err(NoCost::NoRule)
+        );
         assert_eq!(Dtype::from_profiler("c10::BFloat16"), Some(Dtype::Bf16));
         assert_eq!(Dtype::from_profiler("Scalar"), None);
+    }
+
+    /// Kernel names as a real trace has them (the HolisticTraceAnalysis training trace of
+    /// `tests/fixtures/traces/`, PyTorch's multi-tensor kernels), and names of the same form.
+    #[test]
+    fn tensor_list_types_from_kernel_names() {
+        let foreach_mul = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float)";
+        assert_eq!(kernel_dtype(foreach_mul), Some(F));
+        let adam = "void at::native::(anonymous namespace)::multi_tensor_apply_for_fused_optimizer_kernel<at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, float*>";
+        assert_eq!(kernel_dtype(adam), Some(H));
+        assert_eq!(kernel_dtype("ampere_sgemm_128x64_nn"), None);
+        // A functor whose first argument is not a type is passed over.
+        assert_eq!(
+            kernel_dtype("k<Metadata<2>, UnaryOpFunctor<c10::Half, 1, 1, 0>>"),
+            Some(Dtype::F16)
+        );
+    }
+
+    /// The inputs PyTorch 2.11 records for the optimizer's calls (seen on its CPU build:
+    /// `Input Dims` `[[[8, 2], [3]], …]`, `Input type` `TensorList`), counted by hand.
+    #[test]
+    fn foreach_and_fused_optimizers_by_hand() {
+        let list = || Arg::Tensors(vec![vec![8, 2], vec![3]]); // 19 elements
+        let with = |args: Vec<Arg>, dt: Option<Dtype>| OpInputs {
+            list_dtype: dt,
+            ..inputs(args, None)
+        };
+        // _foreach_addcmul_(self, t1, t2, value): reads three lists, writes the first.
+        let x = with(vec![list(), list(), list(), Arg::Other], Some(F));
+        let c = op_cost("aten::_foreach_addcmul_", &x).unwrap();
+        assert_eq!(c.complexity.flops, 0.0);
+        assert_eq!(c.complexity.bytes, 4.0 * 19.0 * 4.0);
+        assert_eq!(c.datapath, Datapath::Fp32);
+        assert_eq!(c.assumed.len(), 1, "{:?}", c.assumed);
+        // _foreach_sqrt(self): out of place, reads one list and writes a new one.
+        let c = op_cost("aten::_foreach_sqrt", &with(vec![list()], Some(H))).unwrap();
+        assert_eq!(c.complexity.bytes, 2.0 * 19.0 * 2.0);
+        assert_eq!(c.datapath, Datapath::Bf16);
+        // _foreach_add_(steps, 1): 0-d tensors, one element each.
+        let steps = Arg::Tensors(vec![vec![], vec![]]);
+        let c = op_cost(
+            "aten::_foreach_add_",
+            &with(vec![steps, Arg::Other], Some(F)),
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 2.0 * 2.0 * 4.0);
+        // _foreach_zero_ writes, _foreach_copy_ reads the source and writes the destination.
+        let c = op_cost("aten::_foreach_zero_", &with(vec![list()], Some(F)));
+        assert_eq!(c.unwrap().complexity.bytes, 19.0 * 4.0);
+        let c = op_cost("aten::_foreach_copy_", &with(vec![list(), list()], Some(F)));
+        assert_eq!(c.unwrap().complexity.bytes, 2.0 * 19.0 * 4.0);
+        // Without a type, or with lists of different lengths, the call has no cost.
+        let c = op_cost("aten::_foreach_sqrt", &with(vec![list()], None));
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
+        let short = Arg::Tensors(vec![vec![3]]);
+        let c = op_cost("aten::_foreach_add_", &with(vec![list(), short], Some(F)));
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
+        // Old traces record a list as [] (no shapes).
+        let c = op_cost(
+            "aten::_foreach_mul_",
+            &with(vec![Arg::Other, Arg::Other], Some(F)),
+        );
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
+
+        // _fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs = [], steps, …)
+        // as 2.11 records it: four lists read, three written; the steps not counted.
+        let steps = Arg::Tensors(vec![vec![], vec![]]);
+        let mut args = vec![list(), list(), list(), list(), Arg::Other, steps];
+        args.extend(std::iter::repeat_n(Arg::Other, 9));
+        let c = op_cost("aten::_fused_adamw_", &with(args.clone(), Some(F))).unwrap();
+        assert_eq!(c.family, "optimizer");
+        assert_eq!(c.complexity.bytes, 7.0 * 19.0 * 4.0);
+        // AMSGrad: max_exp_avg_sqs read and written too.
+        args[4] = list();
+        let c = op_cost("aten::_fused_adam_", &with(args, Some(H))).unwrap();
+        assert_eq!(c.complexity.bytes, 9.0 * 19.0 * 2.0);
+        // _fused_sgd_ without momentum (an empty list): parameters and gradients read,
+        // parameters written.
+        let x = with(vec![list(), list(), Arg::Other, Arg::Other], Some(F));
+        let c = op_cost("aten::_fused_sgd_", &x).unwrap();
+        assert_eq!(c.complexity.bytes, 3.0 * 19.0 * 4.0);
     }
 }

@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bundle::{DataSource, Device, Kernel};
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
-use crate::operators::{self, NoCost, OpCost};
+use crate::operators::{self, Arg, Dtype, NoCost, OpCost, OpInputs};
 use crate::trace::join;
 use crate::trace::parse::{Ns, Trace};
 
@@ -492,20 +492,44 @@ fn import_impl(
 
     // Each called operator's cost, once per distinct (name, inputs).
     let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
-    let mut cost_ids: FxHashMap<(u32, Option<u32>), usize> = FxHashMap::default();
+    let mut cost_ids: FxHashMap<(u32, Option<u32>, Option<Dtype>), usize> = FxHashMap::default();
     let mut costs: Vec<CostText> = Vec::new();
     let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
-    for &o in launch_op.iter().flatten() {
+    for (l, &o) in launch_op
+        .iter()
+        .enumerate()
+        .filter_map(|(l, o)| Some((l, o.as_ref()?)))
+    {
         if let Some(info) = op_info.get_mut(&o) {
             info.kernels += 1;
             continue;
         }
         let op = &trace.ops[o];
-        let cost = *cost_ids.entry((op.name, op.inputs)).or_insert_with(|| {
+        // Tensor lists are recorded without a type: their first kernel's name gives it.
+        let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
+        let list_dtype = recorded
+            .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
+            .and_then(|_| {
+                let kernel = if from_ranges {
+                    trace.ranges[l].name
+                } else {
+                    trace.kernels[l].name
+                };
+                operators::kernel_dtype(trace.name(kernel))
+            });
+        let key = (op.name, op.inputs, list_dtype);
+        let cost = *cost_ids.entry(key).or_insert_with(|| {
             let name = trace.name(op.name);
-            let cost = match op.inputs {
-                Some(i) => operators::op_cost(name, &trace.inputs[i as usize].inputs),
-                None => match operators::op_cost(name, &operators::OpInputs::default()) {
+            let cost = match recorded {
+                Some(x) if list_dtype.is_some() => operators::op_cost(
+                    name,
+                    &OpInputs {
+                        list_dtype,
+                        ..x.clone()
+                    },
+                ),
+                Some(x) => operators::op_cost(name, x),
+                None => match operators::op_cost(name, &OpInputs::default()) {
                     Err(NoCost::NoRule) => Err(NoCost::NoRule),
                     _ => Err(NoCost::Shapes("no shapes recorded".into())),
                 },
@@ -968,6 +992,100 @@ mod tests {
         assert_eq!(imp.devices.len(), 1);
         assert_eq!(imp.devices[0].compute_capability.as_deref(), Some("9.0"));
         assert_eq!(imp.devices[0].sm_count, Some(132));
+    }
+
+    /// A fused AdamW step as PyTorch 2.11 records it (tensor lists typed only `TensorList`) with
+    /// two multi-tensor launches: the lists' type comes from the first kernel's name, and the
+    /// call's B is counted once, per operator.
+    #[test]
+    fn tensor_list_operators_take_their_type_from_the_kernel() {
+        let adam = |t: &str| {
+            format!(
+                "multi_tensor_apply_for_fused_optimizer_kernel<FusedOptimizerTensorListMetadata<4>, FusedAdamMathFunctor<{t}, 4, (ADAM_MODE)1, false>, double*>"
+            )
+        };
+        let list = "[[8, 2], [3]]";
+        let lists = format!(
+            r#""Input Dims": [{list}, {list}, {list}, {list}, [], [[], []], [], []], "Input type": ["TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "Scalar", "Scalar"]"#
+        );
+        let events = [
+            ev("cpu_op", "aten::_fused_adamw_", 1, 10.0, 80.0, &lists),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                20.0,
+                5.0,
+                r#""correlation": 1"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                30.0,
+                5.0,
+                r#""correlation": 2"#,
+            ),
+            ev(
+                "kernel",
+                &adam("float"),
+                7,
+                40.0,
+                3.0,
+                r#""device": 0, "correlation": 1"#,
+            ),
+            ev(
+                "kernel",
+                &adam("float"),
+                7,
+                45.0,
+                2.0,
+                r#""device": 0, "correlation": 2"#,
+            ),
+            ev(
+                "cpu_op",
+                "aten::_foreach_sqrt",
+                1,
+                100.0,
+                20.0,
+                &format!(r#""Input Dims": [{list}], "Input type": ["TensorList"]"#),
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                105.0,
+                5.0,
+                r#""correlation": 3"#,
+            ),
+            ev(
+                "kernel",
+                "unnamed_kernel",
+                7,
+                115.0,
+                1.0,
+                r#""device": 0, "correlation": 3"#,
+            ),
+        ];
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        assert_eq!(imp.kernels.len(), 3);
+        let k = &imp.kernels[0];
+        assert_eq!(k.tags["op"], "aten::_fused_adamw_");
+        assert_eq!(k.tags["op_kernels"], "2");
+        // 19 elements per list, four lists read and three written, 4-byte floats.
+        assert_eq!(k.tags["op_bytes"], (7.0 * 19.0 * 4.0).to_string());
+        assert!(imp.notes.iter().any(|n| n.contains(
+            "aten::_fused_adamw_: the tensor lists' element type, not recorded, is float32"
+        )));
+        // A kernel whose name gives no type leaves its list operator without a cost, listed.
+        let summary = imp
+            .notes
+            .iter()
+            .find(|n| n.starts_with("not understood"))
+            .unwrap();
+        assert!(summary.contains("aten::_foreach_sqrt"), "{summary}");
+        assert!(imp.kernels[2].complexity.is_none());
     }
 
     #[test]

@@ -1194,7 +1194,11 @@ fn op_inputs(text: &InputsText) -> Option<OpInputs> {
             })
             .collect()
     });
-    Some(OpInputs { args, concrete })
+    Some(OpInputs {
+        args,
+        concrete,
+        list_dtype: None,
+    })
 }
 
 fn shape(v: &serde_json::Value) -> Option<Vec<u64>> {
