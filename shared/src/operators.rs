@@ -237,7 +237,7 @@ pub struct OpCost {
     /// Where the FLOPs run, from the input type.
     pub datapath: Datapath,
     /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
-    /// `elementwise`, `optimizer`).
+    /// `elementwise`, `reduction`, `optimizer`).
     pub family: &'static str,
     /// What the rule had to assume because the trace did not record it.
     pub assumed: Vec<String>,
@@ -297,6 +297,9 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "gru" => rnn(inputs, RnnKind::Gru, RnnArgs::ATEN),
         "_cudnn_rnn" => rnn(inputs, RnnKind::FromMode, RnnArgs::CUDNN),
         "layer_norm" | "native_layer_norm" => layer_norm(inputs),
+        "native_layer_norm_backward" => norm_backward(inputs, LAYER_NORM_BACKWARD),
+        "native_batch_norm_backward" => norm_backward(inputs, BATCH_NORM_BACKWARD),
+        "cudnn_batch_norm_backward" => norm_backward(inputs, CUDNN_BATCH_NORM_BACKWARD),
         "batch_norm" | "native_batch_norm" | "cudnn_batch_norm" | "_batch_norm_impl_index" => {
             batch_norm(inputs)
         }
@@ -305,6 +308,15 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "embedding" => embedding(inputs),
         "fill" | "zero" => write_only(inputs),
         "copy" => copy(inputs),
+        "sum" | "nansum" | "mean" | "nanmean" | "amax" | "amin" | "prod" | "var" | "std"
+        | "logsumexp" => reduction(inputs, 1, ReduceOut::Same),
+        "norm" | "linalg_vector_norm" => reduction(inputs, 2, ReduceOut::Same),
+        "argmax" | "argmin" => reduction(inputs, 1, ReduceOut::Index),
+        "any" | "all" => reduction(inputs, 1, ReduceOut::Bool),
+        "max" | "min" => match inputs.arg(1) {
+            Arg::Tensor(..) => elementwise(inputs, false, false),
+            _ => reduction(inputs, 1, ReduceOut::ValueAndIndex),
+        },
         "_fused_adam" | "_fused_adamw" => fused_optimizer(inputs, FUSED_ADAM),
         "_fused_sgd" => fused_optimizer(inputs, FUSED_SGD),
         n if n.starts_with("_foreach_") => foreach(inputs, &name["aten::_foreach_".len()..]),
@@ -993,6 +1005,125 @@ fn layer_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
     })
 }
 
+/// Where a normalisation's backward call has its arguments.
+#[derive(Clone, Copy)]
+struct NormBackward {
+    grad_out: usize,
+    input: usize,
+    weight: usize,
+    /// The saved statistics (mean and inverse standard deviation), read.
+    stats: [usize; 2],
+    /// `output_mask` (`[True, True, True]`: grad_input, grad_weight, grad_bias), when the
+    /// operator has one; without it all three are computed.
+    mask: Option<usize>,
+    /// The `train` flag, when the operator has one (batch norm); layer norm always normalises
+    /// with its own statistics.
+    train: Option<usize>,
+}
+
+/// `native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+/// output_mask)`.
+const LAYER_NORM_BACKWARD: NormBackward = NormBackward {
+    grad_out: 0,
+    input: 1,
+    weight: 5,
+    stats: [3, 4],
+    mask: Some(7),
+    train: None,
+};
+
+/// `native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+/// save_invstd, train, eps, output_mask)`.
+const BATCH_NORM_BACKWARD: NormBackward = NormBackward {
+    grad_out: 0,
+    input: 1,
+    weight: 2,
+    stats: [5, 6],
+    mask: Some(9),
+    train: Some(7),
+};
+
+/// `cudnn_batch_norm_backward(input, grad_output, weight, running_mean, running_var,
+/// save_mean, save_var, epsilon, reserveSpace)`: training mode, all three gradients.
+const CUDNN_BATCH_NORM_BACKWARD: NormBackward = NormBackward {
+    grad_out: 1,
+    input: 0,
+    weight: 2,
+    stats: [5, 6],
+    mask: None,
+    train: None,
+};
+
+/// The backward pass of layer and batch normalisation, counted from the gradient's formula
+/// (per element, `x̂ = (x − μ)·s` with `s = 1/σ` per row or channel):
+/// - `grad_input = s·(g − mean(g) − x̂·mean(g·x̂))` with `g = dy·γ`: x̂ (2), g (1 with a
+///   weight), the two sums (1 and 2) and the combination (4): 9 FLOPs, 10 with a weight; with
+///   running statistics (batch norm in eval mode) `dy·(γ·s)`, 1;
+/// - `grad_weight = Σ dy·x̂`: 2 (and x̂'s 2 when grad_input is not computed);
+/// - `grad_bias = Σ dy`: 1.
+///
+/// B: dy and x read, each gradient asked for written (`output_mask`), the weight and the saved
+/// statistics read.
+fn norm_backward(x: &OpInputs, p: NormBackward) -> Result<OpCost, NoCost> {
+    let (Some((dt, s)), Some(_)) = (x.tensor(p.input), x.tensor(p.grad_out)) else {
+        return Err(shapes_err("expected the gradient and the input tensors"));
+    };
+    let mut assumed = Vec::new();
+    let mask = match p.mask {
+        None => [true; 3],
+        Some(i) => match x.concrete(i).map(|m| {
+            m.trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+                .map(|b| b.trim() == "True" || b.trim() == "true")
+                .collect::<Vec<bool>>()
+        }) {
+            Some(m) if m.len() == 3 => [m[0], m[1], m[2]],
+            _ => {
+                assumed.push("every gradient computed (output_mask not recorded)".into());
+                [true; 3]
+            }
+        },
+    };
+    let train = p.train.is_none_or(|i| {
+        x.flag(i).unwrap_or_else(|| {
+            assumed.push("training mode (not recorded)".into());
+            true
+        })
+    });
+    let n = numel(s);
+    let weight = x.arg(p.weight);
+    let with_weight = weight.numel() > 0.0;
+    let per_dx = match (train, with_weight) {
+        (false, _) => 1.0,
+        (true, true) => 10.0,
+        (true, false) => 9.0,
+    };
+    let per = if mask[0] { per_dx } else { 0.0 }
+        + if mask[1] {
+            if mask[0] { 2.0 } else { 4.0 }
+        } else {
+            0.0
+        }
+        + if mask[2] { 1.0 } else { 0.0 };
+    let read = 2.0 * n * dt.bytes()
+        + weight.bytes()
+        + p.stats.iter().map(|&i| x.arg(i).bytes()).sum::<f64>();
+    let params = if with_weight { weight.bytes() } else { 0.0 };
+    let written = if mask[0] { n * dt.bytes() } else { 0.0 }
+        + if mask[1] { params } else { 0.0 }
+        + if mask[2] { params } else { 0.0 };
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: per * n,
+            bytes: read + written,
+        },
+        datapath: dt.cuda_core(),
+        family: "norm",
+        assumed,
+    })
+}
+
 /// `batch_norm(input, weight, bias, running_mean, running_var, training, …)`: training as
 /// [`layer_norm`] (statistics per channel, 8 FLOPs per element with the affine transform);
 /// inference `y = x·scale + shift`, 2 per element. B = x, y and the per-channel tensors.
@@ -1125,6 +1256,80 @@ fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, No
         numel(&out) * out_elt
     };
     Ok(bytes_only(read + written, dt))
+}
+
+/// What a reduction writes per output element.
+#[derive(Debug, Clone, Copy)]
+enum ReduceOut {
+    /// A value of the input's type (`sum`, `mean`, `amax`, `var`, `norm`).
+    Same,
+    /// An `int64` index (`argmax`, `argmin`).
+    Index,
+    /// A boolean (`any`, `all`).
+    Bool,
+    /// A value and its `int64` index (`max` and `min` along a dimension; the value alone
+    /// without one).
+    ValueAndIndex,
+}
+
+/// Reductions (`sum`, `mean`, `amax`, `prod`, `var`, `std`, `norm`, `argmax`, `any`, `max`
+/// along a dimension, …): the input read once and the reduced output written, B only, as for the
+/// elementwise operators (the additions or comparisons are not counted). The reduced dimensions
+/// are the `dim` argument at position `dim` as `Concrete Inputs` records it (`[0, 2]`, `-1`);
+/// empty (`None`), `[]`, or an overload without one (no argument after position `dim`): all of
+/// them. Without `Concrete Inputs` a call that has a
+/// `dim` argument has no cost (the output's size is unknown).
+fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost> {
+    let Some((dt, shape)) = x.tensor(0) else {
+        return Err(shapes_err("expected an input tensor"));
+    };
+    let rank = shape.len() as i64;
+    // The overloads with a dimension have arguments after it (`keepdim`); `sum(x, dtype)`,
+    // `mean(x, dtype)`, `norm(x, p)`, `var(x, unbiased)`, `max(x)` reduce everything.
+    let reduced: Option<Vec<usize>> = if x.args.len() <= dim + 1 {
+        None
+    } else if x.concrete.is_none() {
+        return Err(shapes_err(
+            "the reduced dimensions were not recorded (no Concrete Inputs)",
+        ));
+    } else {
+        match x
+            .concrete(dim)
+            .map(|s| s.trim_start_matches('[').trim_end_matches(']').trim())
+        {
+            None | Some("") => None,
+            Some(list) => Some(
+                list.split(',')
+                    .map(|d| {
+                        let d: i64 = d.trim().parse().ok()?;
+                        let d = if d < 0 { d + rank.max(1) } else { d };
+                        (0..rank.max(1)).contains(&d).then_some(d as usize)
+                    })
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| shapes_err("a reduced dimension is not one of the input's"))?,
+            ),
+        }
+    };
+    let outputs: f64 = match &reduced {
+        None => 1.0,
+        Some(r) => shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !r.contains(i))
+            .map(|(_, &d)| d as f64)
+            .product(),
+    };
+    let per_output = match out {
+        ReduceOut::Same => dt.bytes(),
+        ReduceOut::Index => Dtype::I64.bytes(),
+        ReduceOut::Bool => Dtype::Bool.bytes(),
+        // `max(x)` without a dimension returns the value alone.
+        ReduceOut::ValueAndIndex if reduced.is_none() => dt.bytes(),
+        ReduceOut::ValueAndIndex => dt.bytes() + Dtype::I64.bytes(),
+    };
+    let mut cost = bytes_only(numel(shape) * dt.bytes() + outputs * per_output, dt);
+    cost.family = "reduction";
+    Ok(cost)
 }
 
 /// The element type of a PyTorch CUDA kernel's data, from the first template argument of the
@@ -1636,6 +1841,171 @@ mod tests {
         );
         assert_eq!(Dtype::from_profiler("c10::BFloat16"), Some(Dtype::Bf16));
         assert_eq!(Dtype::from_profiler("Scalar"), None);
+    }
+
+    /// `native_layer_norm_backward` as PyTorch 2.11 records it (its CPU build), and the batch
+    /// norm backward calls, counted by hand.
+    #[test]
+    fn norm_backward_by_hand() {
+        let o = || Arg::Other;
+        // [4, 6, 5] normalised over 5, no weight, only grad_input: 9 FLOPs per element; reads
+        // dy, x (120 each) and the 24 means and rstds, writes 120.
+        let args = vec![
+            t(F, &[4, 6, 5]),
+            t(F, &[4, 6, 5]),
+            o(),
+            t(F, &[4, 6, 1]),
+            t(F, &[4, 6, 1]),
+            o(),
+            o(),
+            o(),
+        ];
+        let concrete = ["", "", "[5]", "", "", "", "", "[True, False, False]"];
+        let c = op_cost(
+            "aten::native_layer_norm_backward",
+            &inputs(args.clone(), Some(&concrete)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 9.0 * 120.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (3.0 * 120.0 + 48.0));
+        assert!(c.assumed.is_empty());
+        // With a weight [5] and all three gradients: 10 + 2 + 1 per element; the weight read,
+        // its two gradients written.
+        let mut args = args;
+        args[5] = t(F, &[5]);
+        args[6] = t(F, &[5]);
+        let concrete = ["", "", "[5]", "", "", "", "", "[True, True, True]"];
+        let c = op_cost(
+            "aten::native_layer_norm_backward",
+            &inputs(args.clone(), Some(&concrete)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 13.0 * 120.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (3.0 * 120.0 + 48.0 + 3.0 * 5.0));
+        // Without Concrete Inputs every gradient is assumed.
+        let c = op_cost("aten::native_layer_norm_backward", &inputs(args, None)).unwrap();
+        assert_eq!(c.complexity.flops, 13.0 * 120.0);
+        assert_eq!(c.assumed.len(), 1);
+        // Batch norm over [2, 3, 4, 4] (96 elements, 3 channels), BF16, in training and in eval.
+        let x = || t(H, &[2, 3, 4, 4]);
+        let ch = || t(F, &[3]);
+        let args = vec![x(), x(), ch(), ch(), ch(), ch(), ch(), o(), o(), o()];
+        let train = [
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "True",
+            "1e-05",
+            "[True, True, True]",
+        ];
+        let c = op_cost(
+            "aten::native_batch_norm_backward",
+            &inputs(args.clone(), Some(&train)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 13.0 * 96.0);
+        assert_eq!(c.complexity.bytes, 2.0 * 3.0 * 96.0 + 4.0 * 3.0 * 5.0);
+        assert_eq!(c.datapath, Datapath::Bf16);
+        let eval = [
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "False",
+            "1e-05",
+            "[True, False, False]",
+        ];
+        let c = op_cost(
+            "aten::native_batch_norm_backward",
+            &inputs(args, Some(&eval)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 96.0);
+        // cuDNN's: input first, then the gradient; all three gradients.
+        let args = vec![x(), x(), ch(), ch(), ch(), ch(), ch(), o(), o()];
+        let c = op_cost("aten::cudnn_batch_norm_backward", &inputs(args, None)).unwrap();
+        assert_eq!(c.complexity.flops, 13.0 * 96.0);
+        assert!(c.assumed.is_empty());
+    }
+
+    /// The calls PyTorch 2.11 records for reductions (seen on its CPU build), counted by hand.
+    #[test]
+    fn reductions_by_hand() {
+        let x = || t(F, &[4, 6, 5]); // 120 elements, 480 bytes
+        let call = |name: &str, args: Vec<Arg>, concrete: &[&str]| {
+            op_cost(name, &inputs(args, Some(concrete)))
+        };
+        let o = || Arg::Other;
+        // sum(x): everything → 1 value.
+        let c = call("aten::sum", vec![x(), o()], &["", ""]).unwrap();
+        assert_eq!((c.complexity.flops, c.complexity.bytes), (0.0, 480.0 + 4.0));
+        assert_eq!(c.family, "reduction");
+        // sum(x, dim=[0, 2]) → 6 values; mean(x, dim=[-1], keepdim) → 24; dim=[] → 1.
+        let c = call(
+            "aten::sum",
+            vec![x(), o(), o(), o()],
+            &["", "[0, 2]", "False", ""],
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 6.0 * 4.0);
+        let c = call(
+            "aten::mean",
+            vec![x(), o(), o(), o()],
+            &["", "[-1]", "True", ""],
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 24.0 * 4.0);
+        let c = call(
+            "aten::sum",
+            vec![x(), o(), o(), o()],
+            &["", "[]", "False", ""],
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 484.0);
+        // linalg_vector_norm(x, 2, [1]) → 20 values; std(x) with dim None → 1.
+        let c = call(
+            "aten::linalg_vector_norm",
+            vec![x(), o(), o(), o(), o()],
+            &["", "2", "[1]", "False", ""],
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 20.0 * 4.0);
+        let c = call(
+            "aten::std",
+            vec![x(), o(), o(), o()],
+            &["", "", "", "False"],
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 484.0);
+        // argmax(x, 2) writes 24 int64; any(b, 1) 20 bools; max(x, 1) 20 values and indices.
+        let c = call("aten::argmax", vec![x(), o(), o()], &["", "2", "False"]);
+        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 24.0 * 8.0);
+        let b = t(Dtype::Bool, &[4, 6, 5]);
+        let c = call("aten::any", vec![b, o(), o()], &["", "1", "False"]);
+        assert_eq!(c.unwrap().complexity.bytes, 120.0 + 20.0);
+        let c = call("aten::max", vec![x(), o(), o()], &["", "1", "False"]);
+        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 20.0 * 12.0);
+        // mean(x, dtype) and norm(x, p) reduce everything, even without Concrete Inputs.
+        let c = op_cost("aten::mean", &inputs(vec![x(), o()], None));
+        assert_eq!(c.unwrap().complexity.bytes, 484.0);
+        let c = call("aten::norm", vec![x(), o()], &["", "2"]);
+        assert_eq!(c.unwrap().complexity.bytes, 484.0);
+        // max(x) → 1 value; max(x, y) is elementwise.
+        let c = call("aten::max", vec![x()], &[""]);
+        assert_eq!(c.unwrap().complexity.bytes, 484.0);
+        let c = call("aten::max", vec![x(), x()], &["", ""]);
+        assert_eq!(c.unwrap().complexity.bytes, 3.0 * 480.0);
+        // A dimension out of range, or a dim argument without Concrete Inputs: no cost.
+        let c = call(
+            "aten::sum",
+            vec![x(), o(), o(), o()],
+            &["", "[3]", "False", ""],
+        );
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
+        let c = op_cost("aten::amax", &inputs(vec![x(), o(), o()], None));
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
     }
 
     /// Kernel names as a real trace has them (the HolisticTraceAnalysis training trace of
