@@ -1848,89 +1848,55 @@ mod tests {
     #[test]
     fn norm_backward_by_hand() {
         let o = || Arg::Other;
+        // The trailing `Concrete Inputs` of a call, the earlier ones empty.
+        let tail = |n: usize, last: &[&'static str]| -> Vec<&'static str> {
+            let mut c = vec![""; n - last.len()];
+            c.extend_from_slice(last);
+            c
+        };
+        let cost = |name: &str, args: &[Arg], concrete: Option<&[&str]>| {
+            op_cost(name, &inputs(args.to_vec(), concrete)).unwrap()
+        };
+        let ln = "aten::native_layer_norm_backward";
         // [4, 6, 5] normalised over 5, no weight, only grad_input: 9 FLOPs per element; reads
         // dy, x (120 each) and the 24 means and rstds, writes 120.
-        let args = vec![
-            t(F, &[4, 6, 5]),
-            t(F, &[4, 6, 5]),
-            o(),
-            t(F, &[4, 6, 1]),
-            t(F, &[4, 6, 1]),
-            o(),
-            o(),
-            o(),
-        ];
-        let concrete = ["", "", "[5]", "", "", "", "", "[True, False, False]"];
-        let c = op_cost(
-            "aten::native_layer_norm_backward",
-            &inputs(args.clone(), Some(&concrete)),
-        )
-        .unwrap();
+        let (x, stats) = (|| t(F, &[4, 6, 5]), || t(F, &[4, 6, 1]));
+        let mut args = vec![x(), x(), o(), stats(), stats(), o(), o(), o()];
+        let c = cost(ln, &args, Some(&tail(8, &["[True, False, False]"])));
         assert_eq!(c.complexity.flops, 9.0 * 120.0);
         assert_eq!(c.complexity.bytes, 4.0 * (3.0 * 120.0 + 48.0));
         assert!(c.assumed.is_empty());
         // With a weight [5] and all three gradients: 10 + 2 + 1 per element; the weight read,
         // its two gradients written.
-        let mut args = args;
         args[5] = t(F, &[5]);
         args[6] = t(F, &[5]);
-        let concrete = ["", "", "[5]", "", "", "", "", "[True, True, True]"];
-        let c = op_cost(
-            "aten::native_layer_norm_backward",
-            &inputs(args.clone(), Some(&concrete)),
-        )
-        .unwrap();
+        let c = cost(ln, &args, Some(&tail(8, &["[True, True, True]"])));
         assert_eq!(c.complexity.flops, 13.0 * 120.0);
         assert_eq!(c.complexity.bytes, 4.0 * (3.0 * 120.0 + 48.0 + 3.0 * 5.0));
         // Without Concrete Inputs every gradient is assumed.
-        let c = op_cost("aten::native_layer_norm_backward", &inputs(args, None)).unwrap();
+        let c = cost(ln, &args, None);
         assert_eq!(c.complexity.flops, 13.0 * 120.0);
         assert_eq!(c.assumed.len(), 1);
         // Batch norm over [2, 3, 4, 4] (96 elements, 3 channels), BF16, in training and in eval.
-        let x = || t(H, &[2, 3, 4, 4]);
-        let ch = || t(F, &[3]);
-        let args = vec![x(), x(), ch(), ch(), ch(), ch(), ch(), o(), o(), o()];
-        let train = [
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "True",
-            "1e-05",
-            "[True, True, True]",
-        ];
-        let c = op_cost(
-            "aten::native_batch_norm_backward",
-            &inputs(args.clone(), Some(&train)),
-        )
-        .unwrap();
+        let bn = "aten::native_batch_norm_backward";
+        let (x, ch) = (|| t(H, &[2, 3, 4, 4]), || t(F, &[3]));
+        let args = [x(), x(), ch(), ch(), ch(), ch(), ch(), o(), o(), o()];
+        let c = cost(
+            bn,
+            &args,
+            Some(&tail(10, &["True", "1e-05", "[True, True, True]"])),
+        );
         assert_eq!(c.complexity.flops, 13.0 * 96.0);
         assert_eq!(c.complexity.bytes, 2.0 * 3.0 * 96.0 + 4.0 * 3.0 * 5.0);
         assert_eq!(c.datapath, Datapath::Bf16);
-        let eval = [
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "False",
-            "1e-05",
-            "[True, False, False]",
-        ];
-        let c = op_cost(
-            "aten::native_batch_norm_backward",
-            &inputs(args, Some(&eval)),
-        )
-        .unwrap();
+        let c = cost(
+            bn,
+            &args,
+            Some(&tail(10, &["False", "1e-05", "[True, False, False]"])),
+        );
         assert_eq!(c.complexity.flops, 96.0);
         // cuDNN's: input first, then the gradient; all three gradients.
-        let args = vec![x(), x(), ch(), ch(), ch(), ch(), ch(), o(), o()];
-        let c = op_cost("aten::cudnn_batch_norm_backward", &inputs(args, None)).unwrap();
+        let c = cost("aten::cudnn_batch_norm_backward", &args[..9], None);
         assert_eq!(c.complexity.flops, 13.0 * 96.0);
         assert!(c.assumed.is_empty());
     }
@@ -1939,70 +1905,48 @@ mod tests {
     #[test]
     fn reductions_by_hand() {
         let x = || t(F, &[4, 6, 5]); // 120 elements, 480 bytes
-        let call = |name: &str, args: Vec<Arg>, concrete: &[&str]| {
+        let o = || Arg::Other;
+        // The input, then as many other arguments as `Concrete Inputs` has after it.
+        let call = |name: &str, input: Arg, concrete: &[&str]| {
+            let mut args = vec![input];
+            args.resize(concrete.len(), Arg::Other);
             op_cost(name, &inputs(args, Some(concrete)))
         };
-        let o = || Arg::Other;
-        // sum(x): everything → 1 value.
-        let c = call("aten::sum", vec![x(), o()], &["", ""]).unwrap();
-        assert_eq!((c.complexity.flops, c.complexity.bytes), (0.0, 480.0 + 4.0));
-        assert_eq!(c.family, "reduction");
-        // sum(x, dim=[0, 2]) → 6 values; mean(x, dim=[-1], keepdim) → 24; dim=[] → 1.
-        let c = call(
-            "aten::sum",
-            vec![x(), o(), o(), o()],
-            &["", "[0, 2]", "False", ""],
-        );
-        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 6.0 * 4.0);
-        let c = call(
-            "aten::mean",
-            vec![x(), o(), o(), o()],
-            &["", "[-1]", "True", ""],
-        );
-        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 24.0 * 4.0);
-        let c = call(
-            "aten::sum",
-            vec![x(), o(), o(), o()],
-            &["", "[]", "False", ""],
-        );
-        assert_eq!(c.unwrap().complexity.bytes, 484.0);
-        // linalg_vector_norm(x, 2, [1]) → 20 values; std(x) with dim None → 1.
-        let c = call(
-            "aten::linalg_vector_norm",
-            vec![x(), o(), o(), o(), o()],
-            &["", "2", "[1]", "False", ""],
-        );
-        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 20.0 * 4.0);
-        let c = call(
-            "aten::std",
-            vec![x(), o(), o(), o()],
-            &["", "", "", "False"],
-        );
-        assert_eq!(c.unwrap().complexity.bytes, 484.0);
-        // argmax(x, 2) writes 24 int64; any(b, 1) 20 bools; max(x, 1) 20 values and indices.
-        let c = call("aten::argmax", vec![x(), o(), o()], &["", "2", "False"]);
-        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 24.0 * 8.0);
-        let b = t(Dtype::Bool, &[4, 6, 5]);
-        let c = call("aten::any", vec![b, o(), o()], &["", "1", "False"]);
+        let cases: [(&str, &[&str], f64); 10] = [
+            // sum(x) and sum(x, dim=[]): everything → 1 value.
+            ("aten::sum", &["", ""], 484.0),
+            ("aten::sum", &["", "[]", "False", ""], 484.0),
+            // sum(x, dim=[0, 2]) → 6 values; mean(x, dim=[-1], keepdim) → 24.
+            ("aten::sum", &["", "[0, 2]", "False", ""], 480.0 + 6.0 * 4.0),
+            ("aten::mean", &["", "[-1]", "True", ""], 480.0 + 24.0 * 4.0),
+            // linalg_vector_norm(x, 2, [1]) → 20; std(x) with dim None → 1; norm(x, p) → 1.
+            (
+                "aten::linalg_vector_norm",
+                &["", "2", "[1]", "False", ""],
+                480.0 + 80.0,
+            ),
+            ("aten::std", &["", "", "", "False"], 484.0),
+            ("aten::norm", &["", "2"], 484.0),
+            // argmax(x, 2) writes 24 int64; max(x, 1) 20 values and indices; max(x) 1 value.
+            ("aten::argmax", &["", "2", "False"], 480.0 + 24.0 * 8.0),
+            ("aten::max", &["", "1", "False"], 480.0 + 20.0 * 12.0),
+            ("aten::max", &[""], 484.0),
+        ];
+        for (name, concrete, bytes) in cases {
+            let c = call(name, x(), concrete).unwrap();
+            assert_eq!(c.complexity.bytes, bytes, "{name} {concrete:?}");
+            assert_eq!((c.complexity.flops, c.family), (0.0, "reduction"));
+        }
+        // any(b, 1) writes 20 booleans; max(x, y) is elementwise.
+        let c = call("aten::any", t(Dtype::Bool, &[4, 6, 5]), &["", "1", "False"]);
         assert_eq!(c.unwrap().complexity.bytes, 120.0 + 20.0);
-        let c = call("aten::max", vec![x(), o(), o()], &["", "1", "False"]);
-        assert_eq!(c.unwrap().complexity.bytes, 480.0 + 20.0 * 12.0);
-        // mean(x, dtype) and norm(x, p) reduce everything, even without Concrete Inputs.
+        let c = op_cost("aten::max", &inputs(vec![x(), x()], Some(&["", ""])));
+        assert_eq!(c.unwrap().complexity.bytes, 3.0 * 480.0);
+        // mean(x, dtype) reduces everything, even without Concrete Inputs.
         let c = op_cost("aten::mean", &inputs(vec![x(), o()], None));
         assert_eq!(c.unwrap().complexity.bytes, 484.0);
-        let c = call("aten::norm", vec![x(), o()], &["", "2"]);
-        assert_eq!(c.unwrap().complexity.bytes, 484.0);
-        // max(x) → 1 value; max(x, y) is elementwise.
-        let c = call("aten::max", vec![x()], &[""]);
-        assert_eq!(c.unwrap().complexity.bytes, 484.0);
-        let c = call("aten::max", vec![x(), x()], &["", ""]);
-        assert_eq!(c.unwrap().complexity.bytes, 3.0 * 480.0);
         // A dimension out of range, or a dim argument without Concrete Inputs: no cost.
-        let c = call(
-            "aten::sum",
-            vec![x(), o(), o(), o()],
-            &["", "[3]", "False", ""],
-        );
+        let c = call("aten::sum", x(), &["", "[3]", "False", ""]);
         assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
         let c = op_cost("aten::amax", &inputs(vec![x(), o(), o()], None));
         assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
