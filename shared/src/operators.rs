@@ -306,6 +306,7 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => softmax(inputs),
         "_softmax_backward_data" | "_log_softmax_backward_data" => softmax_backward(inputs),
         "embedding" => embedding(inputs),
+        "embedding_dense_backward" => embedding_backward(inputs),
         "fill" | "zero" => write_only(inputs),
         "copy" => copy(inputs),
         "sum" | "nansum" | "mean" | "nanmean" | "amax" | "amin" | "prod" | "var" | "std"
@@ -1205,6 +1206,32 @@ fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
     }
 }
 
+/// `embedding_dense_backward(grad_output[…, D], indices, num_weights, padding_idx,
+/// scale_grad_by_freq)`: the weight's gradient, `[num_weights, D]`, written once; the output's
+/// gradient and the indices read (B only, as the forward: the accumulation of rows sharing an
+/// index is not counted). `num_weights` comes from `Concrete Inputs`.
+fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let (Some((dt, grad)), Some((it, idx))) = (x.tensor(0), x.tensor(1)) else {
+        return Err(shapes_err(
+            "expected the output's gradient and an index tensor",
+        ));
+    };
+    let Some(&d) = grad.last() else {
+        return Err(shapes_err("expected a gradient of rows [..., D]"));
+    };
+    let Some(v) = x.int(2) else {
+        return Err(shapes_err("num_weights not recorded (no Concrete Inputs)"));
+    };
+    let bytes =
+        numel(grad) * dt.bytes() + numel(idx) * it.bytes() + v as f64 * d as f64 * dt.bytes();
+    Ok(OpCost {
+        complexity: Complexity { flops: 0.0, bytes },
+        datapath: dt.cuda_core(),
+        family: "embedding",
+        assumed: Vec::new(),
+    })
+}
+
 /// `fill_` and `zero_`: the tensor written once.
 fn write_only(x: &OpInputs) -> Result<OpCost, NoCost> {
     let Some((dt, _)) = x.tensor(0) else {
@@ -1797,6 +1824,29 @@ mod tests {
         let c = op_cost("aten::embedding", &emb).unwrap();
         assert_eq!(c.complexity.flops, 0.0);
         assert_eq!(c.complexity.bytes, 8.0 * 40.0 + 2.0 * 40.0 * 64.0 * 4.0);
+        // Its backward as PyTorch 2.11 records it (CPU build): the [4, 7, 16] gradient and 28
+        // indices read, the [100, 16] weight gradient written.
+        let bw = inputs(
+            vec![
+                t(F, &[4, 7, 16]),
+                t(Dtype::I64, &[4, 7]),
+                Arg::Other,
+                Arg::Other,
+                Arg::Other,
+            ],
+            Some(&["", "", "100", "-1", "False"]),
+        );
+        let c = op_cost("aten::embedding_dense_backward", &bw).unwrap();
+        assert_eq!(c.complexity.flops, 0.0);
+        assert_eq!(c.complexity.bytes, 4.0 * 448.0 + 8.0 * 28.0 + 4.0 * 1600.0);
+        let c = op_cost(
+            "aten::embedding_dense_backward",
+            &OpInputs {
+                concrete: None,
+                ..bw
+            },
+        );
+        assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
     }
 
     #[test]
