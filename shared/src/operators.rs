@@ -202,12 +202,26 @@ impl OpInputs {
             .filter(|s| !s.is_empty())
     }
 
+    /// The items of argument `i`'s concrete value read as a list (`"[2, 2]"` → `["2", "2"]`,
+    /// `"1"` → `["1"]`, `"[]"` → none), when recorded and not empty.
+    fn items(&self, i: usize) -> Option<Vec<&str>> {
+        let inner = self
+            .concrete(i)?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim();
+        Some(if inner.is_empty() {
+            Vec::new()
+        } else {
+            inner.split(',').map(str::trim).collect()
+        })
+    }
+
     fn int_list(&self, i: usize, len: usize) -> Option<Vec<u64>> {
-        let s = self.concrete(i)?;
-        let inner = s.trim_start_matches('[').trim_end_matches(']');
-        let v: Vec<u64> = inner
-            .split(',')
-            .map(|x| x.trim().parse::<u64>().ok())
+        let v: Vec<u64> = self
+            .items(i)?
+            .iter()
+            .map(|x| x.parse::<u64>().ok())
             .collect::<Option<_>>()?;
         match v.len() {
             1 => Some(vec![v[0]; len]),
@@ -1072,14 +1086,8 @@ fn norm_backward(x: &OpInputs, p: NormBackward) -> Result<OpCost, NoCost> {
     let mut assumed = Vec::new();
     let mask = match p.mask {
         None => [true; 3],
-        Some(i) => match x.concrete(i).map(|m| {
-            m.trim_start_matches('[')
-                .trim_end_matches(']')
-                .split(',')
-                .map(|b| b.trim() == "True" || b.trim() == "true")
-                .collect::<Vec<bool>>()
-        }) {
-            Some(m) if m.len() == 3 => [m[0], m[1], m[2]],
+        Some(i) => match x.items(i) {
+            Some(m) if m.len() == 3 => [0, 1, 2].map(|j| m[j] == "True" || m[j] == "true"),
             _ => {
                 assumed.push("every gradient computed (output_mask not recorded)".into());
                 [true; 3]
@@ -1320,21 +1328,18 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
             "the reduced dimensions were not recorded (no Concrete Inputs)",
         ));
     } else {
-        match x
-            .concrete(dim)
-            .map(|s| s.trim_start_matches('[').trim_end_matches(']').trim())
-        {
-            None | Some("") => None,
-            Some(list) => Some(
-                list.split(',')
+        match x.items(dim) {
+            Some(list) if !list.is_empty() => Some(
+                list.iter()
                     .map(|d| {
-                        let d: i64 = d.trim().parse().ok()?;
+                        let d: i64 = d.parse().ok()?;
                         let d = if d < 0 { d + rank.max(1) } else { d };
                         (0..rank.max(1)).contains(&d).then_some(d as usize)
                     })
                     .collect::<Option<_>>()
                     .ok_or_else(|| shapes_err("a reduced dimension is not one of the input's"))?,
             ),
+            _ => None,
         }
     };
     let outputs: f64 = match &reduced {
@@ -1380,22 +1385,13 @@ type TensorLists<'a> = (Vec<&'a [Vec<u64>]>, Dtype);
 /// [`Arg::Tensors`] argument (positions `at`, or every such argument when `at` is `None`), and
 /// the lists' element type.
 fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists<'a>, NoCost> {
+    let list = |a: &'a Arg| match a {
+        Arg::Tensors(l) => Some(l.as_slice()),
+        _ => None,
+    };
     let lists: Vec<&[Vec<u64>]> = match at {
-        Some(at) => at
-            .iter()
-            .filter_map(|&i| match x.arg(i) {
-                Arg::Tensors(l) => Some(l.as_slice()),
-                _ => None,
-            })
-            .collect(),
-        None => x
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Tensors(l) => Some(l.as_slice()),
-                _ => None,
-            })
-            .collect(),
+        Some(at) => at.iter().filter_map(|&i| list(x.arg(i))).collect(),
+        None => x.args.iter().filter_map(list).collect(),
     };
     let Some(first) = lists.first() else {
         return Err(shapes_err("the tensor lists' shapes were not recorded"));
@@ -1413,6 +1409,17 @@ fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists
 
 fn list_bytes(list: &[Vec<u64>], dt: Dtype) -> f64 {
     list.iter().map(|s| numel(s)).sum::<f64>() * dt.bytes()
+}
+
+/// A tensor-list operator's cost (B only), saying where its lists' element type came from.
+fn list_cost(bytes: f64, dt: Dtype, family: &'static str) -> OpCost {
+    let mut cost = bytes_only(bytes, dt);
+    cost.family = family;
+    cost.assumed.push(format!(
+        "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
+        dt.name()
+    ));
+    cost
 }
 
 /// `_foreach_OP` (PyTorch's multi-tensor kernels): the elementwise rule at each position of the
@@ -1435,12 +1442,7 @@ fn foreach(x: &OpInputs, op: &str) -> Result<OpCost, NoCost> {
         "copy" => others + first,
         _ => 2.0 * first + others + scalars,
     };
-    let mut cost = bytes_only(bytes, dt);
-    cost.assumed.push(format!(
-        "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
-        dt.name()
-    ));
-    Ok(cost)
+    Ok(list_cost(bytes, dt, "elementwise"))
 }
 
 /// Which tensor lists a fused optimizer reads and writes (argument positions).
@@ -1471,13 +1473,7 @@ fn fused_optimizer(x: &OpInputs, p: FusedOptimizer) -> Result<OpCost, NoCost> {
     let (read, dt) = tensor_lists(x, Some(p.read))?;
     let (written, _) = tensor_lists(x, Some(p.written))?;
     let bytes: f64 = read.iter().chain(&written).map(|l| list_bytes(l, dt)).sum();
-    let mut cost = bytes_only(bytes, dt);
-    cost.family = "optimizer";
-    cost.assumed.push(format!(
-        "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
-        dt.name()
-    ));
-    Ok(cost)
+    Ok(list_cost(bytes, dt, "optimizer"))
 }
 
 #[cfg(test)]
