@@ -16,6 +16,10 @@
 use crate::bundle::{Complexity, Datapath};
 use crate::dl::{Gemm, Lstm};
 
+mod movement;
+
+use movement::Scatter;
+
 /// One recorded operator argument: its shape when it is a tensor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arg {
@@ -110,6 +114,36 @@ impl Dtype {
         })
     }
 
+    /// The type of a `ScalarType` code, as `Concrete Inputs` records a `dtype` argument (`"6"`
+    /// for float): c10's `ScalarType` enumeration (`c10/core/ScalarType.h`).
+    pub fn from_scalar_type(code: &str) -> Option<Dtype> {
+        Some(match code.trim().parse::<u32>().ok()? {
+            0 => Dtype::U8,
+            1 => Dtype::I8,
+            2 => Dtype::I16,
+            3 => Dtype::I32,
+            4 => Dtype::I64,
+            5 => Dtype::F16,
+            6 => Dtype::F32,
+            7 => Dtype::F64,
+            9 => Dtype::C64,
+            10 => Dtype::C128,
+            11 => Dtype::Bool,
+            15 => Dtype::Bf16,
+            23..=26 => Dtype::F8,
+            _ => return None,
+        })
+    }
+
+    /// Whether the type is an integer or boolean type (PyTorch's `isIntegralType(t,
+    /// includeBool=true)`).
+    pub fn is_integral(self) -> bool {
+        matches!(
+            self,
+            Dtype::I64 | Dtype::I32 | Dtype::I16 | Dtype::I8 | Dtype::U8 | Dtype::Bool
+        )
+    }
+
     /// PyTorch's name of the type (`torch.bfloat16` without the module).
     pub fn name(self) -> &'static str {
         match self {
@@ -166,6 +200,44 @@ impl Dtype {
     }
 }
 
+/// The element type of a call's tensor lists, as the name of a kernel it launched gives it
+/// ([`kernel_elem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListElem {
+    /// A named type (`…Functor<float, …>`, `CatArrayBatchedCopy<c10::Half, …>`).
+    Type(Dtype),
+    /// A type known only by its size in bytes: kernels templated on PyTorch's `OpaqueType<N>`,
+    /// as `cat`'s are in PyTorch 2.x (`CatArrayBatchedCopy<OpaqueType<4u>, …>`).
+    Opaque(u8),
+}
+
+impl ListElem {
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            ListElem::Type(d) => d.bytes(),
+            ListElem::Opaque(n) => f64::from(n),
+        }
+    }
+
+    /// The CUDA-core datapath: the type's; FP32 for an opaque type (the operators with tensor
+    /// lists are bytes only: no FLOPs are counted on it, as for integer types).
+    pub fn cuda_core(self) -> Datapath {
+        match self {
+            ListElem::Type(d) => d.cuda_core(),
+            ListElem::Opaque(_) => Datapath::Fp32,
+        }
+    }
+
+    /// How a note names it: `float32`, `a 4-byte type`.
+    pub fn describe(self) -> String {
+        match self {
+            ListElem::Type(d) => d.name().to_string(),
+            ListElem::Opaque(n) => format!("a {n}-byte type"),
+        }
+    }
+}
+
 /// What torch.profiler recorded for one operator call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OpInputs {
@@ -176,8 +248,8 @@ pub struct OpInputs {
     pub concrete: Option<Vec<String>>,
     /// The element type of the tensor-list arguments ([`Arg::Tensors`]), which torch.profiler
     /// records only as `TensorList`: the import reads it from the name of a kernel the call
-    /// launched ([`kernel_dtype`]). `None` when unknown.
-    pub list_dtype: Option<Dtype>,
+    /// launched ([`kernel_elem`]). `None` when unknown.
+    pub list_elem: Option<ListElem>,
 }
 
 impl OpInputs {
@@ -251,7 +323,7 @@ pub struct OpCost {
     /// Where the FLOPs run, from the input type.
     pub datapath: Datapath,
     /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
-    /// `elementwise`, `reduction`, `optimizer`).
+    /// `elementwise`, `reduction`, `optimizer`, `movement`, `loss`).
     pub family: &'static str,
     /// What the rule had to assume because the trace did not record it.
     pub assumed: Vec<String>,
@@ -332,6 +404,16 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
             Arg::Tensor(..) => elementwise(inputs, false, false),
             _ => reduction(inputs, 1, ReduceOut::ValueAndIndex),
         },
+        "cat" => movement::cat(inputs),
+        "index_select" => movement::index_select(inputs),
+        "gather" => movement::gather(inputs),
+        "scatter" => movement::scatter(inputs, Scatter::Assign),
+        "scatter_add" | "scatter_reduce" => movement::scatter(inputs, Scatter::Accumulate),
+        "index_add" => movement::index_add(inputs),
+        "cumsum" | "cumprod" => movement::scan(inputs),
+        "nll_loss_forward" | "nll_loss2d_forward" => movement::nll_loss(inputs),
+        "nll_loss_backward" | "nll_loss2d_backward" => movement::nll_loss_backward(inputs),
+        "index" | "index_put" | "_index_put_impl" => movement::advanced_indexing(inputs),
         "_fused_adam" | "_fused_adamw" => fused_optimizer(inputs, FUSED_ADAM),
         "_fused_sgd" => fused_optimizer(inputs, FUSED_SGD),
         n if n.starts_with("_foreach_") => foreach(inputs, &name["aten::_foreach_".len()..]),
@@ -425,6 +507,15 @@ pub const COMPARISONS: [&str; 11] = [
 
 fn shapes_err(what: impl Into<String>) -> NoCost {
     NoCost::Shapes(what.into())
+}
+
+/// A recorded dimension (`"-1"`) as an index into a tensor of `rank` dimensions (a 0-d tensor
+/// takes 0 and -1, as PyTorch's `maybe_wrap_dim` does).
+fn wrap_dim(d: &str, rank: usize) -> Option<usize> {
+    let rank = rank.max(1) as i64;
+    let d: i64 = d.trim().parse().ok()?;
+    let d = if d < 0 { d + rank } else { d };
+    (0..rank).contains(&d).then_some(d as usize)
 }
 
 fn gemm_cost(g: Gemm, batch: f64, dt: Dtype, extra_bytes: f64, family: &'static str) -> OpCost {
@@ -1194,16 +1285,18 @@ fn softmax_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     })
 }
 
-/// `embedding(weight[V,D], indices)`: no FLOPs; the indices read, one row of D read per index
-/// and the output written.
+/// `embedding(weight[V,D], indices)`: no FLOPs; the indices read, the rows they select read
+/// once each (one per index, and at most the V rows of the table: the indices' values are not
+/// recorded), and one output row of D written per index.
 fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
     match (x.tensor(0), x.tensor(1)) {
-        (Some((dt, &[_, d])), Some((it, idx))) => {
+        (Some((dt, &[v, d])), Some((it, idx))) => {
             let n = numel(idx);
+            let rows = n.min(v as f64);
             Ok(OpCost {
                 complexity: Complexity {
                     flops: 0.0,
-                    bytes: n * it.bytes() + 2.0 * n * d as f64 * dt.bytes(),
+                    bytes: n * it.bytes() + (rows + n) * d as f64 * dt.bytes(),
                 },
                 datapath: dt.cuda_core(),
                 family: "embedding",
@@ -1257,9 +1350,13 @@ fn copy(x: &OpInputs) -> Result<OpCost, NoCost> {
 }
 
 fn bytes_only(bytes: f64, dt: Dtype) -> OpCost {
+    bytes_on(bytes, dt.cuda_core())
+}
+
+fn bytes_on(bytes: f64, datapath: Datapath) -> OpCost {
     OpCost {
         complexity: Complexity { flops: 0.0, bytes },
-        datapath: dt.cuda_core(),
+        datapath,
         family: "elementwise",
         assumed: Vec::new(),
     }
@@ -1318,7 +1415,6 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
     let Some((dt, shape)) = x.tensor(0) else {
         return Err(shapes_err("expected an input tensor"));
     };
-    let rank = shape.len() as i64;
     // The overloads with a dimension have arguments after it (`keepdim`); `sum(x, dtype)`,
     // `mean(x, dtype)`, `norm(x, p)`, `var(x, unbiased)`, `max(x)` reduce everything.
     let reduced: Option<Vec<usize>> = if x.args.len() <= dim + 1 {
@@ -1331,11 +1427,7 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
         match x.items(dim) {
             Some(list) if !list.is_empty() => Some(
                 list.iter()
-                    .map(|d| {
-                        let d: i64 = d.parse().ok()?;
-                        let d = if d < 0 { d + rank.max(1) } else { d };
-                        (0..rank.max(1)).contains(&d).then_some(d as usize)
-                    })
+                    .map(|d| wrap_dim(d, shape.len()))
                     .collect::<Option<_>>()
                     .ok_or_else(|| shapes_err("a reduced dimension is not one of the input's"))?,
             ),
@@ -1364,24 +1456,39 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
     Ok(cost)
 }
 
-/// The element type of a PyTorch CUDA kernel's data, from the first template argument of the
-/// first `…Functor<T, …>` in its demangled name that names a tensor type. PyTorch's multi-tensor
-/// kernels, which the `_foreach_*` and fused optimizer operators launch, carry it there
+/// The element type of a PyTorch CUDA kernel's data, from its demangled name: the first
+/// template argument of the first `…Functor<T, …>` that names a tensor type, which PyTorch's
+/// multi-tensor kernels (launched by the `_foreach_*` and fused optimizer operators) carry
 /// (`multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpScalarFunctor<float, 2, 1, 1>,
-/// std::multiplies<float>, float>`, `FusedAdamMathFunctor<c10::BFloat16, 4, …>`), while the
-/// operators record their lists as `TensorList`, without a type.
-pub fn kernel_dtype(kernel: &str) -> Option<Dtype> {
-    kernel.match_indices("Functor<").find_map(|(i, m)| {
+/// std::multiplies<float>, float>`, `FusedAdamMathFunctor<c10::BFloat16, 4, …>`); else the first
+/// template argument of `cat`'s `CatArrayBatchedCopy…<T, …>` kernels, a named type in PyTorch
+/// 1.x and `OpaqueType<N>` (N bytes) since. The operators themselves record their lists as
+/// `TensorList`, without a type.
+pub fn kernel_elem(kernel: &str) -> Option<ListElem> {
+    let functor = kernel.match_indices("Functor<").find_map(|(i, m)| {
         let rest = &kernel[i + m.len()..];
         let end = rest.find([',', '>'])?;
-        Dtype::from_profiler(rest[..end].trim())
+        Dtype::from_profiler(rest[..end].trim()).map(ListElem::Type)
+    });
+    functor.or_else(|| {
+        let cat = &kernel[kernel.find("CatArrayBatchedCopy")?..];
+        let args = &cat[cat.find('<')? + 1..];
+        let first = args[..args.find(',')?].trim();
+        match first.find("OpaqueType<") {
+            Some(o) => {
+                let n = &first[o + "OpaqueType<".len()..];
+                let n = n.trim_end_matches('>').trim_end_matches(['u', 'U']);
+                n.parse().ok().map(ListElem::Opaque)
+            }
+            None => Dtype::from_profiler(first).map(ListElem::Type),
+        }
     })
 }
 
 /// Tensor lists' shapes (one slice of shapes per list) and their element type.
-type TensorLists<'a> = (Vec<&'a [Vec<u64>]>, Dtype);
+type TensorLists<'a> = (Vec<&'a [Vec<u64>]>, ListElem);
 
-/// The tensor lists of a `_foreach_*` or fused optimizer call: their shapes, one list per
+/// The tensor lists of a `_foreach_*`, fused optimizer or `cat` call: their shapes, one list per
 /// [`Arg::Tensors`] argument (positions `at`, or every such argument when `at` is `None`), and
 /// the lists' element type.
 fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists<'a>, NoCost> {
@@ -1399,7 +1506,7 @@ fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists
     if lists.iter().any(|l| l.len() != first.len()) {
         return Err(shapes_err("tensor lists of different lengths"));
     }
-    let Some(dt) = x.list_dtype else {
+    let Some(dt) = x.list_elem else {
         return Err(shapes_err(
             "the tensor lists' element type is not recorded (TensorList) and no kernel named it",
         ));
@@ -1407,17 +1514,17 @@ fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists
     Ok((lists, dt))
 }
 
-fn list_bytes(list: &[Vec<u64>], dt: Dtype) -> f64 {
+fn list_bytes(list: &[Vec<u64>], dt: ListElem) -> f64 {
     list.iter().map(|s| numel(s)).sum::<f64>() * dt.bytes()
 }
 
 /// A tensor-list operator's cost (B only), saying where its lists' element type came from.
-fn list_cost(bytes: f64, dt: Dtype, family: &'static str) -> OpCost {
-    let mut cost = bytes_only(bytes, dt);
+fn list_cost(bytes: f64, dt: ListElem, family: &'static str) -> OpCost {
+    let mut cost = bytes_on(bytes, dt.cuda_core());
     cost.family = family;
     cost.assumed.push(format!(
         "the tensor lists' element type, not recorded, is {} (from the kernel's name)",
-        dt.name()
+        dt.describe()
     ));
     cost
 }
@@ -1489,7 +1596,7 @@ mod tests {
         OpInputs {
             args,
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
-            list_dtype: None,
+            list_elem: None,
         }
     }
 
@@ -1820,6 +1927,10 @@ mod tests {
         let c = op_cost("aten::embedding", &emb).unwrap();
         assert_eq!(c.complexity.flops, 0.0);
         assert_eq!(c.complexity.bytes, 8.0 * 40.0 + 2.0 * 40.0 * 64.0 * 4.0);
+        // 40 lookups in a 10-row table read at most its 10 rows, and write 40.
+        let small = inputs(vec![t(F, &[10, 64]), t(Dtype::I64, &[8, 5])], None);
+        let c = op_cost("aten::embedding", &small).unwrap();
+        assert_eq!(c.complexity.bytes, 8.0 * 40.0 + (10.0 + 40.0) * 64.0 * 4.0);
         // Its backward as PyTorch 2.11 records it (CPU build): the [4, 7, 16] gradient and 28
         // indices read, the [100, 16] weight gradient written.
         let bw = inputs(
@@ -1873,7 +1984,7 @@ mod tests {
         let c = op_cost("aten::fill_", &inputs(vec![t(F, &[10]), Arg::Other], None));
         assert_eq!(c.unwrap().complexity.bytes, 40.0);
         assert_eq!(
-            op_cost("aten::cat", &inputs(vec![], None)),
+            op_cost("aten::sort", &inputs(vec![], None)),
             Err(NoCost::NoRule)
         );
         assert_eq!(
@@ -2003,14 +2114,14 @@ mod tests {
     #[test]
     fn tensor_list_types_from_kernel_names() {
         let foreach_mul = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float)";
-        assert_eq!(kernel_dtype(foreach_mul), Some(F));
+        assert_eq!(kernel_elem(foreach_mul), Some(ListElem::Type(F)));
         let adam = "void at::native::(anonymous namespace)::multi_tensor_apply_for_fused_optimizer_kernel<at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, float*>";
-        assert_eq!(kernel_dtype(adam), Some(H));
-        assert_eq!(kernel_dtype("ampere_sgemm_128x64_nn"), None);
+        assert_eq!(kernel_elem(adam), Some(ListElem::Type(H)));
+        assert_eq!(kernel_elem("ampere_sgemm_128x64_nn"), None);
         // A functor whose first argument is not a type is passed over.
         assert_eq!(
-            kernel_dtype("k<Metadata<2>, UnaryOpFunctor<c10::Half, 1, 1, 0>>"),
-            Some(Dtype::F16)
+            kernel_elem("k<Metadata<2>, UnaryOpFunctor<c10::Half, 1, 1, 0>>"),
+            Some(ListElem::Type(Dtype::F16))
         );
     }
 
@@ -2020,7 +2131,7 @@ mod tests {
     fn foreach_and_fused_optimizers_by_hand() {
         let list = || Arg::Tensors(vec![vec![8, 2], vec![3]]); // 19 elements
         let with = |args: Vec<Arg>, dt: Option<Dtype>| OpInputs {
-            list_dtype: dt,
+            list_elem: dt.map(ListElem::Type),
             ..inputs(args, None)
         };
         // _foreach_addcmul_(self, t1, t2, value): reads three lists, writes the first.

@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bundle::{DataSource, Device, Kernel};
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
-use crate::operators::{self, Arg, Dtype, NoCost, OpCost, OpInputs};
+use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
 use crate::trace::parse::{Ns, Trace};
 
@@ -492,7 +492,7 @@ fn import_impl(
 
     // Each called operator's cost, once per distinct (name, inputs).
     let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
-    let mut cost_ids: FxHashMap<(u32, Option<u32>, Option<Dtype>), usize> = FxHashMap::default();
+    let mut cost_ids: FxHashMap<(u32, Option<u32>, Option<ListElem>), usize> = FxHashMap::default();
     let mut costs: Vec<CostText> = Vec::new();
     let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
     for (l, &o) in launch_op
@@ -507,7 +507,7 @@ fn import_impl(
         let op = &trace.ops[o];
         // Tensor lists are recorded without a type: their first kernel's name gives it.
         let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
-        let list_dtype = recorded
+        let list_elem = recorded
             .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
             .and_then(|_| {
                 let kernel = if from_ranges {
@@ -515,16 +515,16 @@ fn import_impl(
                 } else {
                     trace.kernels[l].name
                 };
-                operators::kernel_dtype(trace.name(kernel))
+                operators::kernel_elem(trace.name(kernel))
             });
-        let key = (op.name, op.inputs, list_dtype);
+        let key = (op.name, op.inputs, list_elem);
         let cost = *cost_ids.entry(key).or_insert_with(|| {
             let name = trace.name(op.name);
             let cost = match recorded {
-                Some(x) if list_dtype.is_some() => operators::op_cost(
+                Some(x) if list_elem.is_some() => operators::op_cost(
                     name,
                     &OpInputs {
-                        list_dtype,
+                        list_elem,
                         ..x.clone()
                     },
                 ),
@@ -1066,10 +1066,36 @@ mod tests {
                 1.0,
                 r#""device": 0, "correlation": 3"#,
             ),
+            // torch.cat([4×6, 2×6]) as PyTorch 2.11 records it, and its kernel's name, which
+            // gives only the element's size.
+            ev(
+                "cpu_op",
+                "aten::cat",
+                1,
+                200.0,
+                20.0,
+                r#""Input Dims": [[[4, 6], [2, 6]], []], "Input type": ["TensorList", "Scalar"], "Concrete Inputs": ["", "0"]"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                205.0,
+                5.0,
+                r#""correlation": 4"#,
+            ),
+            ev(
+                "kernel",
+                "void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig<at::native::(anonymous namespace)::OpaqueType<4u>, unsigned int, 2, 128, 1>(at::native::(anonymous namespace)::OpaqueType<4u>*)",
+                7,
+                215.0,
+                1.0,
+                r#""device": 0, "correlation": 4"#,
+            ),
         ];
         let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
         let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
-        assert_eq!(imp.kernels.len(), 3);
+        assert_eq!(imp.kernels.len(), 4);
         let k = &imp.kernels[0];
         assert_eq!(k.tags["op"], "aten::_fused_adamw_");
         assert_eq!(k.tags["op_kernels"], "2");
@@ -1086,6 +1112,13 @@ mod tests {
             .unwrap();
         assert!(summary.contains("aten::_foreach_sqrt"), "{summary}");
         assert!(imp.kernels[2].complexity.is_none());
+        // cat: 36 four-byte elements read and written.
+        let cat = &imp.kernels[3];
+        assert_eq!(cat.tags["op"], "aten::cat");
+        assert_eq!(cat.complexity.map(|c| c.bytes), Some(2.0 * 36.0 * 4.0));
+        assert!(imp.notes.iter().any(|n| n.contains(
+            "aten::cat: the tensor lists' element type, not recorded, is a 4-byte type"
+        )));
     }
 
     #[test]

@@ -1197,7 +1197,7 @@ fn op_inputs(text: &InputsText) -> Option<OpInputs> {
     Some(OpInputs {
         args,
         concrete,
-        list_dtype: None,
+        list_elem: None,
     })
 }
 
