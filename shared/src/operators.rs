@@ -1444,7 +1444,7 @@ fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         return Err(shapes_err("expected a gradient of rows [..., D]"));
     };
     let Some(v) = x.int(2) else {
-        return Err(shapes_err("num_weights not recorded (no Concrete Inputs)"));
+        return Err(shapes_err("num_weights not recorded: no Concrete Inputs"));
     };
     let bytes =
         numel(grad) * dt.bytes() + numel(idx) * it.bytes() + v as f64 * d as f64 * dt.bytes();
@@ -1551,7 +1551,7 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
         None
     } else if x.concrete.is_none() {
         return Err(shapes_err(
-            "the reduced dimensions were not recorded (no Concrete Inputs)",
+            "the reduced dimensions were not recorded: no Concrete Inputs",
         ));
     } else {
         match x.items(dim) {
@@ -1638,7 +1638,7 @@ fn tensor_lists<'a>(x: &'a OpInputs, at: Option<&[usize]>) -> Result<TensorLists
     }
     let Some(dt) = x.list_elem else {
         return Err(shapes_err(
-            "the tensor lists' element type is not recorded (TensorList) and no kernel named it",
+            "the tensor lists' element type is not recorded, and no kernel named it",
         ));
     };
     Ok((lists, dt))

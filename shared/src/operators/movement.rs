@@ -178,7 +178,7 @@ pub(super) fn nll_loss_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
 /// selected, and the bytes, are unknown.
 pub(super) fn advanced_indexing(_: &OpInputs) -> Result<OpCost, NoCost> {
     Err(shapes_err(
-        "the index tensors are not recorded (a list of optional tensors)",
+        "the index tensors are not recorded: a list of optional tensors",
     ))
 }
 

@@ -118,8 +118,8 @@ pub struct Stats {
     /// Kernel launches per operator without a rule, by operator name.
     pub no_rule: BTreeMap<String, usize>,
     /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
-    /// recorded), by operator name.
-    pub no_shapes: BTreeMap<String, usize>,
+    /// recorded), by operator name and the rule's reason.
+    pub no_shapes: BTreeMap<(String, String), usize>,
     /// Kernel events with a zero duration, left out (a bundle time must be positive).
     pub zero_time: usize,
     /// Kernel events given the counters of a range from a counter trace
@@ -662,8 +662,9 @@ fn import_impl(
                 Err(NoCost::NoRule) => {
                     *stats.no_rule.entry(name.to_string()).or_default() += 1;
                 }
-                Err(NoCost::Shapes(_)) => {
-                    *stats.no_shapes.entry(name.to_string()).or_default() += 1;
+                Err(NoCost::Shapes(why)) => {
+                    let key = (name.to_string(), why.clone());
+                    *stats.no_shapes.entry(key).or_default() += 1;
                 }
             }
         }
@@ -766,7 +767,7 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
     if !stats.no_shapes.is_empty() {
         parts.push(format!(
             "operators whose shapes were not recorded or did not fit their rule (kernel launches): {}",
-            join_counts(&stats.no_shapes)
+            join_counts_with(&stats.no_shapes, |(name, why), n| format!("{name} ×{n} ({why})"))
         ));
     }
     if stats.zero_time > 0 {
@@ -795,11 +796,17 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
 }
 
 /// `a ×3, b ×1`, most frequent first.
+/// `name ×count`, largest count first, comma-separated.
 fn join_counts(m: &BTreeMap<String, usize>) -> String {
-    let mut v: Vec<(&String, &usize)> = m.iter().collect();
+    join_counts_with(m, |k, n| format!("{k} ×{n}"))
+}
+
+/// Counts, largest first, each written by `label(key, count)`, comma-separated.
+fn join_counts_with<K: Ord>(m: &BTreeMap<K, usize>, label: impl Fn(&K, usize) -> String) -> String {
+    let mut v: Vec<(&K, &usize)> = m.iter().collect();
     v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     v.iter()
-        .map(|(k, n)| format!("{k} ×{n}"))
+        .map(|(k, n)| label(k, **n))
         .collect::<Vec<_>>()
         .join(", ")
 }
