@@ -1663,10 +1663,23 @@ fn list_cost(bytes: f64, dt: ListElem, family: &'static str) -> OpCost {
 /// lists: every list read once and the first list written (in place) or a new list of its shapes
 /// written; tensors outside the lists (a 0-d scalar tensor) read once. `_foreach_zero_` only
 /// writes; `_foreach_copy_` reads its source and writes its destination (in place or not, the
-/// bytes are the same: the first list is read and a list of its shapes written). Reductions
-/// (`_foreach_norm`, `_foreach_max`) have no rule.
+/// bytes are the same: the first list is read and a list of its shapes written). The reductions
+/// `_foreach_norm(self, ord, dtype)` (behind `clip_grad_norm_`) and `_foreach_max(self)` read the
+/// list once and write one value per tensor, in `dtype` when `Concrete Inputs` records one (a
+/// `ScalarType` code), else in the list's type.
 fn foreach(x: &OpInputs, op: &str) -> Result<OpCost, NoCost> {
     let op = op.strip_suffix('_').unwrap_or(op);
+    if op == "norm" || op == "max" {
+        let (lists, dt) = tensor_lists(x, Some(&[0]))?;
+        let out = match x.concrete(2).filter(|_| op == "norm") {
+            Some(code) => Dtype::from_scalar_type(code)
+                .ok_or_else(|| shapes_err(format!("unknown dtype code {code}")))?
+                .bytes(),
+            None => dt.bytes(),
+        };
+        let bytes = list_bytes(lists[0], dt) + lists[0].len() as f64 * out;
+        return Ok(list_cost(bytes, dt, "reduction"));
+    }
     if !(ELEMENTWISE.contains(&op) || op == "zero" || op == "copy") {
         return Err(NoCost::NoRule);
     }
@@ -2220,7 +2233,7 @@ mod tests {
         );
         assert_eq!(base_name("aten::add_"), "add");
         assert_eq!(
-            op_cost("aten::_foreach_norm", &inputs(vec![], None)),
+            op_cost("aten::_foreach_sort", &inputs(vec![], None)),
             Err(NoCost::NoRule)
         );
         assert_eq!(Dtype::from_profiler("c10::BFloat16"), Some(Dtype::Bf16));
@@ -2384,6 +2397,28 @@ mod tests {
         assert_eq!(c.unwrap().complexity.bytes, 19.0 * 4.0);
         let c = op_cost("aten::_foreach_copy_", &with(vec![list(), list()], Some(F)));
         assert_eq!(c.unwrap().complexity.bytes, 2.0 * 19.0 * 4.0);
+        // _foreach_norm(list, 2) as clip_grad_norm_ calls it: the list read, one norm per tensor
+        // written; with dtype=torch.float64 (code 7) the norms are 8 bytes each.
+        let c = op_cost(
+            "aten::_foreach_norm",
+            &OpInputs {
+                concrete: Some(vec!["".into(), "2".into(), "".into()]),
+                ..with(vec![list(), Arg::Other, Arg::Other], Some(H))
+            },
+        )
+        .unwrap();
+        assert_eq!(c.family, "reduction");
+        assert_eq!(c.complexity.bytes, 19.0 * 2.0 + 2.0 * 2.0);
+        let c = op_cost(
+            "aten::_foreach_norm",
+            &OpInputs {
+                concrete: Some(vec!["".into(), "2".into(), "7".into()]),
+                ..with(vec![list(), Arg::Other, Arg::Other], Some(H))
+            },
+        );
+        assert_eq!(c.unwrap().complexity.bytes, 19.0 * 2.0 + 2.0 * 8.0);
+        let c = op_cost("aten::_foreach_max", &with(vec![list()], Some(F)));
+        assert_eq!(c.unwrap().complexity.bytes, 19.0 * 4.0 + 2.0 * 4.0);
         // Without a type, or with lists of different lengths, the call has no cost.
         let c = op_cost("aten::_foreach_sqrt", &with(vec![list()], None));
         assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
