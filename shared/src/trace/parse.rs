@@ -1303,10 +1303,57 @@ fn int(v: MaybeNum) -> Option<i64> {
     v.0.filter(|x| x.fract() == 0.0).map(|x| x as i64)
 }
 
-fn dim3(v: &[u32]) -> Option<[u32; 3]> {
-    match v {
-        [x, y, z] => Some([*x, *y, *z]),
-        _ => None,
+/// A launch's `grid` or `block`: three unsigned integers, or nothing for any other value. A
+/// kernel event records `[x, y, z]`; the `cpu_op` of an Inductor-generated Triton kernel records
+/// its grid as text (`"grid(100,)"`, PyTorch 2.5), which says nothing the kernel event does not.
+struct MaybeDim3(Option<[u32; 3]>);
+
+impl<'de> Deserialize<'de> for MaybeDim3 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeDim3;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeDim3, A::Error> {
+                let mut v = Vec::with_capacity(3);
+                while let Some(x) = s.next_element::<MaybeNum>()? {
+                    v.push(x.0);
+                }
+                let dim = |x: Option<f64>| {
+                    x.filter(|x| x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(x))
+                        .map(|x| x as u32)
+                };
+                Ok(MaybeDim3(match v[..] {
+                    [x, y, z] => dim(x).zip(dim(y)).zip(dim(z)).map(|((x, y), z)| [x, y, z]),
+                    _ => None,
+                }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeDim3, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeDim3(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeDim3, E> {
+                Ok(MaybeDim3(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -1331,18 +1378,8 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                         ArgKey::Correlation => a.correlation = int(m.next_value()?),
                         ArgKey::Device => a.device = int(m.next_value()?),
                         ArgKey::Stream => a.stream = int(m.next_value()?),
-                        ArgKey::Grid => {
-                            a.grid = m
-                                .next_value::<Option<Vec<u32>>>()?
-                                .as_deref()
-                                .and_then(dim3);
-                        }
-                        ArgKey::Block => {
-                            a.block = m
-                                .next_value::<Option<Vec<u32>>>()?
-                                .as_deref()
-                                .and_then(dim3);
-                        }
+                        ArgKey::Grid => a.grid = m.next_value::<MaybeDim3>()?.0,
+                        ArgKey::Block => a.block = m.next_value::<MaybeDim3>()?.0,
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
                         ArgKey::Dims => {
                             text.dims.clear();
@@ -1583,6 +1620,34 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_grid_or_block_that_is_not_three_integers_is_left_unset() {
+        // SYNTHETIC events shaped as PyTorch 2.5 records an Inductor-generated Triton kernel:
+        // its `cpu_op` carries the launcher's grid as text, its kernel event the real one.
+        let text = r#"{"traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_add_0", "pid": 1, "tid": 1, "ts": 1, "dur": 9,
+           "args": {"grid": "grid(100,)", "stream": 0, "kernel_backend": "triton",
+                    "Input Dims": [[10, 10], []], "Input type": ["float", "Scalar"]}},
+          {"ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7, "ts": 5, "dur": 2,
+           "args": {"correlation": 3, "grid": [1, 1, 1], "block": [128, 1, 1]}},
+          {"ph": "X", "cat": "kernel", "name": "odd", "pid": 0, "tid": 7, "ts": 8, "dur": 2,
+           "args": {"grid": [1, 2], "block": [1.5, 1, 1]}},
+          {"ph": "X", "cat": "kernel", "name": "odder", "pid": 0, "tid": 7, "ts": 9, "dur": 2,
+           "args": {"grid": {"x": 1}, "block": [-1, 1, 1]}}
+        ]}"#;
+        let t = parse(text.as_bytes()).unwrap();
+        assert_eq!(t.ops.len(), 1);
+        let grids: Vec<_> = t.kernels.iter().map(|k| (k.grid, k.block)).collect();
+        assert_eq!(
+            grids,
+            [
+                (Some([1, 1, 1]), Some([128, 1, 1])),
+                (None, None),
+                (None, None)
+            ]
+        );
     }
 
     #[test]
