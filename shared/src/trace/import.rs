@@ -36,7 +36,7 @@ use crate::bundle::{DataSource, Device, Kernel};
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
-use crate::trace::parse::{Ns, Trace};
+use crate::trace::parse::{GpuEvent, Ns, Trace};
 
 /// How to read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -312,9 +312,13 @@ pub fn link(trace: &Trace) -> Links {
     }
 }
 
-/// The compute capability `deviceProperties` gives a device.
+/// The compute capability `deviceProperties` gives a device; none for an AMD GPU, whose
+/// `computeMajor.computeMinor` is its gfx architecture ([`DeviceProps::is_amd`]).
 fn device_cc(trace: &Trace, d: Option<i64>) -> Option<String> {
     let p = trace.devices.iter().find(|p| Some(p.id) == d)?;
+    if p.is_amd() {
+        return None;
+    }
     Some(format!("{}.{}", p.compute_major?, p.compute_minor?))
 }
 
@@ -689,20 +693,23 @@ fn import_impl(
         });
     }
 
-    for (list, slot) in [
-        (&trace.memcpys, &mut stats.memcpy),
-        (&trace.memsets, &mut stats.memset),
+    let mut transfers = Vec::new();
+    for (what, list, slot) in [
+        ("memcpy", &trace.memcpys, &mut stats.memcpy),
+        ("memset", &trace.memsets, &mut stats.memset),
     ] {
-        *slot = (
-            list.len(),
-            list.iter().filter_map(|g| g.bytes).sum(),
-            list.iter().map(|g| g.dur_us * 1e-6).sum(),
-        );
+        // Summed from +0.0: an empty float sum is -0.0, which would print as "-0".
+        let bytes = list.iter().filter_map(|g| g.bytes).fold(0.0, |a, b| a + b);
+        let time = list.iter().map(|g| g.dur_us * 1e-6).fold(0.0, |a, b| a + b);
+        *slot = (list.len(), bytes, time);
+        if !list.is_empty() {
+            transfers.push(transfer_text(what, list, bytes, time));
+        }
     }
-    if stats.memcpy.0 + stats.memset.0 > 0 {
+    if !transfers.is_empty() {
         notes.insert(format!(
-            "memory copies and sets are kept apart, not counted as kernels: {} memcpy ({} bytes, {:.6} s), {} memset ({} bytes, {:.6} s)",
-            stats.memcpy.0, stats.memcpy.1, stats.memcpy.2, stats.memset.0, stats.memset.1, stats.memset.2
+            "memory copies and sets are kept apart, not counted as kernels: {}",
+            transfers.join(", ")
         ));
     }
     if from_ranges {
@@ -723,12 +730,19 @@ fn import_impl(
         notes.insert(summary);
     }
 
+    let mut amd = Vec::new();
     let devices = used_devices
         .into_iter()
         .map(|d| {
             let id = d.to_string();
             match trace.devices.iter().find(|p| p.id == d) {
                 Some(p) => {
+                    if p.is_amd() {
+                        amd.push(match (p.compute_major, p.compute_minor) {
+                            (Some(a), Some(b)) => format!("{id} ({}, gfx {a}.{b})", p.name),
+                            _ => format!("{id} ({})", p.name),
+                        });
+                    }
                     let mut dev = Device::new(id, p.name.clone());
                     dev.compute_capability = device_cc(trace, Some(d));
                     dev.sm_count = p.num_sms;
@@ -740,12 +754,29 @@ fn import_impl(
             }
         })
         .collect();
+    if !amd.is_empty() {
+        notes.insert(format!(
+            "AMD GPU (a ROCm trace): device {}; its computeMajor and computeMinor are a gfx architecture, not a CUDA compute capability, so none is given, and its SM count is its compute units. The kernels' times and the operators' F and B hold as on any GPU; measure its ceilings with AMD's tools, as `roofline machine` measures NVIDIA GPUs only",
+            amd.join(", ")
+        ));
+    }
     Ok(TraceImport {
         kernels,
         devices,
         notes: notes.into_iter().collect(),
         stats,
     })
+}
+
+/// `n memcpy (B bytes, T s)`, saying how many events recorded no size (ROCm's copies, for one).
+fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String {
+    let sized = list.iter().filter(|g| g.bytes.is_some()).count();
+    let bytes = match sized {
+        0 => "size not recorded".to_string(),
+        s if s == list.len() => format!("{bytes} bytes"),
+        s => format!("{bytes} bytes in the {s} that record their size"),
+    };
+    format!("{} {what} ({bytes}, {time:.6} s)", list.len())
 }
 
 /// The one summary of what was not understood, or `None` when everything was.
@@ -999,6 +1030,75 @@ mod tests {
         assert_eq!(imp.devices.len(), 1);
         assert_eq!(imp.devices[0].compute_capability.as_deref(), Some("9.0"));
         assert_eq!(imp.devices[0].sm_count, Some(132));
+    }
+
+    /// SYNTHETIC, shaped as a ROCm trace records an MI250 (HTA's public `amd_trace`): the
+    /// device's `computeMajor.computeMinor` is its gfx architecture, its wavefront 64 threads,
+    /// and its copies record no size.
+    #[test]
+    fn an_amd_gpu_gets_no_cuda_compute_capability() {
+        let events = [
+            ev(
+                "cpu_op",
+                "aten::relu",
+                1,
+                10.0,
+                20.0,
+                r#""Input Dims": [[4, 8]], "Input type": ["float"]"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "hipLaunchKernel",
+                1,
+                12.0,
+                5.0,
+                r#""correlation": 1"#,
+            ),
+            ev(
+                "kernel",
+                "relu_kernel",
+                7,
+                20.0,
+                2.0,
+                r#""device": 2, "correlation": 1"#,
+            ),
+            ev(
+                "gpu_memcpy",
+                "Memcpy HtoD (Host -> Device)",
+                7,
+                30.0,
+                3.0,
+                r#""device": 2, "kind": "HtoD""#,
+            ),
+            ev(
+                "gpu_memcpy",
+                "Memcpy DtoH (Device -> Host)",
+                7,
+                40.0,
+                1.0,
+                r#""device": 2, "bytes": 64"#,
+            ),
+        ];
+        let text = format!(
+            r#"{{"traceEvents": [{}], "deviceProperties": [{{"id": 2, "name": "AMD Radeon Graphics", "computeMajor": 9, "computeMinor": 0, "warpSize": 64, "numSms": 104}}]}}"#,
+            events.join(",")
+        );
+        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let d = &imp.devices[0];
+        assert_eq!(
+            (d.name.as_str(), d.compute_capability.as_deref()),
+            ("AMD Radeon Graphics", None)
+        );
+        assert_eq!(d.sm_count, Some(104));
+        assert!(imp.notes.iter().any(|n| n.starts_with(
+            "AMD GPU (a ROCm trace): device 2 (AMD Radeon Graphics, gfx 9.0); its computeMajor"
+        )));
+        // The relu still has its B: 4·8 floats read and written.
+        assert_eq!(imp.kernels[0].complexity.unwrap().bytes, 2.0 * 32.0 * 4.0);
+        // One copy has no size; no memsets, so none are listed.
+        assert!(imp.notes.contains(
+            &"memory copies and sets are kept apart, not counted as kernels: 2 memcpy (64 bytes in the 1 that record their size, 0.000004 s)".to_string()
+        ));
     }
 
     /// A fused AdamW step as PyTorch 2.11 records it (tensor lists typed only `TensorList`) with

@@ -186,6 +186,17 @@ pub struct DeviceProps {
     pub total_global_mem: Option<f64>,
     /// L2 size, bytes (newer Kineto).
     pub l2_cache_size: Option<f64>,
+    /// Threads per warp: 32 on every NVIDIA GPU, 64 on AMD's CDNA GPUs (a wavefront).
+    pub warp_size: Option<u32>,
+}
+
+impl DeviceProps {
+    /// Whether this is an AMD GPU, traced through ROCm: Kineto then fills `computeMajor` and
+    /// `computeMinor` with the gfx architecture (9 and 0 for an MI250's gfx90a), which is not a
+    /// CUDA compute capability. Told by the 64-thread wavefront or the name AMD's runtime reports.
+    pub fn is_amd(&self) -> bool {
+        self.warp_size == Some(64) || self.name.starts_with("AMD")
+    }
 }
 
 /// The events of one trace that the import uses, and counts of the rest.
