@@ -16,7 +16,10 @@
 use crate::bundle::{Complexity, Datapath};
 use crate::dl::{Gemm, Lstm};
 
+mod inductor;
 mod movement;
+
+pub use inductor::FAMILY as INDUCTOR;
 
 use movement::Scatter;
 
@@ -331,7 +334,7 @@ pub struct OpCost {
     /// Where the FLOPs run, from the input type.
     pub datapath: Datapath,
     /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
-    /// `elementwise`, `reduction`, `optimizer`, `movement`, `loss`).
+    /// `elementwise`, `reduction`, `optimizer`, `movement`, `loss`, `inductor`).
     pub family: &'static str,
     /// What the rule had to assume because the trace did not record it.
     pub assumed: Vec<String>,
@@ -358,6 +361,9 @@ pub fn base_name(name: &str) -> &str {
 /// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
 /// shapes do not fit its rule.
 pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
+    if inductor::is_data_moving(name) {
+        return inductor::data_moving(inputs);
+    }
     if !name.starts_with("aten::") {
         return Err(NoCost::NoRule);
     }
