@@ -109,6 +109,9 @@ pub struct Stats {
     pub time_s: f64,
     /// Launches linked to an operator.
     pub linked: usize,
+    /// Launches whose launch call (the runtime event of their correlation id) is not in the
+    /// trace: most often launched before the profiling window opened.
+    pub no_launch_call: usize,
     /// Launches whose operator has a complexity.
     pub with_complexity: usize,
     /// Memory copies: count, bytes, seconds.
@@ -625,6 +628,9 @@ fn import_impl(
         }
         stats.launches += 1;
         stats.time_s += k.time.total_s;
+        if launch_rt[i].is_none() {
+            stats.no_launch_call += 1;
+        }
         if let Some(r) = launch_rt[i] {
             if let Some(a) = rt_ann[r] {
                 k.nvtx_range = Some(trace.name(trace.annotations[a].name).to_string());
@@ -786,13 +792,26 @@ fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String
     format!("{} {what} ({bytes}, {time:.6} s)", list.len())
 }
 
+/// Why a kernel has no launch call in the trace, most often.
+const MISSING_LAUNCH_CALL: &str = "whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU";
+
 /// The one summary of what was not understood, or `None` when everything was.
 fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String> {
     let mut parts = Vec::new();
     let unlinked = stats.launches - stats.linked;
     if unlinked > 0 {
+        let missing = stats.no_launch_call;
+        let why = match (missing, unlinked - missing) {
+            (0, _) => "no cpu_op around their launch call".to_string(),
+            (_, 0) => MISSING_LAUNCH_CALL.to_string(),
+            (m, o) => {
+                format!(
+                    "{m} {MISSING_LAUNCH_CALL}, and {o} with no cpu_op around their launch call"
+                )
+            }
+        };
         parts.push(format!(
-            "{unlinked} of {} kernel launches have no operator (no cpu_op around their launch call)",
+            "{unlinked} of {} kernel launches have no operator ({why})",
             stats.launches
         ));
     }
@@ -1037,6 +1056,51 @@ mod tests {
         assert_eq!(imp.devices.len(), 1);
         assert_eq!(imp.devices[0].compute_capability.as_deref(), Some("9.0"));
         assert_eq!(imp.devices[0].sm_count, Some(132));
+    }
+
+    /// Kernels without an operator are told apart: one launched before the window opened (its
+    /// launch call is not in the trace, as in HTA's sampled training traces), one launched
+    /// outside any operator.
+    #[test]
+    fn unlinked_kernels_say_why() {
+        let events = [
+            ev(
+                "kernel",
+                "early",
+                7,
+                1.0,
+                2.0,
+                r#""device": 0, "correlation": 1"#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                10.0,
+                5.0,
+                r#""correlation": 2"#,
+            ),
+            ev(
+                "kernel",
+                "bare",
+                7,
+                20.0,
+                2.0,
+                r#""device": 0, "correlation": 2"#,
+            ),
+        ];
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        assert_eq!((imp.stats.linked, imp.stats.no_launch_call), (0, 1));
+        let summary = imp
+            .notes
+            .iter()
+            .find(|n| n.starts_with("not understood"))
+            .unwrap();
+        assert!(
+            summary.contains("2 of 2 kernel launches have no operator (1 whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU, and 1 with no cpu_op around their launch call)"),
+            "{summary}"
+        );
     }
 
     /// SYNTHETIC, shaped as PyTorch 2.5 records a `torch.compile`d function (HTA's public
