@@ -18,10 +18,12 @@ use crate::dl::{Gemm, Lstm};
 
 mod inductor;
 mod movement;
+mod pooling;
 
 pub use inductor::FAMILY as INDUCTOR;
 
 use movement::Scatter;
+use pooling::Pool;
 
 /// One recorded operator argument: its shape when it is a tensor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,7 +336,7 @@ pub struct OpCost {
     /// Where the FLOPs run, from the input type.
     pub datapath: Datapath,
     /// The rule family (`gemm`, `conv`, `attention`, `rnn`, `norm`, `softmax`, `embedding`,
-    /// `elementwise`, `reduction`, `optimizer`, `movement`, `loss`, `inductor`).
+    /// `elementwise`, `reduction`, `optimizer`, `movement`, `loss`, `pooling`, `inductor`).
     pub family: &'static str,
     /// What the rule had to assume because the trace did not record it.
     pub assumed: Vec<String>,
@@ -409,6 +411,12 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "embedding" => embedding(inputs),
         "embedding_dense_backward" => embedding_backward(inputs),
         "fill" | "zero" => write_only(inputs),
+        // The in-place random fills (weight initialisation, `torch.rand`'s kernel).
+        "uniform" | "normal" | "random" | "exponential" | "log_normal" | "cauchy" | "geometric"
+            if in_place =>
+        {
+            write_only(inputs)
+        }
         "copy" => copy(inputs),
         "sum" | "nansum" | "mean" | "nanmean" | "amax" | "amin" | "prod" | "var" | "std"
         | "logsumexp" => reduction(inputs, 1, ReduceOut::Same),
@@ -419,6 +427,26 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
             Arg::Tensor(..) => elementwise(inputs, false, false),
             _ => reduction(inputs, 1, ReduceOut::ValueAndIndex),
         },
+        "max_pool1d_with_indices" => pooling::pool(inputs, Pool::max(1)),
+        "max_pool2d_with_indices" => pooling::pool(inputs, Pool::max(2)),
+        "max_pool3d_with_indices" => pooling::pool(inputs, Pool::max(3)),
+        "avg_pool1d" => pooling::pool(inputs, Pool::avg(1)),
+        "avg_pool2d" => pooling::pool(inputs, Pool::avg(2)),
+        "avg_pool3d" => pooling::pool(inputs, Pool::avg(3)),
+        "_adaptive_avg_pool2d" => pooling::adaptive(inputs, 2, false),
+        "_adaptive_avg_pool3d" => pooling::adaptive(inputs, 3, false),
+        "adaptive_max_pool2d" => pooling::adaptive(inputs, 2, true),
+        "adaptive_max_pool3d" => pooling::adaptive(inputs, 3, true),
+        "max_pool2d_with_indices_backward" | "max_pool3d_with_indices_backward" => {
+            pooling::backward(inputs, Some(7))
+        }
+        "adaptive_max_pool2d_backward" | "adaptive_max_pool3d_backward" => {
+            pooling::backward(inputs, Some(2))
+        }
+        "avg_pool2d_backward"
+        | "avg_pool3d_backward"
+        | "_adaptive_avg_pool2d_backward"
+        | "_adaptive_avg_pool3d_backward" => pooling::backward(inputs, None),
         "cat" => movement::cat(inputs),
         "index_select" => movement::index_select(inputs),
         "gather" => movement::gather(inputs),
@@ -433,6 +461,7 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "_fused_sgd" => fused_optimizer(inputs, FUSED_SGD),
         n if n.starts_with("_foreach_") => foreach(inputs, &name["aten::_foreach_".len()..]),
         "native_dropout" => dropout(inputs),
+        n if UNARY.contains(&n) => unary(inputs, in_place, n == "isnan" || n == "logical_not"),
         n if ELEMENTWISE.contains(&n) || COMPARISONS.contains(&n) => {
             elementwise(inputs, in_place, COMPARISONS.contains(&n))
         }
@@ -441,7 +470,7 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
 }
 
 /// Elementwise operators (B only): every tensor input read, the broadcast output written.
-pub const ELEMENTWISE: [&str; 64] = [
+pub const ELEMENTWISE: [&str; 69] = [
     "abs",
     "neg",
     "add",
@@ -506,6 +535,60 @@ pub const ELEMENTWISE: [&str; 64] = [
     "native_dropout_backward",
     "dropout",
     "mse_loss_backward",
+    // The pointwise part of these losses; their reduction is a `mean` or `sum` call of its own.
+    "mse_loss",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+];
+
+/// The elementwise operators of one tensor ([`ELEMENTWISE`], [`COMPARISONS`] or here): every
+/// other argument is a scalar, so a second tensor is the `.out` overload's `out=`.
+pub const UNARY: [&str; 43] = [
+    "abs",
+    "neg",
+    "relu",
+    "relu6",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sign",
+    "sgn",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "erf",
+    "sin",
+    "cos",
+    "nan_to_num",
+    "hardtanh",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "logit",
+    "threshold",
+    "isnan",
+    "logical_not",
+    "bitwise_not",
+    "square",
+    "erfinv",
+    "atan",
 ];
 
 /// Elementwise comparisons and logical operators: their output is boolean.
@@ -1491,23 +1574,49 @@ fn bytes_on(bytes: f64, datapath: Datapath) -> OpCost {
     }
 }
 
-/// Elementwise operators: every tensor input read, the broadcast output written in the first
-/// tensor's type (boolean for comparisons); an in-place operator writes its first input.
-fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, NoCost> {
-    let tensors: Vec<(Dtype, &[u64])> = x
-        .args
+/// The tensor arguments, in order.
+fn tensors(x: &OpInputs) -> Vec<(Dtype, &[u64])> {
+    x.args
         .iter()
         .filter_map(|a| match a {
             Arg::Tensor(d, s) => Some((*d, s.as_slice())),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Elementwise operators: every tensor input read, the broadcast output written in the first
+/// tensor's type (boolean for comparisons); an in-place operator writes its first input.
+fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, NoCost> {
+    elementwise_of(&tensors(x), in_place, boolean)
+}
+
+/// Unary elementwise operators ([`UNARY`]): the first tensor read and the output written. A
+/// further tensor is the `out=` argument of the `.out` overload (`abs(x, out=y)`), written, not
+/// read.
+fn unary(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, NoCost> {
+    let t = tensors(x);
+    elementwise_of(&t[..t.len().min(1)], in_place, boolean)
+}
+
+fn elementwise_of(
+    tensors: &[(Dtype, &[u64])],
+    in_place: bool,
+    boolean: bool,
+) -> Result<OpCost, NoCost> {
     let Some(&(dt, first)) = tensors.first() else {
         return Err(shapes_err("no tensor input recorded"));
     };
     let mut out = first.to_vec();
-    for (_, s) in &tensors[1..] {
-        out = broadcast(&out, s).ok_or_else(|| shapes_err("inputs do not broadcast"))?;
+    let last = tensors.len() - 1;
+    for (i, (_, s)) in tensors.iter().enumerate().skip(1) {
+        match broadcast(&out, s) {
+            Some(b) => out = b,
+            // The `.out` overloads record `out=` last; PyTorch resizes an empty one (`[0]`)
+            // to the result, so it is no input (and, empty, adds no bytes read).
+            None if i == last && numel(s) == 0.0 => {}
+            None => return Err(shapes_err("inputs do not broadcast")),
+        }
     }
     let read: f64 = tensors.iter().map(|(d, s)| numel(s) * d.bytes()).sum();
     let out_elt = if boolean { 1.0 } else { dt.bytes() };
@@ -2192,6 +2301,61 @@ mod tests {
             },
         );
         assert!(matches!(c, Err(NoCost::Shapes(_))), "{c:?}");
+    }
+
+    #[test]
+    fn out_overloads_unary_operators_random_fills_and_losses() {
+        // `abs(x, out=y)` as HTA's public A100 training trace records it: the empty `out=`
+        // tensor last. Reads 4096 floats, writes 4096.
+        let x = inputs(vec![t(F, &[4096]), t(F, &[0])], None);
+        let c = op_cost("aten::abs", &x).unwrap();
+        assert_eq!(c.complexity.bytes, 2.0 * 4096.0 * 4.0);
+        // A unary operator's pre-sized `out=` is written, not read.
+        let x = inputs(
+            vec![t(Dtype::F64, &[1, 4096]), t(Dtype::F64, &[1, 4096])],
+            None,
+        );
+        assert_eq!(
+            op_cost("aten::sgn", &x).unwrap().complexity.bytes,
+            2.0 * 4096.0 * 8.0
+        );
+        assert_eq!(
+            op_cost("aten::isnan", &x).unwrap().complexity.bytes,
+            4096.0 * 8.0 + 4096.0
+        );
+        // A binary operator's empty `out=` is left out too; a non-empty tensor that does not
+        // broadcast is still an error.
+        let x = inputs(
+            vec![t(F, &[4, 3]), t(F, &[3]), Arg::Other, t(F, &[0])],
+            None,
+        );
+        assert_eq!(
+            op_cost("aten::add", &x).unwrap().complexity.bytes,
+            4.0 * 27.0
+        );
+        let x = inputs(vec![t(F, &[4, 3]), t(F, &[2])], None);
+        assert!(matches!(op_cost("aten::add", &x), Err(NoCost::Shapes(_))));
+        // In-place random fills write their tensor; the out-of-place `normal(mean, std)` has
+        // no rule (its tensors are read).
+        let x = inputs(
+            vec![t(H, &[64, 64]), Arg::Other, Arg::Other, Arg::Other],
+            None,
+        );
+        assert_eq!(
+            op_cost("aten::uniform_", &x).unwrap().complexity.bytes,
+            64.0 * 64.0 * 2.0
+        );
+        assert_eq!(op_cost("aten::normal", &x), Err(NoCost::NoRule));
+        // mse_loss(self, target, reduction): the squared differences written elementwise (the
+        // mean is its own call), as in HTA's public ROCm trace: [5, 128] floats.
+        let x = inputs(
+            vec![t(F, &[5, 128]), t(F, &[5, 128]), Arg::Other],
+            Some(&["", "", "1"]),
+        );
+        assert_eq!(
+            op_cost("aten::mse_loss", &x).unwrap().complexity.bytes,
+            3.0 * 640.0 * 4.0
+        );
     }
 
     #[test]
