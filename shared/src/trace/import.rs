@@ -120,6 +120,9 @@ pub struct Stats {
     pub memset: (usize, f64, f64),
     /// Kernel launches per operator without a rule, by operator name.
     pub no_rule: BTreeMap<String, usize>,
+    /// Kernel launches per communication operator ([`is_communication`]), by operator name:
+    /// collectives, which no roofline of one GPU bounds.
+    pub communication: BTreeMap<String, usize>,
     /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
     /// recorded), by operator name and the rule's reason.
     pub no_shapes: BTreeMap<(String, String), usize>,
@@ -672,7 +675,12 @@ fn import_impl(
                     }
                 }
                 Err(NoCost::NoRule) => {
-                    *stats.no_rule.entry(name.to_string()).or_default() += 1;
+                    let by_kind = if is_communication(name) {
+                        &mut stats.communication
+                    } else {
+                        &mut stats.no_rule
+                    };
+                    *by_kind.entry(name.to_string()).or_default() += 1;
                 }
                 Err(NoCost::Shapes(why)) => {
                     let key = (name.to_string(), why.clone());
@@ -792,6 +800,12 @@ fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String
     format!("{} {what} ({bytes}, {time:.6} s)", list.len())
 }
 
+/// Whether an operator is a collective of `torch.distributed`: its `c10d::` operators, and the
+/// `record_param_comms` range PyTorch records around every collective (with its message sizes).
+fn is_communication(name: &str) -> bool {
+    name == "record_param_comms" || name.starts_with("c10d::") || name.starts_with("nccl:")
+}
+
 /// Why a kernel has no launch call in the trace, most often.
 const MISSING_LAUNCH_CALL: &str = "whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU";
 
@@ -813,6 +827,12 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
         parts.push(format!(
             "{unlinked} of {} kernel launches have no operator ({why})",
             stats.launches
+        ));
+    }
+    if !stats.communication.is_empty() {
+        parts.push(format!(
+            "communication operators, whose NCCL kernels move data between GPUs and are bound by the links, not by this GPU's roofline (kernel launches): {}",
+            join_counts(&stats.communication)
         ));
     }
     if !stats.no_rule.is_empty() {
@@ -1099,6 +1119,50 @@ mod tests {
             .unwrap();
         assert!(
             summary.contains("2 of 2 kernel launches have no operator (1 whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU, and 1 with no cpu_op around their launch call)"),
+            "{summary}"
+        );
+    }
+
+    /// A collective's NCCL kernel is listed as communication, not as an operator without a rule.
+    #[test]
+    fn collectives_are_listed_apart() {
+        let events = [
+            ev(
+                "cpu_op",
+                "record_param_comms",
+                1,
+                10.0,
+                30.0,
+                r#""Collective name": "allreduce", "In msg nelems": 2049000, "dtype": "Float""#,
+            ),
+            ev(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                12.0,
+                5.0,
+                r#""correlation": 1"#,
+            ),
+            ev(
+                "kernel",
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                7,
+                20.0,
+                90.0,
+                r#""device": 0, "correlation": 1"#,
+            ),
+        ];
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        assert_eq!(imp.stats.communication.get("record_param_comms"), Some(&1));
+        assert!(imp.stats.no_rule.is_empty());
+        let summary = imp
+            .notes
+            .iter()
+            .find(|n| n.starts_with("not understood"))
+            .unwrap();
+        assert!(
+            summary.contains("not by this GPU's roofline (kernel launches): record_param_comms ×1"),
             "{summary}"
         );
     }
