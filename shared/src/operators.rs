@@ -1587,8 +1587,27 @@ fn tensors(x: &OpInputs) -> Vec<(Dtype, &[u64])> {
 
 /// Elementwise operators: every tensor input read, the broadcast output written in the first
 /// tensor's type (boolean for comparisons); an in-place operator writes its first input.
+///
+/// An elementwise operator's schema lists its tensors, then its scalars (`alpha`, `reduction`),
+/// then, in its `.out` overload, the keyword-only `out=` tensor (`add.out(self, other, alpha,
+/// out)`, `mse_loss_backward.grad_input(grad_output, self, target, reduction, grad_input)`, which
+/// a backward calls with a sized output): a tensor recorded after a scalar that follows a tensor
+/// is written, not read. (`clamp(x, None, max)` would be read so too, its `max` as an output: B
+/// then lacks `max`'s bytes.)
 fn elementwise(x: &OpInputs, in_place: bool, boolean: bool) -> Result<OpCost, NoCost> {
-    elementwise_of(&tensors(x), in_place, boolean)
+    let mut seen_tensor = false;
+    let mut inputs = Vec::new();
+    for a in &x.args {
+        match a {
+            Arg::Tensor(d, s) => {
+                seen_tensor = true;
+                inputs.push((*d, s.as_slice()));
+            }
+            _ if seen_tensor => break,
+            _ => {}
+        }
+    }
+    elementwise_of(&inputs, in_place, boolean)
 }
 
 /// Unary elementwise operators ([`UNARY`]): the first tensor read and the output written. A

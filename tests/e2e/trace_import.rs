@@ -8,7 +8,8 @@
 //! `cpu-small-net.json.gz` was made here with PyTorch 2.15 on the CPU only (no GPU) by
 //! `scripts/torch_cpu_trace.py` (a small conv + LSTM + transformer network): a current trace
 //! format, `cpu_op` events with shapes and no GPU activity, whose operators' F is counted by
-//! hand below.
+//! hand below. `cpu-cnn-pooling.json.gz`, made the same way with PyTorch 2.11 (the GPU host's
+//! version), holds the poolings, losses, an `.out` call and a random fill.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -47,6 +48,7 @@ fn events<'a>(v: &'a Value, cat: &str) -> Vec<&'a Value> {
 const SHAPES: &str = "sampled-rank-0-shapes.json.gz";
 const COUNTERS: &str = "a100-cupti-profiler-counters.json.gz";
 const CPU: &str = "cpu-small-net.json.gz";
+const CNN: &str = "cpu-cnn-pooling.json.gz";
 
 #[test]
 fn shapes_trace_keeps_every_launch_and_its_time() {
@@ -502,25 +504,113 @@ fn cpu_trace_operators_and_recorded_inputs() {
     }
 }
 
+/// The complexity of the first call of `name` recorded with these `Input Dims` (compact JSON).
+fn recorded_cost(t: &trace::Trace, name: &str, dims: &str) -> roofline_model::operators::OpCost {
+    let op = t
+        .ops
+        .iter()
+        .find(|o| {
+            t.name(o.name) == name
+                && o.inputs
+                    .is_some_and(|i| &*t.inputs[i as usize].dims_text == dims)
+        })
+        .unwrap_or_else(|| panic!("{name} {dims}"));
+    roofline_model::operators::op_cost(name, &t.inputs[op.inputs.unwrap() as usize].inputs)
+        .unwrap_or_else(|e| panic!("{name} {dims}: {e:?}"))
+}
+
+/// B of the pooling, loss, `.out` and random-fill calls of the CNN trace (PyTorch 2.11, CPU
+/// only, `scripts/torch_cpu_trace.py cnn`), counted by hand from the script's shapes: each
+/// bytes only, F = 0, every figure in 4-byte floats and 8-byte `int64` indices.
+#[test]
+fn cnn_trace_pooling_and_losses_by_hand() {
+    let t = trace::parse(reader(CNN)).unwrap();
+    let input = 2.0 * 8.0 * 15.0 * 15.0; // after the convolution
+    let (p1, p2, p3) = (2.0 * 8.0 * 64.0, 2.0 * 8.0 * 16.0, 2.0 * 8.0 * 4.0); // 8×8, 4×4, 2×2
+    for (name, dims, bytes) in [
+        // k 3, stride 2, padding 1: 15 → 8; input read, output and indices written.
+        (
+            "aten::max_pool2d_with_indices",
+            "[[2,8,15,15],[],[],[],[],[]]",
+            4.0 * (input + p1) + 8.0 * p1,
+        ),
+        // k 3, stride 2, ceil mode: 8 → 4 (3 without it).
+        (
+            "aten::max_pool2d_with_indices",
+            "[[2,8,8,8],[],[],[],[],[]]",
+            4.0 * (p1 + p2) + 8.0 * p2,
+        ),
+        (
+            "aten::avg_pool2d",
+            "[[2,8,4,4],[],[],[],[],[],[]]",
+            4.0 * (p2 + p3),
+        ),
+        (
+            "aten::adaptive_max_pool2d",
+            "[[2,8,4,4],[]]",
+            4.0 * (p2 + p3) + 8.0 * p3,
+        ),
+        (
+            "aten::_adaptive_avg_pool2d",
+            "[[2,8,4,4],[]]",
+            4.0 * (p2 + p3),
+        ),
+        // Backward: the output's gradient and the indices read, the input's gradient written.
+        (
+            "aten::max_pool2d_with_indices_backward",
+            "[[2,8,8,8],[2,8,15,15],[],[],[],[],[],[2,8,8,8]]",
+            4.0 * (p1 + input) + 8.0 * p1,
+        ),
+        (
+            "aten::adaptive_max_pool2d_backward",
+            "[[2,8,2,2],[2,8,4,4],[2,8,2,2]]",
+            4.0 * (p3 + p2) + 8.0 * p3,
+        ),
+        (
+            "aten::_adaptive_avg_pool2d_backward",
+            "[[2,8,2,2],[2,8,4,4]]",
+            4.0 * (p3 + p2),
+        ),
+        (
+            "aten::avg_pool2d_backward",
+            "[[2,8,2,2],[2,8,4,4],[],[],[],[],[],[]]",
+            4.0 * (p3 + p2),
+        ),
+        // Losses on 2×4: both tensors read, the squared differences written (the mean is its own
+        // call); the backward's `grad_input` overload records its sized output last, written.
+        ("aten::mse_loss", "[[2,4],[2,4],[]]", 4.0 * 24.0),
+        ("aten::smooth_l1_loss", "[[2,4],[2,4],[],[]]", 4.0 * 24.0),
+        (
+            "aten::mse_loss_backward",
+            "[[],[2,4],[2,4],[],[2,4]]",
+            4.0 * (1.0 + 8.0 + 8.0 + 8.0),
+        ),
+        (
+            "aten::smooth_l1_loss_backward",
+            "[[],[2,4],[2,4],[],[],[2,4]]",
+            4.0 * 25.0,
+        ),
+        // `abs(x, out=torch.empty(0))`: x read, its absolute values written.
+        (
+            "aten::abs",
+            "[[2,3,15,15],[0]]",
+            4.0 * 2.0 * 2.0 * 3.0 * 225.0,
+        ),
+        ("aten::uniform_", "[[4],[],[],[]]", 4.0 * 4.0),
+    ] {
+        let c = recorded_cost(&t, name, dims);
+        assert_eq!(c.complexity.flops, 0.0, "{name} {dims}");
+        assert_eq!(c.complexity.bytes, bytes, "{name} {dims}");
+    }
+}
+
 /// F of the CPU trace's matmul, convolution, LSTM and attention calls, counted by hand from the
 /// shapes the script sets (stride, padding, dilation and groups read from `Concrete Inputs`);
 /// and the import says plainly that a CPU-only trace has nothing for a roofline.
 #[test]
 fn cpu_trace_complexity_by_hand_and_no_kernels() {
-    use roofline_model::operators::{OpCost, op_cost};
     let t = trace::parse(reader(CPU)).unwrap();
-    let cost = |name: &str, dims: &str| -> OpCost {
-        let op = t
-            .ops
-            .iter()
-            .find(|o| {
-                t.name(o.name) == name
-                    && o.inputs
-                        .is_some_and(|i| &*t.inputs[i as usize].dims_text == dims)
-            })
-            .unwrap_or_else(|| panic!("{name} {dims}"));
-        op_cost(name, &t.inputs[op.inputs.unwrap() as usize].inputs).unwrap()
-    };
+    let cost = |name: &str, dims: &str| recorded_cost(&t, name, dims);
     // conv1: 2×3×16×16 input, 8 filters 3×3, stride 2, padding 1: 8×8 output.
     let c = cost("aten::conv2d", "[[2,3,16,16],[8,3,3,3],[8],[],[],[],[]]");
     assert_eq!(c.complexity.flops, 2.0 * 2.0 * 8.0 * 64.0 * 3.0 * 9.0);
