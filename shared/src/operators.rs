@@ -366,6 +366,9 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
     if inductor::is_data_moving(name) {
         return inductor::data_moving(inputs);
     }
+    if let Some(batched) = inductor::template_gemm(name) {
+        return inductor::gemm(inputs, batched);
+    }
     if !name.starts_with("aten::") {
         return Err(NoCost::NoRule);
     }
@@ -619,20 +622,23 @@ fn wrap_dim(d: &str, rank: usize) -> Option<usize> {
     (0..rank).contains(&d).then_some(d as usize)
 }
 
-fn gemm_cost(g: Gemm, batch: f64, dt: Dtype, extra_bytes: f64, family: &'static str) -> OpCost {
-    let mut assumed = Vec::new();
-    if dt == Dtype::F32 {
-        assumed.push(
+/// What a matrix product of `dt` assumes about its datapath (the trace does not record it).
+fn matmul_assumed(dt: Dtype) -> Vec<String> {
+    match dt {
+        Dtype::F32 => vec![
             "FP32 CUDA cores for a float matrix product (TF32 Tensor Cores when allow_tf32 is set)"
                 .into(),
-        );
-    }
-    if dt == Dtype::F64 {
-        assumed.push(
+        ],
+        Dtype::F64 => vec![
             "FP64 CUDA cores for a double matrix product (cuBLAS may use FP64 Tensor Cores on sm_80 and later)"
                 .into(),
-        );
+        ],
+        _ => Vec::new(),
     }
+}
+
+fn gemm_cost(g: Gemm, batch: f64, dt: Dtype, extra_bytes: f64, family: &'static str) -> OpCost {
+    let assumed = matmul_assumed(dt);
     OpCost {
         complexity: Complexity {
             flops: batch * g.flops(),

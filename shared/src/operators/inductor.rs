@@ -13,10 +13,17 @@
 //! reductions are, with B the bytes of every buffer argument counted once. The trace does not
 //! say which buffers are read and which written, nor how often, so this is the minimum: each
 //! buffer is touched at least once, an `in_out_ptr` read and written counts once, and a buffer
-//! read by several lanes (a bias broadcast along a row) is counted once. A template's FLOPs
-//! depend on what it computes, which its arguments do not say: no rule.
+//! read by several lanes (a bias broadcast along a row) is counted once.
+//!
+//! A template's FLOPs depend on what it computes. The matrix-product templates, named after
+//! `mm`, `addmm`, `bmm` or `baddbmm` (`triton_tem_fused_addmm_relu_0`: the product and its fused
+//! epilogue), get F = 2·M·N·K (times the batch), as [`super`]'s GEMM rules, with M, N and K
+//! read from their buffers: an `[M, K]` and a `[K, N]` operand and an `[M, N]` output (with a
+//! leading batch for the batched ones), required to give one F whichever buffers play which
+//! part; the epilogue's elementwise work is not counted. B: every buffer once, as above. Other
+//! templates (convolutions, attention) have no rule.
 
-use super::{Arg, NoCost, OpCost, OpInputs, bytes_only, shapes_err};
+use super::{Arg, Dtype, NoCost, OpCost, OpInputs, bytes_only, matmul_assumed, shapes_err};
 
 /// The family of the rule ([`super::OpCost::family`]).
 pub const FAMILY: &str = "inductor";
@@ -42,6 +49,73 @@ pub(super) fn data_moving(x: &OpInputs) -> Result<OpCost, NoCost> {
     };
     let mut cost = bytes_only(first + tensors.map(|(_, b)| b).sum::<f64>(), dt);
     cost.family = FAMILY;
+    Ok(cost)
+}
+
+/// Whether `name` is a matrix-product template: `Some(true)` batched, `Some(false)` not.
+pub(super) fn template_gemm(name: &str) -> Option<bool> {
+    let fused = name.strip_prefix("triton_tem_fused_")?;
+    let ops: Vec<&str> = fused.split('_').collect();
+    if ops.iter().any(|o| matches!(*o, "bmm" | "baddbmm")) {
+        Some(true)
+    } else if ops.iter().any(|o| matches!(*o, "mm" | "addmm")) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A matrix-product template: F from its buffers' shapes, B every buffer once.
+pub(super) fn gemm(x: &OpInputs, batched: bool) -> Result<OpCost, NoCost> {
+    let rank = if batched { 3 } else { 2 };
+    let mats: Vec<(Dtype, &[u64])> = x
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Tensor(d, s) if s.len() == rank => Some((*d, s.as_slice())),
+            _ => None,
+        })
+        .collect();
+    // Every assignment of operands and output that fits: (F, the first operand's type).
+    let mut fits: Vec<(f64, Dtype)> = Vec::new();
+    for (i, &(dt, a)) in mats.iter().enumerate() {
+        for (j, &(_, b)) in mats.iter().enumerate() {
+            for (o, &(_, c)) in mats.iter().enumerate() {
+                if i == j || j == o || i == o {
+                    continue;
+                }
+                let (lead, [m, k], [k2, n], [m2, n2]) = (
+                    &a[..rank - 2],
+                    [a[rank - 2], a[rank - 1]],
+                    [b[rank - 2], b[rank - 1]],
+                    [c[rank - 2], c[rank - 1]],
+                ) else {
+                    continue;
+                };
+                if k == k2 && m == m2 && n == n2 && lead == &b[..rank - 2] && lead == &c[..rank - 2]
+                {
+                    let batch: f64 = lead.iter().map(|&d| d as f64).product();
+                    fits.push((batch * 2.0 * (m * n * k) as f64, dt));
+                }
+            }
+        }
+    }
+    let Some(&(flops, dt)) = fits.first() else {
+        return Err(shapes_err(if batched {
+            "no buffers [b, M, K], [b, K, N] and [b, M, N] recorded"
+        } else {
+            "no buffers [M, K], [K, N] and [M, N] recorded"
+        }));
+    };
+    if fits.iter().any(|&(f, _)| f != flops) {
+        return Err(shapes_err(
+            "the buffers' shapes fit several matrix products",
+        ));
+    }
+    let mut cost = data_moving(x)?;
+    cost.complexity.flops = flops;
+    cost.datapath = dt.matmul();
+    cost.assumed = matmul_assumed(dt);
     Ok(cost)
 }
 
@@ -115,14 +189,73 @@ mod tests {
         assert_eq!(c.datapath, Dtype::F32.cuda_core());
     }
 
+    /// `triton_tem_fused_addmm_relu_0(in_ptr0, arg_A, arg_B, out_ptr1)`: a bias [16], A
+    /// [64, 32] and B [32, 16] in bf16, the output [64, 16]: F = 2·64·16·32 on Tensor BF16.
+    #[test]
+    fn gemm_templates_by_hand() {
+        let t = |s: &[u64]| Arg::Tensor(Dtype::Bf16, s.to_vec());
+        let x = inputs(vec![
+            t(&[16]),
+            t(&[64, 32]),
+            t(&[32, 16]),
+            t(&[64, 16]),
+            Arg::Other,
+        ]);
+        let c = op_cost("triton_tem_fused_addmm_relu_0", &x).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 64.0 * 16.0 * 32.0);
+        assert_eq!(
+            c.complexity.bytes,
+            2.0 * (16.0 + 64.0 * 32.0 + 32.0 * 16.0 + 64.0 * 16.0)
+        );
+        assert_eq!(c.datapath, Dtype::Bf16.matmul());
+        assert_eq!(c.family, FAMILY);
+        // Square matrices fit every assignment, all with one F.
+        let x = inputs(vec![t(&[8, 8]), t(&[8, 8]), t(&[8, 8])]);
+        assert_eq!(
+            op_cost("triton_tem_fused_mm_1", &x)
+                .unwrap()
+                .complexity
+                .flops,
+            1024.0
+        );
+        // A batched product: [4, 64, 32] by [4, 32, 16].
+        let x = inputs(vec![t(&[4, 64, 32]), t(&[4, 32, 16]), t(&[4, 64, 16])]);
+        let c = op_cost("triton_tem_fused_bmm_2", &x).unwrap();
+        assert_eq!(c.complexity.flops, 4.0 * 2.0 * 64.0 * 16.0 * 32.0);
+        // Float: the TF32 caveat, as for aten::mm.
+        let f = |s: &[u64]| Arg::Tensor(Dtype::F32, s.to_vec());
+        let x = inputs(vec![f(&[64, 32]), f(&[32, 16]), f(&[64, 16])]);
+        assert_eq!(
+            op_cost("triton_tem_fused_mm_3", &x).unwrap().assumed.len(),
+            1
+        );
+        // Shapes that fit no product, or two different ones.
+        let x = inputs(vec![t(&[64, 32]), t(&[16, 8]), t(&[64, 16])]);
+        assert!(matches!(
+            op_cost("triton_tem_fused_mm_4", &x),
+            Err(NoCost::Shapes(_))
+        ));
+        let x = inputs(vec![t(&[2, 3]), t(&[3, 2]), t(&[2, 2]), t(&[3, 3])]);
+        assert_eq!(
+            op_cost("triton_tem_fused_mm_5", &x),
+            Err(shapes_err(
+                "the buffers' shapes fit several matrix products"
+            ))
+        );
+    }
+
     #[test]
     fn templates_and_empty_calls_have_no_cost() {
         let mm = inputs(vec![
-            Arg::Tensor(Dtype::Bf16, vec![64, 32]),
-            Arg::Tensor(Dtype::Bf16, vec![32, 16]),
-            Arg::Tensor(Dtype::Bf16, vec![64, 16]),
+            Arg::Tensor(Dtype::Bf16, vec![1, 3, 8, 8]),
+            Arg::Tensor(Dtype::Bf16, vec![4, 3, 3, 3]),
+            Arg::Tensor(Dtype::Bf16, vec![1, 4, 6, 6]),
         ]);
-        assert_eq!(op_cost("triton_tem_fused_mm_0", &mm), Err(NoCost::NoRule));
+        assert_eq!(
+            op_cost("triton_tem_fused_convolution_0", &mm),
+            Err(NoCost::NoRule)
+        );
+        assert_eq!(op_cost("triton_tem_0", &mm), Err(NoCost::NoRule));
         assert_eq!(
             op_cost("triton_poi_fused_0", &inputs(vec![Arg::Other])),
             Err(shapes_err("no tensor argument recorded"))
