@@ -84,14 +84,10 @@ pub(super) fn gemm(x: &OpInputs, batched: bool) -> Result<OpCost, NoCost> {
                 if i == j || j == o || i == o {
                     continue;
                 }
-                let (lead, [m, k], [k2, n], [m2, n2]) = (
-                    &a[..rank - 2],
-                    [a[rank - 2], a[rank - 1]],
-                    [b[rank - 2], b[rank - 1]],
-                    [c[rank - 2], c[rank - 1]],
-                ) else {
-                    continue;
-                };
+                let lead = &a[..rank - 2];
+                let (m, k) = (a[rank - 2], a[rank - 1]);
+                let (k2, n) = (b[rank - 2], b[rank - 1]);
+                let (m2, n2) = (c[rank - 2], c[rank - 1]);
                 if k == k2 && m == m2 && n == n2 && lead == &b[..rank - 2] && lead == &c[..rank - 2]
                 {
                     let batch: f64 = lead.iter().map(|&d| d as f64).product();
