@@ -16,11 +16,9 @@
 use crate::bundle::{Complexity, Datapath};
 use crate::dl::{Gemm, Lstm};
 
-mod inductor;
+pub mod inductor;
 mod movement;
 mod pooling;
-
-pub use inductor::FAMILY as INDUCTOR;
 
 use movement::Scatter;
 use pooling::Pool;

@@ -25,7 +25,7 @@
 
 use super::{Arg, Dtype, NoCost, OpCost, OpInputs, bytes_only, matmul_assumed, shapes_err};
 
-/// The family of the rule ([`super::OpCost::family`]).
+/// The family of these rules ([`super::OpCost::family`]).
 pub const FAMILY: &str = "inductor";
 
 /// Inductor's kernel categories that move data (see the module doc).
@@ -112,6 +112,61 @@ pub(super) fn gemm(x: &OpInputs, batched: bool) -> Result<OpCost, NoCost> {
     cost.complexity.flops = flops;
     cost.datapath = dt.matmul();
     cost.assumed = matmul_assumed(dt);
+    Ok(cost)
+}
+
+/// An Inductor kernel's cost when its `cpu_op` carries Inductor's own estimates
+/// ([`crate::trace::parse::InductorEstimate`]): `flops` (when above 0, as PyTorch's own
+/// `profile_analysis` reads it) replaces the rule's F and `bytes` (when above 0) its B. A kernel
+/// without a rule takes its F from `flops` (0 without one, for a kernel other than a template)
+/// and its B from `bytes`, else from its buffers; its datapath is its first buffer's type (a
+/// matrix unit's for a template). A template without `flops` and without a rule has no cost.
+///
+/// # Errors
+/// [`NoCost`] when neither the rule nor the estimates give F and B.
+pub fn with_estimate(
+    name: &str,
+    x: Option<&OpInputs>,
+    flops: Option<f64>,
+    bytes: Option<f64>,
+) -> Result<OpCost, NoCost> {
+    let (flops, bytes) = (flops.filter(|f| *f > 0.0), bytes.filter(|b| *b > 0.0));
+    let rule = match x {
+        Some(x) => super::op_cost(name, x),
+        None => Err(shapes_err("no shapes recorded")),
+    };
+    let mut cost = match rule {
+        Ok(c) => c,
+        Err(e) => {
+            let template = name.starts_with("triton_tem_");
+            let first = x.and_then(|x| {
+                x.args.iter().find_map(|a| match a {
+                    Arg::Tensor(d, _) => Some(*d),
+                    _ => None,
+                })
+            });
+            let (Some(dt), false) = (first, template && flops.is_none()) else {
+                return Err(e);
+            };
+            let buffers = x.map_or(Ok(0.0), |x| data_moving(x).map(|c| c.complexity.bytes));
+            let Some(b) = bytes.or(buffers.ok()) else {
+                return Err(e);
+            };
+            let mut c = bytes_only(b, dt);
+            if template {
+                c.datapath = dt.matmul();
+                c.assumed = matmul_assumed(dt);
+            }
+            c.family = FAMILY;
+            c
+        }
+    };
+    if let Some(f) = flops {
+        cost.complexity.flops = f;
+    }
+    if let Some(b) = bytes {
+        cost.complexity.bytes = b;
+    }
     Ok(cost)
 }
 
@@ -238,6 +293,40 @@ mod tests {
                 "the buffers' shapes fit several matrix products"
             ))
         );
+    }
+
+    /// Inductor's own estimates replace what the buffers give; a template needs `flops`.
+    #[test]
+    fn estimates_by_hand() {
+        let b = |s: &[u64]| Arg::Tensor(Dtype::Bf16, s.to_vec());
+        let conv = inputs(vec![
+            b(&[1, 3, 56, 56]),
+            b(&[12, 3, 5, 5]),
+            b(&[1, 12, 52, 52]),
+        ]);
+        let name = "triton_tem_fused_convolution_0";
+        let c = with_estimate(name, Some(&conv), Some(1e6), Some(4e4)).unwrap();
+        assert_eq!((c.complexity.flops, c.complexity.bytes), (1e6, 4e4));
+        assert_eq!((c.datapath, c.family), (Dtype::Bf16.matmul(), FAMILY));
+        // Without bytes, the buffers; without flops (or 0, Inductor's "could not count"), no cost.
+        let buffers = 2.0 * (3.0 * 3136.0 + 12.0 * 75.0 + 12.0 * 2704.0);
+        let c = with_estimate(name, Some(&conv), Some(1e6), None).unwrap();
+        assert_eq!(c.complexity.bytes, buffers);
+        assert_eq!(
+            with_estimate(name, Some(&conv), Some(0.0), Some(4e4)),
+            Err(NoCost::NoRule)
+        );
+        // A pointwise kernel keeps F = 0 and takes Inductor's B (in-place buffers twice).
+        let f = |s: &[u64]| Arg::Tensor(Dtype::F32, s.to_vec());
+        let x = inputs(vec![f(&[10, 10]), f(&[10, 10]), Arg::Other]);
+        let c = with_estimate("triton_poi_fused_add_0", Some(&x), None, Some(1200.0)).unwrap();
+        assert_eq!((c.complexity.flops, c.complexity.bytes), (0.0, 1200.0));
+        // A matrix-product template's F from its rule is replaced by Inductor's.
+        let x = inputs(vec![b(&[64, 32]), b(&[32, 16]), b(&[64, 16])]);
+        let c = with_estimate("triton_tem_fused_mm_0", Some(&x), Some(70000.0), None).unwrap();
+        assert_eq!(c.complexity.flops, 70000.0);
+        // No shapes recorded: no datapath to put F on.
+        assert!(with_estimate(name, None, Some(1e6), Some(4e4)).is_err());
     }
 
     #[test]

@@ -133,6 +133,20 @@ pub struct CpuOp {
     pub inputs: Option<u32>,
 }
 
+/// What Inductor (`torch.compile`) estimated for one of its Triton kernels and PyTorch 2.5+
+/// records on the kernel's `cpu_op` when Inductor was asked to (`config.benchmark_kernel` or
+/// `config.profile_bandwidth`, `TORCHINDUCTOR_BENCHMARK_KERNEL=1` or
+/// `TORCHINDUCTOR_PROFILE_BANDWIDTH=1`): `kernel_flop` and `kernel_num_gb`
+/// (`torch/_inductor/runtime/triton_heuristics.py`, `get_profiler_kwargs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InductorEstimate {
+    /// `kernel_flop`: the FLOPs of the operators a template computes (PyTorch's FLOP counter).
+    pub flops: Option<f64>,
+    /// `kernel_num_gb` in bytes: the buffers the kernel accesses, the sliced or broadcast part
+    /// of each, an in-place buffer twice.
+    pub bytes: Option<f64>,
+}
+
 /// One distinct set of recorded operator inputs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedInputs {
@@ -229,6 +243,9 @@ pub struct Trace {
     pub ranges: Vec<ProfilerRange>,
     /// The distinct operator inputs ([`CpuOp::inputs`]).
     pub inputs: Vec<RecordedInputs>,
+    /// Inductor's own estimates for the `cpu_op`s of its Triton kernels that carry them, by
+    /// index into [`Self::ops`].
+    pub estimates: BTreeMap<usize, InductorEstimate>,
     /// Flow events (`ac2g` and others); the import links through `correlation` instead.
     pub flows: u64,
     /// Every event read.
@@ -424,6 +441,16 @@ impl Builder {
             Kind::Op => {
                 let thread = self.thread(ev.pid, ev.tid);
                 let inputs = self.recorded_inputs();
+                // Non-finite or negative estimates are not estimates.
+                let valid = |x: Option<f64>| x.filter(|x| x.is_finite() && *x >= 0.0);
+                let (flops, gb) = (valid(args.kernel_flop), valid(args.kernel_num_gb));
+                if flops.is_some() || gb.is_some() {
+                    let bytes = gb.map(|gb| gb * 1e9);
+                    let op = self.trace.ops.len();
+                    self.trace
+                        .estimates
+                        .insert(op, InductorEstimate { flops, bytes });
+                }
                 self.trace.ops.push(CpuOp {
                     name,
                     thread,
@@ -1163,6 +1190,8 @@ struct RawArgs {
     grid: Option<[u32; 3]>,
     block: Option<[u32; 3]>,
     bytes: Option<f64>,
+    kernel_flop: Option<f64>,
+    kernel_num_gb: Option<f64>,
     metrics: Vec<(String, f64)>,
 }
 
@@ -1225,6 +1254,8 @@ enum ArgKey {
     Grid,
     Block,
     Bytes,
+    KernelFlop,
+    KernelNumGb,
     Dims,
     Types,
     Concrete,
@@ -1253,6 +1284,8 @@ impl<'de> Deserialize<'de> for ArgKey {
                     b"grid" => ArgKey::Grid,
                     b"block" => ArgKey::Block,
                     b"bytes" => ArgKey::Bytes,
+                    b"kernel_flop" => ArgKey::KernelFlop,
+                    b"kernel_num_gb" => ArgKey::KernelNumGb,
                     b"Input Dims" => ArgKey::Dims,
                     b"Input type" => ArgKey::Types,
                     b"Concrete Inputs" => ArgKey::Concrete,
@@ -1392,6 +1425,8 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                         ArgKey::Grid => a.grid = m.next_value::<MaybeDim3>()?.0,
                         ArgKey::Block => a.block = m.next_value::<MaybeDim3>()?.0,
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::KernelFlop => a.kernel_flop = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::KernelNumGb => a.kernel_num_gb = m.next_value::<MaybeNum>()?.0,
                         ArgKey::Dims => {
                             text.dims.clear();
                             m.next_value_seed(Compact(&mut text.dims))?;
@@ -1650,6 +1685,7 @@ mod tests {
         ]}"#;
         let t = parse(text.as_bytes()).unwrap();
         assert_eq!(t.ops.len(), 1);
+        assert!(t.estimates.is_empty());
         let grids: Vec<_> = t.kernels.iter().map(|k| (k.grid, k.block)).collect();
         assert_eq!(
             grids,
@@ -1658,6 +1694,29 @@ mod tests {
                 (None, None),
                 (None, None)
             ]
+        );
+    }
+
+    #[test]
+    fn inductor_estimates_are_kept_per_operator() {
+        let text = r#"{"traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 9, "args": {}},
+          {"ph": "X", "cat": "cpu_op", "name": "triton_tem_fused_mm_0", "ts": 2, "dur": 9,
+           "args": {"kernel_flop": 4096, "kernel_num_gb": 1.5e-06}},
+          {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_0", "ts": 3, "dur": 9,
+           "args": {"kernel_num_gb": -1, "kernel_flop": "n/a"}},
+          {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_1", "ts": 4, "dur": 9,
+           "args": {"kernel_num_gb": 2e-06}}
+        ]}"#;
+        let t = parse(text.as_bytes()).unwrap();
+        let e: Vec<_> = t
+            .estimates
+            .iter()
+            .map(|(&i, e)| (i, e.flops, e.bytes))
+            .collect();
+        assert_eq!(
+            e,
+            [(1, Some(4096.0), Some(1500.0)), (3, None, Some(2000.0))]
         );
     }
 
