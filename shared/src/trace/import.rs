@@ -1268,7 +1268,7 @@ mod tests {
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
         assert_eq!(
             imp.kernels[0].tags["op_datapath"],
-            crate::operators::Dtype::Bf16.matmul().key()
+            operators::Dtype::Bf16.matmul().key()
         );
         assert!(
             imp.notes
