@@ -7,6 +7,8 @@
 #   2. path 2: a CUPTI range-profiler trace with counters -> roofline import        -> DT-counters.json
 #   3. both joined: times from 1, counters from 2          -> import --counters      -> DT-joined.json
 #   4. the same step under Nsight Compute                  -> roofline profile --nvtx -> DT-profile.json
+#   5. path 1 on the torch.compile'd network (Inductor's Triton kernels, with its own
+#      kernel_flop and kernel_num_gb)                      -> roofline import        -> DT-compiled.json
 # then for each bundle: validate, the per-operator table, the CSV, the time-based and
 # hierarchical charts, and a check of launch count and summed kernel time against the trace.
 # Each step's time, exit status, output and errors are logged (steps.txt, NAME.out, NAME.err).
@@ -59,12 +61,15 @@ for dt in "${dtypes[@]}"; do
     -o "$OUT/$dt-counters.json"
   step "import-joined-$dt" "$BIN" import "$OUT/trace-shapes-$dt.json.gz" \
     --counters "$OUT/trace-counters-$dt.json.gz" "${machine[@]}" -o "$OUT/$dt-joined.json"
+  step "trace-compiled-$dt" "$PY" "${run[@]}" --compile shapes -o "$OUT/trace-compiled-$dt.json.gz"
+  step "import-compiled-$dt" "$BIN" import "$OUT/trace-compiled-$dt.json.gz" "${machine[@]}" \
+    -o "$OUT/$dt-compiled.json"
   if [ "$DEVICE" = cuda ]; then
     step "profile-$dt" "$BIN" profile "${machine[@]}" --nvtx train_step/ \
       --keep-report "$OUT/$dt-profile.ncu-rep" -o "$OUT/$dt-profile.json" -- \
       "$PY" "${run[@]}" nvtx
   fi
-  for kind in shapes counters joined profile; do
+  for kind in shapes counters joined profile compiled; do
     b="$OUT/$dt-$kind.json"
     [ -f "$b" ] || continue
     step "validate-$dt-$kind" "$BIN" validate "$b"
@@ -99,13 +104,15 @@ def summary(b):
     return sum(k["launches"] for k in ks), sum(k["time"]["total_s"] for k in ks)
 
 kernels = [e for e in trace("shapes") if e.get("cat") == "kernel"]
+compiled = [e for e in trace("compiled") if e.get("cat") == "kernel"]
+t_compiled = sum(e["dur"] for e in compiled) * 1e-6
 t_trace = sum(e["dur"] for e in kernels) * 1e-6
 ranges = [e for e in trace("counters") if e.get("cat") == "cuda_profiler_range"]
 t_ranges = sum(e.get("args", {}).get("gpu__time_duration.sum", 0) for e in ranges) * 1e-9
 print(f"{dt}: path-1 trace {len(kernels)} kernel events, {t_trace:.6f} s; "
       f"path-2 trace {len(ranges)} ranges, gpu__time_duration {t_ranges:.6f} s")
 for name, n, t in [("shapes", len(kernels), t_trace), ("counters", len(ranges), t_ranges),
-                   ("joined", len(kernels), t_trace)]:
+                   ("joined", len(kernels), t_trace), ("compiled", len(compiled), t_compiled)]:
     b = bundle(name)
     if b is None:
         print(f"  {name}: no bundle")

@@ -12,7 +12,13 @@ block with a linear head, trained with AdamW, in FP32 or under BF16 autocast. Mo
     nvtx      no profiler: two warm-up steps, then one step inside the NVTX range "train_step",
               for `roofline profile --nvtx train_step/ -- python scripts/gpu/torch_step.py nvtx`
 
-    python scripts/gpu/torch_step.py MODE [--dtype fp32|bf16] [--batch N] [--device cuda|cpu] [-o OUT]
+    python scripts/gpu/torch_step.py MODE [--dtype fp32|bf16] [--batch N] [--device cuda|cpu]
+                                          [--compile] [-o OUT]
+
+`--compile` runs the network through `torch.compile` (Inductor) with `benchmark_kernel` on, so
+that a `shapes` trace holds Inductor's Triton kernels with their buffers and Inductor's own
+estimates (`kernel_flop`, `kernel_num_gb`), as docs/pytorch.md describes; the compilation
+happens in the warm-up steps, before the profiled one.
 
 `--device cpu` runs the same code on the CPU (CPU activity only): a dry run of the script where
 there is no GPU. Its traces have no kernels, and `roofline import` refuses them, saying so.
@@ -97,6 +103,7 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--image", type=int, default=64, help="image height and width")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--compile", action="store_true", help="torch.compile the network")
     p.add_argument("-o", "--out", help="the trace to write (.json or .json.gz)")
     a = p.parse_args()
     if a.device == "cuda" and not torch.cuda.is_available():
@@ -113,6 +120,12 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     net = StepNet().to(dev)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+    model = net
+    if a.compile:
+        import torch._inductor.config as inductor
+
+        inductor.benchmark_kernel = True  # kernel_flop and kernel_num_gb on each Triton kernel
+        model = torch.compile(net)
     x = torch.randn(a.batch, 3, a.image, a.image, device=dev)
     y = torch.randint(0, 10, (a.batch,), device=dev)
     amp = torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.dtype == "bf16")
@@ -124,7 +137,7 @@ def main():
     def step():
         opt.zero_grad(set_to_none=True)
         with amp:
-            loss = nn.functional.cross_entropy(net(x), y)
+            loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
 
@@ -138,6 +151,7 @@ def main():
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "device": torch.cuda.get_device_name() if a.device == "cuda" else "cpu",
+        "compile": a.compile,
     }
     t0 = time.perf_counter()
     if a.mode == "shapes":
