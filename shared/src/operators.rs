@@ -470,65 +470,30 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
     }
 }
 
-/// Elementwise operators (B only): every tensor input read, the broadcast output written.
-pub const ELEMENTWISE: [&str; 69] = [
-    "abs",
-    "neg",
+/// Elementwise operators (B only): every tensor input read, the broadcast output written. Those
+/// of one tensor are in [`UNARY`].
+pub const ELEMENTWISE: [&str; 33] = [
     "add",
     "sub",
     "rsub",
     "mul",
     "div",
-    "relu",
-    "relu6",
-    "gelu",
-    "silu",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sqrt",
-    "rsqrt",
     "pow",
-    "reciprocal",
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "erf",
-    "sin",
-    "cos",
     "clamp",
     "clamp_min",
     "clamp_max",
     "where",
     "masked_fill",
-    "nan_to_num",
     "maximum",
     "minimum",
-    "hardtanh",
-    "leaky_relu",
-    "elu",
-    "softplus",
-    "mish",
-    "hardswish",
-    "hardsigmoid",
     "addcmul",
     "addcdiv",
     "lerp",
-    "threshold",
     "threshold_backward",
     "sigmoid_backward",
     "tanh_backward",
     "gelu_backward",
     "silu_backward",
-    "logit",
     "logit_backward",
     "_to_copy",
     "clone",
@@ -544,8 +509,9 @@ pub const ELEMENTWISE: [&str; 69] = [
     "huber_loss_backward",
 ];
 
-/// The elementwise operators of one tensor ([`ELEMENTWISE`], [`COMPARISONS`] or here): every
-/// other argument is a scalar, so a second tensor is the `.out` overload's `out=`.
+/// The elementwise operators of one tensor (the others are in [`ELEMENTWISE`] and
+/// [`COMPARISONS`]): every other argument is a scalar, so a second tensor is the `.out`
+/// overload's `out=`. `isnan` and `logical_not` write booleans.
 pub const UNARY: [&str; 43] = [
     "abs",
     "neg",
@@ -593,7 +559,7 @@ pub const UNARY: [&str; 43] = [
 ];
 
 /// Elementwise comparisons and logical operators: their output is boolean.
-pub const COMPARISONS: [&str; 11] = [
+pub const COMPARISONS: [&str; 9] = [
     "eq",
     "ne",
     "lt",
@@ -602,9 +568,7 @@ pub const COMPARISONS: [&str; 11] = [
     "ge",
     "logical_and",
     "logical_or",
-    "logical_not",
     "logical_xor",
-    "isnan",
 ];
 
 fn shapes_err(what: impl Into<String>) -> NoCost {
@@ -1818,7 +1782,7 @@ fn foreach(x: &OpInputs, op: &str) -> Result<OpCost, NoCost> {
         let bytes = list_bytes(lists[0], dt) + lists[0].len() as f64 * out;
         return Ok(list_cost(bytes, dt, "reduction"));
     }
-    if !(ELEMENTWISE.contains(&op) || op == "zero" || op == "copy") {
+    if !(ELEMENTWISE.contains(&op) || UNARY.contains(&op) || op == "zero" || op == "copy") {
         return Err(NoCost::NoRule);
     }
     let (lists, dt) = tensor_lists(x, None)?;

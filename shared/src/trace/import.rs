@@ -931,6 +931,20 @@ mod tests {
         )
     }
 
+    /// The import of a trace of these events alone.
+    fn import_events(events: &[String]) -> TraceImport {
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap()
+    }
+
+    /// The summary note of what was not understood.
+    fn summary(imp: &TraceImport) -> &str {
+        imp.notes
+            .iter()
+            .find(|n| n.starts_with("not understood"))
+            .expect("a summary note")
+    }
+
     /// A hand-made trace: a linear layer (addmm, one kernel) inside a step and a module, a
     /// layer norm with two kernels, an unknown operator and a kernel with no operator.
     fn trace() -> Trace {
@@ -1129,14 +1143,9 @@ mod tests {
                 r#""device": 0, "correlation": 2"#,
             ),
         ];
-        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let imp = import_events(&events);
         assert_eq!((imp.stats.linked, imp.stats.no_launch_call), (0, 1));
-        let summary = imp
-            .notes
-            .iter()
-            .find(|n| n.starts_with("not understood"))
-            .unwrap();
+        let summary = summary(&imp);
         assert!(
             summary.contains("2 of 2 kernel launches have no operator (1 whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU, and 1 with no cpu_op around their launch call)"),
             "{summary}"
@@ -1172,15 +1181,10 @@ mod tests {
                 r#""device": 0, "correlation": 1"#,
             ),
         ];
-        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let imp = import_events(&events);
         assert_eq!(imp.stats.communication.get("record_param_comms"), Some(&1));
         assert!(imp.stats.no_rule.is_empty());
-        let summary = imp
-            .notes
-            .iter()
-            .find(|n| n.starts_with("not understood"))
-            .unwrap();
+        let summary = summary(&imp);
         assert!(
             summary.contains("not by this GPU's roofline (kernel launches): record_param_comms ×1"),
             "{summary}"
@@ -1219,8 +1223,7 @@ mod tests {
                 r#""device": 0, "correlation": 35, "grid": [1, 1, 1], "block": [128, 1, 1]"#,
             ),
         ];
-        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let imp = import_events(&events);
         let k = &imp.kernels[0];
         assert_eq!(k.tags["op"], "triton_poi_fused_add_cos_sin_0");
         assert_eq!(k.grid, Some([1, 1, 1]));
@@ -1262,8 +1265,7 @@ mod tests {
                 r#""device": 0, "correlation": 35"#,
             ),
         ];
-        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let imp = import_events(&events);
         let c = imp.kernels[0].complexity.unwrap();
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
         assert_eq!(
@@ -1445,8 +1447,7 @@ mod tests {
                 r#""device": 0, "correlation": 4"#,
             ),
         ];
-        let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let imp = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap();
+        let imp = import_events(&events);
         assert_eq!(imp.kernels.len(), 4);
         let k = &imp.kernels[0];
         assert_eq!(k.tags["op"], "aten::_fused_adamw_");
@@ -1457,11 +1458,7 @@ mod tests {
             "aten::_fused_adamw_: the tensor lists' element type, not recorded, is float32"
         )));
         // A kernel whose name gives no type leaves its list operator without a cost, listed.
-        let summary = imp
-            .notes
-            .iter()
-            .find(|n| n.starts_with("not understood"))
-            .unwrap();
+        let summary = summary(&imp);
         assert!(summary.contains("aten::_foreach_sqrt"), "{summary}");
         assert!(imp.kernels[2].complexity.is_none());
         // cat: 36 four-byte elements read and written.
