@@ -931,6 +931,41 @@ mod tests {
         )
     }
 
+    /// A launch call on thread 1 at `ts` (5 µs) by `call`, and its kernel on stream 7 of
+    /// `device` 8 µs later (2 µs), linked by `correlation`; `extra` adds kernel arguments.
+    fn launched(
+        call: &str,
+        correlation: u32,
+        ts: f64,
+        kernel: &str,
+        device: u32,
+        extra: &str,
+    ) -> [String; 2] {
+        let cat = if call.starts_with("cu") && !call.starts_with("cuda") {
+            "cuda_driver"
+        } else {
+            "cuda_runtime"
+        };
+        [
+            ev(
+                cat,
+                call,
+                1,
+                ts,
+                5.0,
+                &format!(r#""correlation": {correlation}"#),
+            ),
+            ev(
+                "kernel",
+                kernel,
+                7,
+                ts + 8.0,
+                2.0,
+                &format!(r#""device": {device}, "correlation": {correlation}{extra}"#),
+            ),
+        ]
+    }
+
     /// The import of a trace of these events alone.
     fn import_events(events: &[String]) -> TraceImport {
         let text = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
@@ -1155,32 +1190,22 @@ mod tests {
     /// A collective's NCCL kernel is listed as communication, not as an operator without a rule.
     #[test]
     fn collectives_are_listed_apart() {
-        let events = [
-            ev(
-                "cpu_op",
-                "record_param_comms",
-                1,
-                10.0,
-                30.0,
-                r#""Collective name": "allreduce", "In msg nelems": 2049000, "dtype": "Float""#,
-            ),
-            ev(
-                "cuda_runtime",
-                "cudaLaunchKernel",
-                1,
-                12.0,
-                5.0,
-                r#""correlation": 1"#,
-            ),
-            ev(
-                "kernel",
-                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                7,
-                20.0,
-                90.0,
-                r#""device": 0, "correlation": 1"#,
-            ),
-        ];
+        let mut events = vec![ev(
+            "cpu_op",
+            "record_param_comms",
+            1,
+            10.0,
+            30.0,
+            r#""Collective name": "allreduce", "In msg nelems": 2049000, "dtype": "Float""#,
+        )];
+        events.extend(launched(
+            "cudaLaunchKernel",
+            1,
+            12.0,
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            0,
+            "",
+        ));
         let imp = import_events(&events);
         assert_eq!(imp.stats.communication.get("record_param_comms"), Some(&1));
         assert!(imp.stats.no_rule.is_empty());
@@ -1196,7 +1221,7 @@ mod tests {
     /// grid as text and its buffers as inputs; the launch is a driver call (`cuLaunchKernel`).
     #[test]
     fn inductor_kernels_get_their_buffers_bytes() {
-        let events = [
+        let mut events = vec![
             ev("cpu_op", "Torch-Compiled Region: 0/0", 1, 0.0, 100.0, ""),
             ev(
                 "cpu_op",
@@ -1206,23 +1231,15 @@ mod tests {
                 50.0,
                 r#""grid": "grid(100,)", "kernel_backend": "triton", "Input Dims": [[10, 10], [10, 10], [10, 10], []], "Input type": ["float", "float", "float", "Scalar"], "Concrete Inputs": ["", "", "", "100"]"#,
             ),
-            ev(
-                "cuda_driver",
-                "cuLaunchKernel",
-                1,
-                20.0,
-                30.0,
-                r#""correlation": 35"#,
-            ),
-            ev(
-                "kernel",
-                "triton_poi_fused_add_cos_sin_0",
-                7,
-                40.0,
-                1.76,
-                r#""device": 0, "correlation": 35, "grid": [1, 1, 1], "block": [128, 1, 1]"#,
-            ),
         ];
+        events.extend(launched(
+            "cuLaunchKernel",
+            35,
+            20.0,
+            "triton_poi_fused_add_cos_sin_0",
+            0,
+            r#", "grid": [1, 1, 1], "block": [128, 1, 1]"#,
+        ));
         let imp = import_events(&events);
         let k = &imp.kernels[0];
         assert_eq!(k.tags["op"], "triton_poi_fused_add_cos_sin_0");
@@ -1239,32 +1256,22 @@ mod tests {
 
         // The same launch with Inductor's own estimates (TORCHINDUCTOR_BENCHMARK_KERNEL=1): a
         // convolution template, which has no rule, takes F and B from them.
-        let events = [
-            ev(
-                "cpu_op",
-                "triton_tem_fused_convolution_0",
-                1,
-                10.0,
-                50.0,
-                r#""kernel_backend": "triton", "kernel_flop": 1327104, "kernel_num_gb": 3.6e-05, "Input Dims": [[1, 3, 56, 56], [12, 3, 5, 5], [1, 12, 52, 52]], "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]"#,
-            ),
-            ev(
-                "cuda_driver",
-                "cuLaunchKernel",
-                1,
-                20.0,
-                30.0,
-                r#""correlation": 35"#,
-            ),
-            ev(
-                "kernel",
-                "triton_tem_fused_convolution_0",
-                7,
-                40.0,
-                5.0,
-                r#""device": 0, "correlation": 35"#,
-            ),
-        ];
+        let mut events = vec![ev(
+            "cpu_op",
+            "triton_tem_fused_convolution_0",
+            1,
+            10.0,
+            50.0,
+            r#""kernel_backend": "triton", "kernel_flop": 1327104, "kernel_num_gb": 3.6e-05, "Input Dims": [[1, 3, 56, 56], [12, 3, 5, 5], [1, 12, 52, 52]], "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]"#,
+        )];
+        events.extend(launched(
+            "cuLaunchKernel",
+            35,
+            20.0,
+            "triton_tem_fused_convolution_0",
+            0,
+            "",
+        ));
         let imp = import_events(&events);
         let c = imp.kernels[0].complexity.unwrap();
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
@@ -1284,31 +1291,16 @@ mod tests {
     /// and its copies record no size.
     #[test]
     fn an_amd_gpu_gets_no_cuda_compute_capability() {
-        let events = [
-            ev(
-                "cpu_op",
-                "aten::relu",
-                1,
-                10.0,
-                20.0,
-                r#""Input Dims": [[4, 8]], "Input type": ["float"]"#,
-            ),
-            ev(
-                "cuda_runtime",
-                "hipLaunchKernel",
-                1,
-                12.0,
-                5.0,
-                r#""correlation": 1"#,
-            ),
-            ev(
-                "kernel",
-                "relu_kernel",
-                7,
-                20.0,
-                2.0,
-                r#""device": 2, "correlation": 1"#,
-            ),
+        let mut events = vec![ev(
+            "cpu_op",
+            "aten::relu",
+            1,
+            10.0,
+            20.0,
+            r#""Input Dims": [[4, 8]], "Input type": ["float"]"#,
+        )];
+        events.extend(launched("hipLaunchKernel", 1, 12.0, "relu_kernel", 2, ""));
+        events.extend([
             ev(
                 "gpu_memcpy",
                 "Memcpy HtoD (Host -> Device)",
@@ -1325,7 +1317,7 @@ mod tests {
                 1.0,
                 r#""device": 2, "bytes": 64"#,
             ),
-        ];
+        ]);
         let text = format!(
             r#"{{"traceEvents": [{}], "deviceProperties": [{{"id": 2, "name": "AMD Radeon Graphics", "computeMajor": 9, "computeMinor": 0, "warpSize": 64, "numSms": 104}}]}}"#,
             events.join(",")
