@@ -835,14 +835,17 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
     let unlinked = stats.launches - stats.linked;
     if unlinked > 0 {
         let missing = stats.no_launch_call;
+        // Profiler ranges carry no correlation id: theirs is missing when they could not be
+        // matched to the launch calls in order (a note says why).
+        let missing_why = if trace.kernels.is_empty() {
+            "whose range was not matched to a launch call"
+        } else {
+            MISSING_LAUNCH_CALL
+        };
         let why = match (missing, unlinked - missing) {
             (0, _) => "no cpu_op around their launch call".to_string(),
-            (_, 0) => MISSING_LAUNCH_CALL.to_string(),
-            (m, o) => {
-                format!(
-                    "{m} {MISSING_LAUNCH_CALL}, and {o} with no cpu_op around their launch call"
-                )
-            }
+            (_, 0) => missing_why.to_string(),
+            (m, o) => format!("{m} {missing_why}, and {o} with no cpu_op around their launch call"),
         };
         parts.push(format!(
             "{unlinked} of {} kernel launches have no operator ({why})",
@@ -1485,6 +1488,11 @@ mod tests {
         assert_eq!(k.flops.fp32, Some(20.0));
         // hfma counts 4 FLOPs under the current convention, 2 under the 2020 study's.
         assert_eq!(k.flops.fp16, Some(12.0));
+        // A range alone, with no launch call to match it to, has no operator and says why.
+        assert_eq!(
+            summary(&imp),
+            "not understood: 1 of 1 kernel launches have no operator (whose range was not matched to a launch call)"
+        );
         assert_eq!(ncu_metric_name("smsp__x.sum"), "sm__x.sum");
         assert_eq!(ncu_metric_name("smsp__x.avg"), "smsp__x.avg");
     }
