@@ -1361,17 +1361,23 @@ impl<'de> Deserialize<'de> for MaybeDim3 {
                 f.write_str("any value")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeDim3, A::Error> {
-                let mut v = Vec::with_capacity(3);
+                // No allocation: a kernel event has two of these.
+                let (mut v, mut n) = ([None; 3], 0);
                 while let Some(x) = s.next_element::<MaybeNum>()? {
-                    v.push(x.0);
+                    if let Some(slot) = v.get_mut(n) {
+                        *slot = x.0;
+                    }
+                    n += 1;
                 }
                 let dim = |x: Option<f64>| {
                     x.filter(|x| x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(x))
                         .map(|x| x as u32)
                 };
-                Ok(MaybeDim3(match v[..] {
-                    [x, y, z] => dim(x).zip(dim(y)).zip(dim(z)).map(|((x, y), z)| [x, y, z]),
-                    _ => None,
+                let [x, y, z] = v;
+                Ok(MaybeDim3(if n == 3 {
+                    dim(x).zip(dim(y)).zip(dim(z)).map(|((x, y), z)| [x, y, z])
+                } else {
+                    None
                 }))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeDim3, A::Error> {
