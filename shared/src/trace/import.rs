@@ -112,6 +112,9 @@ pub struct Stats {
     /// Launches whose launch call (the runtime event of their correlation id) is not in the
     /// trace: most often launched before the profiling window opened.
     pub no_launch_call: usize,
+    /// Launches replayed from a CUDA (or HIP) graph: one `cudaGraphLaunch` call for all the
+    /// kernels of the graph, linked to the operator around that call.
+    pub graph_replayed: usize,
     /// Launches whose operator has a complexity.
     pub with_complexity: usize,
     /// Memory copies: count, bytes, seconds.
@@ -156,6 +159,9 @@ const LAUNCH_CALLS: [&str; 7] = [
     "cuLaunchCooperativeKernel",
     "cudaLaunchCooperativeKernelMultiDevice",
 ];
+
+/// The runtime calls that replay a captured graph of kernels.
+const GRAPH_LAUNCHES: [&str; 2] = ["cudaGraphLaunch", "hipGraphLaunch"];
 
 /// The innermost span holding each query, per thread, by a sweep over start times. Of two
 /// spans with the same start and end, the one later in the file is the inner one (Kineto writes
@@ -650,6 +656,9 @@ fn import_impl(
             stats.no_launch_call += 1;
         }
         if let Some(r) = launch_rt[i] {
+            if GRAPH_LAUNCHES.contains(&trace.name(trace.runtimes[r].name)) {
+                stats.graph_replayed += 1;
+            }
             if let Some(a) = rt_ann[r] {
                 k.nvtx_range = Some(trace.name(trace.annotations[a].name).to_string());
             }
@@ -850,6 +859,12 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
         parts.push(format!(
             "{unlinked} of {} kernel launches have no operator ({why})",
             stats.launches
+        ));
+    }
+    if stats.graph_replayed > 0 {
+        parts.push(format!(
+            "{} kernel launches replayed from CUDA graphs (cudaGraphLaunch, as torch.compile's reduce-overhead mode does), which the trace records with no operator or shapes of their own: each is linked to the operator around the graph's launch",
+            stats.graph_replayed
         ));
     }
     if !stats.communication.is_empty() {
@@ -1190,9 +1205,10 @@ mod tests {
         );
     }
 
-    /// A collective's NCCL kernel is listed as communication, not as an operator without a rule.
+    /// A collective's NCCL kernel is listed as communication, not as an operator without a rule;
+    /// kernels replayed from a CUDA graph are counted apart too.
     #[test]
-    fn collectives_are_listed_apart() {
+    fn collectives_and_graph_replays_are_listed_apart() {
         let mut events = vec![ev(
             "cpu_op",
             "record_param_comms",
@@ -1209,9 +1225,30 @@ mod tests {
             0,
             "",
         ));
+        // A graph of two kernels replayed under a compiled function.
+        events.push(ev("cpu_op", "CompiledFunction", 1, 100.0, 50.0, ""));
+        events.extend(launched(
+            "cudaGraphLaunch",
+            2,
+            110.0,
+            "triton_poi_fused_0",
+            0,
+            "",
+        ));
+        events.push(ev(
+            "kernel",
+            "triton_poi_fused_1",
+            7,
+            121.0,
+            2.0,
+            r#""device": 0, "correlation": 2"#,
+        ));
         let imp = import_events(&events);
+        assert_eq!(imp.stats.graph_replayed, 2);
+        assert_eq!(imp.kernels[2].tags["op"], "CompiledFunction");
+        assert!(summary(&imp).contains("2 kernel launches replayed from CUDA graphs"));
         assert_eq!(imp.stats.communication.get("record_param_comms"), Some(&1));
-        assert!(imp.stats.no_rule.is_empty());
+        assert_eq!(imp.stats.no_rule.get("CompiledFunction"), Some(&2));
         let summary = summary(&imp);
         assert!(
             summary.contains("not by this GPU's roofline (kernel launches): record_param_comms ×1"),
