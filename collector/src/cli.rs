@@ -124,9 +124,12 @@ pub struct PlotArgs {
     /// The bundle.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Which chart (in HTML: the view the page opens on; `sweep` opens the machine view).
-    #[arg(long, value_enum, default_value_t = ChartKind::Hierarchical)]
-    pub chart: ChartKind,
+    /// Which chart (in HTML: the view the page opens on; `sweep` opens the machine view). By
+    /// default the hierarchical one, or the time-based one when the hierarchical chart has
+    /// nothing to draw and the time-based has (a torch.profiler trace imported without counters
+    /// or a machine).
+    #[arg(long, value_enum)]
+    pub chart: Option<ChartKind>,
     /// The file to write: OUT.svg, or OUT.html for the standalone page.
     #[arg(short, long, value_name = "OUT.svg|OUT.html")]
     pub output: PathBuf,

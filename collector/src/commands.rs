@@ -70,7 +70,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             if group_by != roofline_model::group::GroupBy::Kernel {
                 bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
             }
-            let svg = plot(&bundle, chart, top, size, device.as_deref())?;
+            let (_, svg) = plot_default(&bundle, chart, top, size, device.as_deref())?;
             write_output(Some(&output), &svg)?;
             if !is_stdout(&output) {
                 message(&format!("wrote {}", output.display()));
@@ -279,7 +279,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
     if p.group_by != GroupBy::Kernel {
         bundle.kernels = roofline_model::group::group(&bundle.kernels, p.group_by);
     }
-    plot(
+    let (chart, _) = plot_default(
         &bundle,
         p.chart,
         p.top.unwrap_or(12),
@@ -297,7 +297,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
         )
     };
     // The view, in the order and encoding of the viewer's own URL (`url_state.rs`).
-    let chart = match p.chart {
+    let chart = match chart {
         ChartKind::Hierarchical => None,
         ChartKind::Time => Some("time"),
         ChartKind::Sweep => Some("machine"),
@@ -336,6 +336,37 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
         &query,
     )?;
     write_output(Some(&p.output), &html)
+}
+
+/// Renders `chart` of a bundle to SVG bytes, or when none is asked for the hierarchical chart,
+/// and the time-based one when the hierarchical has nothing to draw and the time-based has (a
+/// torch.profiler trace imported without counters or a machine: analytical F and B and measured
+/// times, no bytes per level), saying so. Returns the chart drawn.
+///
+/// # Errors
+/// As [`plot`]; with no chart asked for, the hierarchical chart's when neither draws.
+pub fn plot_default(
+    bundle: &Bundle,
+    chart: Option<ChartKind>,
+    top: usize,
+    size: (f64, f64),
+    device: Option<&str>,
+) -> Result<(ChartKind, Vec<u8>), Error> {
+    if let Some(c) = chart {
+        return Ok((c, plot(bundle, c, top, size, device)?));
+    }
+    match plot(bundle, ChartKind::Hierarchical, top, size, device) {
+        Err(Error::Nothing(why)) => match plot(bundle, ChartKind::Time, top, size, device) {
+            Ok(svg) => {
+                message(
+                    "note: drawing the time-based chart: the hierarchical one has nothing to draw (no ceilings and no bytes per memory level); choose with --chart",
+                );
+                Ok((ChartKind::Time, svg))
+            }
+            Err(_) => Err(Error::Nothing(why)),
+        },
+        other => other.map(|svg| (ChartKind::Hierarchical, svg)),
+    }
 }
 
 /// Renders a chart of a bundle to SVG bytes.

@@ -37,8 +37,8 @@ pub enum Config {
     Plot {
         /// The bundle.
         file: PathBuf,
-        /// Which chart.
-        chart: ChartKind,
+        /// Which chart; `None`: [`crate::commands::plot_default`]'s choice.
+        chart: Option<ChartKind>,
         /// The SVG to write.
         output: PathBuf,
         /// Kernels drawn.
@@ -210,8 +210,8 @@ pub struct PageConfig {
     pub baseline: Option<PathBuf>,
     /// The page to write.
     pub output: PathBuf,
-    /// The chart the page opens on.
-    pub chart: ChartKind,
+    /// The chart the page opens on; `None`: [`crate::commands::plot_default`]'s choice.
+    pub chart: Option<ChartKind>,
     /// Kernels drawn (`None`: the viewer's default).
     pub top: Option<usize>,
     /// Kernels named on the chart (`None`: the viewer's default).

@@ -1,5 +1,6 @@
 //! `roofline import` of torch.profiler traces through the binary: recognised by content (gzip
-//! or not), a valid bundle written, `info --group-by op` reading it per operator, the counter
+//! or not), a valid bundle written, `info --group-by op` reading it per operator, `plot`
+//! drawing its time-based chart when no chart is asked for, the counter
 //! trace without kernel times refused with what to add, and `--counters` joining a counter trace
 //! with a timing trace. The fixtures are the real traces of
 //! `tests/fixtures/traces/` (see `tests/e2e/trace_import.rs` for the figures checked in depth).
@@ -62,6 +63,40 @@ fn cli_imports_traces_by_content() {
         .find(|l| l.starts_with("aten::mm,"))
         .expect("an aten::mm row");
     assert!(mm.starts_with("aten::mm,232,"), "{mm}");
+    // `plot` with no --chart: the hierarchical chart has nothing to draw (no counters, no
+    // machine), so the time-based one is drawn, and said; asked for, the hierarchical refuses.
+    let (svg, html) = (dir.path().join("run.svg"), dir.path().join("run.html"));
+    for target in [&svg, &html] {
+        let o = roofline(&[
+            "plot",
+            out.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("note: drawing the time-based chart"), "{err}");
+    }
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("Time-based roofline")
+    );
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("chart=time")
+    );
+    let o = roofline(&[
+        "plot",
+        out.to_str().unwrap(),
+        "--chart",
+        "hierarchical",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to plot"));
     // The counter trace: a clear refusal naming what to add.
     let o = roofline(&[
         "import",
