@@ -339,12 +339,12 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
 }
 
 /// Renders `chart` of a bundle to SVG bytes, or when none is asked for the hierarchical chart,
-/// and the time-based one when the hierarchical has nothing to draw and the time-based has (a
-/// torch.profiler trace imported without counters or a machine: analytical F and B and measured
-/// times, no bytes per level), saying so. Returns the chart drawn.
+/// or the time-based one where [`roofline_model::chart::prefers_time_based`] (a torch.profiler
+/// trace imported without counters or a machine: analytical F and B and measured times, no bytes
+/// per memory level), saying so. Returns the chart drawn.
 ///
 /// # Errors
-/// As [`plot`]; with no chart asked for, the hierarchical chart's when neither draws.
+/// As [`plot`].
 pub fn plot_default(
     bundle: &Bundle,
     chart: Option<ChartKind>,
@@ -352,21 +352,17 @@ pub fn plot_default(
     size: (f64, f64),
     device: Option<&str>,
 ) -> Result<(ChartKind, Vec<u8>), Error> {
-    if let Some(c) = chart {
-        return Ok((c, plot(bundle, c, top, size, device)?));
-    }
-    match plot(bundle, ChartKind::Hierarchical, top, size, device) {
-        Err(Error::Nothing(why)) => match plot(bundle, ChartKind::Time, top, size, device) {
-            Ok(svg) => {
-                message(
-                    "note: drawing the time-based chart: the hierarchical one has nothing to draw (no ceilings and no bytes per memory level); choose with --chart",
-                );
-                Ok((ChartKind::Time, svg))
-            }
-            Err(_) => Err(Error::Nothing(why)),
-        },
-        other => other.map(|svg| (ChartKind::Hierarchical, svg)),
-    }
+    let chart = chart.unwrap_or_else(|| {
+        let analysed = roofline_model::chart::Analysed::new(bundle, device, None);
+        let levels = roofline_model::chart::ChartOptions::default().levels;
+        if roofline_model::chart::prefers_time_based(&analysed, &levels) {
+            message("note: drawing the time-based chart: the hierarchical one has nothing to draw (no ceilings and no bytes per memory level); choose with --chart");
+            ChartKind::Time
+        } else {
+            ChartKind::Hierarchical
+        }
+    });
+    Ok((chart, plot(bundle, chart, top, size, device)?))
 }
 
 /// Renders a chart of a bundle to SVG bytes.

@@ -717,8 +717,9 @@ fn every_bad_bundle_of_the_corpus_explains_itself() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A torch.profiler trace imported by the CLI, read per operator in the viewer: the group toggle
-/// (and `group=op` in the URL) gives the rows `roofline_model::group` computes.
+/// A torch.profiler trace imported by the CLI, read per operator in the viewer: it opens on the
+/// time-based chart, and the group toggle (and `group=op` in the URL) gives the rows
+/// `roofline_model::group` computes.
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn a_trace_bundle_groups_by_operator() {
@@ -741,6 +742,20 @@ fn a_trace_bundle_groups_by_operator() {
     let mm = ops.iter().find(|k| k.name == "aten::mm").expect("aten::mm");
     let port = serve(dist(), extra.path().to_path_buf());
     let b = Browser::start();
+    // With no chart in the URL, the trace (F, B and times, no counters, no machine: nothing for
+    // the hierarchical chart) opens on the time-based chart, with no error.
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=/extra/trace.json"
+    ));
+    b.wait(WAIT_CHART, "the trace's default chart");
+    assert_eq!(
+        b.js("return document.querySelector('#tab-time.active') !== null && document.querySelector('#tab-hierarchical.active') === null"),
+        json!(true)
+    );
+    b.wait(
+        "return location.href.includes('chart=time') || null",
+        "chart=time in the URL",
+    );
     b.go(&format!(
         "http://127.0.0.1:{port}/?bundle=/extra/trace.json&group=op&chart=time"
     ));

@@ -302,6 +302,32 @@ pub fn App(
         |_, _| true,
     );
 
+    // A bundle that has nothing for the hierarchical chart but points for the time-based one (a
+    // torch.profiler trace imported without counters or a machine) opens on the time-based
+    // chart (`chart::prefers_time_based`); once per bundle opened, so that a view chosen
+    // afterwards stays.
+    let opened_last = StoredValue::new(None::<std::sync::Weak<Bundle>>);
+    Effect::new(move |_| {
+        let Some(b) = bundles.with(|all| all.get(current.get()).map(|l| Arc::clone(&l.bundle)))
+        else {
+            return;
+        };
+        let seen =
+            opened_last.with_value(|w| w.as_ref().is_some_and(|w| w.as_ptr() == Arc::as_ptr(&b)));
+        if seen {
+            return;
+        }
+        opened_last.set_value(Some(Arc::downgrade(&b)));
+        if view_kind.get_untracked() == View::Hierarchical
+            && analysed.with_untracked(|a| {
+                a.as_ref()
+                    .is_some_and(|a| chart::prefers_time_based(a, &levels.get_untracked()))
+            })
+        {
+            view_kind.set(View::Time);
+        }
+    });
+
     // The baseline's analysis, against its own ceilings (its first device).
     let baseline_analysed = Memo::new_with_compare(
         move |_| {

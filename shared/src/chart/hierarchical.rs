@@ -22,6 +22,17 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     hierarchical_of(&analysed(bundle, o), o)
 }
 
+/// Whether a kernel has a point on the hierarchical chart: FLOPs over a time, and an intensity
+/// at one of `levels`.
+pub(super) fn has_point(a: &crate::analysis::KernelAnalysis, levels: &[MemoryLevel]) -> bool {
+    !a.out_of_range
+        && a.flop_per_s.is_some()
+        && MemoryLevel::KERNEL_LEVELS
+            .iter()
+            .zip(a.ai)
+            .any(|(l, ai)| ai.is_some() && levels.contains(l))
+}
+
 /// [`hierarchical`] from an analysis already made (`o.device` and `o.ceilings` are not
 /// consulted: the analysis has its own).
 ///
@@ -41,15 +52,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         .collect();
     // Kernels with FLOPs and at least one drawn level.
     let drawn: Vec<usize> = (0..p.top.len())
-        .filter(|&i| {
-            let a = &p.top[i];
-            !a.out_of_range
-                && a.flop_per_s.is_some()
-                && MemoryLevel::KERNEL_LEVELS
-                    .iter()
-                    .zip(a.ai)
-                    .any(|(l, ai)| ai.is_some() && o.levels.contains(l))
-        })
+        .filter(|&i| has_point(&p.top[i], &o.levels))
         .take(o.top_kernels)
         .collect();
     if levels.is_empty() && roofs.is_empty() && drawn.is_empty() {

@@ -21,6 +21,18 @@ pub use label::{Anchor, Box2, LABEL_FONT_PX, Label, marker_box, text_height, tex
 pub use sweep::sweep;
 pub use time::{time_based, time_based_of};
 
+/// Whether an analysis should open on the time-based chart rather than the hierarchical one
+/// (the default): the hierarchical chart would have nothing to draw (no ceilings, no kernel with
+/// FLOPs and bytes at one of `levels`) and the time-based one has a kernel point, as for a
+/// torch.profiler trace imported without counters or a machine (analytical F and B and measured
+/// times, no bytes per memory level). The viewer opens such a bundle on the time-based chart,
+/// and `roofline plot` without `--chart` draws it.
+pub fn prefers_time_based(p: &Analysed, levels: &[MemoryLevel]) -> bool {
+    p.ceilings.is_empty()
+        && !p.top.iter().any(|a| hierarchical::has_point(a, levels))
+        && p.top.iter().any(time::has_point)
+}
+
 use crate::analysis::KernelAnalysis;
 use crate::bundle::{Datapath, Kernel, MemoryLevel};
 use crate::ceilings::Ceilings;

@@ -184,6 +184,34 @@ fn nothing_to_plot_is_an_error_not_a_panic() {
     assert!(time_based(&c, &ChartOptions::default()).is_ok());
 }
 
+/// A trace imported without counters or a machine (F, B and a time, no bytes per level) opens
+/// on the time-based chart: the hierarchical one would have nothing, and says so.
+#[test]
+fn a_bundle_with_only_complexity_prefers_the_time_based_chart() {
+    use crate::bundle::Complexity;
+    let levels = MemoryLevel::KERNEL_LEVELS.to_vec();
+    let prefers = |b: &Bundle| prefers_time_based(&Analysed::new(b, None, None), &levels);
+    let mut trace = bundle();
+    trace.machines.clear();
+    let k = &mut trace.kernels[0];
+    k.bytes = Default::default();
+    k.complexity = Some(Complexity {
+        flops: 1e9,
+        bytes: 1e8,
+    });
+    assert!(prefers(&trace));
+    assert!(hierarchical(&trace, &ChartOptions::default()).is_err());
+    assert!(time_based(&trace, &ChartOptions::default()).is_ok());
+    // A machine, counters, or nothing at all: the hierarchical chart stays the default.
+    assert!(!prefers(&bundle()));
+    let mut counted = trace.clone();
+    counted.kernels[0].bytes.hbm = Some(1e8);
+    assert!(!prefers(&counted));
+    let mut empty = trace;
+    empty.kernels.clear();
+    assert!(!prefers(&empty));
+}
+
 #[test]
 fn sweep_draws_one_line_per_working_set() {
     let mut b = bundle();

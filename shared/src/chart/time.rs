@@ -25,6 +25,11 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
     time_based_of(&analysed(bundle, o), o)
 }
 
+/// Whether a kernel has a point on the time-based chart: F and B above zero (log axes).
+pub(super) fn has_point(a: &crate::analysis::KernelAnalysis) -> bool {
+    !a.out_of_range && a.complexity_flops > 0.0 && a.complexity_bytes.is_some_and(|b| b > 0.0)
+}
+
 /// [`time_based`] from an analysis already made (`o.device` and `o.ceilings` are not
 /// consulted: the analysis has its own).
 ///
@@ -34,12 +39,7 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     let c = &p.ceilings;
     let bw = c.bandwidth(MemoryLevel::Hbm);
     let drawn: Vec<usize> = (0..p.top.len())
-        .filter(|&i| {
-            let a = &p.top[i];
-            !a.out_of_range
-                && a.complexity_flops > 0.0
-                && a.complexity_bytes.is_some_and(|b| b > 0.0)
-        })
+        .filter(|&i| has_point(&p.top[i]))
         .take(o.top_kernels)
         .collect();
     if drawn.is_empty() && c.is_empty() {
