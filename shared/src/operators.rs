@@ -1533,6 +1533,14 @@ fn bytes_only(bytes: f64, dt: Dtype) -> OpCost {
     bytes_on(bytes, dt.cuda_core())
 }
 
+/// [`bytes_only`] in another rule family than `elementwise`.
+fn bytes_in(family: &'static str, bytes: f64, dt: Dtype) -> OpCost {
+    OpCost {
+        family,
+        ..bytes_only(bytes, dt)
+    }
+}
+
 fn bytes_on(bytes: f64, datapath: Datapath) -> OpCost {
     OpCost {
         complexity: Complexity { flops: 0.0, bytes },
@@ -1683,9 +1691,11 @@ fn reduction(x: &OpInputs, dim: usize, out: ReduceOut) -> Result<OpCost, NoCost>
         ReduceOut::ValueAndIndex if reduced.is_none() => dt.bytes(),
         ReduceOut::ValueAndIndex => dt.bytes() + Dtype::I64.bytes(),
     };
-    let mut cost = bytes_only(numel(shape) * dt.bytes() + outputs * per_output, dt);
-    cost.family = "reduction";
-    Ok(cost)
+    Ok(bytes_in(
+        "reduction",
+        numel(shape) * dt.bytes() + outputs * per_output,
+        dt,
+    ))
 }
 
 /// The element type of a PyTorch CUDA kernel's data, from its demangled name: the first

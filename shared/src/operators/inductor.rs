@@ -23,7 +23,7 @@
 //! part; the epilogue's elementwise work is not counted. B: every buffer once, as above. Other
 //! templates (convolutions, attention) have no rule.
 
-use super::{Arg, Dtype, NoCost, OpCost, OpInputs, bytes_only, matmul_assumed, shapes_err};
+use super::{Arg, NoCost, OpCost, OpInputs, bytes_in, matmul_assumed, shapes_err, tensors};
 
 /// The family of these rules ([`super::OpCost::family`]).
 pub const FAMILY: &str = "inductor";
@@ -40,16 +40,10 @@ pub(super) fn is_data_moving(name: &str) -> bool {
 
 /// B: the bytes of every tensor argument, once; F = 0.
 pub(super) fn data_moving(x: &OpInputs) -> Result<OpCost, NoCost> {
-    let mut tensors = x.args.iter().filter_map(|a| match a {
-        Arg::Tensor(d, _) => Some((*d, a.bytes())),
-        _ => None,
-    });
-    let Some((dt, first)) = tensors.next() else {
+    let Some(&(dt, _)) = tensors(x).first() else {
         return Err(shapes_err("no tensor argument recorded"));
     };
-    let mut cost = bytes_only(first + tensors.map(|(_, b)| b).sum::<f64>(), dt);
-    cost.family = FAMILY;
-    Ok(cost)
+    Ok(bytes_in(FAMILY, x.args.iter().map(Arg::bytes).sum(), dt))
 }
 
 /// Whether `name` is a matrix-product template: `Some(true)` batched, `Some(false)` not.
@@ -68,16 +62,10 @@ pub(super) fn template_gemm(name: &str) -> Option<bool> {
 /// A matrix-product template: F from its buffers' shapes, B every buffer once.
 pub(super) fn gemm(x: &OpInputs, batched: bool) -> Result<OpCost, NoCost> {
     let rank = if batched { 3 } else { 2 };
-    let mats: Vec<(Dtype, &[u64])> = x
-        .args
-        .iter()
-        .filter_map(|a| match a {
-            Arg::Tensor(d, s) if s.len() == rank => Some((*d, s.as_slice())),
-            _ => None,
-        })
-        .collect();
+    let mut mats = tensors(x);
+    mats.retain(|(_, s)| s.len() == rank);
     // Every assignment of operands and output that fits: (F, the first operand's type).
-    let mut fits: Vec<(f64, Dtype)> = Vec::new();
+    let mut fits = Vec::new();
     for (i, &(dt, a)) in mats.iter().enumerate() {
         for (j, &(_, b)) in mats.iter().enumerate() {
             for (o, &(_, c)) in mats.iter().enumerate() {
@@ -135,31 +123,24 @@ pub fn with_estimate(
         Some(x) => super::op_cost(name, x),
         None => Err(shapes_err("no shapes recorded")),
     };
-    let mut cost = match rule {
-        Ok(c) => c,
-        Err(e) => {
+    let mut cost = match (rule, x) {
+        (Ok(c), _) => c,
+        // No rule: the buffers (the first one's type, and their bytes unless Inductor's own
+        // are given), and for a template Inductor's FLOPs on the matrix unit.
+        (Err(e), Some(x)) => {
             let template = name.starts_with("triton_tem_");
-            let first = x.and_then(|x| {
-                x.args.iter().find_map(|a| match a {
-                    Arg::Tensor(d, _) => Some(*d),
-                    _ => None,
-                })
-            });
-            let (Some(dt), false) = (first, template && flops.is_none()) else {
-                return Err(e);
+            let mut c = match data_moving(x) {
+                Ok(c) if !(template && flops.is_none()) => c,
+                _ => return Err(e),
             };
-            let buffers = x.map_or(Ok(0.0), |x| data_moving(x).map(|c| c.complexity.bytes));
-            let Some(b) = bytes.or(buffers.ok()) else {
-                return Err(e);
-            };
-            let mut c = bytes_only(b, dt);
             if template {
+                let dt = tensors(x)[0].0;
                 c.datapath = dt.matmul();
                 c.assumed = matmul_assumed(dt);
             }
-            c.family = FAMILY;
             c
         }
+        (Err(e), None) => return Err(e),
     };
     if let Some(f) = flops {
         cost.complexity.flops = f;

@@ -11,18 +11,12 @@
 //! PyTorch records that copy as its own `copy_` call, whose kernel is counted there.
 
 use super::{
-    Dtype, NoCost, OpCost, OpInputs, bytes_only, list_bytes, list_cost, numel, shapes_err,
+    Dtype, NoCost, OpCost, OpInputs, bytes_in, list_bytes, list_cost, numel, shapes_err,
     tensor_lists, wrap_dim,
 };
 
 /// The family of every rule here.
 const FAMILY: &str = "movement";
-
-fn movement(bytes: f64, dt: Dtype) -> OpCost {
-    let mut cost = bytes_only(bytes, dt);
-    cost.family = FAMILY;
-    cost
-}
 
 /// `cat(tensors, dim)`: every input read once and the output, of as many elements, written
 /// once. `stack` reaches its kernels through a `cat` call of its own. The inputs' element type
@@ -56,7 +50,7 @@ pub(super) fn index_select(x: &OpInputs) -> Result<OpCost, NoCost> {
         .product();
     let n = numel(index);
     let moved = (n.min(size) + n) * slice * dt.bytes();
-    Ok(movement(n * it.bytes() + moved, dt))
+    Ok(bytes_in(FAMILY, n * it.bytes() + moved, dt))
 }
 
 /// `gather(self, dim, index, sparse_grad)`: the index read, the elements of `self` it selects
@@ -67,7 +61,8 @@ pub(super) fn gather(x: &OpInputs) -> Result<OpCost, NoCost> {
         return Err(shapes_err("expected self and index tensors"));
     };
     let n = numel(index);
-    Ok(movement(
+    Ok(bytes_in(
+        FAMILY,
         n * it.bytes() + (n.min(numel(shape)) + n) * dt.bytes(),
         dt,
     ))
@@ -95,7 +90,7 @@ pub(super) fn scatter(x: &OpInputs, kind: Scatter) -> Result<OpCost, NoCost> {
     let accumulate = kind == Scatter::Accumulate || x.args.len() > 4;
     let touched = n.min(numel(shape)) * dt.bytes();
     let self_bytes = if accumulate { 2.0 } else { 1.0 } * touched;
-    Ok(movement(n * it.bytes() + src + self_bytes, dt))
+    Ok(bytes_in(FAMILY, n * it.bytes() + src + self_bytes, dt))
 }
 
 /// `index_add(self, dim, index, source, alpha)`: the index and `source` read, and the elements
@@ -109,7 +104,8 @@ pub(super) fn index_add(x: &OpInputs) -> Result<OpCost, NoCost> {
     };
     let n = numel(source);
     let touched = n.min(numel(shape)) * dt.bytes();
-    Ok(movement(
+    Ok(bytes_in(
+        FAMILY,
         numel(index) * it.bytes() + n * st.bytes() + 2.0 * touched,
         dt,
     ))
@@ -128,7 +124,11 @@ pub(super) fn scan(x: &OpInputs) -> Result<OpCost, NoCost> {
         None if dt.is_integral() => Dtype::I64,
         None => dt,
     };
-    Ok(movement(numel(shape) * (dt.bytes() + out.bytes()), dt))
+    Ok(bytes_in(
+        FAMILY,
+        numel(shape) * (dt.bytes() + out.bytes()),
+        dt,
+    ))
 }
 
 /// `nll_loss_forward(self, target, weight, reduction, ignore_index)` and `nll_loss2d_forward`:
@@ -149,8 +149,11 @@ pub(super) fn nll_loss(x: &OpInputs) -> Result<OpCost, NoCost> {
         None => (true, Some("the reduction is the mean (not recorded)")),
     };
     let written = if reduced { 2.0 } else { n } * dt.bytes();
-    let mut cost = movement(n * tt.bytes() + n * dt.bytes() + weight + written, dt);
-    cost.family = "loss";
+    let mut cost = bytes_in(
+        "loss",
+        n * tt.bytes() + n * dt.bytes() + weight + written,
+        dt,
+    );
     cost.assumed.extend(assumed.map(String::from));
     Ok(cost)
 }
@@ -168,9 +171,7 @@ pub(super) fn nll_loss_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     let n = numel(target);
     let weight = x.tensor(3).map_or(0.0, |(wt, _)| n * wt.bytes());
     let read = x.arg(0).bytes() + n * tt.bytes() + weight + x.arg(6).bytes();
-    let mut cost = movement(read + n * dt.bytes(), dt);
-    cost.family = "loss";
-    Ok(cost)
+    Ok(bytes_in("loss", read + n * dt.bytes(), dt))
 }
 
 /// `index(self, indices)`, `index_put_` and `_index_put_impl_`: torch.profiler records their

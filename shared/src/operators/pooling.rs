@@ -12,15 +12,20 @@
 //! no cost (its output's size is unknown), while a backward needs none: its gradients are
 //! recorded tensors.
 
-use super::{Dtype, NoCost, OpCost, OpInputs, bytes_only, numel, shapes_err};
+use super::{Dtype, NoCost, OpCost, OpInputs, bytes_in, numel, shapes_err};
 
 /// The family of every rule here.
 const FAMILY: &str = "pooling";
 
-fn pooling(bytes: f64, dt: Dtype) -> OpCost {
-    let mut cost = bytes_only(bytes, dt);
-    cost.family = FAMILY;
-    cost
+/// A forward pooling's B: `input` read, `out` written, and a max pool's `int64` indices of
+/// `out`'s shape written.
+fn forward(dt: Dtype, input: &[u64], out: &[u64], max: bool) -> OpCost {
+    let index = if max { Dtype::I64.bytes() } else { 0.0 };
+    bytes_in(
+        FAMILY,
+        numel(input) * dt.bytes() + numel(out) * (dt.bytes() + index),
+        dt,
+    )
 }
 
 /// Which pooling, and where its arguments are.
@@ -129,11 +134,7 @@ pub(super) fn pool(x: &OpInputs, p: Pool) -> Result<OpCost, NoCost> {
         .ok_or_else(|| shapes_err("the pooling window does not fit the input"))?;
         out.push(o);
     }
-    let mut bytes = numel(shape) * dt.bytes() + numel(&out) * dt.bytes();
-    if p.max {
-        bytes += numel(&out) * Dtype::I64.bytes();
-    }
-    Ok(pooling(bytes, dt))
+    Ok(forward(dt, shape, &out, p.max))
 }
 
 /// `_adaptive_avg_poolNd(self, output_size)` and `adaptive_max_poolNd(self, output_size)`:
@@ -148,11 +149,7 @@ pub(super) fn adaptive(x: &OpInputs, nd: usize, max: bool) -> Result<OpCost, NoC
         .chain(&size)
         .copied()
         .collect();
-    let mut bytes = numel(shape) * dt.bytes() + numel(&out) * dt.bytes();
-    if max {
-        bytes += numel(&out) * Dtype::I64.bytes();
-    }
-    Ok(pooling(bytes, dt))
+    Ok(forward(dt, shape, &out, max))
 }
 
 /// A pooling's backward: `grad_output` read, the tensor at `indices` (a max pool's) read, and
@@ -168,7 +165,7 @@ pub(super) fn backward(x: &OpInputs, indices: Option<usize>) -> Result<OpCost, N
         };
         bytes += numel(idx) * it.bytes();
     }
-    Ok(pooling(bytes, dt))
+    Ok(bytes_in(FAMILY, bytes, dt))
 }
 
 #[cfg(test)]

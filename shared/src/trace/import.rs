@@ -1170,32 +1170,15 @@ mod tests {
     /// outside any operator.
     #[test]
     fn unlinked_kernels_say_why() {
-        let events = [
-            ev(
-                "kernel",
-                "early",
-                7,
-                1.0,
-                2.0,
-                r#""device": 0, "correlation": 1"#,
-            ),
-            ev(
-                "cuda_runtime",
-                "cudaLaunchKernel",
-                1,
-                10.0,
-                5.0,
-                r#""correlation": 2"#,
-            ),
-            ev(
-                "kernel",
-                "bare",
-                7,
-                20.0,
-                2.0,
-                r#""device": 0, "correlation": 2"#,
-            ),
-        ];
+        let mut events = vec![ev(
+            "kernel",
+            "early",
+            7,
+            1.0,
+            2.0,
+            r#""device": 0, "correlation": 1"#,
+        )];
+        events.extend(launched("cudaLaunchKernel", 2, 10.0, "bare", 0, ""));
         let imp = import_events(&events);
         assert_eq!((imp.stats.linked, imp.stats.no_launch_call), (0, 1));
         let summary = summary(&imp);
