@@ -1,0 +1,231 @@
+"""Issue 16's targets, checked against what scripts/gpu/validate.sh left in its work directory.
+
+    python scripts/gpu/check.py WORK
+
+Prints one line per target with the figures behind it and MET, SHORT (a figure misses its
+target) or MISSING (the part that produces it did not run or failed), then the figures a target
+does not judge (Tensor Core ceilings against cuBLASLt, the sweep's plateaus, profiling overhead).
+Reads only files; needs no GPU. Exits 0 whatever it finds: the verdicts are for the
+measurements page, written by a person, with their causes.
+"""
+
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+WORK = sys.argv[1] if len(sys.argv) > 1 else "/tmp/roofline-validate"
+
+
+def load(name):
+    path = os.path.join(WORK, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def steps():
+    """Each logged step's exit status and milliseconds, by name (the last run of a name wins)."""
+    out = {}
+    for path in [os.path.join(WORK, "steps.txt"), os.path.join(WORK, "torch", "steps.txt")]:
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            m = re.match(r"(\S+)\s+rc=(-?\d+)\s+(\d+) ms", line)
+            if m:
+                out[m.group(1)] = (int(m.group(2)), int(m.group(3)) / 1e3)
+    return out
+
+
+def verdict(ok):
+    return "MET" if ok else "SHORT"
+
+
+def line(target, status, detail):
+    print(f"{status:8} {target:44} {detail}")
+
+
+def machine_rows(b):
+    """Per level and datapath: our own empirical figure, the same-run reference, the theoretical."""
+    m = (b.get("machines") or [{}])[0]
+    rows = {}
+    for kind, key in [("bandwidth", "level"), ("compute", "datapath")]:
+        for c in m.get(kind, []):
+            r = rows.setdefault(c[key], {})
+            slot = "theoretical" if c["method"] == "theoretical" else (
+                "reference" if c.get("reference") else "own")
+            if c["value"] > r.get(slot, (0, None))[0]:
+                r[slot] = (c["value"], c.get("implementation"))
+    return rows, m
+
+
+def check_machine(st):
+    b = load("machine.json")
+    if b is None:
+        line("machine", "MISSING", "no machine.json")
+        return
+    rows, m = machine_rows(b)
+    print("\nceiling        own            reference      theoretical    own/ref  own/theo")
+    for name, r in rows.items():
+        own, ref, theo = (r.get(s, (None, None))[0] for s in ("own", "reference", "theoretical"))
+        unit = 1e12
+        f = lambda v: f"{v / unit:10.2f} T  " if v else "       -      "
+        q = lambda a, c: f"{a / c:7.3f}" if a and c else "      -"
+        print(f"{name:14} {f(own)} {f(ref)} {f(theo)} {q(own, ref)}  {q(own, theo)}")
+    print()
+    hbm = rows.get("hbm", {})
+    if "own" in hbm and "reference" in hbm:
+        ratio = hbm["own"][0] / hbm["reference"][0]
+        line("HBM >= 0.97 of device-to-device copy", verdict(ratio >= 0.97), f"{ratio:.3f}")
+    else:
+        line("HBM >= 0.97 of device-to-device copy", "MISSING", "no own or reference HBM figure")
+    for dp in ["fp64", "fp32", "fp16", "bf16"]:
+        r = rows.get(dp, {})
+        if "own" in r and "theoretical" in r:
+            ratio = r["own"][0] / r["theoretical"][0]
+            line(f"{dp} FMA >= 0.97 of theoretical at its clock", verdict(ratio >= 0.97),
+                 f"{ratio:.3f}")
+        else:
+            line(f"{dp} FMA >= 0.97 of theoretical at its clock", "MISSING", "no figure")
+    # The sweep's plateaus, as `roofline machine` attributed them (shared::plateau), and the
+    # FP32 sweep's best bandwidth per working set they were read from.
+    plateaus = {c["level"]: c["value"] for c in m.get("bandwidth", [])
+                if (c.get("implementation") or "").startswith("ERT-style sweep plateau")}
+    shown = ", ".join(f"{k} {plateaus[k] / 1e12:.2f} TB/s" if k in plateaus else f"{k} -"
+                      for k in ["l1", "l2", "hbm"])
+    if all(k in plateaus for k in ["l1", "l2", "hbm"]):
+        ok = plateaus["l1"] > plateaus["l2"] > plateaus["hbm"]
+        line("sweep: L1 > L2 > HBM plateaus", verdict(ok), shown)
+    else:
+        line("sweep: L1 > L2 > HBM plateaus", "MISSING", shown)
+    best = {}
+    for p in m.get("sweep", []):
+        if p["datapath"] == "fp32" and p["time_s"] > 0:
+            ws = p["working_set_bytes"]
+            best[ws] = max(best.get(ws, 0.0), p["bytes"] / p["time_s"])
+    if best:
+        print("         FP32 sweep, best TB/s per working set: " + ", ".join(
+            f"{ws / 2**20:g} MiB {v / 1e12:.2f}" for ws, v in sorted(best.items())))
+    for name, limit in [("machine", 30), ("machine-quick", 5)]:
+        if name in st:
+            rc, s = st[name]
+            line(f"{name} under {limit} s", verdict(rc == 0 and s < limit), f"{s:.1f} s, rc={rc}")
+        else:
+            line(f"{name} under {limit} s", "MISSING", "not run")
+    lo = m.get("launch_overhead")
+    if lo:
+        print(f"         launch overhead {lo['value_s'] * 1e6:.2f} us")
+    for s in b.get("skipped", []):
+        print(f"         machine skipped: {s['what']} -- {s['reason']}")
+
+
+def check_suite(st):
+    b = load("suite.json")
+    if b is None:
+        line("suite", "MISSING", "no suite.json")
+        return
+    path = os.path.join(WORK, "suite.csv")
+    rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
+    gaps = [(float(r["gap"]), r["name"]) for r in rows if r.get("gap")]
+    fast = [g for g in gaps if g[0] < 1.0]
+    line("suite: no kernel faster than its bound", verdict(gaps and not fast),
+         f"{len(gaps)} kernels with a bound, {len(fast)} faster"
+         + (f"; fastest gap {min(fast)[0]:.3f} ({min(fast)[1][:60]})" if fast else ""))
+    if "suite" in st:
+        rc, s = st["suite"]
+        line("suite all under 5 minutes", verdict(rc == 0 and s < 300), f"{s:.0f} s, rc={rc}")
+    skipped = b.get("skipped", [])
+    unexplained = [s for s in skipped if not s.get("reason", "").strip()]
+    line("suite: every skip with its reason", verdict(not unexplained),
+         f"{len(skipped)} skipped, {len(unexplained)} without a reason")
+    reasons = {}
+    for s in skipped:
+        reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
+    for r, n in sorted(reasons.items(), key=lambda x: -x[1])[:12]:
+        print(f"         {n:4} x {r}")
+
+
+def check_known(st):
+    expected = load("known-expected.json")
+    if expected is None:
+        line("profile: known work", "MISSING", "no known-expected.json")
+        return
+    for case, want in expected.items():
+        b = load(f"known-{case}.json")
+        if b is None:
+            line(f"profile {case}", "MISSING", f"rc={st.get('known-' + case, ('-',))[0]}")
+            continue
+        ks = b.get("kernels", [])
+        names = sorted({k["name"][:50] for k in ks})
+        if "flops" in want:
+            per = {}
+            for k in ks:
+                for dp, v in (k.get("flops") or {}).items():
+                    per[dp] = per.get(dp, 0.0) + v
+            got = sum(per.values())
+            rel = got / want["flops"] - 1
+            split = ", ".join(f"{dp} {v:.4g}" for dp, v in per.items() if v)
+            line(f"profile {case}: F = 2MNK within 1%", verdict(abs(rel) <= 0.01),
+                 f"{got:.6g} of {want['flops']:.6g} ({rel:+.2%}); {split}; {len(ks)} kernels")
+        else:
+            got = sum((k.get("bytes") or {}).get("hbm", 0.0) for k in ks)
+            rel = got / want["hbm_bytes"] - 1
+            line(f"profile {case}: HBM bytes ~ 2N", verdict(abs(rel) <= 0.05),
+                 f"{got:.6g} of {want['hbm_bytes']:.6g} ({rel:+.2%}); {len(ks)} kernels")
+        print(f"         kernels: {'; '.join(names)[:200]}")
+        err = os.path.join(WORK, "logs", f"known-{case}.err")
+        if os.path.exists(err):
+            passes = re.findall(r"(\d+) pass(?:es)?", open(err).read())
+            print(f"         ncu replay passes per kernel: {', '.join(passes) or 'not logged'}")
+    plain = st.get("known-plain")
+    prof = [st[k][1] for k in st if k.startswith("known-") and k != "known-plain"]
+    if plain and prof:
+        print(f"         known_work.py: {plain[1]:.1f} s plain; under ncu, one case at a time: "
+              + ", ".join(f"{s:.1f} s" for s in prof))
+
+
+def check_torch(st):
+    for dt in ["bf16", "fp32"]:
+        plain, prof = st.get(f"torch-plain-{dt}"), st.get(f"profile-{dt}")
+        if plain and prof:
+            print(f"         training step {dt}: {plain[1]:.1f} s plain, {prof[1]:.1f} s under "
+                  f"roofline profile ({prof[1] / plain[1]:.1f}x), rc={prof[0]}")
+        err = os.path.join(WORK, "torch", f"profile-{dt}.err")
+        if os.path.exists(err):
+            passes = re.findall(r"(\d+) pass(?:es)?", open(err).read())
+            if passes:
+                print(f"         {dt} step: {len(passes)} kernels profiled, replay passes "
+                      f"{min(map(int, passes))} to {max(map(int, passes))}")
+        path = os.path.join(WORK, "torch", f"check-{dt}.txt")
+        if os.path.exists(path):
+            print(open(path).read().rstrip())
+        else:
+            line(f"torch {dt}", "MISSING", "no check file")
+
+
+def main():
+    print(f"work directory {WORK}")
+    versions = os.path.join(WORK, "versions.txt")
+    if os.path.exists(versions):
+        print(open(versions).read().rstrip())
+    st = steps()
+    failed = [f"{k} (rc={v[0]})" for k, v in st.items() if v[0] != 0]
+    if failed:
+        print("failed steps:", ", ".join(failed))
+    print("\n# machine")
+    check_machine(st)
+    print("\n# suite")
+    check_suite(st)
+    print("\n# profile, known work")
+    check_known(st)
+    print("\n# PyTorch step")
+    check_torch(st)
+    shots = glob.glob(os.path.join(WORK, "shots", "*.png"))
+    print(f"\n{len(shots)} screenshots")
+
+
+if __name__ == "__main__":
+    main()
