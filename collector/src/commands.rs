@@ -341,7 +341,8 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
 /// Renders `chart` of a bundle to SVG bytes, or when none is asked for the hierarchical chart,
 /// or the time-based one where [`roofline_model::chart::prefers_time_based`] (a torch.profiler
 /// trace imported without counters or a machine: analytical F and B and measured times, no bytes
-/// per memory level), saying so. Returns the chart drawn.
+/// per memory level), saying so. Returns the chart drawn. The bundle is analysed once, for the
+/// choice and the drawing.
 ///
 /// # Errors
 /// As [`plot`].
@@ -352,17 +353,28 @@ pub fn plot_default(
     size: (f64, f64),
     device: Option<&str>,
 ) -> Result<(ChartKind, Vec<u8>), Error> {
-    let chart = chart.unwrap_or_else(|| {
-        let analysed = roofline_model::chart::Analysed::new(bundle, device, None);
-        let levels = roofline_model::chart::ChartOptions::default().levels;
-        if roofline_model::chart::prefers_time_based(&analysed, &levels) {
-            message("note: drawing the time-based chart: the hierarchical one has nothing to draw (no ceilings and no bytes per memory level); choose with --chart");
-            ChartKind::Time
-        } else {
-            ChartKind::Hierarchical
+    use roofline_model::chart::{Analysed, hierarchical_of, prefers_time_based, time_based_of};
+    let options = chart_options(bundle, top, size, device)?;
+    let scene = if chart == Some(ChartKind::Sweep) {
+        roofline_model::chart::sweep(bundle, &options).map(|s| (ChartKind::Sweep, s))
+    } else {
+        let analysed = Analysed::new(bundle, options.device.as_deref(), None);
+        let chart = chart.unwrap_or_else(|| {
+            if prefers_time_based(&analysed, &options.levels) {
+                message("note: drawing the time-based chart: the hierarchical one has nothing to draw (no ceilings and no bytes per memory level); choose with --chart");
+                ChartKind::Time
+            } else {
+                ChartKind::Hierarchical
+            }
+        });
+        match chart {
+            ChartKind::Time => time_based_of(&analysed, &options),
+            _ => hierarchical_of(&analysed, &options),
         }
-    });
-    Ok((chart, plot(bundle, chart, top, size, device)?))
+        .map(|s| (chart, s))
+    };
+    let (chart, scene) = scene.map_err(|e| Error::Nothing(e.to_string()))?;
+    Ok((chart, export::svg::render(&scene)))
 }
 
 /// Renders a chart of a bundle to SVG bytes.
@@ -377,6 +389,17 @@ pub fn plot(
     size: (f64, f64),
     device: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
+    plot_default(bundle, Some(chart), top, size, device).map(|(_, svg)| svg)
+}
+
+/// The chart options of `plot`: the device checked against the bundle's (the first one when
+/// none is named).
+fn chart_options(
+    bundle: &Bundle,
+    top: usize,
+    size: (f64, f64),
+    device: Option<&str>,
+) -> Result<roofline_model::chart::ChartOptions, Error> {
     let device = match device {
         Some(d) if !bundle.devices.iter().any(|x| x.id == d) => {
             return Err(Error::Usage(format!(
@@ -392,20 +415,13 @@ pub fn plot(
         Some(d) => Some(d.to_string()),
         None => bundle.devices.first().map(|d| d.id.clone()),
     };
-    let options = roofline_model::chart::ChartOptions {
+    Ok(roofline_model::chart::ChartOptions {
         width: size.0,
         height: size.1,
         top_kernels: top,
         device,
         ..roofline_model::chart::ChartOptions::default()
-    };
-    let scene = match chart {
-        ChartKind::Hierarchical => roofline_model::chart::hierarchical(bundle, &options),
-        ChartKind::Time => roofline_model::chart::time_based(bundle, &options),
-        ChartKind::Sweep => roofline_model::chart::sweep(bundle, &options),
-    }
-    .map_err(|e| Error::Nothing(e.to_string()))?;
-    Ok(export::svg::render(&scene))
+    })
 }
 
 fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
