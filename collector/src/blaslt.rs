@@ -64,6 +64,11 @@ pub struct Spec {
     scale: lt::cudaDataType,
     ab_bytes: usize,
     cd_bytes: usize,
+    /// FP8's fast accumulation (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`): without it, Hopper's FP8
+    /// GEMMs promote partial sums to FP32 every few steps and run below the datapath's rate;
+    /// with it, as FP8 training recipes run their forward GEMMs, the reference shows what the
+    /// library reaches.
+    pub fast_accumulation: bool,
 }
 
 impl Spec {
@@ -130,6 +135,7 @@ impl Spec {
             scale,
             ab_bytes,
             cd_bytes,
+            fast_accumulation: d == Datapath::TensorFp8,
         })
     }
 
@@ -164,6 +170,7 @@ impl Spec {
             scale: T::CUDA_R_32F,
             ab_bytes,
             cd_bytes,
+            fast_accumulation: false,
         })
     }
 }
@@ -171,9 +178,7 @@ impl Spec {
 /// A ready GEMM of one type and size: handle, descriptors, algorithm, matrices, workspace.
 pub struct Gemm {
     spec: Spec,
-    handle: lt::cublasLtHandle_t,
-    desc: lt::cublasLtMatmulDesc_t,
-    layouts: [lt::cublasLtMatrixLayout_t; 3],
+    objects: Objects,
     algo: lt::cublasLtMatmulAlgo_t,
     a: CudaSlice<u8>,
     b: CudaSlice<u8>,
@@ -187,6 +192,39 @@ pub struct Gemm {
 }
 
 const WORKSPACE: usize = 64 << 20;
+
+/// cuBLASLt's objects of one GEMM, each destroyed on drop when it was created: when the GEMM
+/// goes, and when [`Gemm::new`] fails half-way (the suite skips many configurations that way).
+struct Objects {
+    handle: lt::cublasLtHandle_t,
+    desc: lt::cublasLtMatmulDesc_t,
+    layouts: [lt::cublasLtMatrixLayout_t; 3],
+    pref: lt::cublasLtMatmulPreference_t,
+}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        // SAFETY: each non-null pointer was created by cuBLASLt in `Gemm::new` and is destroyed
+        // once, here; errors on teardown are moot.
+        #[allow(unsafe_code)]
+        unsafe {
+            if !self.pref.is_null() {
+                let _ = lt::cublasLtMatmulPreferenceDestroy(self.pref);
+            }
+            for l in self.layouts {
+                if !l.is_null() {
+                    let _ = lt::cublasLtMatrixLayoutDestroy(l);
+                }
+            }
+            if !self.desc.is_null() {
+                let _ = lt::cublasLtMatmulDescDestroy(self.desc);
+            }
+            if !self.handle.is_null() {
+                let _ = lt::cublasLtDestroy(self.handle);
+            }
+        }
+    }
+}
 
 macro_rules! check {
     ($call:expr, $name:literal, $d:expr) => {
@@ -230,8 +268,17 @@ impl Gemm {
         let b = alloc(size(k, n) * spec.ab_bytes)?;
         let d = alloc(size(m, n) * spec.cd_bytes)?;
         let workspace = alloc(WORKSPACE)?;
-        let mut handle: lt::cublasLtHandle_t = std::ptr::null_mut();
-        check!(lt::cublasLtCreate(&mut handle), "cublasLtCreate", datapath);
+        let mut o = Objects {
+            handle: std::ptr::null_mut(),
+            desc: std::ptr::null_mut(),
+            layouts: [std::ptr::null_mut(); 3],
+            pref: std::ptr::null_mut(),
+        };
+        check!(
+            lt::cublasLtCreate(&mut o.handle),
+            "cublasLtCreate",
+            datapath
+        );
         let version = {
             #[allow(unsafe_code)]
             // SAFETY: a plain query of the loaded library.
@@ -239,16 +286,15 @@ impl Gemm {
                 lt::cublasLtGetVersion()
             }
         };
-        let mut desc: lt::cublasLtMatmulDesc_t = std::ptr::null_mut();
         check!(
-            lt::cublasLtMatmulDescCreate(&mut desc, compute, scale),
+            lt::cublasLtMatmulDescCreate(&mut o.desc, compute, scale),
             "cublasLtMatmulDescCreate",
             datapath
         );
         let transa: i32 = 1; // CUBLAS_OP_T
         check!(
             lt::cublasLtMatmulDescSetAttribute(
-                desc,
+                o.desc,
                 lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
                 (&raw const transa).cast::<c_void>(),
                 size_of::<i32>(),
@@ -256,26 +302,37 @@ impl Gemm {
             "cublasLtMatmulDescSetAttribute",
             datapath
         );
+        if spec.fast_accumulation {
+            let on: i8 = 1;
+            check!(
+                lt::cublasLtMatmulDescSetAttribute(
+                    o.desc,
+                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                    (&raw const on).cast::<c_void>(),
+                    size_of::<i8>(),
+                ),
+                "cublasLtMatmulDescSetAttribute",
+                datapath
+            );
+        }
         let ld = |rows: u64| i64::try_from(rows).unwrap_or(i64::MAX);
-        let mut layouts = [std::ptr::null_mut(); 3];
         // A stored K×M (transposed in the product), B K×N, C and D M×N.
         for (i, (ty, rows, cols)) in [(ab, k, m), (ab, k, n), (cd, m, n)].into_iter().enumerate() {
             check!(
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[i], ty, rows, cols, ld(rows)),
+                lt::cublasLtMatrixLayoutCreate(&mut o.layouts[i], ty, rows, cols, ld(rows)),
                 "cublasLtMatrixLayoutCreate",
                 datapath
             );
         }
-        let mut pref: lt::cublasLtMatmulPreference_t = std::ptr::null_mut();
         check!(
-            lt::cublasLtMatmulPreferenceCreate(&mut pref),
+            lt::cublasLtMatmulPreferenceCreate(&mut o.pref),
             "cublasLtMatmulPreferenceCreate",
             datapath
         );
         let ws = WORKSPACE as u64;
         check!(
             lt::cublasLtMatmulPreferenceSetAttribute(
-                pref,
+                o.pref,
                 lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 (&raw const ws).cast::<c_void>(),
                 size_of::<u64>(),
@@ -290,13 +347,13 @@ impl Gemm {
         let mut found = 0i32;
         check!(
             lt::cublasLtMatmulAlgoGetHeuristic(
-                handle,
-                desc,
-                layouts[0],
-                layouts[1],
-                layouts[2],
-                layouts[2],
-                pref,
+                o.handle,
+                o.desc,
+                o.layouts[0],
+                o.layouts[1],
+                o.layouts[2],
+                o.layouts[2],
+                o.pref,
                 1,
                 &mut heuristic,
                 &mut found,
@@ -304,19 +361,12 @@ impl Gemm {
             "cublasLtMatmulAlgoGetHeuristic",
             datapath
         );
-        check!(
-            lt::cublasLtMatmulPreferenceDestroy(pref),
-            "cublasLtMatmulPreferenceDestroy",
-            datapath
-        );
         if found == 0 || heuristic.state != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(BlasLtError::NoAlgorithm(datapath));
         }
         Ok(Gemm {
             spec,
-            handle,
-            desc,
-            layouts,
+            objects: o,
             algo: heuristic.algo,
             a,
             b,
@@ -361,18 +411,18 @@ impl Gemm {
         let datapath = self.spec.label;
         check!(
             lt::cublasLtMatmul(
-                self.handle,
-                self.desc,
+                self.objects.handle,
+                self.objects.desc,
                 alpha,
                 a as *const c_void,
-                self.layouts[0],
+                self.objects.layouts[0],
                 b as *const c_void,
-                self.layouts[1],
+                self.objects.layouts[1],
                 beta,
                 d as *const c_void,
-                self.layouts[2],
+                self.objects.layouts[2],
                 d as *mut c_void,
-                self.layouts[2],
+                self.objects.layouts[2],
                 &self.algo,
                 w as *mut c_void,
                 WORKSPACE,
@@ -382,19 +432,5 @@ impl Gemm {
             datapath
         );
         Ok(())
-    }
-}
-
-impl Drop for Gemm {
-    fn drop(&mut self) {
-        // SAFETY: each was created in `new` and is destroyed once; errors on teardown are moot.
-        #[allow(unsafe_code)]
-        unsafe {
-            for l in self.layouts {
-                let _ = lt::cublasLtMatrixLayoutDestroy(l);
-            }
-            let _ = lt::cublasLtMatmulDescDestroy(self.desc);
-            let _ = lt::cublasLtDestroy(self.handle);
-        }
     }
 }

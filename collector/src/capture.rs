@@ -282,26 +282,21 @@ pub fn profile(c: &ProfileConfig) -> Result<(), Error> {
             a
         }
     };
-    let mut wanted: Vec<String> = metrics::profile_metrics(arch)
+    let wanted: Vec<String> = metrics::profile_metrics(arch)
         .into_iter()
         .map(String::from)
         .collect();
-    if let Some(available) = ncu::available_metrics(&exe) {
-        let (have, missing): (Vec<String>, Vec<String>) = wanted
-            .into_iter()
-            .partition(|m| available.contains(metrics::base_name(m)));
-        if !missing.is_empty() {
-            notes.push(format!(
-                "metrics this GPU does not list (left out; alternatives used where the table has them): {}",
-                missing.join(", ")
-            ));
-        }
-        wanted = have;
-    } else {
-        notes.push(
-            "ncu --query-metrics listed nothing; every metric of the table was requested".into(),
-        );
+    let available = ncu::available_metrics(&exe).map_err(Error::Ncu)?;
+    let (have, missing): (Vec<String>, Vec<String>) = wanted
+        .into_iter()
+        .partition(|m| available.contains(metrics::base_name(m)));
+    if !missing.is_empty() {
+        notes.push(format!(
+            "metrics this GPU does not list (left out; alternatives used where the table has them): {}",
+            missing.join(", ")
+        ));
     }
+    let wanted = have;
 
     // A private working folder (unique, owner-only) for ncu's log, and its report unless kept.
     let work = tempfile::Builder::new()
@@ -427,7 +422,15 @@ fn profile_into(
         "profiled with Nsight Compute: {}",
         c.command.join(" ")
     ));
-    if !outcome.status.success() {
+    // ncu can fail on some launches (or on itself) and still write a report of the others:
+    // those launches are missing, which the bundle says.
+    if !outcome.errors.is_empty() {
+        bundle.complete = false;
+        bundle.notes.push(format!(
+            "ncu reported errors ({status}); launches it could not profile are missing: {}",
+            outcome.errors.join(" | ")
+        ));
+    } else if !outcome.status.success() {
         bundle.complete = false;
         bundle.notes.push(format!(
             "the program failed ({status}); the launches profiled before it stopped are kept"
@@ -439,7 +442,14 @@ fn profile_into(
         &bundle,
         launches.iter().map(|l| l.launches).sum::<u64>(),
     );
-    if outcome.status.success() {
+    if let Some(first) = outcome.errors.first() {
+        Err(Error::NcuErrors {
+            status,
+            count: outcome.errors.len(),
+            first: first.clone(),
+            written: c.output.clone(),
+        })
+    } else if outcome.status.success() {
         Ok(())
     } else {
         Err(Error::ProgramFailed {

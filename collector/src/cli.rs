@@ -268,7 +268,8 @@ pub struct ProfileArgs {
     /// Profile only inside this NVTX range (ncu's --nvtx-include syntax, e.g. `train_step/`).
     #[arg(long, value_name = "RANGE")]
     pub nvtx: Option<String>,
-    /// Profile only kernels whose name matches this regular expression.
+    /// Profile only kernels whose demangled name (as the bundle shows it) matches this regular
+    /// expression.
     #[arg(long, value_name = "REGEX")]
     pub kernel: Option<String>,
     /// Skip this many matching launches first.

@@ -72,6 +72,17 @@ pub enum DnnError {
     },
 }
 
+/// cuDNN 9's allocation failures: on the host (`CUDNN_STATUS_ALLOC_FAILED`, now an alias of
+/// `..._HOST_ALLOCATION_FAILED`) and on the GPU (`..._DEVICE_ALLOCATION_FAILED`), per
+/// `cudnn_graph.h`'s status list.
+fn allocation_failed(status: dnn::cudnnStatus_t) -> bool {
+    matches!(
+        status,
+        dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED
+            | dnn::cudnnStatus_t::CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED
+    )
+}
+
 impl DnnError {
     /// Whether the failure is the GPU running out of memory (then the configuration is skipped).
     pub fn is_out_of_memory(&self) -> bool {
@@ -79,10 +90,7 @@ impl DnnError {
             DnnError::Alloc { source, .. } => {
                 source.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
             }
-            DnnError::Call { status, .. } => {
-                *status == dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED
-            }
-            DnnError::Refused(status) => *status == dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED,
+            DnnError::Call { status, .. } | DnnError::Refused(status) => allocation_failed(*status),
             DnnError::Context(_)
             | DnnError::TooLarge(_)
             | DnnError::Workspace { .. }
@@ -1190,6 +1198,16 @@ mod tests {
         );
         assert!(
             DnnError::Refused(dnn::cudnnStatus_t::CUDNN_STATUS_ALLOC_FAILED).is_out_of_memory()
+        );
+        // cuDNN 9 reports a full GPU as a device allocation failure (4004), not ALLOC_FAILED.
+        let full = dnn::cudnnStatus_t::CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+        assert!(DnnError::Refused(full).is_out_of_memory());
+        assert!(
+            DnnError::Call {
+                call: "cudnnRNNForward",
+                status: full
+            }
+            .is_out_of_memory()
         );
     }
 }

@@ -139,6 +139,19 @@ pub enum Error {
         /// The bundle written with what was profiled.
         written: PathBuf,
     },
+    /// ncu reported errors (launches it could not profile, or its own failure) but wrote a
+    /// report: what it profiled is written, marked incomplete.
+    #[error("ncu reported {count} error{} ({status}), first: {first}; the launches it profiled are in {} (marked incomplete; its notes list the errors)", if *count == 1 { "" } else { "s" }, written.display())]
+    NcuErrors {
+        /// How ncu ended.
+        status: String,
+        /// How many `==ERROR==` lines it logged.
+        count: usize,
+        /// The first of them.
+        first: String,
+        /// The bundle written with what was profiled.
+        written: PathBuf,
+    },
     /// ncu or the program failed before any launch was profiled.
     #[error("nothing was profiled: ncu or the program failed ({status}){}", detail.as_ref().map(|d| format!("; ncu said: {d}")).unwrap_or_default())]
     NothingProfiled {

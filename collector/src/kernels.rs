@@ -578,7 +578,86 @@ pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
     })
 }
 
-/// Compiles one source with NVRTC for `arch` (`sm_90`) and loads it into `ctx`.
+/// Compiles one source with NVRTC for `arch` (`sm_90`, a real architecture) to a CUBIN: the
+/// machine code NVRTC's own assembler makes from [`compile_ptx`]'s PTX. The collector loads this,
+/// not the PTX, so that the driver's JIT compiler plays no part: what runs is what the SASS audit
+/// disassembles (`roofline-sass-audit` checks that NVRTC's CUBIN and `ptxas`'s agree), and an
+/// NVRTC newer than the driver cannot fail the load with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`
+/// (CUDA's minor-version compatibility covers machine code, not PTX; CUDA Compatibility guide).
+/// Needs NVRTC only (no driver, no GPU).
+///
+/// # Errors
+/// [`KernelError::Compile`] with NVRTC's log, or [`KernelError::Nvrtc`].
+pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::{CStr, CString};
+    /// Destroys the program on every path out (it refers to `src` and `name`, which outlive it).
+    struct Program(sys::nvrtcProgram);
+    impl Drop for Program {
+        fn drop(&mut self) {
+            // SAFETY: created by nvrtcCreateProgram in `compile_cubin`, destroyed once, here.
+            #[allow(unsafe_code)]
+            let _ = unsafe { result::destroy_program(self.0) };
+        }
+    }
+    let failed = |what: &str, e: result::NvrtcError| KernelError::Nvrtc {
+        file: source.file(),
+        message: format!("{what}: {e:?}"),
+    };
+    let text = |what: &str, bytes: String| {
+        CString::new(bytes).map_err(|_| KernelError::Nvrtc {
+            file: source.file(),
+            message: format!("{what} holds a NUL byte"),
+        })
+    };
+    let src = text("the source", source.program())?;
+    let name = text("the name", source.file().to_string())?;
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed("create", e))?;
+    let prog = Program(prog);
+    let options = source.options(arch);
+    // SAFETY: `prog` is a live program (destroyed only when `Program` drops).
+    #[allow(unsafe_code)]
+    let compiled = unsafe { result::compile_program(prog.0, &options) };
+    if let Err(e) = compiled {
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        let log = unsafe { result::get_program_log(prog.0) }
+            .map(|raw| {
+                let bytes: Vec<u8> = raw.iter().map(|&c| c.to_ne_bytes()[0]).collect();
+                CStr::from_bytes_until_nul(&bytes)
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .unwrap_or_else(|_| format!("{e:?} (NVRTC gave no log)"));
+        return Err(KernelError::Compile {
+            file: source.file(),
+            arch: arch.into(),
+            log,
+        });
+    }
+    let mut size = 0usize;
+    // SAFETY: as above; `size` is a valid out-pointer.
+    #[allow(unsafe_code)]
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &raw mut size) }
+        .result()
+        .map_err(|e| failed("nvrtcGetCUBINSize", e))?;
+    if size == 0 {
+        return Err(KernelError::Nvrtc {
+            file: source.file(),
+            message: format!("no CUBIN for {arch} (a virtual architecture gives PTX only)"),
+        });
+    }
+    let mut cubin = vec![0u8; size];
+    // SAFETY: as above; `cubin` holds the `size` bytes NVRTC said it needs.
+    #[allow(unsafe_code)]
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| failed("nvrtcGetCUBIN", e))?;
+    Ok(cubin)
+}
+
+/// Compiles one source with NVRTC for `arch` (`sm_90`) to machine code ([`compile_cubin`]) and
+/// loads it into `ctx`.
 ///
 /// # Errors
 /// [`KernelError::Compile`] with NVRTC's log, or the driver's error.
@@ -587,12 +666,14 @@ pub fn compile(
     source: Source,
     arch: &str,
 ) -> Result<Compiled, KernelError> {
-    let ptx = compile_ptx(source, arch)?;
-    let module = ctx.load_module(ptx).map_err(|e| KernelError::Load {
-        file: source.file(),
-        what: "the module".into(),
-        source: e,
-    })?;
+    let cubin = compile_cubin(source, arch)?;
+    let module = ctx
+        .load_module(Ptx::from_binary(cubin))
+        .map_err(|e| KernelError::Load {
+            file: source.file(),
+            what: "the module".into(),
+            source: e,
+        })?;
     Ok(Compiled { source, module })
 }
 

@@ -108,9 +108,41 @@ struct Rig {
     fma: Compiled,
     mma: Compiled,
     ert: Compiled,
+    /// What the run noticed about its own launches (for the bundle's notes).
+    notes: Vec<String>,
 }
 
 impl Rig {
+    /// Notes when `kernel`, compiled here, cannot hold the blocks per SM that `cfg` plans
+    /// resident at once (more registers or shared memory than the SASS audit saw): the launch
+    /// then runs in more than one wave and its figure may come out low. The driver's occupancy
+    /// calculator (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) answers; a failing query is
+    /// noted too, never fatal.
+    fn check_residency(&mut self, kernel: Kernel, cfg: &cudarc::driver::LaunchConfig) {
+        let compiled = match kernel.source() {
+            Source::Bandwidth => &self.bandwidth,
+            Source::Fma => &self.fma,
+            Source::Mma => &self.mma,
+            Source::Ert | Source::Dl => &self.ert,
+        };
+        let planned = cfg.grid_dim.0.div_ceil(self.session.sm_count().max(1));
+        let fits = compiled.function(kernel.entry()).ok().and_then(|f| {
+            let blocks = f
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2,
+                    cfg.shared_mem_bytes as usize,
+                    None,
+                )
+                .ok()?;
+            Some((blocks, f.num_regs().ok()))
+        });
+        if let Some(note) = residency_note(kernel.entry(), planned, fits)
+            && !self.notes.contains(&note)
+        {
+            self.notes.push(note);
+        }
+    }
+
     fn time<E: From<DeviceError>>(
         &mut self,
         what: &str,
@@ -129,6 +161,22 @@ impl Rig {
             }
             None => false,
         }
+    }
+}
+
+/// The note for a launch planning `planned` blocks per SM of a kernel that fits `fits`
+/// (resident blocks per SM, registers per thread), if any: none when all fit.
+fn residency_note(entry: &str, planned: u32, fits: Option<(u32, Option<i32>)>) -> Option<String> {
+    match fits {
+        None => Some(format!(
+            "{entry}: the driver's occupancy query failed; whether its {planned} blocks per SM are resident at once is unchecked"
+        )),
+        Some((resident, _)) if resident >= planned => None,
+        Some((resident, regs)) => Some(format!(
+            "{entry}: {resident} of the {planned} blocks per SM it launches are resident at once{}, so it runs in more than one wave and its figure may be low",
+            regs.map(|r| format!(" ({r} registers per thread)"))
+                .unwrap_or_default()
+        )),
     }
 }
 
@@ -187,6 +235,7 @@ fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
             Kernel::HbmWrite => (&dst, None),
             _ => (&src, Some(&dst)),
         };
+        rig.check_residency(kernel, &cfg);
         let l = Hbm::new(&rig.bandwidth, kernel, cfg, elements, a, b, &sink)?;
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
         if kernel == Kernel::HbmCopy {
@@ -234,6 +283,7 @@ fn l2(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), 
         .alloc_zeros::<u8>(set_bytes, "the L2 working set")?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cfg = rig.session.grid(4, 256, 0);
+    rig.check_residency(Kernel::L2Read, &cfg);
     let l = L2Read::new(&rig.bandwidth, cfg, elements, reps, &buf, &sink)?;
     let t = rig.time("l2_read", |s| l.launch(s))?;
     m.bandwidth.push(bw(
@@ -287,6 +337,7 @@ fn l1_shared(
             continue;
         }
         let l = Resident::new(&rig.bandwidth, kernel, cfg, slice, reps, b, &sink)?;
+        rig.check_residency(kernel, &l.config());
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
         m.bandwidth.push(bw(&t, l.work(), implementation));
     }
@@ -312,6 +363,7 @@ fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         if rig.refused(kernel, format!("{label} FMA peak"), skipped) {
             continue;
         }
+        rig.check_residency(kernel, &cfg);
         let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)?;
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
         m.compute.extend(peak(
@@ -347,6 +399,7 @@ fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         if rig.refused(kernel, format!("{label} own mma.sync kernel"), skipped) {
             continue;
         }
+        rig.check_residency(kernel, &cfg);
         let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)?;
         let t = rig.time(kernel.entry(), |s| l.launch(s))?;
         m.compute.extend(peak(
@@ -418,13 +471,22 @@ fn cublaslt(
             ..LaunchWork::default()
         };
         let version = g.version;
+        let accumulation = if spec.fast_accumulation {
+            ", fast accumulation"
+        } else {
+            ""
+        };
         // A failing GEMM launch means cuBLASLt cannot run this one here: skipped, with its
         // error; a driver failure around it stops the run.
         match rig.time(&format!("cuBLASLt {}", d.label()), |_| {
             g.launch().map_err(MachineError::BlasLt)
         }) {
             Ok(t) => {
-                if let Some(mut c) = peak(&t, work, format!("cuBLASLt {version} GEMM {n}³ (TN)")) {
+                if let Some(mut c) = peak(
+                    &t,
+                    work,
+                    format!("cuBLASLt {version} GEMM {n}³ (TN{accumulation})"),
+                ) {
                     c.clock_hz = None;
                     c.reference = true;
                     m.compute.push(c);
@@ -562,6 +624,7 @@ fn sweep(
                     sweep_work(kernel, elements, 1, sweep_fmas(fpe)).unwrap_or_default();
                 let reps = sweep_repeats(per_sweep, traffic_target);
                 let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
+                rig.check_residency(kernel, &l.config());
                 let t = rig.time(kernel.entry(), |s| l.launch(s))?;
                 let work = l.work();
                 m.sweep.push(SweepPoint {
@@ -669,6 +732,7 @@ pub fn run(
         ert: session.compile(Source::Ert)?,
         session,
         plan,
+        notes: Vec::new(),
     };
     let device = describe(&rig.session);
     let mut bundle = Bundle::new(provenance);
@@ -719,7 +783,8 @@ pub fn run(
     let failed = failure
         .as_ref()
         .map(|(phase, e)| format!("the {phase} phase failed: {e}"));
-    let bundle = assemble(bundle, device, m, skipped, failed.as_deref(), wall_s);
+    let mut bundle = assemble(bundle, device, m, skipped, failed.as_deref(), wall_s);
+    bundle.notes.append(&mut rig.notes);
     Ok(Outcome {
         bundle,
         failure,
@@ -782,6 +847,25 @@ pub fn combine(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel that fits the blocks per SM its launch plans gets no note; one that does not (a
+    /// compiler giving `hbm_read` 33 registers: 7 blocks of 256 threads per SM, not 8) is noted
+    /// with its registers, and so is an occupancy query that failed.
+    #[test]
+    fn residency_is_noted_only_when_short() {
+        assert_eq!(residency_note("hbm_read", 8, Some((8, Some(32)))), None);
+        assert_eq!(residency_note("l1_read", 2, Some((3, None))), None);
+        assert_eq!(
+            residency_note("hbm_read", 8, Some((7, Some(33)))).as_deref(),
+            Some(
+                "hbm_read: 7 of the 8 blocks per SM it launches are resident at once (33 registers per thread), so it runs in more than one wave and its figure may be low"
+            )
+        );
+        assert!(
+            residency_note("fma_f32", 8, None)
+                .is_some_and(|n| n.contains("occupancy query failed"))
+        );
+    }
 
     #[test]
     fn plans_cover_the_ert_range() {

@@ -34,6 +34,17 @@ pub enum NcuProcessError {
          the driver or reboot), or run `roofline profile` with administrator rights; see NVIDIA's page on ERR_NVGPUCTRPERM"
     )]
     CounterPermission,
+    /// `ncu --query-metrics` failed or listed no metric.
+    #[error(
+        "`{} --query-metrics` {detail}: without its list, roofline cannot tell which of its metrics this GPU has, and ncu stops at the first one it lacks; check that this command runs and lists the GPU's metrics",
+        path.display()
+    )]
+    QueryMetrics {
+        /// The executable.
+        path: PathBuf,
+        /// What went wrong: the exit status and what ncu printed, or that it listed nothing.
+        detail: String,
+    },
     /// `ncu --import` failed.
     #[error("ncu could not export {} as CSV (exit {status}): {stderr}", report.display())]
     Export {
@@ -102,12 +113,32 @@ pub fn version(ncu: &Path) -> Option<String> {
 }
 
 /// The base names of the metrics the GPU lists (`ncu --query-metrics`): the first word of every
-/// line that looks like a metric name. `None` when the query fails or lists nothing (then every
-/// metric is requested and ncu itself reports what is missing).
-pub fn available_metrics(ncu: &Path) -> Option<BTreeSet<String>> {
-    let out = Command::new(ncu).arg("--query-metrics").output().ok()?;
+/// line that looks like a metric name.
+///
+/// # Errors
+/// [`NcuProcessError::Spawn`] when ncu cannot be started; [`NcuProcessError::QueryMetrics`] when
+/// it fails or lists nothing (requesting every metric of the table then would stop ncu at the
+/// first one the GPU lacks: `==ERROR== Failed to find metric`).
+pub fn available_metrics(ncu: &Path) -> Result<BTreeSet<String>, NcuProcessError> {
+    let out = Command::new(ncu)
+        .arg("--query-metrics")
+        .output()
+        .map_err(|source| NcuProcessError::Spawn {
+            path: ncu.to_path_buf(),
+            source,
+        })?;
+    let failed = |detail: String| NcuProcessError::QueryMetrics {
+        path: ncu.to_path_buf(),
+        detail,
+    };
     if !out.status.success() {
-        return None;
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said.trim();
+        return Err(failed(if said.is_empty() {
+            format!("failed ({})", out.status)
+        } else {
+            format!("failed ({}): {said}", out.status)
+        }));
     }
     let names: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -115,7 +146,10 @@ pub fn available_metrics(ncu: &Path) -> Option<BTreeSet<String>> {
         .filter(|w| w.contains("__") && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(str::to_string)
         .collect();
-    (!names.is_empty()).then_some(names)
+    if names.is_empty() {
+        return Err(failed("listed no metric".into()));
+    }
+    Ok(names)
 }
 
 /// What to profile and how.
@@ -160,7 +194,14 @@ impl ProfileRequest {
             a.extend(["--nvtx".into(), "--nvtx-include".into(), n.clone()]);
         }
         if let Some(k) = &self.kernel_regex {
-            a.extend(["--kernel-name".into(), format!("regex:{k}")]);
+            // Matched against the demangled name, as the bundle shows it (ncu's default base is
+            // the bare function name, without namespaces, templates or parameters).
+            a.extend([
+                "--kernel-name-base".into(),
+                "demangled".into(),
+                "--kernel-name".into(),
+                format!("regex:{k}"),
+            ]);
         }
         if let Some(n) = self.launch_skip {
             a.extend(["--launch-skip".into(), n.to_string()]);
@@ -372,7 +413,7 @@ mod tests {
             a,
             "--export /tmp/r --force-overwrite --log-file /tmp/log --target-processes all --clock-control none \
              --metrics dram__bytes.sum,gpu__time_duration.sum --nvtx --nvtx-include train_step/ \
-             --kernel-name regex:gemm --launch-skip 10 --launch-count 100 -- python train.py"
+             --kernel-name-base demangled --kernel-name regex:gemm --launch-skip 10 --launch-count 100 -- python train.py"
         );
     }
 }

@@ -165,7 +165,7 @@ const FAKE_NCU: &str = r#"#!/bin/sh
 # Stand-in for Nsight Compute, for the collector's tests only.
 case "$1" in
   --version) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 0.0 (test stand-in)"; exit 0;;
-  --query-metrics) printf 'Device TEST\n----\nMetric Name   Metric Description\ndram__bytes   bytes\ngpu__time_duration   duration\nsm__sass_thread_inst_executed_op_ffma_pred_on   ffma\n'; exit 0;;
+  --query-metrics) if [ "$FAKE_NCU_MODE" = queryfail ]; then echo "==ERROR== the driver could not be loaded" >&2; exit 1; fi; printf 'Device TEST\n----\nMetric Name   Metric Description\ndram__bytes   bytes\ngpu__time_duration   duration\nsm__sass_thread_inst_executed_op_ffma_pred_on   ffma\n'; exit 0;;
   --import) cat "$FAKE_NCU_DIR/raw.csv"; exit 0;;
 esac
 echo "$@" > "$FAKE_NCU_DIR/args"
@@ -191,6 +191,7 @@ echo "==PROF== Connected to process 1" >> "$log"
 "$@"
 rc=$?
 [ "$FAKE_NCU_MODE" = noreport ] || : > "$report.ncu-rep"
+[ "$FAKE_NCU_MODE" = partial ] && echo '==ERROR== Failed to profile "gemm" in process 1' >> "$log"
 echo "==PROF== Disconnected from process 1" >> "$log"
 exit $rc
 "#;
@@ -265,10 +266,69 @@ fn profile_runs_one_ncu_pass_and_fills_placeholders() {
     );
     assert!(args.contains("--metrics gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes.sum "), "{args}");
     assert!(
-        args.contains("--nvtx --nvtx-include step/ --kernel-name regex:gemm"),
+        args.contains(
+            "--nvtx --nvtx-include step/ --kernel-name-base demangled --kernel-name regex:gemm"
+        ),
         "{args}"
     );
     assert!(args.ends_with("-- echo hello from the program\n"), "{args}");
+}
+
+/// ncu's query of the GPU's metrics failing stops the run before anything is profiled (asking
+/// for every metric then would stop ncu at the first one the GPU lacks); ncu failing on some
+/// launches but writing a report keeps the others, marked incomplete, with ncu's errors.
+#[test]
+fn ncu_failures_are_reported_not_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let out = dir.path().join("p.json");
+    let run = |mode: &str| {
+        roofline(
+            &[
+                "profile",
+                "--ncu",
+                arg(&ncu),
+                "--arch",
+                "9.0",
+                "-o",
+                arg(&out),
+                "--",
+                "true",
+            ],
+            &[("FAKE_NCU_DIR", arg(dir.path())), ("FAKE_NCU_MODE", mode)],
+        )
+    };
+    let o = run("queryfail");
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "--query-metrics` failed (exit status: 1): ==ERROR== the driver could not be loaded"
+        ) && e.contains("ncu stops at the first one it lacks"),
+        "{e}"
+    );
+    assert!(!dir.path().join("args").exists(), "nothing was profiled");
+    assert!(!out.exists());
+
+    let o = run("partial");
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("ncu reported 1 error (exit status 0), first: ==ERROR== Failed to profile \"gemm\" in process 1")
+            && e.contains("(marked incomplete; its notes list the errors)"),
+        "{e}"
+    );
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!b.complete);
+    assert_eq!(b.kernels.len(), 2);
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.starts_with("ncu reported errors (exit status 0)")
+                && n.contains("Failed to profile \"gemm\"")),
+        "{:?}",
+        b.notes
+    );
 }
 
 #[test]

@@ -180,6 +180,20 @@ fn run_audit(
                 .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
             let functions = disasm::parse(&listing)
                 .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
+            // The collector loads NVRTC's own CUBIN (`kernels::compile_cubin`), not this PTX
+            // through ptxas: the audit holds for what runs only if both are the same code.
+            let loaded = dir.join(format!("{stem}.nvrtc.cubin"));
+            std::fs::write(
+                &loaded,
+                kernels::compile_cubin(source, arch)
+                    .with_context(|| format!("{toolkit} {arch}"))?,
+            )
+            .with_context(|| format!("{}", loaded.display()))?;
+            let loaded_listing = tool(Command::new(nvdisasm_bin).arg("-c").arg(&loaded))?;
+            let loaded_functions = disasm::parse(&loaded_listing)
+                .with_context(|| format!("{toolkit} {arch} {} (NVRTC's CUBIN)", source.file()))?;
+            same_code(&functions, &loaded_functions)
+                .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
             for kernel in Kernel::all().into_iter().filter(|k| k.source() == source) {
                 let f = functions.iter().find(|f| f.name == kernel.entry());
                 let r = resources.get(kernel.entry()).copied();
@@ -194,6 +208,36 @@ fn run_audit(
     }
     roofline_collector::io::write_atomic(out, t.to_tsv().as_bytes())
         .with_context(|| format!("{}", out.display()))?;
+    Ok(())
+}
+
+/// Every function of `audited` (ptxas's CUBIN) has exactly the instructions of its namesake in
+/// `loaded` (NVRTC's CUBIN, which the collector loads), and both hold the same functions.
+fn same_code(audited: &[disasm::Function], loaded: &[disasm::Function]) -> Result<()> {
+    let names = |fs: &[disasm::Function]| fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+    if names(audited) != names(loaded) {
+        bail!(
+            "NVRTC's CUBIN holds the functions {:?}, ptxas's {:?}",
+            names(loaded),
+            names(audited)
+        );
+    }
+    for (a, l) in audited.iter().zip(loaded) {
+        if a.instructions != l.instructions {
+            let at = a
+                .instructions
+                .iter()
+                .zip(&l.instructions)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.instructions.len().min(l.instructions.len()));
+            bail!(
+                "{}: NVRTC's CUBIN (what the collector loads) differs from ptxas's (what was audited) at instruction {at}: {:?} against {:?}",
+                a.name,
+                l.instructions.get(at),
+                a.instructions.get(at)
+            );
+        }
+    }
     Ok(())
 }
 

@@ -608,6 +608,11 @@ impl<'b> Resident<'b> {
         per_thread_work(self.kernel, threads(&self.cfg), self.repeats).unwrap_or_default()
     }
 
+    /// The launch geometry (with the slice as dynamic shared memory for `shared_read`).
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+
     /// One launch.
     ///
     /// # Errors
@@ -836,6 +841,11 @@ impl<'b> Sweep<'b> {
     /// FLOPs and bytes per launch.
     pub fn work(&self) -> LaunchWork {
         sweep_work(self.kernel, self.elements, self.repeats, self.fmas).unwrap_or_default()
+    }
+
+    /// The launch geometry: one thread per vector, at most the planned full grid.
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
     }
 
     /// One launch.

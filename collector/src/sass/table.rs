@@ -303,7 +303,10 @@ it.
 
 How: every source of `kernels/` is compiled by the collector's own `kernels::compile_ptx` (NVRTC,
 the exact options a GPU run uses) for each architecture, assembled with `ptxas -v` (registers,
-spills) and disassembled with `nvdisasm`; no driver, no GPU. The *timed loop* is the innermost loop
+spills) and disassembled with `nvdisasm`; no driver, no GPU. The collector loads NVRTC's own
+CUBIN (`kernels::compile_cubin`), never the PTX, so no driver JIT plays a part; the audit compiles
+that CUBIN too and fails unless every function in it has exactly the instructions of ptxas's. The
+*timed loop* is the innermost loop
 (a backward branch) carrying the most instructions of the kernel's kind, and its census must equal
 the kernel's work formula (`kernels::Work`, built from the same `-D` constants): FMAs per iteration
 (`FFMA`, `DFMA`, `HFMA2` and `HFMA2.MMA` together for FP16, `HFMA2.BF16_V2` for BF16), Tensor Core

@@ -131,15 +131,16 @@ pub fn machine_device(machine: &Bundle, gpu: &str) -> Result<String, SuiteError>
 }
 
 /// The datapath a configuration's FLOPs run on: Tensor Cores of its precision (TF32 for FP32)
-/// when `tensor`, else the CUDA-core datapath of its arithmetic.
+/// when `tensor`, else FP32 on CUDA cores, whatever the data's precision: every configuration
+/// without Tensor Cores computes in FP32 (our own kernels; cuDNN's convolutions with an FP32
+/// convolution descriptor and its LSTMs with FP32 math precision, `dnn.rs`; cuBLASLt offers no
+/// FP16/BF16 GEMM off Tensor Cores), so its bound is the FP32 peak, not the packed-half one.
 pub fn datapath(p: Precision, tensor: bool) -> Datapath {
     match (p, tensor) {
         (Precision::Fp32, true) => Datapath::TensorTf32,
         (Precision::Fp16, true) => Datapath::TensorFp16,
         (Precision::Bf16, true) => Datapath::TensorBf16,
-        (Precision::Fp32, false) => Datapath::Fp32,
-        (Precision::Fp16, false) => Datapath::Fp16,
-        (Precision::Bf16, false) => Datapath::Bf16,
+        (_, false) => Datapath::Fp32,
     }
 }
 
@@ -429,7 +430,9 @@ mod tests {
     #[test]
     fn configurations_map_to_datapaths() {
         assert_eq!(datapath(Precision::Fp32, true), Datapath::TensorTf32);
-        assert_eq!(datapath(Precision::Bf16, false), Datapath::Bf16);
+        // FP16/BF16 data without Tensor Cores is computed in FP32 (cuDNN's FP32 descriptors).
+        assert_eq!(datapath(Precision::Bf16, false), Datapath::Fp32);
+        assert_eq!(datapath(Precision::Fp16, false), Datapath::Fp32);
         assert_eq!(TensorMode::Both.settings(), [true, false]);
         assert_eq!(TensorMode::Off.settings(), [false]);
     }
