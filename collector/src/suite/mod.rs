@@ -412,6 +412,15 @@ pub fn run(
          step); profile them to know n"
             .into(),
     );
+    // cuBLAS and cuDNN read this variable: at 0 they never use TF32, and the FP32 "tensor on"
+    // entries (filed under the TF32 datapath) ran on CUDA cores.
+    if std::env::var("NVIDIA_TF32_OVERRIDE").is_ok_and(|v| v.trim() == "0") {
+        bundle.notes.push(
+            "NVIDIA_TF32_OVERRIDE=0 was set: cuBLAS and cuDNN used no TF32, so the FP32 entries \
+             with tensor on ran on CUDA cores, not on the TF32 Tensor Cores they are bound by"
+                .into(),
+        );
+    }
     if let Some(e) = &failure {
         bundle.notes.push(format!("incomplete: {e}"));
     }
