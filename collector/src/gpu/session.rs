@@ -124,7 +124,14 @@ pub struct Session {
     cc: (i32, i32),
     sms: u32,
     l2_bytes: usize,
+    /// Whether a timing has run yet: the first one warms the GPU up for [`FIRST_WARMUP`].
+    warmed: bool,
 }
+
+/// How long the first timing of a session keeps its warm-up launches going before it measures,
+/// so that an idle GPU's clocks have ramped up (a fixed count of one or two millisecond-long
+/// launches can end before they have); later timings follow on a busy GPU.
+pub const FIRST_WARMUP: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Session {
     /// Creates the context on device `ordinal`, one stream, two timing events and the stamp
@@ -171,6 +178,7 @@ impl Session {
             cc,
             sms,
             l2_bytes,
+            warmed: false,
         })
     }
 
@@ -299,7 +307,8 @@ impl Session {
         Ok(f64::from(ms) / 1e3)
     }
 
-    /// Runs `run` `warmup` times untimed, then `repeats` times each between two events,
+    /// Runs `run` `warmup` times untimed (in the session's first timing, then on for at least
+    /// [`FIRST_WARMUP`]), then `repeats` times each between two events,
     /// clearing the clock stamps before and reading them after each repeat.
     ///
     /// # Errors
@@ -313,6 +322,16 @@ impl Session {
     ) -> Result<Timing, E> {
         for _ in 0..warmup {
             run(self)?;
+        }
+        if !self.warmed {
+            let started = std::time::Instant::now();
+            while started.elapsed() < FIRST_WARMUP {
+                run(self)?;
+                self.stream
+                    .synchronize()
+                    .map_err(driver(format!("{what}: warming up")))?;
+            }
+            self.warmed = true;
         }
         let mut t = Timing::default();
         for _ in 0..repeats {
