@@ -179,6 +179,7 @@ fn launch<'a>(
     };
     push(&mut args);
     check_params(kernel, &args.pushed)?;
+    check_grid(kernel, &cfg)?;
     // SAFETY: see above: the argument list matches the entry point's declaration, and each
     // buffer holds at least what the kernel reads or writes with these arguments.
     #[allow(unsafe_code)]
@@ -186,6 +187,22 @@ fn launch<'a>(
     launched
         .map(drop)
         .map_err(driver(format!("launching {}", kernel.entry())))
+}
+
+/// CUDA's grid limits (CUDA C++ Programming Guide, "Features and Technical Specifications"):
+/// x up to 2³¹ − 1 blocks, y and z up to 65,535, at least one block each way. A shape beyond
+/// them is refused by name rather than failing in the driver as an invalid value.
+fn check_grid(kernel: Kernel, cfg: &LaunchConfig) -> Result<(), DeviceError> {
+    let (x, y, z) = cfg.grid_dim;
+    if x == 0 || y == 0 || z == 0 || x > 0x7fff_ffff || y > 65_535 || z > 65_535 {
+        return Err(refuse(
+            kernel,
+            format!(
+                "grid ({x}, {y}, {z}) is beyond CUDA's limits (x < 2^31, y and z <= 65535, none 0)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn refuse(kernel: Kernel, problem: impl Into<String>) -> DeviceError {
@@ -1298,6 +1315,28 @@ mod tests {
         // double2: two values per vector, one add each.
         assert_eq!(one.flops, Some((Datapath::Fp64, 2.0 * n as f64)));
         assert!(sweep_work(Kernel::HbmRead, 1, 1, 0).is_none());
+    }
+
+    #[test]
+    fn grids_beyond_cuda_limits_are_refused() {
+        let cfg = |x, y, z| LaunchConfig {
+            grid_dim: (x, y, z),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        assert!(check_grid(Kernel::HbmRead, &cfg(132 * 8, 1, 1)).is_ok());
+        assert!(check_grid(Kernel::HbmCopy, &cfg(0x7fff_ffff, 65_535, 65_535)).is_ok());
+        for bad in [
+            cfg(1, 65_536, 1),
+            cfg(1 << 31, 1, 1),
+            cfg(1, 1, 70_000),
+            cfg(0, 1, 1),
+        ] {
+            let e = check_grid(Kernel::HbmCopy, &bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("beyond CUDA's limits"), "{e}");
+        }
     }
 
     #[test]

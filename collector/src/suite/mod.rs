@@ -242,10 +242,14 @@ impl From<SuiteError> for Failure {
 }
 
 impl From<DeviceError> for Failure {
-    /// Running out of device memory skips the configuration; any other GPU failure is fatal.
+    /// Running out of device memory skips the configuration, and so does a launch our own
+    /// checks refused before anything ran (a grid beyond CUDA's limits); any other GPU failure
+    /// is fatal.
     fn from(e: DeviceError) -> Self {
         if e.is_out_of_memory() {
             Failure::Skip(format!("out of GPU memory: {e}"))
+        } else if matches!(e, DeviceError::Arguments { .. }) {
+            Failure::Skip(e.to_string())
         } else {
             Failure::Fatal(e.into())
         }
