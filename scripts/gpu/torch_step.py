@@ -84,6 +84,26 @@ def metric_list(capability):
     return name, ast.literal_eval(found.group(1))
 
 
+def listed_by_ncu(metrics):
+    """The metrics of `metrics` whose base name `ncu --query-metrics` lists for this GPU, and
+    those it does not (the range profiler cannot be asked for a counter the GPU lacks; `roofline
+    profile` filters its requests the same way). Without ncu on PATH (or $NCU), all are kept."""
+    import os
+    import shutil
+    import subprocess
+
+    ncu = os.environ.get("NCU") or shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    try:
+        out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return metrics, []
+    listed = {line.split()[0] for line in out.splitlines() if line.split() and "__" in line.split()[0]}
+    base = lambda m: m.rsplit(".", 2)[0] if m.endswith(".per_second") else m.rsplit(".", 1)[0]
+    keep = [m for m in metrics if base(m) in listed]
+    return keep, [m for m in metrics if base(m) not in listed]
+
+
 def trace_counts(path):
     """Event counts by category of an exported trace (what the import will find)."""
     opener = gzip.open if str(path).endswith(".gz") else open
@@ -173,6 +193,8 @@ def main():
 
         cap = torch.cuda.get_device_capability() if a.device == "cuda" else (9, 0)
         info["metrics"], metrics = metric_list(cap)
+        if a.device == "cuda":
+            metrics, info["not_listed"] = listed_by_ncu(metrics)
         info["metric_count"] = len(metrics)
         for _ in range(2):
             step()
