@@ -1332,9 +1332,7 @@ mod tests {
             cfg(1, 1, 70_000),
             cfg(0, 1, 1),
         ] {
-            let e = check_grid(Kernel::HbmCopy, &bad)
-                .unwrap_err()
-                .to_string();
+            let e = check_grid(Kernel::HbmCopy, &bad).unwrap_err().to_string();
             assert!(e.contains("beyond CUDA's limits"), "{e}");
         }
     }
