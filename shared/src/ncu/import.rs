@@ -963,7 +963,7 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             _ => {}
         }
         for d in Datapath::ALL {
-            if let Some(alts) = metrics::tensor_counters(d)
+            if let Some(alts) = metrics::tensor_counters(d, arch)
                 && let Some((v, gi)) = pick(l, &alts)
             {
                 flops.set(d, Some(v));

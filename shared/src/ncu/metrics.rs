@@ -213,78 +213,163 @@ pub struct Alternatives {
 }
 
 /// Tensor operations per datapath on Turing and later ([NCU-sections], [NCU-Hopper]): the
-/// datapath-wide aggregates first, else the per-instruction counters (wgmma and mma.sync).
-pub fn tensor_counters(d: Datapath) -> Option<Alternatives> {
-    const FP16: &[(&[&str], f64)] = &[
-        (&["sm__ops_path_tensor_src_fp16.sum"], 1.0),
-        (
-            &[
-                "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
-                "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
-            ],
-            1.0,
-        ),
-        (
-            &[
-                "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_on.sum",
-                "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_on.sum",
-                "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_on.sum",
-            ],
-            1.0,
-        ),
+/// datapath-wide aggregates first, else the per-instruction counters (wgmma and mma.sync). Per
+/// architecture, the names Nsight Compute's `SpeedOfLight_HierarchicalTensorRooflineChart`
+/// section uses there are among the groups: Hopper's un-suffixed aggregates; Ampere's and Ada's
+/// `…_sparsity_{off,on}` ones; Turing's `src_fp16_bf16_tf32_dst_fp32` (its Tensor Cores take
+/// FP16 alone, so it is FP16 work); Blackwell's FP8 in `src_fp8_dst_*` (12.x) or together with
+/// FP4 and FP6 in `src_fp4_fp6_fp8_dst_*` (10.x). `None` (architecture unknown): every group.
+pub fn tensor_counters(d: Datapath, arch: Option<Arch>) -> Option<Alternatives> {
+    const FP16_AGGREGATE: (&[&str], f64) = (&["sm__ops_path_tensor_src_fp16.sum"], 1.0);
+    const FP16_BY_RESULT: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+        ],
+        1.0,
+    );
+    const FP16_SPARSITY: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_on.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const FP16_INSTRUCTIONS: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_on.sum",
+            "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_on.sum",
+            "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const FP16_TURING: (&[&str], f64) = (
+        &["sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum"],
+        1.0,
+    );
+    const FP16: &[(&[&str], f64)] = &[FP16_AGGREGATE, FP16_BY_RESULT, FP16_INSTRUCTIONS];
+    const FP16_AMPERE_ADA: &[(&[&str], f64)] = &[
+        FP16_AGGREGATE,
+        FP16_BY_RESULT,
+        FP16_SPARSITY,
+        FP16_INSTRUCTIONS,
     ];
-    const BF16: &[(&[&str], f64)] = &[
-        (&["sm__ops_path_tensor_src_bf16_dst_fp32.sum"], 1.0),
-        (
-            &[
-                "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_on.sum",
-                "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_on.sum",
-            ],
-            1.0,
-        ),
+    const FP16_TURING_ON: &[(&[&str], f64)] = &[
+        FP16_AGGREGATE,
+        FP16_BY_RESULT,
+        FP16_INSTRUCTIONS,
+        FP16_TURING,
     ];
-    const TF32: &[(&[&str], f64)] = &[
-        (&["sm__ops_path_tensor_src_tf32_dst_fp32.sum"], 1.0),
-        (
-            &[
-                "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_on.sum",
-                "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
-                "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_on.sum",
-            ],
-            1.0,
-        ),
+    const FP16_ANY: &[(&[&str], f64)] = &[
+        FP16_AGGREGATE,
+        FP16_BY_RESULT,
+        FP16_SPARSITY,
+        FP16_INSTRUCTIONS,
+        FP16_TURING,
     ];
-    const FP8: &[(&[&str], f64)] = &[(
+    const BF16_AGGREGATE: (&[&str], f64) = (&["sm__ops_path_tensor_src_bf16_dst_fp32.sum"], 1.0);
+    const BF16_SPARSITY: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const BF16_INSTRUCTIONS: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_on.sum",
+            "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const BF16: &[(&[&str], f64)] = &[BF16_AGGREGATE, BF16_INSTRUCTIONS];
+    const BF16_ANY: &[(&[&str], f64)] = &[BF16_AGGREGATE, BF16_SPARSITY, BF16_INSTRUCTIONS];
+    const TF32_AGGREGATE: (&[&str], f64) = (&["sm__ops_path_tensor_src_tf32_dst_fp32.sum"], 1.0);
+    const TF32_SPARSITY: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const TF32_INSTRUCTIONS: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_on.sum",
+            "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const TF32: &[(&[&str], f64)] = &[TF32_AGGREGATE, TF32_INSTRUCTIONS];
+    const TF32_ANY: &[(&[&str], f64)] = &[TF32_AGGREGATE, TF32_SPARSITY, TF32_INSTRUCTIONS];
+    const FP8_HOPPER: (&[&str], f64) = (
         &[
             "sm__ops_path_tensor_src_fp8_sparsity_off.sum",
             "sm__ops_path_tensor_src_fp8_sparsity_on.sum",
         ],
         1.0,
-    )];
-    const INT8: &[(&[&str], f64)] = &[
-        (&["sm__ops_path_tensor_src_int8.sum"], 1.0),
-        (
-            &[
-                "sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum",
-                "sm__ops_path_tensor_op_igmma_src_int8_sparsity_on.sum",
-                "sm__ops_path_tensor_op_imma_src_int8_sparsity_off.sum",
-                "sm__ops_path_tensor_op_imma_src_int8_sparsity_on.sum",
-            ],
-            1.0,
-        ),
-    ];
+    );
+    const FP8_BY_RESULT: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_fp8_dst_fp16_sparsity_off.sum",
+            "sm__ops_path_tensor_src_fp8_dst_fp16_sparsity_on.sum",
+            "sm__ops_path_tensor_src_fp8_dst_fp32_sparsity_off.sum",
+            "sm__ops_path_tensor_src_fp8_dst_fp32_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const FP8_WITH_FP4_FP6: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum",
+        ],
+        1.0,
+    );
+    const FP8: &[(&[&str], f64)] = &[FP8_HOPPER];
+    const FP8_ANY: &[(&[&str], f64)] = &[FP8_HOPPER, FP8_BY_RESULT, FP8_WITH_FP4_FP6];
+    const INT8_AGGREGATE: (&[&str], f64) = (&["sm__ops_path_tensor_src_int8.sum"], 1.0);
+    const INT8_SPARSITY: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_src_int8_sparsity_off.sum",
+            "sm__ops_path_tensor_src_int8_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const INT8_INSTRUCTIONS: (&[&str], f64) = (
+        &[
+            "sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum",
+            "sm__ops_path_tensor_op_igmma_src_int8_sparsity_on.sum",
+            "sm__ops_path_tensor_op_imma_src_int8_sparsity_off.sum",
+            "sm__ops_path_tensor_op_imma_src_int8_sparsity_on.sum",
+        ],
+        1.0,
+    );
+    const INT8: &[(&[&str], f64)] = &[INT8_AGGREGATE, INT8_INSTRUCTIONS];
+    const INT8_ANY: &[(&[&str], f64)] = &[INT8_AGGREGATE, INT8_SPARSITY, INT8_INSTRUCTIONS];
     const FP64: &[(&[&str], f64)] = &[(&["sm__ops_path_tensor_src_fp64.sum"], 1.0)];
+    let ampere_ada = matches!(arch, Some(Arch::Ampere | Arch::Ada) | None);
     let groups = match d {
-        Datapath::TensorFp16 => FP16,
+        Datapath::TensorFp16 => match arch {
+            None => FP16_ANY,
+            Some(Arch::Turing) => FP16_TURING_ON,
+            Some(Arch::Ampere | Arch::Ada) => FP16_AMPERE_ADA,
+            Some(_) => FP16,
+        },
+        Datapath::TensorBf16 if ampere_ada => BF16_ANY,
         Datapath::TensorBf16 => BF16,
+        Datapath::TensorTf32 if ampere_ada => TF32_ANY,
         Datapath::TensorTf32 => TF32,
+        Datapath::TensorFp8 if matches!(arch, Some(Arch::Blackwell) | None) => FP8_ANY,
         Datapath::TensorFp8 => FP8,
+        Datapath::TensorInt8 if ampere_ada => INT8_ANY,
         Datapath::TensorInt8 => INT8,
         Datapath::TensorFp64 => FP64,
         Datapath::Fp64 | Datapath::Fp32 | Datapath::Fp16 | Datapath::Bf16 => return None,
@@ -295,7 +380,12 @@ pub fn tensor_counters(d: Datapath) -> Option<Alternatives> {
 /// Bytes per memory level: the 2020 study's direct counters first, else what Nsight Compute's
 /// roofline sections use for the architecture.
 pub fn byte_counters(level: MemoryLevel, arch: Option<Arch>) -> Option<Alternatives> {
+    // `…_mem_lg` is Turing-to-Ada only in the sections (CC 7.5 to 8.9; `…_mem_lgds` from 9.0).
     const L1_HOPPER: &[(&[&str], f64)] = &[
+        (&["l1tex__t_bytes.sum"], 1.0),
+        (&["l1tex__lsu_writeback_active_mem_lgds.sum"], 128.0),
+    ];
+    const L1_ANY: &[(&[&str], f64)] = &[
         (&["l1tex__t_bytes.sum"], 1.0),
         (&["l1tex__lsu_writeback_active_mem_lgds.sum"], 128.0),
         (&["l1tex__lsu_writeback_active_mem_lg.sum"], 128.0),
@@ -317,7 +407,8 @@ pub fn byte_counters(level: MemoryLevel, arch: Option<Arch>) -> Option<Alternati
         (&["dram__bytes_read.sum", "dram__bytes_write.sum"], 1.0),
     ];
     let groups = match (level, arch) {
-        (MemoryLevel::L1, Some(Arch::Hopper | Arch::Blackwell) | None) => L1_HOPPER,
+        (MemoryLevel::L1, Some(Arch::Hopper | Arch::Blackwell)) => L1_HOPPER,
+        (MemoryLevel::L1, None) => L1_ANY,
         (MemoryLevel::L1, Some(Arch::Turing | Arch::Ampere | Arch::Ada)) => L1_TURING_TO_ADA,
         (MemoryLevel::L1, Some(Arch::Volta)) => L1_VOLTA,
         (MemoryLevel::L2, _) => L2,
@@ -336,7 +427,7 @@ pub fn profile_metrics(arch: Arch) -> Vec<&'static str> {
         m.push(VOLTA_TENSOR_INST);
     } else {
         for d in Datapath::ALL {
-            if let Some(a) = tensor_counters(d) {
+            if let Some(a) = tensor_counters(d, Some(arch)) {
                 for (group, _) in a.groups {
                     m.extend(group.iter().copied());
                 }
@@ -366,7 +457,9 @@ pub fn used_metrics() -> std::collections::BTreeSet<&'static str> {
     ]
     .into();
     m.extend(CUDA_CORE_FLOPS.iter().map(|c| c.metric));
-    let tensor = Datapath::ALL.into_iter().filter_map(tensor_counters);
+    let tensor = Datapath::ALL
+        .into_iter()
+        .filter_map(|d| tensor_counters(d, None));
     let arches = [
         None,
         Some(Arch::Volta),
@@ -441,6 +534,70 @@ mod tests {
             base_name("sm__cycles_elapsed.avg.per_second"),
             "sm__cycles_elapsed"
         );
+    }
+
+    /// Each architecture's groups hold the names NVIDIA's tensor roofline section uses there
+    /// (2025.3's `SpeedOfLight_HierarchicalTensorRooflineChart.section`), and an unknown
+    /// architecture gets every group.
+    #[test]
+    fn tensor_groups_follow_the_sections_per_architecture() {
+        let names = |d, arch| -> Vec<&'static str> {
+            tensor_counters(d, arch)
+                .map(|a| {
+                    a.groups
+                        .iter()
+                        .flat_map(|(g, _)| g.iter().copied())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let has = |d, arch, m: &str| names(d, arch).contains(&m);
+        // Ampere and Ada: the sparsity-split aggregates.
+        for arch in [Arch::Ampere, Arch::Ada] {
+            assert!(has(
+                Datapath::TensorBf16,
+                Some(arch),
+                "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum"
+            ));
+            assert!(has(
+                Datapath::TensorInt8,
+                Some(arch),
+                "sm__ops_path_tensor_src_int8_sparsity_on.sum"
+            ));
+        }
+        // Turing's one floating-point aggregate, as FP16 work, there only.
+        let turing = "sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum";
+        assert!(has(Datapath::TensorFp16, Some(Arch::Turing), turing));
+        assert!(!has(Datapath::TensorFp16, Some(Arch::Hopper), turing));
+        // Blackwell's FP8, alone (12.x) or with FP4 and FP6 (10.x); Hopper keeps its own.
+        let b = "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum";
+        assert!(has(Datapath::TensorFp8, Some(Arch::Blackwell), b));
+        assert!(!has(Datapath::TensorFp8, Some(Arch::Hopper), b));
+        assert_eq!(
+            names(Datapath::TensorFp8, Some(Arch::Hopper)),
+            [
+                "sm__ops_path_tensor_src_fp8_sparsity_off.sum",
+                "sm__ops_path_tensor_src_fp8_sparsity_on.sum"
+            ]
+        );
+        // No architecture: a superset of every one.
+        for d in Datapath::ALL {
+            for arch in [
+                Arch::Turing,
+                Arch::Ampere,
+                Arch::Ada,
+                Arch::Hopper,
+                Arch::Blackwell,
+            ] {
+                for m in names(d, Some(arch)) {
+                    assert!(has(d, None, m), "{m}");
+                }
+            }
+        }
+        // L1 on Hopper: not the Turing-to-Ada counter.
+        let hopper = profile_metrics(Arch::Hopper);
+        assert!(!hopper.contains(&"l1tex__lsu_writeback_active_mem_lg.sum"));
+        assert!(profile_metrics(Arch::Ada).contains(&"l1tex__lsu_writeback_active_mem_lg.sum"));
     }
 
     #[test]
