@@ -120,6 +120,9 @@ def check_machine(st):
         print(f"         launch overhead {lo['value_s'] * 1e6:.2f} us")
     for s in b.get("skipped", []):
         print(f"         machine skipped: {s['what']} -- {s['reason']}")
+    # The run's own notes: wall time, residency of its launches, theoretical gaps.
+    for n in b.get("notes", []):
+        print(f"         machine note: {n}")
 
 
 def check_suite(st):

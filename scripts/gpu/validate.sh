@@ -106,7 +106,9 @@ PY
 }
 
 part_machine() {
-  step machine-quick /usr/bin/time -v "$BIN" machine --quick -o "$WORK/machine-quick.json"
+  # The first run says which NVRTC, cuBLASLt and cuDNN it loaded, from where.
+  step machine-quick env ROOFLINE_DEBUG_LIBS=1 /usr/bin/time -v "$BIN" machine --quick \
+    -o "$WORK/machine-quick.json"
   step machine "$BIN" machine -o "$WORK/machine.json"
   step machine-validate "$BIN" validate "$WORK/machine.json" "$WORK/machine-quick.json"
   step machine-info "$BIN" info "$WORK/machine.json"
