@@ -55,7 +55,7 @@ pub const SEARCH_VAR: &str = "ROOFLINE_CUDA_LIB_SEARCH";
 pub const DEBUG_VAR: &str = "ROOFLINE_DEBUG_LIBS";
 
 /// How to install the CUDA libraries, for the messages that say one is missing.
-pub const INSTALL_HINT: &str = "install them with pip in roofline's Python environment (`pip install torch`, or `pip install nvidia-cuda-nvrtc-cu12==12.X.* nvidia-cublas-cu12==12.X.* nvidia-cudnn-cu12` with 12.X no newer than the CUDA version nvidia-smi shows), or install the CUDA toolkit and add its lib64 directory to LD_LIBRARY_PATH";
+pub const INSTALL_HINT: &str = "install them with pip in roofline's Python environment (`pip install torch`, or `pip install nvidia-cuda-nvrtc-cu12==12.X.* nvidia-cublas-cu12==12.X.* nvidia-cudnn-cu12` with a CUDA major version no newer than the one nvidia-smi shows), or install the CUDA toolkit and add its lib64 directory to LD_LIBRARY_PATH";
 
 /// The libraries the collector loads through cudarc, by the name cudarc gives them.
 pub const FAMILIES: [&str; 3] = ["nvrtc", "cublasLt", "cudnn"];

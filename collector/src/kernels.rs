@@ -583,7 +583,8 @@ pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
 /// not the PTX, so that the driver's JIT compiler plays no part: what runs is what the SASS audit
 /// disassembles (`roofline-sass-audit` checks that NVRTC's CUBIN and `ptxas`'s agree), and an
 /// NVRTC newer than the driver cannot fail the load with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`
-/// (CUDA's minor-version compatibility covers machine code, not PTX; CUDA Compatibility guide).
+/// (CUDA's minor-version compatibility covers machine code, not PTX: CUDA C++ Best Practices
+/// Guide, "Dynamic Code Generation"; CUDA Compatibility, "Minor Version Compatibility").
 /// Needs NVRTC only (no driver, no GPU).
 ///
 /// # Errors
