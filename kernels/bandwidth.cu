@@ -114,7 +114,9 @@ extern "C" __global__ void l2_read(const float4* a, unsigned long long n, int re
 }
 
 // Each block rereads its own slice of `slice` float4 (a power of two; resident in its SM's L1)
-// `reps` times. Every thread reads BW_UNROLL vectors per repeat, at an offset that moves with the repeat.
+// `reps` times. Every thread reads BW_UNROLL vectors per repeat, blockDim apart, wrapped into the
+// slice; with the collector's slice of twice the block (2048 vectors, 1024 threads) each thread
+// rereads the same two vectors every repeat and the block covers its whole slice.
 extern "C" __global__ void l1_read(const float4* a, unsigned int slice, int reps, float* sink,
                                    float sentinel, unsigned long long* stamps) {
   STAMP_BEGIN
