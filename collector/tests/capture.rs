@@ -32,6 +32,17 @@ fn arg(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `roofline profile --ncu NCU --arch 9.0 [EXTRA…] -o OUT -- true` with the stand-in ncu of
+/// `dir`, in `mode` (none: a plain run).
+fn profile_true(dir: &Path, ncu: &Path, out: &Path, extra: &[&str], mode: Option<&str>) -> Output {
+    let mut args = vec!["profile", "--ncu", arg(ncu), "--arch", "9.0"];
+    args.extend_from_slice(extra);
+    args.extend(["-o", arg(out), "--", "true"]);
+    let mut envs = vec![("FAKE_NCU_DIR", arg(dir))];
+    envs.extend(mode.map(|m| ("FAKE_NCU_MODE", m)));
+    roofline(&args, &envs)
+}
+
 #[test]
 fn import_the_2020_study_outputs_with_its_convention() {
     let dir = tempfile::tempdir().unwrap();
@@ -282,23 +293,7 @@ fn ncu_failures_are_reported_not_hidden() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = fake_ncu(dir.path());
     let out = dir.path().join("p.json");
-    let run = |mode: &str| {
-        roofline(
-            &[
-                "profile",
-                "--ncu",
-                arg(&ncu),
-                "--arch",
-                "9.0",
-                "-o",
-                arg(&out),
-                "--",
-                "true",
-            ],
-            &[("FAKE_NCU_DIR", arg(dir.path())), ("FAKE_NCU_MODE", mode)],
-        )
-    };
-    let o = run("queryfail");
+    let o = profile_true(dir.path(), &ncu, &out, &[], Some("queryfail"));
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(
@@ -310,7 +305,7 @@ fn ncu_failures_are_reported_not_hidden() {
     assert!(!dir.path().join("args").exists(), "nothing was profiled");
     assert!(!out.exists());
 
-    let o = run("partial");
+    let o = profile_true(dir.path(), &ncu, &out, &[], Some("partial"));
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(
@@ -373,24 +368,12 @@ fn a_stale_report_is_never_read_and_a_failed_import_keeps_the_report() {
     let kept = dir.path().join("kept");
     // Yesterday's report at the --keep-report path, and today's run profiles nothing.
     std::fs::write(dir.path().join("kept.ncu-rep"), "old").unwrap();
-    let o = roofline(
-        &[
-            "profile",
-            "--ncu",
-            arg(&ncu),
-            "--arch",
-            "9.0",
-            "--keep-report",
-            arg(&kept),
-            "-o",
-            arg(&out),
-            "--",
-            "true",
-        ],
-        &[
-            ("FAKE_NCU_DIR", arg(dir.path())),
-            ("FAKE_NCU_MODE", "noreport"),
-        ],
+    let o = profile_true(
+        dir.path(),
+        &ncu,
+        &out,
+        &["--keep-report", arg(&kept)],
+        Some("noreport"),
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -402,20 +385,7 @@ fn a_stale_report_is_never_read_and_a_failed_import_keeps_the_report() {
 
     // The export cannot be read: the report is kept beside the output for a later import.
     std::fs::write(dir.path().join("raw.csv"), "not a table").unwrap();
-    let o = roofline(
-        &[
-            "profile",
-            "--ncu",
-            arg(&ncu),
-            "--arch",
-            "9.0",
-            "-o",
-            arg(&out),
-            "--",
-            "true",
-        ],
-        &[("FAKE_NCU_DIR", arg(dir.path()))],
-    );
+    let o = profile_true(dir.path(), &ncu, &out, &[], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("ncu's report is kept at"),
@@ -430,20 +400,7 @@ fn counter_permission_and_missing_ncu_are_explained() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = fake_ncu(dir.path());
     let out = dir.path().join("p.json");
-    let o = roofline(
-        &[
-            "profile",
-            "--ncu",
-            arg(&ncu),
-            "--arch",
-            "9.0",
-            "-o",
-            arg(&out),
-            "--",
-            "true",
-        ],
-        &[("FAKE_NCU_DIR", arg(dir.path())), ("FAKE_NCU_MODE", "perm")],
-    );
+    let o = profile_true(dir.path(), &ncu, &out, &[], Some("perm"));
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(
@@ -452,24 +409,12 @@ fn counter_permission_and_missing_ncu_are_explained() {
     );
     assert!(!out.exists());
 
-    let o = roofline(
-        &[
-            "profile",
-            "--ncu",
-            arg(&ncu),
-            "--arch",
-            "9.0",
-            "--kernel",
-            "nothing",
-            "-o",
-            arg(&out),
-            "--",
-            "true",
-        ],
-        &[
-            ("FAKE_NCU_DIR", arg(dir.path())),
-            ("FAKE_NCU_MODE", "noreport"),
-        ],
+    let o = profile_true(
+        dir.path(),
+        &ncu,
+        &out,
+        &["--kernel", "nothing"],
+        Some("noreport"),
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
