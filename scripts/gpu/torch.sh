@@ -28,20 +28,10 @@ mkdir -p "$OUT"
 machine=()
 if [ -n "${MACHINE:-}" ]; then machine=(--machine "$MACHINE"); fi
 
-# step NAME CMD…: runs CMD with its output in $OUT/NAME.{out,err}, logs its status and time.
-step() {
-  local name=$1 start end rc
-  shift
-  start=$(date +%s%N)
-  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
-  rc=$?
-  end=$(date +%s%N)
-  printf '%-24s rc=%-3d %8d ms   %s\n' "$name" "$rc" $(((end - start) / 1000000)) "$*" |
-    tee -a "$OUT/steps.txt"
-  tail -n 3 "$OUT/$name.out"
-  if [ "$rc" -ne 0 ]; then tail -n 6 "$OUT/$name.err"; fi
-  return "$rc"
-}
+LOGDIR="$OUT"
+STEPS="$OUT/steps.txt"
+# shellcheck source=scripts/gpu/lib.sh
+. scripts/gpu/lib.sh
 
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
   "cudnn", torch.backends.cudnn.version(),

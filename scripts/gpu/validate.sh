@@ -38,20 +38,10 @@ mkdir -p "$OUT" "$WORK/logs"
 parts=("$@")
 if [ ${#parts[@]} -eq 0 ]; then parts=(env machine known check); fi
 
-# step NAME CMD…: runs CMD with its output in $WORK/logs/NAME.{out,err}, logs status and time.
-step() {
-  local name=$1 start end rc
-  shift
-  start=$(date +%s%N)
-  "$@" > "$WORK/logs/$name.out" 2> "$WORK/logs/$name.err"
-  rc=$?
-  end=$(date +%s%N)
-  printf '%-28s rc=%-3d %9d ms   %s\n' "$name" "$rc" $(((end - start) / 1000000)) "$*" |
-    tee -a "$WORK/steps.txt"
-  tail -n 4 "$WORK/logs/$name.out"
-  if [ "$rc" -ne 0 ]; then tail -n 8 "$WORK/logs/$name.err"; fi
-  return "$rc"
-}
+LOGDIR="$WORK/logs"
+STEPS="$WORK/steps.txt"
+# shellcheck source=scripts/gpu/lib.sh
+. scripts/gpu/lib.sh
 
 # The machine bundle a part compares against: this run's, $MACHINE, or a quick one measured now.
 machine_bundle() {
