@@ -192,6 +192,10 @@ pub struct MachineArgs {
     /// Coarser sweeps: a few seconds instead of about thirty.
     #[arg(long)]
     pub quick: bool,
+    /// Also time the kernels the SASS audit refuses on this GPU (emulated or spilling code),
+    /// and say in the bundle's notes how fast they ran: a diagnostic, never a ceiling.
+    #[arg(long)]
+    pub diagnose_refused: bool,
 }
 
 /// The studies `roofline suite` runs.

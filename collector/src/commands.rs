@@ -109,7 +109,15 @@ pub fn run(config: Config) -> Result<(), Error> {
             output,
             devices,
             quick,
-        } => machine(&output, devices, quick),
+            diagnose_refused,
+        } => machine(
+            &output,
+            devices,
+            crate::machine::Plan {
+                quick,
+                diagnose_refused,
+            },
+        ),
         Config::Suite {
             plan,
             machine,
@@ -120,7 +128,7 @@ pub fn run(config: Config) -> Result<(), Error> {
 
 /// `roofline machine`: measures each requested device, writes one bundle, then prints the
 /// summary (to standard error when the bundle goes to standard output).
-fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error> {
+fn machine(output: &Path, devices: Option<u32>, plan: crate::machine::Plan) -> Result<(), Error> {
     let command = "machine";
     let count = crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
     if !crate::kernels::nvrtc_present() {
@@ -140,7 +148,6 @@ fn machine(output: &Path, devices: Option<u32>, quick: bool) -> Result<(), Error
         }
         None => (0..count).collect(),
     };
-    let plan = crate::machine::Plan { quick };
     let mut measured = Vec::new();
     let mut failure = None;
     let mut summary = String::new();

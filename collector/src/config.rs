@@ -88,6 +88,8 @@ pub enum Config {
         devices: Option<u32>,
         /// Coarser, faster measurement.
         quick: bool,
+        /// Time the kernels the SASS audit refuses, as notes.
+        diagnose_refused: bool,
     },
     /// `roofline suite`.
     Suite {
@@ -412,6 +414,7 @@ impl Config {
                 output: a.output,
                 devices: if a.all_devices { None } else { Some(a.device) },
                 quick: a.quick,
+                diagnose_refused: a.diagnose_refused,
             },
             Command::Suite(a) => Config::Suite {
                 plan: crate::suite::Plan {

@@ -38,6 +38,9 @@ use crate::progress;
 pub struct Plan {
     /// `--quick`: smaller buffers, fewer repeats, a coarser sweep.
     pub quick: bool,
+    /// `--diagnose-refused`: time the kernels the SASS audit refuses here too, and note their
+    /// rates (never as ceilings).
+    pub diagnose_refused: bool,
 }
 
 impl Plan {
@@ -152,6 +155,25 @@ impl Rig {
         self.session.time(what, warmup, repeats, run)
     }
 
+    /// With `--diagnose-refused`, the SASS audit's reason for refusing `kernel` here when that is
+    /// the only reason (its code is real, not the empty stub of a GPU too old for it): such a
+    /// kernel may be timed for a diagnostic note.
+    fn diagnosable(&self, kernel: Kernel) -> Option<String> {
+        let cc = self.session.compute_capability();
+        if !self.plan.diagnose_refused || cc < kernel.min_compute_capability() {
+            return None;
+        }
+        kernels::audit_refusal(kernel, &kernels::arch_name(cc.0, cc.1))
+    }
+
+    /// Notes how fast a kernel the SASS audit refuses ran (`--diagnose-refused`).
+    fn diagnose(&mut self, kernel: Kernel, reason: &str, t: &Timing, work: LaunchWork) {
+        if let Some(c) = peak(t, work, String::new()) {
+            self.notes
+                .push(diagnostic_note(kernel.entry(), reason, c.datapath, c.value));
+        }
+    }
+
     /// Whether `kernel` must not be timed here; if so, records why under `what`.
     fn refused(&self, kernel: Kernel, what: String, skipped: &mut Vec<Skipped>) -> bool {
         match kernels::refusal(kernel, self.session.compute_capability()) {
@@ -162,6 +184,15 @@ impl Rig {
             None => false,
         }
     }
+}
+
+/// The note of a kernel timed although the SASS audit refuses it here (`--diagnose-refused`).
+fn diagnostic_note(entry: &str, reason: &str, datapath: Datapath, rate: f64) -> String {
+    format!(
+        "diagnostic, not a ceiling: {entry}, which the SASS audit refuses on this GPU ({reason}), ran at {} on the {} datapath",
+        roofline_model::geometry::si::format_si(rate, "FLOP/s"),
+        datapath.label()
+    )
 }
 
 /// The note for a launch planning `planned` blocks per SM of a kernel that fits `fits`
@@ -363,6 +394,11 @@ fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
             _ => kernel.entry(),
         };
         if rig.refused(kernel, format!("{label} FMA peak"), skipped) {
+            if let Some(reason) = rig.diagnosable(kernel) {
+                let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)?;
+                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+                rig.diagnose(kernel, &reason, &t, l.work());
+            }
             continue;
         }
         rig.check_residency(kernel, &cfg);
@@ -399,6 +435,11 @@ fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
             _ => kernel.entry(),
         };
         if rig.refused(kernel, format!("{label} own mma.sync kernel"), skipped) {
+            if let Some(reason) = rig.diagnosable(kernel) {
+                let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)?;
+                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+                rig.diagnose(kernel, &reason, &t, l.work());
+            }
             continue;
         }
         rig.check_residency(kernel, &cfg);
@@ -854,6 +895,19 @@ mod tests {
     /// compiler giving `hbm_read` 33 registers: 7 blocks of 256 threads per SM, not 8) is noted
     /// with its registers, and so is an occupancy query that failed.
     #[test]
+    fn a_diagnostic_says_it_is_no_ceiling() {
+        assert_eq!(
+            diagnostic_note(
+                "mma_fp8",
+                "FP8 lowered to FP16 HMMA",
+                Datapath::TensorFp8,
+                2.5e14
+            ),
+            "diagnostic, not a ceiling: mma_fp8, which the SASS audit refuses on this GPU (FP8 lowered to FP16 HMMA), ran at 250 TFLOP/s on the Tensor FP8 datapath"
+        );
+    }
+
+    #[test]
     fn residency_is_noted_only_when_short() {
         assert_eq!(residency_note("hbm_read", 8, Some((8, Some(32)))), None);
         assert_eq!(residency_note("l1_read", 2, Some((3, None))), None);
@@ -871,7 +925,10 @@ mod tests {
 
     #[test]
     fn plans_cover_the_ert_range() {
-        let full = Plan { quick: false };
+        let full = Plan {
+            quick: false,
+            diagnose_refused: false,
+        };
         let ws = full.sweep_working_sets();
         assert_eq!(ws.first(), Some(&(16 << 10)));
         assert_eq!(ws.last(), Some(&(2 << 30)));
@@ -879,7 +936,10 @@ mod tests {
             full.sweep_flops_per_element(),
             [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
         );
-        let quick = Plan { quick: true };
+        let quick = Plan {
+            quick: true,
+            diagnose_refused: false,
+        };
         assert!(quick.sweep_working_sets().len() < ws.len() / 2 + 1);
         assert_eq!(quick.sweep_flops_per_element(), [1, 4, 16, 64, 256, 1024]);
     }

@@ -120,9 +120,13 @@ def check_machine(st):
         print(f"         launch overhead {lo['value_s'] * 1e6:.2f} us")
     for s in b.get("skipped", []):
         print(f"         machine skipped: {s['what']} -- {s['reason']}")
-    # The run's own notes: wall time, residency of its launches, theoretical gaps.
+    # The run's own notes: wall time, residency of its launches, theoretical gaps, and the
+    # diagnostic runs of the kernels the SASS audit refuses (against the passing ones above).
     for n in b.get("notes", []):
         print(f"         machine note: {n}")
+    diagnostics = [n for n in b.get("notes", []) if n.startswith("diagnostic, not a ceiling")]
+    line("SASS audit: refused kernels timed for diagnosis", "MET" if diagnostics else "MISSING",
+         f"{len(diagnostics)} (compare each with its datapath's reference above)")
 
 
 def check_suite(st):
