@@ -423,14 +423,25 @@ fn profile_into(
         c.command.join(" ")
     ));
     // ncu can fail on some launches (or on itself) and still write a report of the others:
-    // those launches are missing, which the bundle says.
-    if !outcome.errors.is_empty() {
+    // those launches are missing, which the bundle says. The line ncu logs for a program that
+    // exited non-zero ("The application returned an error code") is the program's failure.
+    let ncu_errors: Vec<String> = outcome
+        .errors
+        .iter()
+        .filter(|e| !e.contains("The application returned an error code"))
+        .cloned()
+        .collect();
+    if !ncu_errors.is_empty() {
         bundle.complete = false;
         bundle.notes.push(format!(
             "ncu reported errors ({status}); launches it could not profile are missing: {}",
-            outcome.errors.join(" | ")
+            ncu_errors.join(" | ")
         ));
-    } else if !outcome.status.success() {
+    }
+    // Non-zero with no error of ncu's own, or with ncu's line for the program's failure.
+    let program_failed = !outcome.status.success()
+        && (ncu_errors.is_empty() || ncu_errors.len() < outcome.errors.len());
+    if program_failed {
         bundle.complete = false;
         bundle.notes.push(format!(
             "the program failed ({status}); the launches profiled before it stopped are kept"
@@ -442,10 +453,10 @@ fn profile_into(
         &bundle,
         launches.iter().map(|l| l.launches).sum::<u64>(),
     );
-    if let Some(first) = outcome.errors.first() {
+    if let Some(first) = ncu_errors.first() {
         Err(Error::NcuErrors {
             status,
-            count: outcome.errors.len(),
+            count: ncu_errors.len(),
             first: first.clone(),
             written: c.output.clone(),
         })

@@ -629,7 +629,9 @@ pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError>
                     .map(|c| c.to_string_lossy().into_owned())
                     .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned())
             })
-            .unwrap_or_else(|_| format!("{e:?} (NVRTC gave no log)"));
+            .ok()
+            .filter(|log| !log.trim().is_empty())
+            .unwrap_or_else(|| format!("{e:?} (NVRTC gave no log)"));
         return Err(KernelError::Compile {
             file: source.file(),
             arch: arch.into(),

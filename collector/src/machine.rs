@@ -166,11 +166,25 @@ impl Rig {
         kernels::audit_refusal(kernel, &kernels::arch_name(cc.0, cc.1))
     }
 
-    /// Notes how fast a kernel the SASS audit refuses ran (`--diagnose-refused`).
-    fn diagnose(&mut self, kernel: Kernel, reason: &str, t: &Timing, work: LaunchWork) {
-        if let Some(c) = peak(t, work, String::new()) {
-            self.notes
-                .push(diagnostic_note(kernel.entry(), reason, c.datapath, c.value));
+    /// Notes how fast a kernel the SASS audit refuses ran (`--diagnose-refused`), or how its
+    /// run failed: a diagnostic never stops the measurement.
+    fn diagnose(
+        &mut self,
+        kernel: Kernel,
+        reason: &str,
+        timed: Result<(Timing, LaunchWork), DeviceError>,
+    ) {
+        match timed {
+            Ok((t, work)) => {
+                if let Some(c) = peak(&t, work, String::new()) {
+                    self.notes
+                        .push(diagnostic_note(kernel.entry(), reason, c.datapath, c.value));
+                }
+            }
+            Err(e) => self.notes.push(format!(
+                "diagnostic run of {} (refused here by the SASS audit) failed: {e}",
+                kernel.entry()
+            )),
         }
     }
 
@@ -395,9 +409,9 @@ fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         };
         if rig.refused(kernel, format!("{label} FMA peak"), skipped) {
             if let Some(reason) = rig.diagnosable(kernel) {
-                let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)?;
-                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-                rig.diagnose(kernel, &reason, &t, l.work());
+                let timed = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)
+                    .and_then(|l| Ok((rig.time(kernel.entry(), |s| l.launch(s))?, l.work())));
+                rig.diagnose(kernel, &reason, timed);
             }
             continue;
         }
@@ -436,9 +450,9 @@ fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         };
         if rig.refused(kernel, format!("{label} own mma.sync kernel"), skipped) {
             if let Some(reason) = rig.diagnosable(kernel) {
-                let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)?;
-                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-                rig.diagnose(kernel, &reason, &t, l.work());
+                let timed = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)
+                    .and_then(|l| Ok((rig.time(kernel.entry(), |s| l.launch(s))?, l.work())));
+                rig.diagnose(kernel, &reason, timed);
             }
             continue;
         }
@@ -828,6 +842,12 @@ pub fn run(
         .map(|(phase, e)| format!("the {phase} phase failed: {e}"));
     let mut bundle = assemble(bundle, device, m, skipped, failed.as_deref(), wall_s);
     bundle.notes.append(&mut rig.notes);
+    if crate::gpu::tf32_disabled() {
+        bundle.notes.push(
+            "NVIDIA_TF32_OVERRIDE=0 was set: cuBLASLt used no TF32, so the TF32 reference GEMM ran on CUDA cores and is no Tensor Core figure"
+                .into(),
+        );
+    }
     Ok(Outcome {
         bundle,
         failure,

@@ -201,6 +201,8 @@ esac
 echo "==PROF== Connected to process 1" >> "$log"
 "$@"
 rc=$?
+# Real ncu logs this when the program fails (it is not an error of ncu's own).
+[ $rc -ne 0 ] && echo "==ERROR== The application returned an error code ($rc)." >> "$log"
 [ "$FAKE_NCU_MODE" = noreport ] || : > "$report.ncu-rep"
 [ "$FAKE_NCU_MODE" = partial ] && echo '==ERROR== Failed to profile "gemm" in process 1' >> "$log"
 echo "==PROF== Disconnected from process 1" >> "$log"

@@ -7,8 +7,6 @@ BIN=${BIN:-target/release/roofline}
 mode=${1:-both}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv | tee "$OUT/nvidia-smi.csv"
-# Every kernel through nvcc too, so that all compile errors show at once.
-for f in kernels/*.cu; do cat kernels/common.cuh "$f" > /tmp/k.cu; nvcc -arch=sm_90 -ptx -o /dev/null /tmp/k.cu 2>&1 | head -20 | sed "s|^|$f: |"; done
 if [ "$mode" != full ]; then
   /usr/bin/time -v "$BIN" machine --quick -o "$OUT/quick.json" > "$OUT/quick.txt" 2> "$OUT/quick.err"; echo "quick rc=$?"
   cat "$OUT/quick.txt"; grep -E "Elapsed|Maximum resident" "$OUT/quick.err"; grep -v "^\s" "$OUT/quick.err" | head -40

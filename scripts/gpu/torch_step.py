@@ -87,7 +87,8 @@ def metric_list(capability):
 def listed_by_ncu(metrics):
     """The metrics of `metrics` whose base name `ncu --query-metrics` lists for this GPU, and
     those it does not (the range profiler cannot be asked for a counter the GPU lacks; `roofline
-    profile` filters its requests the same way). Without ncu on PATH (or $NCU), all are kept."""
+    profile` filters its requests the same way). When the query cannot run, all are kept and the
+    second value is None (recorded as such in the script's output line)."""
     import os
     import shutil
     import subprocess
@@ -96,8 +97,10 @@ def listed_by_ncu(metrics):
     try:
         out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True,
                              timeout=120, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return metrics, []
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"ncu --query-metrics failed ({e}); asking for every metric of the list",
+              file=sys.stderr)
+        return metrics, None
     listed = {line.split()[0] for line in out.splitlines() if line.split() and "__" in line.split()[0]}
     base = lambda m: m.rsplit(".", 2)[0] if m.endswith(".per_second") else m.rsplit(".", 1)[0]
     keep = [m for m in metrics if base(m) in listed]

@@ -2,8 +2,9 @@
 # The whole GPU run of the toolkit (issue 16), in as few device calls as the 10-minute limit
 # allows, every artefact kept and packed under $OUT. Parts, run in the order given:
 #
-#   env      versions, clocks, every kernel through nvcc, PyTorch's own copy and GEMM rates
-#   machine  `roofline machine --quick`, then `roofline machine` (-> machine.json)
+#   env      versions, clocks, PyTorch's own copy and GEMM rates
+#   machine  `roofline machine --quick`, then `roofline machine --diagnose-refused`
+#            (-> machine.json)
 #   known    scripts/gpu/known_work.py plain, then under `roofline profile` once per case
 #            (GEMM FLOPs against 2*M*N*K, copy bytes at HBM against 2N), with ncu's passes
 #   suite    `roofline suite all --machine machine.json` (scripts/gpu/suite.sh's checks)
@@ -15,8 +16,9 @@
 # A later part uses the machine bundle an earlier one wrote to $WORK, or $MACHINE, or measures it
 # again (--quick) when neither exists (a new device call starts on a bare machine). Each step's
 # time, exit status and output are logged ($WORK/steps.txt, $WORK/logs/NAME.{out,err}).
-# At the end $WORK is packed into $OUT/validate-PARTS.tar.gz (reports over 12 MiB left out and
-# listed), and machine.json, steps.txt and check.txt are copied to $OUT beside it.
+# At the end $WORK is packed into $OUT/validate-PARTS.tar.gz and, for Nsight Compute's reports
+# and the traces, validate-PARTS-reports.tar.gz (each split into 15 MiB parts when larger; reports
+# over 12 MiB left out and listed), and machine.json, steps.txt and check.txt are copied beside.
 #
 # Usage, from the repository root on the GPU host, with the release binary carried:
 #   OUT=dir [WORK=/tmp/roofline-validate] [BIN=target/release/roofline] [PY=python3]
@@ -37,6 +39,16 @@ WORK=${WORK:-/tmp/roofline-validate}
 mkdir -p "$OUT" "$WORK/logs"
 parts=("$@")
 if [ ${#parts[@]} -eq 0 ]; then parts=(env machine known check); fi
+# Every name is checked before anything runs (a typo must not cost a device call's results).
+for part in "${parts[@]}"; do
+  case $part in
+    env | machine | known | suite | torch | shots | check) ;;
+    *) echo "unknown part $part (env machine known suite torch shots check)" >&2; exit 2 ;;
+  esac
+done
+# /usr/bin/time -v for peak memory, where the host has it.
+TIME=()
+if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -v); fi
 
 LOGDIR="$WORK/logs"
 STEPS="$WORK/steps.txt"
@@ -69,12 +81,6 @@ part_env() {
   } > "$WORK/versions.txt" 2>&1
   cat "$WORK/versions.txt"
   nvidia-smi -q -d CLOCK > "$WORK/clocks.txt" 2>&1
-  # Every kernel through nvcc too, so that all compile errors show at once.
-  local f
-  for f in kernels/*.cu; do
-    cat kernels/common.cuh "$f" > "$WORK/k.cu"
-    nvcc -arch=sm_90 -ptx -o /dev/null "$WORK/k.cu" 2>&1 | head -20 | sed "s|^|$f: |"
-  done | tee "$WORK/nvcc.txt"
   # PyTorch's own rates on this GPU, for scale beside our same-run references.
   step torch-rates "$PY" - <<'PY'
 import torch
@@ -97,7 +103,7 @@ PY
 
 part_machine() {
   # The first run says which NVRTC, cuBLASLt and cuDNN it loaded, from where.
-  step machine-quick env ROOFLINE_DEBUG_LIBS=1 /usr/bin/time -v "$BIN" machine --quick \
+  step machine-quick env ROOFLINE_DEBUG_LIBS=1 "${TIME[@]}" "$BIN" machine --quick \
     -o "$WORK/machine-quick.json"
   # --diagnose-refused: the kernels the SASS audit refuses here (mma_fp8 on sm_90) run too and
   # their rates land in the notes, so that the audit's verdicts can be checked on the device.
@@ -122,7 +128,7 @@ part_known() {
 part_suite() {
   local m
   m=$(machine_bundle)
-  step suite /usr/bin/time -v "$BIN" suite all ${m:+--machine "$m"} -o "$WORK/suite.json"
+  step suite "${TIME[@]}" "$BIN" suite all ${m:+--machine "$m"} -o "$WORK/suite.json"
   step suite-validate "$BIN" validate "$WORK/suite.json"
   "$BIN" info "$WORK/suite.json" --format csv -o "$WORK/suite.csv"
   step suite-plot "$BIN" plot "$WORK/suite.json" --chart time -o "$WORK/suite-time.svg"
@@ -169,17 +175,31 @@ part_check() {
 
 for part in "${parts[@]}"; do
   echo "== $part"
-  case $part in
-    env | machine | known | suite | torch | shots | check) "part_$part" ;;
-    *) echo "unknown part $part (env machine known suite torch shots check)" >&2; exit 2 ;;
-  esac
+  "part_$part"
 done
 
-# Pack: reports too large to come back are listed, not packed.
+# Pack. The device returns at most 8 files of 16 MiB: the logs, bundles, CSVs, charts and
+# screenshots go in one archive; Nsight Compute's reports and the traces in another; each is split
+# into 15 MiB parts when larger (`cat NAME.tar.gz.* | tar xz` joins them). Reports over 12 MiB
+# are listed in left-out.txt, not packed; Chromium's profile is left out.
 name=$(IFS=-; echo "${parts[*]}")
-(cd "$(dirname "$WORK")" && find "$(basename "$WORK")" -name '*.ncu-rep' -size +12M \
-  > "$WORK/left-out.txt")
-tar czf "$OUT/validate-$name.tar.gz" -C "$(dirname "$WORK")" -X "$WORK/left-out.txt" \
-  "$(basename "$WORK")" 2> "$OUT/tar.err"
+base=$(basename "$WORK")
+parent=$(dirname "$WORK")
+(cd "$parent" && find "$base" -name '*.ncu-rep' -size +12582912c) > "$WORK/left-out.txt"
+(cd "$parent" && find "$base" \( -name '*.ncu-rep' -size -12582913c \) -o -name '*.json.gz') \
+  > "$WORK/heavy.txt"
+pack() { # pack ARCHIVE TAR-ARGS…: writes ARCHIVE under $OUT, split when over 15 MiB
+  local archive=$1
+  shift
+  tar czf "$OUT/$archive" -C "$parent" "$@" 2>> "$OUT/tar.err"
+  if [ "$(stat -c %s "$OUT/$archive")" -gt 15728640 ]; then
+    split -b 15m -d "$OUT/$archive" "$OUT/$archive."
+    rm -f "$OUT/$archive"
+  fi
+}
+pack "validate-$name.tar.gz" --exclude="$base/chrome-profile" --exclude='*.ncu-rep' \
+  --exclude='*.json.gz' "$base"
+if [ -s "$WORK/heavy.txt" ]; then pack "validate-$name-reports.tar.gz" -T "$WORK/heavy.txt"; fi
 for f in machine.json steps.txt check.txt; do [ -f "$WORK/$f" ] && cp "$WORK/$f" "$OUT/"; done
+[ -s "$OUT/tar.err" ] || rm -f "$OUT/tar.err"
 ls -la "$OUT"

@@ -212,17 +212,24 @@ fn run_audit(
 }
 
 /// Every function of `audited` (ptxas's CUBIN) has exactly the instructions of its namesake in
-/// `loaded` (NVRTC's CUBIN, which the collector loads), and both hold the same functions.
+/// `loaded` (NVRTC's CUBIN, which the collector loads), and both hold the same functions (in
+/// whatever order each laid them out).
 fn same_code(audited: &[disasm::Function], loaded: &[disasm::Function]) -> Result<()> {
-    let names = |fs: &[disasm::Function]| fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
-    if names(audited) != names(loaded) {
+    fn by_name(fs: &[disasm::Function]) -> Vec<&disasm::Function> {
+        let mut v: Vec<&disasm::Function> = fs.iter().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+    let (audited, loaded) = (by_name(audited), by_name(loaded));
+    let names = |fs: &[&disasm::Function]| fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+    if names(&audited) != names(&loaded) {
         bail!(
             "NVRTC's CUBIN holds the functions {:?}, ptxas's {:?}",
-            names(loaded),
-            names(audited)
+            names(&loaded),
+            names(&audited)
         );
     }
-    for (a, l) in audited.iter().zip(loaded) {
+    for (a, l) in audited.iter().zip(&loaded) {
         if a.instructions != l.instructions {
             let at = a
                 .instructions

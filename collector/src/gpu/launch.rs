@@ -195,12 +195,10 @@ fn launch<'a>(
 fn check_grid(kernel: Kernel, cfg: &LaunchConfig) -> Result<(), DeviceError> {
     let (x, y, z) = cfg.grid_dim;
     if x == 0 || y == 0 || z == 0 || x > 0x7fff_ffff || y > 65_535 || z > 65_535 {
-        return Err(refuse(
-            kernel,
-            format!(
-                "grid ({x}, {y}, {z}) is beyond CUDA's limits (x < 2^31, y and z <= 65535, none 0)"
-            ),
-        ));
+        return Err(DeviceError::GridLimits {
+            kernel: kernel.entry(),
+            grid: (x, y, z),
+        });
     }
     Ok(())
 }

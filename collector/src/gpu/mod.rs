@@ -142,3 +142,9 @@ pub fn driver_versions() -> (Option<String>, Option<String>) {
     let cuda = ok.then(|| format!("{}.{}", v / 1000, (v % 1000) / 10));
     (driver, cuda)
 }
+
+/// Whether `NVIDIA_TF32_OVERRIDE=0` is set: cuBLAS and cuDNN then use no TF32 (CUDA
+/// environment variables), so their "TF32" work runs on CUDA cores.
+pub fn tf32_disabled() -> bool {
+    std::env::var("NVIDIA_TF32_OVERRIDE").is_ok_and(|v| v.trim() == "0")
+}

@@ -41,6 +41,17 @@ pub enum DeviceError {
         /// What is wrong.
         problem: String,
     },
+    /// A launch's grid is beyond CUDA's limits (a configuration too large for this kernel's
+    /// geometry); nothing was launched.
+    #[error(
+        "cannot launch {kernel}: grid {grid:?} is beyond CUDA's limits (x < 2^31, y and z <= 65535, none 0)"
+    )]
+    GridLimits {
+        /// The entry point.
+        kernel: &'static str,
+        /// The grid asked for.
+        grid: (u32, u32, u32),
+    },
 }
 
 impl DeviceError {
@@ -125,7 +136,7 @@ pub struct Session {
     sms: u32,
     l2_bytes: usize,
     /// Whether a timing has run yet: the first one warms the GPU up for [`FIRST_WARMUP`].
-    warmed: bool,
+    warmed: std::sync::atomic::AtomicBool,
 }
 
 /// How long the first timing of a session keeps its warm-up launches going before it measures,
@@ -178,7 +189,7 @@ impl Session {
             cc,
             sms,
             l2_bytes,
-            warmed: false,
+            warmed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -285,6 +296,26 @@ impl Session {
         &self.stamps
     }
 
+    /// In the session's first timing only, keeps `run` going for at least [`FIRST_WARMUP`].
+    fn warm_up_once<E: From<DeviceError>>(
+        &self,
+        what: &str,
+        run: &mut impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<(), E> {
+        use std::sync::atomic::Ordering;
+        if self.warmed.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let started = std::time::Instant::now();
+        while started.elapsed() < FIRST_WARMUP {
+            run(self)?;
+            self.stream
+                .synchronize()
+                .map_err(driver(format!("{what}: warming up")))?;
+        }
+        Ok(())
+    }
+
     /// One CUDA-event interval around `run`, seconds.
     fn interval<E: From<DeviceError>>(
         &self,
@@ -323,16 +354,7 @@ impl Session {
         for _ in 0..warmup {
             run(self)?;
         }
-        if !self.warmed {
-            let started = std::time::Instant::now();
-            while started.elapsed() < FIRST_WARMUP {
-                run(self)?;
-                self.stream
-                    .synchronize()
-                    .map_err(driver(format!("{what}: warming up")))?;
-            }
-            self.warmed = true;
-        }
+        self.warm_up_once(what, &mut run)?;
         let mut t = Timing::default();
         for _ in 0..repeats {
             self.stream
@@ -361,6 +383,7 @@ impl Session {
         schedule: Adaptive,
         mut run: impl FnMut(&Session) -> Result<(), E>,
     ) -> Result<Vec<f64>, E> {
+        self.warm_up_once(what, &mut run)?;
         let first = self.interval(what, &mut run)?;
         let (warmups, repeats) = schedule.after(first);
         for _ in 0..warmups {

@@ -242,13 +242,13 @@ impl From<SuiteError> for Failure {
 }
 
 impl From<DeviceError> for Failure {
-    /// Running out of device memory skips the configuration, and so does a launch our own
-    /// checks refused before anything ran (a grid beyond CUDA's limits); any other GPU failure
-    /// is fatal.
+    /// Running out of device memory skips the configuration, and so does a shape whose grid is
+    /// beyond CUDA's limits (nothing was launched); any other failure is fatal, a launcher's
+    /// refused arguments included (a programming error, never a skip).
     fn from(e: DeviceError) -> Self {
         if e.is_out_of_memory() {
             Failure::Skip(format!("out of GPU memory: {e}"))
-        } else if matches!(e, DeviceError::Arguments { .. }) {
+        } else if matches!(e, DeviceError::GridLimits { .. }) {
             Failure::Skip(e.to_string())
         } else {
             Failure::Fatal(e.into())
@@ -418,7 +418,7 @@ pub fn run(
     );
     // cuBLAS and cuDNN read this variable: at 0 they never use TF32, and the FP32 "tensor on"
     // entries (filed under the TF32 datapath) ran on CUDA cores.
-    if std::env::var("NVIDIA_TF32_OVERRIDE").is_ok_and(|v| v.trim() == "0") {
+    if crate::gpu::tf32_disabled() {
         bundle.notes.push(
             "NVIDIA_TF32_OVERRIDE=0 was set: cuBLAS and cuDNN used no TF32, so the FP32 entries \
              with tensor on ran on CUDA cores, not on the TF32 Tensor Cores they are bound by"

@@ -216,8 +216,9 @@ pub struct Alternatives {
 /// datapath-wide aggregates first, else the per-instruction counters (wgmma and mma.sync). Per
 /// architecture, the names Nsight Compute's `SpeedOfLight_HierarchicalTensorRooflineChart`
 /// section uses there are among the groups: Hopper's un-suffixed aggregates; Ampere's and Ada's
-/// `…_sparsity_{off,on}` ones; Turing's `src_fp16_bf16_tf32_dst_fp32` (its Tensor Cores take
-/// FP16 alone, so it is FP16 work); Blackwell's FP8 in `src_fp8_dst_*` (12.x) or together with
+/// `…_sparsity_{off,on}` ones; Turing's `src_fp16_dst_fp16` with `src_fp16_bf16_tf32_dst_fp32`
+/// (its Tensor Cores take FP16 alone, so both are FP16 work; before `src_fp16_dst_fp32`, which
+/// its section does not use); Blackwell's FP8 in `src_fp8_dst_*` (12.x) or together with
 /// FP4 and FP6 in `src_fp4_fp6_fp8_dst_*` (10.x). `None` (architecture unknown): every group.
 pub fn tensor_counters(d: Datapath, arch: Option<Arch>) -> Option<Alternatives> {
     const FP16_AGGREGATE: (&[&str], f64) = (&["sm__ops_path_tensor_src_fp16.sum"], 1.0);
@@ -248,8 +249,13 @@ pub fn tensor_counters(d: Datapath, arch: Option<Arch>) -> Option<Alternatives> 
         ],
         1.0,
     );
+    // Turing's section pairs FP16 accumulation with the one float aggregate that accumulates
+    // in FP32 (Turing's Tensor Cores take no other float input than FP16).
     const FP16_TURING: (&[&str], f64) = (
-        &["sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum"],
+        &[
+            "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum",
+        ],
         1.0,
     );
     const FP16: &[(&[&str], f64)] = &[FP16_AGGREGATE, FP16_BY_RESULT, FP16_INSTRUCTIONS];
@@ -261,9 +267,9 @@ pub fn tensor_counters(d: Datapath, arch: Option<Arch>) -> Option<Alternatives> 
     ];
     const FP16_TURING_ON: &[(&[&str], f64)] = &[
         FP16_AGGREGATE,
+        FP16_TURING,
         FP16_BY_RESULT,
         FP16_INSTRUCTIONS,
-        FP16_TURING,
     ];
     const FP16_ANY: &[(&[&str], f64)] = &[
         FP16_AGGREGATE,
