@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use roofline_model::bundle::{Datapath, MemoryLevel};
 use roofline_model::dl::Precision;
 
@@ -103,7 +103,7 @@ impl Source {
     }
 
     /// NVRTC's options for `arch` (`sm_90`): the exact options every run uses (the SASS audit
-    /// compiles through [`compile_ptx`] with them too).
+    /// compiles through [`nvrtc_compile`] with them too).
     pub fn options(self, arch: &str) -> Vec<String> {
         let mut o = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
         o.extend(
@@ -554,49 +554,30 @@ pub fn arch_name(major: i32, minor: i32) -> String {
     format!("sm_{major}{minor}")
 }
 
-/// Compiles one source to PTX with NVRTC for `arch` (`sm_90`), with [`Source::options`]. Needs
-/// NVRTC only (no driver, no GPU): the SASS audit calls it on a machine without either.
-///
-/// # Errors
-/// [`KernelError::Compile`] with NVRTC's log, or [`KernelError::Nvrtc`].
-pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
-    let opts = CompileOptions {
-        options: source.options(arch),
-        name: Some(source.file().into()),
-        ..Default::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(source.program(), opts).map_err(|e| match e {
-        CompileError::CompileError { log, .. } => KernelError::Compile {
-            file: source.file(),
-            arch: arch.into(),
-            log: log.to_string_lossy().into_owned(),
-        },
-        other => KernelError::Nvrtc {
-            file: source.file(),
-            message: format!("{other:?}"),
-        },
-    })
+/// What one NVRTC compile of a source gives: its PTX and, for a real architecture (`sm_XY`),
+/// the CUBIN NVRTC's own assembler makes from that PTX.
+#[derive(Debug, Clone)]
+pub struct NvrtcOutput {
+    /// The PTX.
+    pub ptx: Ptx,
+    /// The machine code; `None` for a virtual architecture (`compute_XY`), which gives PTX only.
+    pub cubin: Option<Vec<u8>>,
 }
 
-/// Compiles one source with NVRTC for `arch` (`sm_90`, a real architecture) to a CUBIN: the
-/// machine code NVRTC's own assembler makes from [`compile_ptx`]'s PTX. The collector loads this,
-/// not the PTX, so that the driver's JIT compiler plays no part: what runs is what the SASS audit
-/// disassembles (`roofline-sass-audit` checks that NVRTC's CUBIN and `ptxas`'s agree), and an
-/// NVRTC newer than the driver cannot fail the load with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`
-/// (CUDA's minor-version compatibility covers machine code, not PTX: CUDA C++ Best Practices
-/// Guide, "Dynamic Code Generation"; CUDA Compatibility, "Minor Version Compatibility").
-/// Needs NVRTC only (no driver, no GPU).
+/// Compiles one source with NVRTC for `arch` (`sm_90`), with [`Source::options`]: the one place
+/// the collector runs NVRTC. Needs NVRTC only (no driver, no GPU): the SASS audit calls it on a
+/// machine without either, and checks its PTX (through `ptxas`) against its CUBIN.
 ///
 /// # Errors
 /// [`KernelError::Compile`] with NVRTC's log, or [`KernelError::Nvrtc`].
-pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError> {
+pub fn nvrtc_compile(source: Source, arch: &str) -> Result<NvrtcOutput, KernelError> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     /// Destroys the program on every path out (it refers to `src` and `name`, which outlive it).
     struct Program(sys::nvrtcProgram);
     impl Drop for Program {
         fn drop(&mut self) {
-            // SAFETY: created by nvrtcCreateProgram in `compile_cubin`, destroyed once, here.
+            // SAFETY: created by nvrtcCreateProgram in `nvrtc_compile`, destroyed once, here.
             #[allow(unsafe_code)]
             let _ = unsafe { result::destroy_program(self.0) };
         }
@@ -611,6 +592,13 @@ pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError>
             message: format!("{what} holds a NUL byte"),
         })
     };
+    // NVRTC's strings (log, PTX) end in a NUL.
+    let string = |raw: Vec<std::ffi::c_char>| {
+        let bytes: Vec<u8> = raw.iter().map(|&c| c.to_ne_bytes()[0]).collect();
+        CStr::from_bytes_until_nul(&bytes)
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned())
+    };
     let src = text("the source", source.program())?;
     let name = text("the name", source.file().to_string())?;
     let prog = result::create_program(&src, Some(&name)).map_err(|e| failed("create", e))?;
@@ -623,12 +611,7 @@ pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError>
         // SAFETY: as above.
         #[allow(unsafe_code)]
         let log = unsafe { result::get_program_log(prog.0) }
-            .map(|raw| {
-                let bytes: Vec<u8> = raw.iter().map(|&c| c.to_ne_bytes()[0]).collect();
-                CStr::from_bytes_until_nul(&bytes)
-                    .map(|c| c.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned())
-            })
+            .map(string)
             .ok()
             .filter(|log| !log.trim().is_empty())
             .unwrap_or_else(|| format!("{e:?} (NVRTC gave no log)"));
@@ -638,25 +621,57 @@ pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError>
             log,
         });
     }
+    // SAFETY: as above.
+    #[allow(unsafe_code)]
+    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| failed("nvrtcGetPTX", e))?;
     let mut size = 0usize;
     // SAFETY: as above; `size` is a valid out-pointer.
     #[allow(unsafe_code)]
     unsafe { sys::nvrtcGetCUBINSize(prog.0, &raw mut size) }
         .result()
         .map_err(|e| failed("nvrtcGetCUBINSize", e))?;
-    if size == 0 {
-        return Err(KernelError::Nvrtc {
+    let cubin = if size == 0 {
+        None
+    } else {
+        let mut cubin = vec![0u8; size];
+        // SAFETY: as above; `cubin` holds the `size` bytes NVRTC said it needs.
+        #[allow(unsafe_code)]
+        unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+            .result()
+            .map_err(|e| failed("nvrtcGetCUBIN", e))?;
+        Some(cubin)
+    };
+    Ok(NvrtcOutput {
+        ptx: Ptx::from_src(string(ptx)),
+        cubin,
+    })
+}
+
+/// Compiles one source to PTX with NVRTC for `arch` ([`nvrtc_compile`]'s PTX).
+///
+/// # Errors
+/// As [`nvrtc_compile`].
+pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
+    Ok(nvrtc_compile(source, arch)?.ptx)
+}
+
+/// Compiles one source with NVRTC for `arch` (`sm_90`, a real architecture) to a CUBIN
+/// ([`nvrtc_compile`]'s). The collector loads this, not the PTX, so that the driver's JIT
+/// compiler plays no part: what runs is what the SASS audit disassembles (`roofline-sass-audit`
+/// checks that NVRTC's CUBIN and `ptxas`'s agree), and an NVRTC newer than the driver cannot
+/// fail the load with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` (CUDA's minor-version compatibility
+/// covers machine code, not PTX: CUDA C++ Best Practices Guide, "Dynamic Code Generation"; CUDA
+/// Compatibility, "Minor Version Compatibility"). Needs NVRTC only (no driver, no GPU).
+///
+/// # Errors
+/// As [`nvrtc_compile`], and [`KernelError::Nvrtc`] for a virtual architecture (no CUBIN).
+pub fn compile_cubin(source: Source, arch: &str) -> Result<Vec<u8>, KernelError> {
+    nvrtc_compile(source, arch)?
+        .cubin
+        .ok_or_else(|| KernelError::Nvrtc {
             file: source.file(),
             message: format!("no CUBIN for {arch} (a virtual architecture gives PTX only)"),
-        });
-    }
-    let mut cubin = vec![0u8; size];
-    // SAFETY: as above; `cubin` holds the `size` bytes NVRTC said it needs.
-    #[allow(unsafe_code)]
-    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
-        .result()
-        .map_err(|e| failed("nvrtcGetCUBIN", e))?;
-    Ok(cubin)
+        })
 }
 
 /// Compiles one source with NVRTC for `arch` (`sm_90`) to machine code ([`compile_cubin`]) and

@@ -3,7 +3,7 @@
 //! `roofline` CLI.
 //!
 //! - `audit --toolkit NAME --description TEXT --ptxas PATH --nvdisasm PATH --arch sm_XY… --out
-//!   FILE`: compiles every source with `kernels::compile_ptx` (the NVRTC on `LD_LIBRARY_PATH`)
+//!   FILE`: compiles every source with `kernels::nvrtc_compile` (the NVRTC on `LD_LIBRARY_PATH`)
 //!   for each architecture, assembles with `ptxas -v`, disassembles with `nvdisasm -c`, audits
 //!   every kernel and writes the rows (`sass::table`). No driver, no GPU.
 //! - `render --input FILE… --table PATH --markdown PATH [--check]`: merges the rows of each
@@ -142,7 +142,7 @@ fn run_audit(
         std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
         let started = std::time::Instant::now();
         for source in Source::ALL {
-            let ptx = match kernels::compile_ptx(source, arch) {
+            let compiled = match kernels::nvrtc_compile(source, arch) {
                 Ok(p) => p,
                 Err(KernelError::Compile { log, .. })
                     if log.contains("invalid value for --gpu-architecture") =>
@@ -161,7 +161,7 @@ fn run_audit(
             let cubin = dir.join(format!("{stem}.cubin"));
             // Scratch files of the audit, not results: written straight (the table and the report
             // go through io::write_atomic).
-            std::fs::write(&ptx_path, ptx.to_src())
+            std::fs::write(&ptx_path, compiled.ptx.to_src())
                 .with_context(|| format!("{}", ptx_path.display()))?;
             let report = tool(
                 Command::new(ptxas_bin)
@@ -180,15 +180,15 @@ fn run_audit(
                 .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
             let functions = disasm::parse(&listing)
                 .with_context(|| format!("{toolkit} {arch} {}", source.file()))?;
-            // The collector loads NVRTC's own CUBIN (`kernels::compile_cubin`), not this PTX
-            // through ptxas: the audit holds for what runs only if both are the same code.
+            // The collector loads NVRTC's own CUBIN of the same compile (`kernels::compile_cubin`),
+            // not this PTX through ptxas: the audit holds for what runs only if both are the same
+            // code.
             let loaded = dir.join(format!("{stem}.nvrtc.cubin"));
-            std::fs::write(
-                &loaded,
-                kernels::compile_cubin(source, arch)
-                    .with_context(|| format!("{toolkit} {arch}"))?,
-            )
-            .with_context(|| format!("{}", loaded.display()))?;
+            let Some(nvrtc_cubin) = &compiled.cubin else {
+                bail!("{toolkit} {arch}: NVRTC gave no CUBIN (is {arch} a real architecture?)");
+            };
+            std::fs::write(&loaded, nvrtc_cubin)
+                .with_context(|| format!("{}", loaded.display()))?;
             let loaded_listing = tool(Command::new(nvdisasm_bin).arg("-c").arg(&loaded))?;
             let loaded_functions = disasm::parse(&loaded_listing)
                 .with_context(|| format!("{toolkit} {arch} {} (NVRTC's CUBIN)", source.file()))?;

@@ -301,13 +301,13 @@ collector embeds: `kernels::audit_refusal` refuses a kernel that fails here on t
 architecture, with the reason below, for the collector to record under `skipped` instead of timing
 it.
 
-How: every source of `kernels/` is compiled by the collector's own `kernels::compile_ptx` (NVRTC,
+How: every source of `kernels/` is compiled by the collector's own `kernels::nvrtc_compile` (NVRTC,
 the exact options a GPU run uses) for each architecture, assembled with `ptxas -v` (registers,
 spills) and disassembled with `nvdisasm`; no driver, no GPU. The collector loads NVRTC's own
-CUBIN (`kernels::compile_cubin`), never the PTX, so no driver JIT plays a part; the audit compiles
-that CUBIN too and fails unless every function in it has exactly the instructions of ptxas's. The
-*timed loop* is the innermost loop
-(a backward branch) carrying the most instructions of the kernel's kind, and its census must equal
+CUBIN (`kernels::compile_cubin`), never the PTX, so no driver JIT plays a part; the audit takes
+that CUBIN from the same compile and fails unless every function in it has exactly the
+instructions of ptxas's. The *timed loop* is the innermost loop (a backward branch) carrying the
+most instructions of the kernel's kind, and its census must equal
 the kernel's work formula (`kernels::Work`, built from the same `-D` constants): FMAs per iteration
 (`FFMA`, `DFMA`, `HFMA2` and `HFMA2.MMA` together for FP16, `HFMA2.BF16_V2` for BF16), Tensor Core
 instructions of the right kind and shape (`HMMA.16816.F32`, `QMMA.16832.F32.E4M3.E4M3`, …), and for
