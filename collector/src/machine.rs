@@ -911,9 +911,8 @@ pub fn combine(
 mod tests {
     use super::*;
 
-    /// A kernel that fits the blocks per SM its launch plans gets no note; one that does not (a
-    /// compiler giving `hbm_read` 33 registers: 7 blocks of 256 threads per SM, not 8) is noted
-    /// with its registers, and so is an occupancy query that failed.
+    /// A diagnostic's note says it is none of the machine's ceilings, and why the kernel was
+    /// refused.
     #[test]
     fn a_diagnostic_says_it_is_no_ceiling() {
         assert_eq!(
@@ -927,6 +926,9 @@ mod tests {
         );
     }
 
+    /// A kernel that fits the blocks per SM its launch plans gets no note; one that does not (a
+    /// compiler giving `hbm_read` 33 registers: 7 blocks of 256 threads per SM, not 8) is noted
+    /// with its registers, and so is an occupancy query that failed.
     #[test]
     fn residency_is_noted_only_when_short() {
         assert_eq!(residency_note("hbm_read", 8, Some((8, Some(32)))), None);
