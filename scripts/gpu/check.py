@@ -40,6 +40,14 @@ def steps():
     return out
 
 
+def replay_passes(log):
+    """The replay passes per profiled kernel that ncu logged (`... 100% - 9 passes`) to `log`,
+    or None when there is no such log."""
+    if not os.path.exists(log):
+        return None
+    return [int(n) for n in re.findall(r"(\d+) pass(?:es)?", open(log).read())]
+
+
 def verdict(ok):
     return "MET" if ok else "SHORT"
 
@@ -191,10 +199,10 @@ def check_known(st):
             line(f"profile {case}: HBM bytes ~ 2N", verdict(abs(rel) <= 0.05),
                  f"{got:.6g} of {want['hbm_bytes']:.6g} ({rel:+.2%}); {len(ks)} kernels")
         print(f"         kernels: {'; '.join(names)[:200]}")
-        err = os.path.join(WORK, "logs", f"known-{case}.err")
-        if os.path.exists(err):
-            passes = re.findall(r"(\d+) pass(?:es)?", open(err).read())
-            print(f"         ncu replay passes per kernel: {', '.join(passes) or 'not logged'}")
+        passes = replay_passes(os.path.join(WORK, "logs", f"known-{case}.err"))
+        if passes is not None:
+            print("         ncu replay passes per kernel: "
+                  f"{', '.join(map(str, passes)) or 'not logged'}")
     plain = st.get("known-plain")
     prof = [st[k][1] for k in st if k.startswith("known-") and k != "known-plain"]
     if plain and prof:
@@ -208,12 +216,10 @@ def check_torch(st):
         if plain and prof:
             print(f"         training step {dt}: {plain[1]:.1f} s plain, {prof[1]:.1f} s under "
                   f"roofline profile ({prof[1] / plain[1]:.1f}x), rc={prof[0]}")
-        err = os.path.join(WORK, "torch", f"profile-{dt}.err")
-        if os.path.exists(err):
-            passes = re.findall(r"(\d+) pass(?:es)?", open(err).read())
-            if passes:
-                print(f"         {dt} step: {len(passes)} kernels profiled, replay passes "
-                      f"{min(map(int, passes))} to {max(map(int, passes))}")
+        passes = replay_passes(os.path.join(WORK, "torch", f"profile-{dt}.err"))
+        if passes:
+            print(f"         {dt} step: {len(passes)} kernels profiled, replay passes "
+                  f"{min(passes)} to {max(passes)}")
         path = os.path.join(WORK, "torch", f"check-{dt}.txt")
         if os.path.exists(path):
             print(open(path).read().rstrip())
