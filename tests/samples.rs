@@ -12,8 +12,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use roofline_import::ncu::{Arch, Convention};
 use roofline_model::Bundle;
-use roofline_model::ncu::{Arch, Convention};
 
 use crate::fixtures;
 

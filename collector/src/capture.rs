@@ -2,13 +2,13 @@
 //!
 //! Profiling runs the program once under ncu with the metric set of the GPU's architecture
 //! (filtered by what the GPU lists), exports the report as the raw CSV page in base units, and
-//! hands it to `roofline_model::ncu`, as `import` does with existing files.
+//! hands it to `roofline_import::ncu`, as `import` does with existing files.
 
 use std::path::{Path, PathBuf};
 
+use roofline_import::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
 use roofline_model::Bundle;
 use roofline_model::bundle::DataSource;
-use roofline_model::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
 
 use crate::config::ProfileConfig;
 use crate::error::Error;

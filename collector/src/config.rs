@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use roofline_model::ncu::{Arch, Convention};
+use roofline_import::ncu::{Arch, Convention};
 
 use crate::cli::{
     ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat, PlotFormat, PrecisionArg,

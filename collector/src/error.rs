@@ -109,7 +109,7 @@ pub enum Error {
     Ncu(#[source] NcuProcessError),
     /// Nsight Compute output could not be read.
     #[error("cannot import the Nsight Compute output")]
-    Import(#[source] roofline_model::ncu::NcuError),
+    Import(#[source] roofline_import::ncu::NcuError),
     /// A torch.profiler trace could not be read.
     #[error("{} is not a readable torch.profiler trace", path.display())]
     Trace {
@@ -117,7 +117,7 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong, and where.
         #[source]
-        source: Box<roofline_model::trace::TraceError>,
+        source: Box<roofline_import::trace::TraceError>,
     },
     /// A torch.profiler trace held nothing to import.
     #[error("cannot import the torch.profiler trace {}", path.display())]
@@ -126,7 +126,7 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         #[source]
-        source: Box<roofline_model::trace::import::ImportError>,
+        source: Box<roofline_import::trace::import::ImportError>,
     },
     /// Nothing was profiled or imported.
     #[error("no kernel launch {0}")]

@@ -1,6 +1,6 @@
 //! Running Nsight Compute (`ncu`): finding it, asking which metrics the GPU has, profiling a
 //! program into a report, and exporting a report as CSV. Parsing the CSV is
-//! `roofline_model::ncu`'s job.
+//! `roofline_import::ncu`'s job.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

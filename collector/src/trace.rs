@@ -1,12 +1,12 @@
 //! `roofline import` of torch.profiler (Kineto) traces: recognising one by its content, gzip or
-//! not, and streaming it through `roofline_model::trace` (which never sees the whole text).
+//! not, and streaming it through `roofline_import::trace` (which never sees the whole text).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
-use roofline_model::ncu::{Arch, Convention, Imported};
-use roofline_model::trace::{self, ImportOptions};
+use roofline_import::ncu::{Arch, Convention, Imported};
+use roofline_import::trace::{self, ImportOptions};
 
 use crate::error::Error;
 

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use roofline_model::bundle::{Bundle, DataSource, Provenance};
-use roofline_model::ncu::{self, Convention, ImportOptions};
+use roofline_import::ncu::{self, Convention, ImportOptions};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -10,9 +10,7 @@
 //! - [`hierarchical`] and [`time_based`]: the two rooflines' formulas;
 //! - [`aggregate`] and [`analysis`]: launches grouped by name, and per-kernel verdicts;
 //! - [`dl`]: analytical complexity of GEMM, conv2d and LSTM, and the suite's study configurations;
-//! - [`operators`]: analytical complexity of PyTorch operators from recorded shapes, on top of
-//!   [`dl`]; [`trace`]: torch.profiler (Kineto) traces read as a stream into kernels linked to
-//!   operators; [`group`]: kernel lists read per operator or module;
+//! - [`group`]: kernel lists read per operator or module;
 //! - [`merge`]: joining bundles (one per rank);
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
@@ -33,8 +31,6 @@ pub mod hierarchical;
 pub mod labels;
 pub mod merge;
 pub mod names;
-pub mod ncu;
-pub mod operators;
 pub mod plateau;
 pub mod read;
 pub mod report;
@@ -44,7 +40,6 @@ pub mod stats;
 pub mod summary;
 pub mod theoretical;
 pub mod time_based;
-pub mod trace;
 
 pub use bundle::{Bundle, SCHEMA_VERSION};
 pub use read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};

@@ -731,7 +731,7 @@ fn a_trace_bundle_groups_by_operator() {
         output: &out,
         machine: None,
         arch: None,
-        convention: roofline_model::ncu::Convention::Current,
+        convention: roofline_import::ncu::Convention::Current,
         ncu: None,
         allow_partial: false,
         counters: None,

@@ -6,9 +6,9 @@
 //! and the Volta metric rules, every kernel's launch count, time, intensities and GFLOP/s (the
 //! study divides by 2^30) must match to 1e-6.
 
+use roofline_import::ncu::{self, Arch, Convention, ImportOptions};
 use roofline_model::analysis::analyze;
 use roofline_model::bundle::{Bundle, DataSource, Provenance};
-use roofline_model::ncu::{self, Arch, Convention, ImportOptions};
 use roofline_tests::{StudyTable, fixtures};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;

@@ -4,8 +4,8 @@
 //! accepts is validated as `roofline import` does before writing.
 
 use proptest::prelude::*;
+use roofline_import::ncu::{self, Convention, ImportOptions};
 use roofline_model::bundle::{Bundle, DataSource, Provenance};
-use roofline_model::ncu::{self, Convention, ImportOptions};
 
 /// The table header and first launches of three one-metric DeepCAM captures of one run.
 fn seeds() -> Vec<String> {

@@ -15,9 +15,9 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use flate2::read::GzDecoder;
+use roofline_import::ncu::{self, Convention};
+use roofline_import::trace::{self, ImportOptions, import::ImportError};
 use roofline_model::bundle::Datapath;
-use roofline_model::ncu::{self, Convention};
-use roofline_model::trace::{self, ImportOptions, import::ImportError};
 use roofline_tests::fixtures;
 use serde_json::Value;
 
@@ -411,7 +411,7 @@ fn counter_trace_joined_with_a_timing_trace() {
 /// (`with_stack` + `with_modules`) and annotations read; each operator inside its module.
 #[test]
 fn cpu_trace_operators_and_recorded_inputs() {
-    use roofline_model::operators::{Arg, Dtype};
+    use roofline_import::operators::{Arg, Dtype};
     let v = value(CPU);
     let raw = events(&v, "cpu_op");
     assert_eq!(raw.len(), 774);
@@ -505,7 +505,7 @@ fn cpu_trace_operators_and_recorded_inputs() {
 }
 
 /// The complexity of the first call of `name` recorded with these `Input Dims` (compact JSON).
-fn recorded_cost(t: &trace::Trace, name: &str, dims: &str) -> roofline_model::operators::OpCost {
+fn recorded_cost(t: &trace::Trace, name: &str, dims: &str) -> roofline_import::operators::OpCost {
     let op = t
         .ops
         .iter()
@@ -515,7 +515,7 @@ fn recorded_cost(t: &trace::Trace, name: &str, dims: &str) -> roofline_model::op
                     .is_some_and(|i| &*t.inputs[i as usize].dims_text == dims)
         })
         .unwrap_or_else(|| panic!("{name} {dims}"));
-    roofline_model::operators::op_cost(name, &t.inputs[op.inputs.unwrap() as usize].inputs)
+    roofline_import::operators::op_cost(name, &t.inputs[op.inputs.unwrap() as usize].inputs)
         .unwrap_or_else(|e| panic!("{name} {dims}: {e:?}"))
 }
 

@@ -163,6 +163,8 @@ fn test() -> Result<(), String> {
         "-p",
         "roofline-model",
         "-p",
+        "roofline-import",
+        "-p",
         "roofline-viewer",
         "--lib",
         "--target",
@@ -171,7 +173,7 @@ fn test() -> Result<(), String> {
         "-D",
         "warnings",
     ]);
-    run("clippy (wasm32: model and viewer)", c)?;
+    run("clippy (wasm32: model, import and viewer)", c)?;
     // The site first: the collector embeds its standalone page (`plot --format html`), which the
     // tests and the wheel check use.
     build_web()?;

@@ -22,7 +22,7 @@
 //! replaced them. Names not yet confirmed on a GPU by this project are marked as such in
 //! `docs/ncu-metrics.md`.
 
-use crate::bundle::{Datapath, MemoryLevel};
+use roofline_model::bundle::{Datapath, MemoryLevel};
 
 /// How half-precision CUDA-core instructions are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,11 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::aggregate::aggregate_by_name;
-use crate::bundle::{Bytes, DataSource, Datapath, Device, Flops, Kernel, KernelTime, MemoryLevel};
 use crate::ncu::csv::{Table, find_table};
 use crate::ncu::metrics::{self, Alternatives, Arch, Convention, time};
 use crate::ncu::units::{self, Dimension};
+use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::bundle::{
+    Bytes, DataSource, Datapath, Device, Flops, Kernel, KernelTime, MemoryLevel,
+};
 
 /// Why Nsight Compute output could not be imported.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -15,7 +15,7 @@
 //! when no counter says otherwise, its FLOPs on the datapath of its input type (as `roofline
 //! suite` records its kernels). An operator that launched several kernels cannot split its F
 //! among them honestly: each of its kernels carries the operator's figures in tags (`op_flops`,
-//! `op_bytes`, `op_datapath`, `op_kernels`, `op_id`), and [`crate::group`] counts them once per
+//! `op_bytes`, `op_datapath`, `op_kernels`, `op_id`), and [`roofline_model::group`] counts them once per
 //! operator call.
 //!
 //! Counters: Kineto's range profiler (`cuda_profiler_range` events, one per kernel with
@@ -32,11 +32,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap;
 
-use crate::bundle::{DataSource, Device, Kernel};
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
 use crate::trace::parse::{GpuEvent, Ns, Trace};
+use roofline_model::bundle::{DataSource, Device, Kernel};
 
 /// How to read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -940,8 +940,8 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::Datapath;
     use crate::trace::parse;
+    use roofline_model::bundle::Datapath;
 
     fn ev(cat: &str, name: &str, tid: u32, ts: f64, dur: f64, args: &str) -> String {
         format!(

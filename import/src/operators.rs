@@ -1,9 +1,9 @@
 //! Analytical complexity of PyTorch operators from the shapes and types torch.profiler records
-//! (`record_shapes=True`): one rule per operator family, beside [`crate::dl`], whose GEMM, conv2d
+//! (`record_shapes=True`): one rule per operator family, beside [`roofline_model::dl`], whose GEMM, conv2d
 //! and LSTM counts they reuse.
 //!
 //! The conventions are those of Wang et al., "Time-Based Roofline for Deep Learning Performance
-//! Analysis" (DLS workshop at SC 2020), as in [`crate::dl`]: F counts the operator's multiply-adds
+//! Analysis" (DLS workshop at SC 2020), as in [`roofline_model::dl`]: F counts the operator's multiply-adds
 //! as 2 FLOPs each (bias additions are not counted, the bias is read in B); B is the minimum
 //! traffic, every input tensor read once and every output written once in its element size.
 //! Special functions (exp, tanh, sigmoid, the maximum of a softmax) are not counted, as FLOP
@@ -13,8 +13,8 @@
 //! Where a trace lacks what a rule needs (a convolution's stride without `Concrete Inputs`), the
 //! rule uses the PyTorch default and says so in [`OpCost::assumed`].
 
-use crate::bundle::{Complexity, Datapath};
-use crate::dl::{Gemm, Lstm};
+use roofline_model::bundle::{Complexity, Datapath};
+use roofline_model::dl::{Gemm, Lstm};
 
 pub mod inductor;
 mod movement;
@@ -783,10 +783,10 @@ impl ConvArgs {
 }
 
 /// Convolutions of any dimension: input [N, C, spatial…], weight [K, C/groups, kernel…].
-/// F = 2·N·K·∏out·(C/groups)·∏kernel (for 2D this is [`crate::dl::Conv2d::flops`]); B = input,
+/// F = 2·N·K·∏out·(C/groups)·∏kernel (for 2D this is [`roofline_model::dl::Conv2d::flops`]); B = input,
 /// weight, bias and output, each once. A transposed convolution does the same products with
 /// input and output swapped. The backward pass costs F once per gradient it computes (input,
-/// weight), as [`crate::dl::Conv2d`] counts each direction.
+/// weight), as [`roofline_model::dl::Conv2d`] counts each direction.
 fn conv(x: &OpInputs, p: ConvArgs) -> Result<OpCost, NoCost> {
     let (Some((dt, xs)), Some((_, ws))) = (x.tensor(p.input), x.tensor(p.weight)) else {
         return Err(shapes_err("expected input and weight tensors"));
@@ -1076,7 +1076,7 @@ impl RnnArgs {
 
 /// FLOPs of the GRU cell per (batch, hidden) element: 6 bias additions, 2 additions of the input
 /// and hidden parts of r and z, `r·(W_hn h)` and its addition (2), `(1 − z)·n + z·h` (4). The
-/// sigmoids and tanh are special functions, not counted (as [`crate::dl::LSTM_CELL_FLOPS`]).
+/// sigmoids and tanh are special functions, not counted (as [`roofline_model::dl::LSTM_CELL_FLOPS`]).
 pub const GRU_CELL_FLOPS: f64 = 14.0;
 
 /// A recurrent call's dimensions, read from its input and hidden state and its recorded
@@ -1151,7 +1151,7 @@ impl RnnShape {
         })
     }
 
-    /// Every layer and direction as an LSTM layer of [`crate::dl::Lstm`] (a layer above the
+    /// Every layer and direction as an LSTM layer of [`roofline_model::dl::Lstm`] (a layer above the
     /// first reads the `dirs·H` outputs of the one below).
     fn lstm_layers(&self) -> impl Iterator<Item = Lstm> + '_ {
         (0..self.layers).flat_map(move |layer| {
@@ -1170,7 +1170,7 @@ impl RnnShape {
     }
 }
 
-/// LSTM and GRU, every layer and direction: an LSTM layer is [`crate::dl::Lstm`]; a GRU layer
+/// LSTM and GRU, every layer and direction: an LSTM layer is [`roofline_model::dl::Lstm`]; a GRU layer
 /// has 3 gates (`2·B·(I+H)·3H` per step plus [`GRU_CELL_FLOPS`]).
 fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoCost> {
     let r = RnnShape::read(x, kind, p)?;
@@ -1202,7 +1202,7 @@ fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoCost> {
 }
 
 /// FLOPs of the LSTM cell's backward per (batch, hidden) element and step, counted as
-/// [`crate::dl::LSTM_CELL_FLOPS`] is (special functions not counted): the output's and the
+/// [`roofline_model::dl::LSTM_CELL_FLOPS`] is (special functions not counted): the output's and the
 /// recurrent gradient of h added (1); `do = dh·tanh(c)` (1); `dc += dh·o·(1 − tanh²(c))` (5);
 /// `df = dc·c₋₁`, `di = dc·g`, `dg = dc·i` and `dc₋₁ = dc·f` (4); the gates' pre-activation
 /// gradients, `s·(1 − s)` times the gradient for the three sigmoids and `(1 − g²)` times it for
@@ -1213,7 +1213,7 @@ pub const LSTM_CELL_BACKWARD_FLOPS: f64 = 27.0;
 /// grad_hy, grad_cy, mode, hidden_size, proj_size, num_layers, batch_first, dropout, train,
 /// bidirectional, batch_sizes, dropout_state, reserve, output_mask)`, LSTM only. F per layer,
 /// direction and step: the gates' gradient times the weights, for the gradients of x and h (one
-/// [`crate::dl::Lstm::step_gemm`]), the weights' gradient (another, when `output_mask` asks for
+/// [`roofline_model::dl::Lstm::step_gemm`]), the weights' gradient (another, when `output_mask` asks for
 /// it) and [`LSTM_CELL_BACKWARD_FLOPS`]. B: the input, weights, initial states, output, the
 /// output's and final states' gradients and cuDNN's `reserve` (the saved activations) read; the
 /// gradients `output_mask` asks for written, each the size of what it is the gradient of. The
@@ -1841,7 +1841,7 @@ fn fused_optimizer(x: &OpInputs, p: FusedOptimizer) -> Result<OpCost, NoCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dl::Conv2d;
+    use roofline_model::dl::Conv2d;
 
     fn t(dt: Dtype, s: &[u64]) -> Arg {
         Arg::Tensor(dt, s.to_vec())
