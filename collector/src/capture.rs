@@ -12,8 +12,9 @@ use roofline_model::bundle::DataSource;
 
 use crate::config::ProfileConfig;
 use crate::error::Error;
-use crate::io::{describe, message, read_bundle, read_text, write_bundle};
+use crate::io::{describe, read_bundle, read_text, write_bundle};
 use crate::ncu::{self, NcuProcessError};
+use crate::stderr::message;
 
 /// Reads a machine bundle for `--machine`.
 fn machine_bundle(path: &Path) -> Result<Bundle, Error> {

@@ -8,7 +8,8 @@ use crate::cli::{ChartKind, InfoFormat};
 use crate::config::Config;
 use crate::error::Error;
 use crate::export;
-use crate::io::{describe, is_stdout, message, read_bundle, write_bundle, write_output};
+use crate::io::{describe, is_stdout, read_bundle, write_bundle, write_output};
+use crate::stderr::message;
 
 /// Runs a validated command, once its outputs are known to be safe to write: none is one of
 /// its inputs or an existing non-regular file, and `merge` and `import` get no input twice.
@@ -263,7 +264,7 @@ fn validate(files: &[PathBuf]) -> Result<(), Error> {
             )?,
             Err(e) => {
                 failed += 1;
-                message(&crate::report_chain(&e));
+                message(&crate::error::report_chain(&e));
             }
         }
     }

@@ -194,7 +194,7 @@ fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
         Arch::from_compute_capability(cc)
             .map(|(a, note)| {
                 if let Some(n) = note {
-                    crate::io::message(&format!("note: {n}"));
+                    crate::stderr::message(&format!("note: {n}"));
                 }
                 a
             })

@@ -393,19 +393,19 @@ pub fn prepare() {
     let mut plan = plan(&inputs, python_site_packages);
     if let Err(e) = make_links(&plan) {
         if debug {
-            crate::io::message(&format!(
+            crate::stderr::message(&format!(
                 "roofline: cannot make the CUDA 13 library links: {e}"
             ));
         }
         plan.add.retain(|d| Some(d) != plan.link_dir.as_ref());
     }
     if debug {
-        crate::io::message(&format!(
+        crate::stderr::message(&format!(
             "roofline: CUDA library directories found: {:?}",
             plan.found
         ));
         for (name, target) in &plan.links {
-            crate::io::message(&format!("roofline: link {name} -> {}", target.display()));
+            crate::stderr::message(&format!("roofline: link {name} -> {}", target.display()));
         }
     }
     if plan.add.is_empty() {
@@ -415,7 +415,7 @@ pub fn prepare() {
     let value = plan.ld_library_path(inputs.ld_library_path.as_deref());
     let added = std::env::join_paths(&plan.add).unwrap_or_default();
     if debug {
-        crate::io::message(&format!(
+        crate::stderr::message(&format!(
             "roofline: re-running with LD_LIBRARY_PATH={}",
             value.to_string_lossy()
         ));
@@ -431,7 +431,7 @@ pub fn prepare() {
     // `exec` returns only on failure.
     let e = std::os::unix::process::CommandExt::exec(&mut cmd);
     if debug {
-        crate::io::message(&format!(
+        crate::stderr::message(&format!(
             "roofline: re-running failed ({e}); going on without the libraries found"
         ));
     }

@@ -199,3 +199,16 @@ pub enum Error {
         source: crate::suite::SuiteError,
     },
 }
+
+/// Formats an error with its chain of causes, `error: a: b: c`: the one way the collector
+/// reports an error (`main` for the command's, `validate` for each file's).
+pub fn report_chain(e: &dyn std::error::Error) -> String {
+    let mut s = format!("error: {e}");
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

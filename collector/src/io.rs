@@ -1,4 +1,4 @@
-//! The one place the collector reads files, writes files and writes to the standard streams.
+//! The one place the collector reads files, writes files and writes to standard output.
 //!
 //! - **Reading**: only regular files are read. A FIFO, a device or a directory is refused before
 //!   any byte is read (it is opened without blocking, then checked), so `/dev/zero` cannot fill
@@ -13,11 +13,10 @@
 //! - **Identity**: [`check_files`] refuses an output that is one of the command's inputs, and
 //!   [`check_distinct`] the same input twice, by file identity (device and inode), so `./a.json`,
 //!   an absolute path, a symlink or a hard link to an input are all recognised.
-//! - **Standard streams**: [`stdout`] turns a closed pipe into [`Error::StdoutClosed`] (the
+//! - **Standard output**: [`stdout`] turns a closed pipe into [`Error::StdoutClosed`] (the
 //!   binary then ends quietly, as `head` expects) and any other failure, such as a full device,
-//!   into a clear error; [`message`] writes a line to standard error and never fails or panics
-//!   (there is nowhere left to report a failing standard error). Nothing else in the collector
-//!   prints (`print!` and `eprint!` are denied by lint in the crate).
+//!   into a clear error. Lines for standard error go through [`crate::stderr::message`]; nothing
+//!   else in the collector prints (`print!` and `eprint!` are denied by lint in the crate).
 
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
@@ -60,15 +59,6 @@ pub fn stdout(bytes: &[u8]) -> Result<(), Error> {
                 Error::Stdout(e)
             }
         })
-}
-
-/// Writes one line to standard error, best effort: a closed or full standard error is ignored.
-pub fn message(line: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = err
-        .write_all(line.as_bytes())
-        .and_then(|()| err.write_all(b"\n"))
-        .and_then(|()| err.flush());
 }
 
 /// A no-op handler for SIGXFSZ (see [`survive_file_size_limit`]).
@@ -480,7 +470,7 @@ mod tests {
         std::os::unix::fs::symlink("a", &b).unwrap();
         let e = write_atomic(&a, b"x").unwrap_err();
         assert!(
-            crate::report_chain(&e).contains("too many levels of symbolic links"),
+            crate::error::report_chain(&e).contains("too many levels of symbolic links"),
             "{e}"
         );
         let c = dir.path().join("sub");

@@ -30,20 +30,8 @@ pub mod ncu;
 pub mod progress;
 pub mod provenance;
 pub mod sass;
-
+pub mod stderr;
 pub mod suite;
 pub mod trace;
 
 pub use error::Error;
-
-/// Formats an error with its chain of causes, `error: a: b: c` style.
-pub fn report_chain(e: &dyn std::error::Error) -> String {
-    let mut s = format!("error: {e}");
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
-}

@@ -6,6 +6,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use roofline_collector::error::report_chain;
+use roofline_collector::stderr::message;
 use roofline_collector::{Error, cli::Cli, commands, config::Config, io};
 
 /// 128 + SIGPIPE: the shell's status for a writer whose reader went away.
@@ -23,7 +25,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::StdoutClosed) => ExitCode::from(CLOSED_PIPE),
         Err(e) => {
-            io::message(&format!("error: {:#}", anyhow::Error::new(e)));
+            message(&report_chain(&e));
             ExitCode::FAILURE
         }
     }
@@ -39,7 +41,7 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         Err(_) if e.use_stderr() => ExitCode::from(code),
         Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(CLOSED_PIPE),
         Err(w) => {
-            io::message(&format!("error: cannot write to standard output: {w}"));
+            message(&format!("error: cannot write to standard output: {w}"));
             ExitCode::FAILURE
         }
     }

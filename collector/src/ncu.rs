@@ -246,7 +246,7 @@ pub fn profile(ncu: &Path, request: &ProfileRequest) -> Result<ProfileOutcome, N
     let log = std::fs::read_to_string(&request.log_file).unwrap_or_default();
     let mut errors = Vec::new();
     for line in log.lines() {
-        crate::io::message(line);
+        crate::stderr::message(line);
         if line.starts_with("==ERROR==") || line.contains("ERR_NVGPUCTRPERM") {
             errors.push(line.trim_end().to_string());
         }

@@ -1552,7 +1552,7 @@ mod tests {
                         .contains("invalid value for --gpu-architecture")
                 })
             {
-                crate::io::message("this NVRTC does not target sm_70; not checked there");
+                crate::stderr::message("this NVRTC does not target sm_70; not checked there");
                 continue;
             }
             checked.push(arch);
