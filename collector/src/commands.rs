@@ -132,7 +132,7 @@ pub fn run(config: Config) -> Result<(), Error> {
 fn machine(output: &Path, devices: Option<u32>, plan: crate::machine::Plan) -> Result<(), Error> {
     let command = "machine";
     let count = crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
-    if !crate::kernels::nvrtc_present() {
+    if !crate::gpu::kernels::nvrtc_present() {
         return Err(Error::Gpu {
             command,
             source: crate::gpu::GpuError::NoNvrtc,
@@ -218,7 +218,7 @@ fn suite(plan: &crate::suite::Plan, machine: Option<&Path>, output: &Path) -> Re
     let command = "suite";
     let machine = machine.map(read_bundle).transpose()?;
     crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
-    if !crate::kernels::nvrtc_present() {
+    if !crate::gpu::kernels::nvrtc_present() {
         return Err(Error::Gpu {
             command,
             source: crate::gpu::GpuError::NoNvrtc,

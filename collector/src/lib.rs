@@ -13,23 +13,18 @@
 // panic (a closed pipe or a full device is an error or is ignored, not a crash).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod blaslt;
 pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod cudalibs;
-pub mod dnn;
 pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod io;
-pub mod kernels;
 pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
-pub mod sass;
 pub mod stderr;
 pub mod suite;
 pub mod trace;

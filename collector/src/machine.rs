@@ -23,12 +23,12 @@ use roofline_model::bundle::{
 };
 use roofline_model::stats::median_or_nan;
 
-use crate::blaslt::{self, BlasLtError, Gemm};
+use crate::gpu::blaslt::{self, BlasLtError, Gemm};
 use crate::gpu::launch::{
     Empty, FmaPeak, Hbm, L2Read, LaunchWork, MmaPeak, Resident, Sweep, sweep_fmas, sweep_work,
 };
 use crate::gpu::{DeviceError, Session, Timing};
-use crate::kernels::{
+use crate::gpu::kernels::{
     self, BW_UNROLL, Compiled, FMA_CHAINS, Kernel, MMA_ACC, Source, VECTOR_BYTES,
 };
 use crate::progress;

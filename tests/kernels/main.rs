@@ -20,7 +20,7 @@ fn dl_kernels_match_a_naive_reference_on_the_cpu() {
     let exe = dir.path().join("conv_check");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     // The same constants NVRTC gets (tile sizes), from the collector's one list.
-    let defines = roofline_collector::kernels::Source::Dl
+    let defines = roofline_collector::gpu::kernels::Source::Dl
         .defines()
         .into_iter()
         .map(|(k, v)| format!("-D{k}={v}"));

@@ -1,4 +1,4 @@
-//! `roofline-sass-audit`: the SASS audit of every kernel (see `roofline_collector::sass`), run by
+//! `roofline-sass-audit`: the SASS audit of every kernel (see `roofline_collector::gpu::sass`), run by
 //! `cargo xtask sass` with one toolkit's NVRTC on the library path; kept out of the user's
 //! `roofline` CLI.
 //!
@@ -15,8 +15,8 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use roofline_collector::kernels::{self, Kernel, KernelError, Source};
-use roofline_collector::sass::{audit, disasm, ptxas, table};
+use roofline_collector::gpu::kernels::{self, Kernel, KernelError, Source};
+use roofline_collector::gpu::sass::{audit, disasm, ptxas, table};
 
 #[derive(Parser)]
 #[command(about = "SASS audit of the collector's CUDA kernels (run by `cargo xtask sass`)")]

@@ -21,7 +21,7 @@ use roofline_model::bundle::{Datapath, MemoryLevel};
 use roofline_model::dl::{Conv2d, Direction, Precision};
 
 use super::session::{DeviceError, Session, driver};
-use crate::kernels::{Compiled, DlOp, IG_TILE, Kernel, VECTOR_BYTES, Work};
+use crate::gpu::kernels::{Compiled, DlOp, IG_TILE, Kernel, VECTOR_BYTES, Work};
 
 /// What one launch does.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -1208,7 +1208,7 @@ impl LstmCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::{BW_UNROLL, FMA_CHAINS, FMA_UNROLL, MMA_ACC};
+    use crate::gpu::kernels::{BW_UNROLL, FMA_CHAINS, FMA_UNROLL, MMA_ACC};
 
     fn grid(blocks: u32, threads: u32) -> LaunchConfig {
         LaunchConfig {
@@ -1386,7 +1386,7 @@ mod tests {
 
     #[test]
     fn own_convolution_kernels_are_entry_points_of_dl_cu() {
-        let listed = crate::kernels::Source::Dl.entry_points();
+        let listed = crate::gpu::kernels::Source::Dl.entry_points();
         for dir in Direction::ALL {
             for p in Precision::ALL {
                 for igemm in [false, true] {
@@ -1541,7 +1541,7 @@ mod tests {
     #[test]
     #[ignore = "needs NVRTC (libnvrtc.so on the library path); no GPU needed"]
     fn params_match_the_compiled_entry_points() {
-        use crate::kernels::{Source, compile_ptx, nvrtc_present};
+        use crate::gpu::kernels::{Source, compile_ptx, nvrtc_present};
         assert!(nvrtc_present(), "NVRTC could not be loaded");
         let mut checked = Vec::new();
         for arch in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"] {

@@ -8,7 +8,12 @@
 //! - [`launch`]: the typed launchers, one per kernel family, each with the work one launch does
 //!   from its kernel's work formula; the collector's one unsafe kernel launch.
 
+pub mod blaslt;
+pub mod cudalibs;
+pub mod dnn;
+pub mod kernels;
 pub mod launch;
+pub mod sass;
 pub mod session;
 
 pub use session::{DeviceError, Session, Timing};
@@ -27,7 +32,7 @@ pub enum GpuError {
     /// The driver works but NVRTC, which compiles our kernels, cannot be loaded.
     #[error(
         "NVRTC (libnvrtc.so) could not be loaded; {}",
-        crate::cudalibs::INSTALL_HINT
+        crate::gpu::cudalibs::INSTALL_HINT
     )]
     NoNvrtc,
     /// Any other driver error, with the driver's own message.

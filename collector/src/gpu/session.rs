@@ -14,7 +14,7 @@ use cudarc::driver::{
 };
 use roofline_model::stats::median;
 
-use crate::kernels::{self, Compiled, KernelError, Source};
+use crate::gpu::kernels::{self, Compiled, KernelError, Source};
 
 /// Why GPU work failed: a driver call, a kernel that could not be made ready, or a launch
 /// whose arguments do not fit its kernel.

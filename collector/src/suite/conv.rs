@@ -9,9 +9,9 @@ use roofline_model::dl::{self, Conv2d, Direction, Precision};
 use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,
 };
-use crate::dnn::{ConvAlgo, CudnnConv, DnnError, find_conv_algorithm};
+use crate::gpu::dnn::{ConvAlgo, CudnnConv, DnnError, find_conv_algorithm};
 use crate::gpu::launch::{ConvTensors, OwnConv, conv_op};
-use crate::kernels::{DlOp, Kernel};
+use crate::gpu::kernels::{DlOp, Kernel};
 
 /// Our own convolution kernel of `dir`: direct, or implicit-GEMM (with `conv_sum_*` when the
 /// reduction is split). Returns the times and the launches per run.

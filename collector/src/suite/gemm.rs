@@ -5,7 +5,7 @@ use roofline_model::bundle::Skipped;
 use roofline_model::dl;
 
 use super::{Failure, Measured, Plan, Rig, SuiteError, datapath, on_off, record, tags};
-use crate::blaslt::{BlasLtError, Gemm, Spec};
+use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};
 
 /// Runs the GEMM study.
 pub(super) fn study(

@@ -9,10 +9,10 @@ use roofline_model::dl::{self, Lstm, Precision};
 use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,
 };
-use crate::blaslt::{BlasLtError, Gemm, Spec};
-use crate::dnn::{Algo as RnnAlgo, CudnnLstm, DnnError, DnnHandle};
+use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};
+use crate::gpu::dnn::{Algo as RnnAlgo, CudnnLstm, DnnError, DnnHandle};
 use crate::gpu::launch::LstmCell;
-use crate::kernels::{DlOp, Kernel};
+use crate::gpu::kernels::{DlOp, Kernel};
 
 /// cuDNN's LSTM forward (inference mode) over the whole sequence with one algorithm.
 fn cudnn(

@@ -1,6 +1,6 @@
 //! `roofline suite`: the time-based roofline study of Wang et al. (2020), run natively: conv2d
 //! (cuDNN, every algorithm it offers, and our own direct and implicit-GEMM kernels; [`conv`]),
-//! LSTM (cuDNN's RNN, every algorithm, through [`crate::dnn`]; and our own step-by-step
+//! LSTM (cuDNN's RNN, every algorithm, through [`crate::gpu::dnn`]; and our own step-by-step
 //! implementation: a cuBLASLt GEMM and a fused cell kernel per time step; [`lstm`]) and GEMM
 //! (cuBLASLt; [`gemm`]), in FP32, FP16 and BF16, Tensor Cores on and off.
 //!
@@ -18,7 +18,7 @@
 //! frameworks' auto-tuning calls) picks.
 //!
 //! This module only describes what to measure: the GPU work itself is in [`crate::gpu`] and
-//! [`crate::dnn`].
+//! [`crate::gpu::dnn`].
 #![forbid(unsafe_code)]
 
 pub mod conv;
@@ -36,11 +36,11 @@ use roofline_model::bundle::{
 use roofline_model::dl::{self, Precision};
 use roofline_model::stats::median_or_nan;
 
-use crate::blaslt::BlasLtError;
-use crate::dnn::{DnnError, DnnHandle};
+use crate::gpu::blaslt::BlasLtError;
+use crate::gpu::dnn::{DnnError, DnnHandle};
 use crate::gpu::session::Adaptive;
 use crate::gpu::{DeviceError, Session};
-use crate::kernels::{self, Compiled, Source};
+use crate::gpu::kernels::{self, Compiled, Source};
 use crate::progress;
 
 /// One sweep of the study.
@@ -335,7 +335,7 @@ pub fn run(
         }
     };
     let mut skipped = Vec::new();
-    let cudnn_present = crate::dnn::present();
+    let cudnn_present = crate::gpu::dnn::present();
     let cudnn = if cudnn_present {
         match Cudnn::new(Arc::clone(session.stream())) {
             Ok(h) => Some(h),

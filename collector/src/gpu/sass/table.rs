@@ -1,6 +1,6 @@
 //! The audit's results as a table: one tab-separated row per toolkit × architecture × kernel
 //! (`kernels/sass-audit.tsv`, embedded in the binary and read by
-//! [`crate::kernels::audit_refusal`]), and its Markdown rendering (`docs/kernels-sass.md`).
+//! [`crate::gpu::kernels::audit_refusal`]), and its Markdown rendering (`docs/kernels-sass.md`).
 //!
 //! Format: lines starting with `#` are comments; `@toolkit NAME DESCRIPTION` names a toolkit and
 //! its tool versions; `@unsupported TOOLKIT ARCH WHY` records an architecture the toolkit cannot
@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::audit::{Finding, Verdict};
-use crate::kernels::Kernel;
+use crate::gpu::kernels::Kernel;
 
 /// The column names of a row.
 pub const HEADER: [&str; 9] = [
@@ -153,7 +153,7 @@ impl Table {
     pub fn to_tsv(&self) -> String {
         let mut s = String::from(
             "# SASS audit of kernels/*.cu, written by `cargo xtask sass` (do not edit by hand);\n\
-             # read by roofline_collector::kernels::audit_refusal. Format: collector/src/sass/table.rs.\n",
+             # read by roofline_collector::gpu::kernels::audit_refusal. Format: collector/src/sass/table.rs.\n",
         );
         let _ = writeln!(s, "# {}", HEADER.join("\t"));
         for (name, desc) in &self.toolkits {
@@ -326,7 +326,7 @@ counts, with no spills and no emulation. Only a GPU run measures rates, clocks a
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sass::ptxas::Resources;
+    use crate::gpu::sass::ptxas::Resources;
 
     fn finding(kernel: Kernel, verdict: Verdict, reason: &str) -> Finding {
         Finding {

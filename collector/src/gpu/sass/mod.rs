@@ -1,5 +1,5 @@
 //! The SASS audit: proof, without a GPU, that every kernel of `kernels/` executes what its work
-//! formula ([`crate::kernels::Work`]) counts. NVIDIA's compiler tools (NVRTC, `ptxas`,
+//! formula ([`crate::gpu::kernels::Work`]) counts. NVIDIA's compiler tools (NVRTC, `ptxas`,
 //! `nvdisasm`) run on any x86-64 machine; the `roofline-sass-audit` binary drives them and this
 //! module reads their output and judges it. Pure functions: no process, no file.
 //!

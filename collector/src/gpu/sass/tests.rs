@@ -8,7 +8,7 @@ use roofline_model::bundle::Datapath;
 use super::audit::{Finding, Verdict, audit, audit_with, timed_loop};
 use super::disasm::{Function, parse};
 use super::ptxas::{self, Resources};
-use crate::kernels::{FMA_CHAINS, FMA_UNROLL, Kernel, Work};
+use crate::gpu::kernels::{FMA_CHAINS, FMA_UNROLL, Kernel, Work};
 
 const FMA_F32_SM90: &str = include_str!("fixtures/sm_90-fma_f32.sass");
 const FMA_F16X2_SM70: &str = include_str!("fixtures/sm_70-fma_f16x2.sass");

@@ -9,7 +9,7 @@ use roofline_model::bundle::{Datapath, MemoryLevel};
 use roofline_model::dl::Precision;
 
 /// Helpers every source starts with (clock stamps, `KEEP`).
-const COMMON: &str = include_str!("../../kernels/common.cuh");
+const COMMON: &str = include_str!("../../../kernels/common.cuh");
 
 /// Independent FMA chains per thread in `fma.cu` (`-DFMA_CHAINS`).
 pub const FMA_CHAINS: u32 = 8;
@@ -67,11 +67,11 @@ impl Source {
     /// The CUDA C++ text, without the common prelude.
     pub fn text(self) -> &'static str {
         match self {
-            Source::Bandwidth => include_str!("../../kernels/bandwidth.cu"),
-            Source::Fma => include_str!("../../kernels/fma.cu"),
-            Source::Mma => include_str!("../../kernels/mma.cu"),
-            Source::Ert => include_str!("../../kernels/ert.cu"),
-            Source::Dl => include_str!("../../kernels/dl.cu"),
+            Source::Bandwidth => include_str!("../../../kernels/bandwidth.cu"),
+            Source::Fma => include_str!("../../../kernels/fma.cu"),
+            Source::Mma => include_str!("../../../kernels/mma.cu"),
+            Source::Ert => include_str!("../../../kernels/ert.cu"),
+            Source::Dl => include_str!("../../../kernels/dl.cu"),
         }
     }
 
@@ -712,8 +712,8 @@ pub fn refusal(kernel: Kernel, cc: (i32, i32)) -> Option<String> {
     audit_refusal(kernel, &arch_name(cc.0, cc.1))
 }
 
-/// The SASS audit's results (`cargo xtask sass`; the format is in [`crate::sass::table`]).
-const SASS_AUDIT: &str = include_str!("../../kernels/sass-audit.tsv");
+/// The SASS audit's results (`cargo xtask sass`; the format is in [`crate::gpu::sass::table`]).
+const SASS_AUDIT: &str = include_str!("../../../kernels/sass-audit.tsv");
 
 /// Why the collector must not time `kernel` on `arch` (`sm_90`), from the SASS audit embedded in
 /// the binary: it failed there under some audited toolkit (a census mismatch, emulation such as
@@ -721,10 +721,10 @@ const SASS_AUDIT: &str = include_str!("../../kernels/sass-audit.tsv");
 /// `None` when it passed under every toolkit, or when no toolkit audited `arch` (a newer GPU:
 /// the run goes ahead, unproven).
 pub fn audit_refusal(kernel: Kernel, arch: &str) -> Option<String> {
-    static TABLE: std::sync::OnceLock<Result<crate::sass::table::Table, String>> =
+    static TABLE: std::sync::OnceLock<Result<crate::gpu::sass::table::Table, String>> =
         std::sync::OnceLock::new();
     let table = TABLE
-        .get_or_init(|| crate::sass::table::Table::parse(SASS_AUDIT).map_err(|e| e.to_string()));
+        .get_or_init(|| crate::gpu::sass::table::Table::parse(SASS_AUDIT).map_err(|e| e.to_string()));
     match table {
         Ok(t) => t.refusal(kernel, arch),
         // Unreachable while the unit test below parses the embedded table; refuse rather than
@@ -836,8 +836,8 @@ mod tests {
     /// supports (sm_70 to sm_90) under some toolkit, and refuses what it failed.
     #[test]
     fn the_embedded_sass_audit_covers_every_kernel_and_refuses_its_failures() {
-        use crate::sass::audit::Verdict;
-        let t = crate::sass::table::Table::parse(SASS_AUDIT).expect("the embedded table parses");
+        use crate::gpu::sass::audit::Verdict;
+        let t = crate::gpu::sass::table::Table::parse(SASS_AUDIT).expect("the embedded table parses");
         for arch in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"] {
             for k in Kernel::all() {
                 let rows: Vec<_> = t
@@ -862,7 +862,7 @@ mod tests {
         assert!(audit_refusal(Kernel::FmaF32, "sm_120").is_none());
         // The report is the rendering of this very table (no hand edit of either).
         assert_eq!(
-            include_str!("../../docs/kernels-sass.md"),
+            include_str!("../../../docs/kernels-sass.md"),
             t.to_markdown(),
             "docs/kernels-sass.md is not the rendering of kernels/sass-audit.tsv: run `cargo xtask sass`"
         );

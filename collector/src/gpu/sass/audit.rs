@@ -21,7 +21,7 @@ use roofline_model::bundle::Datapath;
 
 use super::disasm::{Function, Instruction, Loop};
 use super::ptxas::Resources;
-use crate::kernels::{Access, DlOp, Kernel, Work};
+use crate::gpu::kernels::{Access, DlOp, Kernel, Work};
 
 /// The audit's verdict on one kernel for one architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
