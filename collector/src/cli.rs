@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use roofline_model::group::GroupBy;
 
 /// Hierarchical and time-based rooflines for GPU deep-learning work.
 ///
@@ -82,19 +83,18 @@ pub struct InfoArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// One row per kernel name, or per PyTorch operator or module (torch.profiler imports).
-    #[arg(long, value_enum, default_value_t = GroupByArg::Kernel)]
-    pub group_by: GroupByArg,
+    #[arg(long, value_parser = group_by_values(), default_value = "kernel")]
+    pub group_by: GroupBy,
 }
 
-/// What `roofline info` groups kernels by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GroupByArg {
-    /// Kernel name.
-    Kernel,
-    /// The PyTorch operator that launched the kernels (operator F and B counted once per call).
-    Op,
-    /// The innermost nn.Module (traces recorded with with_modules=True).
-    Module,
+/// `--group-by`'s values: the model's one vocabulary of groupings ([`GroupBy::key`], with
+/// [`GroupBy::help`] as each value's help).
+fn group_by_values() -> impl clap::builder::TypedValueParser<Value = GroupBy> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(
+        GroupBy::ALL.map(|g| clap::builder::PossibleValue::new(g.key()).help(g.help())),
+    )
+    .map(|key: String| GroupBy::from_key(&key).unwrap_or_default())
 }
 
 /// The charts `roofline plot` draws.
@@ -157,8 +157,8 @@ pub struct PlotArgs {
     #[arg(long, value_name = "N")]
     pub labels: Option<usize>,
     /// One point per kernel name, or per PyTorch operator or module (torch.profiler imports).
-    #[arg(long, value_enum, default_value_t = GroupByArg::Kernel)]
-    pub group_by: GroupByArg,
+    #[arg(long, value_parser = group_by_values(), default_value = "kernel")]
+    pub group_by: GroupBy,
 }
 
 /// `roofline merge`.

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use roofline_model::Bundle;
+use roofline_model::group::regroup;
+use roofline_model::view::{View, ViewState};
 
 use crate::cli::{ChartKind, InfoFormat};
 use crate::config::Config;
@@ -36,15 +38,10 @@ pub fn run(config: Config) -> Result<(), Error> {
             group_by,
         } => {
             let mut bundle = read_bundle(&file)?;
-            let grouped = group_by != roofline_model::group::GroupBy::Kernel;
-            if grouped {
-                bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
-            }
+            regroup(&mut bundle, group_by);
             if let Some(b) = baseline {
                 let mut base = read_bundle(&b)?;
-                if grouped {
-                    base.kernels = roofline_model::group::group(&base.kernels, group_by);
-                }
+                regroup(&mut base, group_by);
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base),
                     _ => export::compare::to_table(&bundle, &base, top),
@@ -68,9 +65,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             group_by,
         } => {
             let mut bundle = read_bundle(&file)?;
-            if group_by != roofline_model::group::GroupBy::Kernel {
-                bundle.kernels = roofline_model::group::group(&bundle.kernels, group_by);
-            }
+            regroup(&mut bundle, group_by);
             let (_, svg) = plot_default(&bundle, chart, top, size, device.as_deref())?;
             write_output(Some(&output), &svg)?;
             if !is_stdout(&output) {
@@ -282,11 +277,8 @@ fn validate(files: &[PathBuf]) -> Result<(), Error> {
 /// inlined and the view as the viewer's URL query, written as the viewer's "Save as HTML" writes
 /// it. The bundles are checked first, and the chart must have something to draw, as for SVG.
 fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
-    use roofline_model::group::GroupBy;
     let (mut bundle, bytes) = crate::io::read_bundle_and_bytes(&p.file)?;
-    if p.group_by != GroupBy::Kernel {
-        bundle.kernels = roofline_model::group::group(&bundle.kernels, p.group_by);
-    }
+    regroup(&mut bundle, p.group_by);
     let (chart, _) = plot_default(
         &bundle,
         p.chart,
@@ -304,32 +296,20 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             |n| n.to_string_lossy().into_owned(),
         )
     };
-    // The view, in the order and encoding of the viewer's own URL (`url_state.rs`).
-    let chart = match chart {
-        ChartKind::Hierarchical => None,
-        ChartKind::Time => Some("time"),
-        ChartKind::Sweep => Some("machine"),
+    // The view, as the viewer's own URL says it (`roofline_model::view`).
+    let view = ViewState {
+        device: p.device.clone(),
+        view: match chart {
+            ChartKind::Hierarchical => View::Hierarchical,
+            ChartKind::Time => View::Time,
+            ChartKind::Sweep => View::Machine,
+        },
+        group: p.group_by,
+        top: p.top,
+        labels: p.labels,
+        ..ViewState::default()
     };
-    let group = match p.group_by {
-        GroupBy::Kernel => None,
-        GroupBy::Operator => Some("op"),
-        GroupBy::Module => Some("module"),
-    };
-    let (top, labels) = (
-        p.top.map(|n| n.to_string()),
-        p.labels.map(|n| n.to_string()),
-    );
-    let pairs: Vec<(&str, &str)> = [
-        ("device", p.device.as_deref()),
-        ("chart", chart),
-        ("group", group),
-        ("top", top.as_deref()),
-        ("labels", labels.as_deref()),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| Some((k, v?)))
-    .collect();
-    let query = roofline_model::standalone::query(&pairs);
+    let query = view.to_query();
     let (current_name, base_name) = (name(&p.file), p.baseline.as_deref().map(name));
     let html = export::html::render(
         export::html::embedded_template(),

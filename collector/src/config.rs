@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use roofline_import::ncu::{Arch, Convention};
 
 use crate::cli::{
-    ChartKind, Cli, Command, ConventionArg, GroupByArg, InfoFormat, PlotFormat, PrecisionArg,
-    StudyArg,
+    ChartKind, Cli, Command, ConventionArg, InfoFormat, PlotFormat, PrecisionArg, StudyArg,
 };
 use crate::error::Error;
 
@@ -269,11 +268,7 @@ fn plot(a: crate::cli::PlotArgs) -> Result<Config, Error> {
     if a.top == Some(0) {
         return Err(Error::Usage("--top must be at least 1".into()));
     }
-    let group_by = match a.group_by {
-        GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,
-        GroupByArg::Op => roofline_model::group::GroupBy::Operator,
-        GroupByArg::Module => roofline_model::group::GroupBy::Module,
-    };
+    let group_by = a.group_by;
     match format {
         PlotFormat::Svg => {
             if a.baseline.is_some() || a.labels.is_some() {
@@ -396,11 +391,7 @@ impl Config {
                     top: a.top,
                     baseline: a.baseline,
                     output: a.output,
-                    group_by: match a.group_by {
-                        GroupByArg::Kernel => roofline_model::group::GroupBy::Kernel,
-                        GroupByArg::Op => roofline_model::group::GroupBy::Operator,
-                        GroupByArg::Module => roofline_model::group::GroupBy::Module,
-                    },
+                    group_by: a.group_by,
                 }
             }
             Command::Plot(a) => plot(a)?,

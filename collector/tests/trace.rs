@@ -134,7 +134,7 @@ fn info_compares_runs_per_operator() {
     );
     let mut mm_s = 0.0;
     for k in &mut b.kernels {
-        if k.tags.get("op").map(String::as_str) == Some("aten::mm") {
+        if k.operator.as_ref().is_some_and(|o| o.name == "aten::mm") {
             mm_s += k.time.total_s;
             k.time.total_s *= 2.0;
             if let Some(p) = &mut k.time.per_launch {

@@ -80,8 +80,7 @@ pub fn own_ceilings(bundle: &Bundle) -> impl Fn(&Kernel) -> Option<Ceilings> + '
     |k| {
         bundle
             .device_of(k)
-            .and_then(|d| bundle.machine_for(d))
-            .map(Ceilings::from_machine)
+            .and_then(|d| Ceilings::of_device(bundle, Some(d)))
     }
 }
 

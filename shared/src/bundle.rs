@@ -269,6 +269,11 @@ impl Datapath {
             Datapath::TensorFp64 => "tensor_fp64",
         }
     }
+
+    /// The datapath of a JSON name ([`Datapath::key`]).
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.key() == key)
+    }
 }
 
 /// How a ceiling was obtained.
@@ -410,6 +415,45 @@ pub struct Kernel {
     /// The NVTX range the launches ran in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvtx_range: Option<String>,
+    /// The PyTorch operator call that launched it (torch.profiler imports), with that call's
+    /// complexity; kept through aggregation only where every launch shares it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorCall>,
+}
+
+/// The PyTorch operator call that launched a kernel, as a torch.profiler import links it: the
+/// innermost `cpu_op` around the kernel's launch call.
+///
+/// One call may launch several kernels; its complexity belongs to the call, so readers count it
+/// once per `(rank, call)` (as [`crate::group::group`] does), never once per kernel. A kernel
+/// launched by a one-kernel call also carries the call's complexity as its own
+/// [`Kernel::complexity`].
+///
+/// Bundles written before this field existed carried the same link as the tags `op`, `op_id`,
+/// `op_shapes`, `op_kernels`, `op_flops`, `op_bytes` and `op_datapath`; reading a bundle turns
+/// them into this field ([`Kernel::adopt_operator_tags`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorCall {
+    /// The operator's name as recorded, e.g. `aten::conv2d`.
+    pub name: String,
+    /// The call's number within its trace (with the kernel's `rank` tag, unique in a bundle):
+    /// kernels with the same number were launched by one call.
+    pub call: u64,
+    /// How many kernels the call launched.
+    pub kernels: u64,
+    /// The recorded input shapes, as the trace's text (cut to 240 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shapes: Option<String>,
+    /// The call's analytical complexity (F, B), when a rule gave it; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complexity: Option<Complexity>,
+    /// The datapath the call's FLOPs run on, from its input type, when a rule gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datapath: Option<Datapath>,
+    /// The rule family that gave the complexity (`gemm`, `conv`, `attention`, `inductor`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// A kernel's run time, seconds.
@@ -728,17 +772,62 @@ impl Kernel {
             source,
             tags: BTreeMap::new(),
             nvtx_range: None,
+            operator: None,
         }
     }
 
-    /// The name to show on charts: `display_name`, else a shortened `name`.
-    pub fn short_name(&self) -> String {
-        match &self.display_name {
-            Some(d) if !d.is_empty() => d.clone(),
-            _ => crate::names::shorten(&self.name),
+    /// Turns the operator tags of bundles written before [`Kernel::operator`] existed (`op`,
+    /// `op_id`, `op_shapes`, `op_kernels`, `op_flops`, `op_bytes`, `op_datapath`) into that
+    /// field, removing them. A kernel that already has the field, or lacks `op` or a readable
+    /// `op_id`, keeps its tags as they are. Figures that do not parse stay unknown.
+    pub fn adopt_operator_tags(&mut self) {
+        if self.operator.is_some() {
+            return;
         }
+        let (Some(name), Some(call)) = (
+            self.tags.get("op"),
+            self.tags.get("op_id").and_then(|v| v.parse::<u64>().ok()),
+        ) else {
+            return;
+        };
+        let number = |key: &str| self.tags.get(key).and_then(|v| v.parse::<f64>().ok());
+        let complexity = match (number("op_flops"), number("op_bytes")) {
+            (Some(flops), Some(bytes)) => Some(Complexity { flops, bytes }),
+            _ => None,
+        };
+        let op = OperatorCall {
+            name: name.clone(),
+            call,
+            kernels: self
+                .tags
+                .get("op_kernels")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1),
+            shapes: self.tags.get("op_shapes").cloned(),
+            complexity,
+            datapath: self
+                .tags
+                .get("op_datapath")
+                .and_then(|k| Datapath::from_key(k)),
+            rule: None,
+        };
+        for key in LEGACY_OPERATOR_TAGS {
+            self.tags.remove(key);
+        }
+        self.operator = Some(op);
     }
 }
+
+/// The tags that carried [`Kernel::operator`] before it was a field.
+const LEGACY_OPERATOR_TAGS: [&str; 7] = [
+    "op",
+    "op_id",
+    "op_shapes",
+    "op_kernels",
+    "op_flops",
+    "op_bytes",
+    "op_datapath",
+];
 
 impl Bundle {
     /// An empty, complete bundle with the given provenance.
@@ -756,9 +845,19 @@ impl Bundle {
         }
     }
 
-    /// The machine characterization for a device id.
+    /// The machine characterization measured on a device id.
     pub fn machine_for(&self, device: &str) -> Option<&Machine> {
         self.machines.iter().find(|m| m.device == device)
+    }
+
+    /// The machine characterization that bounds a device's kernels, the one rule every chart,
+    /// table and report uses: the machine measured on that device id (`None`: the bundle's first
+    /// device). There is no fallback to another device's machine: a device without its own
+    /// characterization has no ceilings (a machine measured elsewhere is lent explicitly, as the
+    /// viewer's "Ceilings from" and `import --machine` do).
+    pub fn machine_of(&self, device: Option<&str>) -> Option<&Machine> {
+        let device = device.or_else(|| self.devices.first().map(|d| d.id.as_str()))?;
+        self.machine_for(device)
     }
 
     /// The device a kernel ran on: its own `device`, or the only device of the bundle.

@@ -4,7 +4,7 @@
 //! the theoretical figure). The ceiling used for plots and bounds is the highest empirical one;
 //! a theoretical figure is used only where nothing was measured, and is marked as such.
 
-use crate::bundle::{Datapath, Machine, MemoryLevel, Method};
+use crate::bundle::{Bundle, Datapath, Machine, MemoryLevel, Method};
 
 /// One resolved ceiling: its value and how it was obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,6 +46,12 @@ fn better(current: Option<Ceiling>, candidate: Ceiling) -> Option<Ceiling> {
 }
 
 impl Ceilings {
+    /// The ceilings a device's kernels are read against ([`Bundle::machine_of`]'s rule: that
+    /// device's own machine; `None` reads the bundle's first device), resolved.
+    pub fn of_device(bundle: &Bundle, device: Option<&str>) -> Option<Self> {
+        bundle.machine_of(device).map(Ceilings::from_machine)
+    }
+
     /// Resolves a machine: the highest empirical ceiling per level and datapath, else the highest
     /// theoretical one.
     pub fn from_machine(m: &Machine) -> Self {

@@ -17,7 +17,7 @@
 //! Entries grouped per PyTorch operator or module ([`crate::group`]: a torch.profiler import
 //! read with `group=op|module`) are matched by their operator (or module) key, exactly: the
 //! kernels behind an operator may change between runs (a new GEMM algorithm, a fused kernel)
-//! while the operator stays ([`Unit`]).
+//! while the operator stays ([`GroupBy`]).
 //!
 //! Cost: the matching hashes each name once (one map of the baseline's names, one lookup per
 //! current kernel) and works on indices from then on; short names are computed only for the
@@ -30,6 +30,7 @@ use crate::analysis::KernelAnalysis;
 use crate::bundle::{Datapath, Kernel};
 use crate::chart::{Analysed, ChartError, ChartOptions, Domain, MarkerKind, Scene};
 use crate::geometry::si::format_si;
+use crate::group::GroupBy;
 use crate::hierarchical::Bound;
 
 /// Whether a kernel ran in both runs or in one.
@@ -50,54 +51,6 @@ impl Presence {
             Presence::Both => "both",
             Presence::New => "new",
             Presence::Gone => "gone",
-        }
-    }
-}
-
-/// What the entries of a comparison are: kernels matched by name, or operator or module groups
-/// ([`crate::group`]) matched by their key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Unit {
-    /// Kernels, matched by full name, else by a unique short name.
-    #[default]
-    Kernel,
-    /// PyTorch operators (entries grouped by the `op` tag), matched by operator name.
-    Operator,
-    /// `nn.Module`s (entries grouped by the `module` tag), matched by module name.
-    Module,
-}
-
-impl Unit {
-    /// How an analysis' entries were grouped: the `grouped_by` tag [`crate::group::group`]
-    /// writes on every entry (read from the first; all carry the same).
-    pub fn of(a: &Analysed) -> Self {
-        match a
-            .kernels
-            .first()
-            .and_then(|k| k.tags.get("grouped_by"))
-            .map(String::as_str)
-        {
-            Some("op") => Unit::Operator,
-            Some("module") => Unit::Module,
-            _ => Unit::Kernel,
-        }
-    }
-
-    /// The singular noun for a column header: `kernel`, `operator`, `module`.
-    pub fn noun(self) -> &'static str {
-        match self {
-            Unit::Kernel => "kernel",
-            Unit::Operator => "operator",
-            Unit::Module => "module",
-        }
-    }
-
-    /// The plural noun: `kernels`, `operators`, `modules`.
-    pub fn plural(self) -> &'static str {
-        match self {
-            Unit::Kernel => "kernels",
-            Unit::Operator => "operators",
-            Unit::Module => "modules",
         }
     }
 }
@@ -225,7 +178,7 @@ pub struct Summary {
     /// largest change first.
     pub by_datapath: Vec<Moved>,
     /// What was matched: kernels, operators or modules (the current run's grouping).
-    pub unit: Unit,
+    pub unit: GroupBy,
     /// Why fewer entries than expected could be matched, when the two runs are not grouped
     /// alike (one per kernel, the other per operator, say).
     pub note: Option<String>,
@@ -316,7 +269,7 @@ fn add(groups: &mut Vec<Moved>, key: &str, before: f64, after: f64) {
 
 /// Which baseline kernel each current kernel is matched with: entry `i` is the index into
 /// `baseline.kernels` of the kernel paired with `current.kernels[i]`, if any. First by full name
-/// (one hash map of the baseline's names); then, for kernels ([`Unit::Kernel`]) left unmatched on
+/// (one hash map of the baseline's names); then, for kernels ([`GroupBy::Kernel`]) left unmatched on
 /// both sides, by short name ([`Kernel::short_name`]: templates and arguments cut) where exactly
 /// one kernel on each side has it, so that `implicit_convolve_sgemm<float, …>` pairs with
 /// `implicit_convolve_sgemm<__half, …>` when a change of precision changed only the template
@@ -340,7 +293,9 @@ pub fn pairing(current: &Analysed, baseline: &Analysed) -> Vec<Option<usize>> {
             b
         })
         .collect();
-    if Unit::of(current) != Unit::Kernel || Unit::of(baseline) != Unit::Kernel {
+    if GroupBy::of(&current.kernels) != GroupBy::Kernel
+        || GroupBy::of(&baseline.kernels) != GroupBy::Kernel
+    {
         return pairs;
     }
     // Short name → (current kernels, baseline kernels) left unmatched.
@@ -369,7 +324,7 @@ pub fn pairing(current: &Analysed, baseline: &Analysed) -> Vec<Option<usize>> {
 }
 
 /// Why entries cannot be matched when the two runs are not grouped alike.
-fn grouping_note(current: Unit, baseline: Unit) -> Option<String> {
+fn grouping_note(current: GroupBy, baseline: GroupBy) -> Option<String> {
     (current != baseline).then(|| {
         format!(
             "the baseline is read per {} and this run per {}: only entries of the same name match (group both alike, from torch.profiler imports)",
@@ -432,7 +387,10 @@ pub fn compare(current: &Analysed, baseline: &Analysed) -> Comparison {
     }
     let (mut by_bound, mut by_datapath) = (Vec::new(), Vec::new());
     let count = |p: Presence| rows.iter().filter(|r| r.presence == p).count();
-    let (unit, base_unit) = (Unit::of(current), Unit::of(baseline));
+    let (unit, base_unit) = (
+        GroupBy::of(&current.kernels),
+        GroupBy::of(&baseline.kernels),
+    );
     let mut summary = Summary {
         before_s: rows.iter().map(CompareRow::baseline_s).sum(),
         after_s: rows.iter().map(CompareRow::current_s).sum(),
@@ -718,6 +676,7 @@ mod tests {
             source: DataSource::Import,
             tags: std::collections::BTreeMap::new(),
             nvtx_range: None,
+            operator: None,
         }
     }
 
@@ -813,7 +772,15 @@ mod tests {
 
     fn op(name: &str, op: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
         let mut k = kernel(name, t, fp32, tensor, hbm);
-        k.tags.insert("op".into(), op.into());
+        k.operator = Some(crate::bundle::OperatorCall {
+            name: op.into(),
+            call: 0,
+            kernels: 1,
+            shapes: None,
+            complexity: None,
+            datapath: None,
+            rule: None,
+        });
         k
     }
 
@@ -877,7 +844,7 @@ mod tests {
             &run(group(&cur, GroupBy::Operator)),
             &run(group(&base, GroupBy::Operator)),
         );
-        assert_eq!(c.summary.unit, Unit::Operator);
+        assert_eq!(c.summary.unit, GroupBy::Operator);
         assert_eq!(c.summary.note, None);
         // aten::mm: 3 + 1 ms before, 1 ms after, by different kernels: 4× faster.
         let mm = c.row("aten::mm").unwrap();
@@ -907,7 +874,7 @@ mod tests {
         // Read per kernel, the GEMM kernels match nothing (the CUTLASS kernel is new, both
         // SGEMMs gone), and the copy pairs with the ReLU by their one shared short name.
         let k = compare(&run(cur), &run(base));
-        assert_eq!(k.summary.unit, Unit::Kernel);
+        assert_eq!(k.summary.unit, GroupBy::Kernel);
         assert_eq!(
             (k.summary.matched, k.summary.new, k.summary.gone),
             (2, 1, 2)
@@ -942,7 +909,7 @@ mod tests {
             &run(group(&cur, GroupBy::Module)),
             &run(group(&base, GroupBy::Module)),
         );
-        assert_eq!(c.summary.unit, Unit::Module);
+        assert_eq!(c.summary.unit, GroupBy::Module);
         // Linear_0: 3 ms → 1 ms; Linear_1 unchanged.
         assert!((c.row("Linear_0").unwrap().speedup().unwrap() - 3.0).abs() < 1e-12);
         assert_eq!(c.row("Linear_1").unwrap().speedup(), Some(1.0));

@@ -1,64 +1,147 @@
-//! Reading a kernel list per operator or per module instead of per kernel name.
+//! Reading a kernel list per operator or per module instead of per kernel name, and the one
+//! vocabulary of those groupings ([`GroupBy`]: its CLI value, URL value, nouns and tag).
 //!
-//! Kernels imported from a torch.profiler trace ([`crate::trace`]) carry the operator that
-//! launched them (`op` tag, one `op_id` per operator call) and, where the operator has a
-//! complexity rule, the operator call's F and B (`op_flops`, `op_bytes`, `op_datapath`). Grouping
-//! makes one entry per operator name (or module): launches and times summed, counters summed as
-//! [`crate::aggregate`] does, and the complexity summed once per operator call, so that an
-//! operator whose F was not split among its kernels is read whole. Kernels without the tag keep
-//! their own entry, named `(no operator) <kernel>`, so nothing is dropped.
+//! Kernels imported from a torch.profiler trace carry the operator call that launched them
+//! ([`Kernel::operator`]: the operator's name, the call's number and, where a rule gave it, the
+//! call's F and B) and the innermost `nn.Module` (`module` tag). Grouping makes one entry per
+//! operator name (or module): launches and times summed, counters summed as [`crate::aggregate`]
+//! does, and the complexity summed once per operator call, so that an operator whose F was not
+//! split among its kernels is read whole. Kernels without an operator (or module) keep their own
+//! entry, named `(no operator) <kernel>`, so nothing is dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bundle::{Complexity, Datapath, Flops, Kernel, KernelTime};
+use crate::bundle::{Complexity, Flops, Kernel, KernelTime};
 
-/// What to group kernel entries by.
+/// What to group kernel entries by: the one vocabulary of `roofline info --group-by`, the
+/// viewer's `group=` URL value and its picker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GroupBy {
     /// By kernel name (the default reading; [`group`] leaves the list as it is).
     #[default]
     Kernel,
-    /// By the PyTorch operator that launched them (`op` tag).
+    /// By the PyTorch operator that launched them ([`Kernel::operator`]).
     Operator,
     /// By the innermost `nn.Module` (`module` tag).
     Module,
 }
 
 impl GroupBy {
-    /// The tag a grouping reads.
-    pub fn tag(self) -> Option<&'static str> {
+    /// Every grouping, in the order pickers list them.
+    pub const ALL: [GroupBy; 3] = [GroupBy::Kernel, GroupBy::Operator, GroupBy::Module];
+
+    /// The name on the command line (`--group-by op`) and in the viewer's URL (`group=op`).
+    pub fn key(self) -> &'static str {
+        match self {
+            GroupBy::Kernel => "kernel",
+            GroupBy::Operator => "op",
+            GroupBy::Module => "module",
+        }
+    }
+
+    /// The grouping a [`GroupBy::key`] names.
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.key() == key)
+    }
+
+    /// What each value means, for `--help` and the viewer's picker.
+    pub fn help(self) -> &'static str {
+        match self {
+            GroupBy::Kernel => "Kernel name",
+            GroupBy::Operator => {
+                "The PyTorch operator that launched the kernels (operator F and B counted once per call)"
+            }
+            GroupBy::Module => "The innermost nn.Module (traces recorded with with_modules=True)",
+        }
+    }
+
+    /// The singular noun for a column header: `kernel`, `operator`, `module`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            GroupBy::Kernel => "kernel",
+            GroupBy::Operator => "operator",
+            GroupBy::Module => "module",
+        }
+    }
+
+    /// The noun as a column heading: `Kernel`, `Operator`, `Module`.
+    pub fn heading(self) -> &'static str {
+        match self {
+            GroupBy::Kernel => "Kernel",
+            GroupBy::Operator => "Operator",
+            GroupBy::Module => "Module",
+        }
+    }
+
+    /// The plural noun: `kernels`, `operators`, `modules`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            GroupBy::Kernel => "kernels",
+            GroupBy::Operator => "operators",
+            GroupBy::Module => "modules",
+        }
+    }
+
+    /// The tag a torch.profiler import writes for this grouping, where it is a tag.
+    pub const MODULE_TAG: &'static str = "module";
+
+    /// The tag [`group`] writes on every entry it makes: the grouping's [`GroupBy::key`].
+    pub const GROUPED_BY_TAG: &'static str = "grouped_by";
+
+    /// The name of the group a kernel belongs to, `None` for kernels without one (and for
+    /// [`GroupBy::Kernel`], which makes no groups).
+    pub fn group_of(self, k: &Kernel) -> Option<&str> {
         match self {
             GroupBy::Kernel => None,
-            GroupBy::Operator => Some("op"),
-            GroupBy::Module => Some("module"),
+            GroupBy::Operator => k.operator.as_ref().map(|o| o.name.as_str()),
+            GroupBy::Module => k.tags.get(Self::MODULE_TAG).map(String::as_str),
         }
+    }
+
+    /// How entries were grouped: the [`GroupBy::GROUPED_BY_TAG`] [`group`] writes (read from
+    /// the first entry; all carry the same). Entries without it are kernels.
+    pub fn of(kernels: &[Kernel]) -> Self {
+        kernels
+            .first()
+            .and_then(|k| k.tags.get(Self::GROUPED_BY_TAG))
+            .and_then(|v| Self::from_key(v))
+            .unwrap_or(GroupBy::Kernel)
+    }
+
+    /// Whether a kernel list holds anything this grouping can group (a torch.profiler import's
+    /// operators or modules); always true for [`GroupBy::Kernel`].
+    pub fn applies_to(self, kernels: &[Kernel]) -> bool {
+        self == GroupBy::Kernel || kernels.iter().any(|k| self.group_of(k).is_some())
+    }
+}
+
+/// Regroups a bundle's kernels in place ([`group`]); does nothing for [`GroupBy::Kernel`].
+pub fn regroup(bundle: &mut crate::bundle::Bundle, by: GroupBy) {
+    if by != GroupBy::Kernel {
+        bundle.kernels = group(&bundle.kernels, by);
     }
 }
 
 /// The kernel list regrouped: one entry per (device, operator or module). Entries keep the
-/// device; their tags say how they were grouped (`grouped_by`) and how many distinct kernel
-/// names they hold (`kernel_names`).
+/// device; their tags say how they were grouped ([`GroupBy::GROUPED_BY_TAG`]) and how many
+/// distinct kernel names they hold (`kernel_names`).
 pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
-    let Some(tag) = by.tag() else {
+    if by == GroupBy::Kernel {
         return kernels.to_vec();
-    };
+    }
     struct Acc {
         entry: Kernel,
         names: BTreeSet<String>,
-        calls: BTreeSet<(Option<String>, String)>,
+        calls: BTreeSet<(Option<String>, u64)>,
         complexity: Option<Complexity>,
         complexity_known: bool,
     }
     let mut groups: BTreeMap<(Option<String>, String), Acc> = BTreeMap::new();
     let mut order = Vec::new();
     for k in kernels {
-        let key_name = match k.tags.get(tag) {
-            Some(v) => v.clone(),
-            None => format!(
-                "(no {}) {}",
-                if tag == "op" { "operator" } else { "module" },
-                k.name
-            ),
+        let key_name = match by.group_of(k) {
+            Some(v) => v.to_string(),
+            None => format!("(no {}) {}", by.noun(), k.name),
         };
         let key = (k.device.clone(), key_name.clone());
         let acc = groups.entry(key.clone()).or_insert_with(|| {
@@ -74,7 +157,8 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             };
             e.grid = k.grid;
             e.block = k.block;
-            e.tags.insert("grouped_by".into(), tag.into());
+            e.tags
+                .insert(GroupBy::GROUPED_BY_TAG.into(), by.key().into());
             Acc {
                 entry: e,
                 names: BTreeSet::new(),
@@ -85,29 +169,19 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
         });
         // Complexity and FLOPs: an operator call's figures once (its first kernel), else the
         // kernel's own.
-        let call_figures = match (
-            k.tags.get("op_id"),
-            k.tags.get("op_flops").and_then(|v| v.parse::<f64>().ok()),
-            k.tags.get("op_bytes").and_then(|v| v.parse::<f64>().ok()),
-        ) {
-            (Some(id), Some(flops), Some(bytes)) => {
-                let first = acc.calls.insert((k.tags.get("rank").cloned(), id.clone()));
-                let datapath = k
-                    .tags
-                    .get("op_datapath")
-                    .and_then(|key| Datapath::ALL.into_iter().find(|d| d.key() == key));
-                let c = if first {
-                    Complexity { flops, bytes }
-                } else {
-                    Complexity {
-                        flops: 0.0,
-                        bytes: 0.0,
-                    }
-                };
-                Some((c, datapath))
-            }
-            _ => None,
-        };
+        let call_figures = k.operator.as_ref().and_then(|op| {
+            let c = op.complexity?;
+            let first = acc.calls.insert((k.tags.get("rank").cloned(), op.call));
+            let c = if first {
+                c
+            } else {
+                Complexity {
+                    flops: 0.0,
+                    bytes: 0.0,
+                }
+            };
+            Some((c, op.datapath))
+        });
         let (own, flops) = match call_figures {
             Some((c, Some(d))) if k.flops.is_unknown() => {
                 let mut f = Flops::default();
@@ -175,7 +249,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::DataSource;
+    use crate::bundle::{DataSource, Datapath, OperatorCall};
 
     fn k(name: &str, t: f64, tags: &[(&str, &str)]) -> Kernel {
         let mut k = Kernel::new(name, t, DataSource::Import);
@@ -185,23 +259,34 @@ mod tests {
         k
     }
 
+    fn launched_by(mut k: Kernel, name: &str, call: u64, complexity: Option<(f64, f64)>) -> Kernel {
+        k.operator = Some(OperatorCall {
+            name: name.into(),
+            call,
+            kernels: 2,
+            shapes: None,
+            complexity: complexity.map(|(flops, bytes)| Complexity { flops, bytes }),
+            datapath: complexity.map(|_| Datapath::Fp32),
+            rule: None,
+        });
+        k
+    }
+
     #[test]
     fn operators_are_counted_once_per_call() {
-        let call = |id: &'static str| {
-            vec![
-                ("op", "aten::native_layer_norm"),
-                ("op_id", id),
-                ("op_flops", "320"),
-                ("op_bytes", "400"),
-                ("op_datapath", "fp32"),
-                ("op_kernels", "2"),
-            ]
+        let ln = |name: &str, t: f64, call: u64| {
+            launched_by(
+                k(name, t, &[]),
+                "aten::native_layer_norm",
+                call,
+                Some((320.0, 400.0)),
+            )
         };
         let kernels = vec![
-            k("ln_stats", 1.0, &call("7")),
-            k("ln_apply", 2.0, &call("7")),
-            k("ln_stats", 1.5, &call("9")),
-            k("ln_apply", 2.5, &call("9")),
+            ln("ln_stats", 1.0, 7),
+            ln("ln_apply", 2.0, 7),
+            ln("ln_stats", 1.5, 9),
+            ln("ln_apply", 2.5, 9),
             k("orphan", 0.5, &[]),
         ];
         let g = group(&kernels, GroupBy::Operator);
@@ -217,28 +302,44 @@ mod tests {
             })
         );
         assert_eq!(g[0].tags["kernel_names"], "2");
+        assert_eq!(g[0].tags[GroupBy::GROUPED_BY_TAG], "op");
         assert_eq!(g[0].flops.fp32, Some(640.0));
         assert_eq!(g[1].name, "(no operator) orphan");
         assert_eq!(g[1].complexity, None);
         assert_eq!(group(&kernels, GroupBy::Kernel), kernels);
+        assert_eq!(GroupBy::of(&g), GroupBy::Operator);
+        assert_eq!(GroupBy::of(&kernels), GroupBy::Kernel);
     }
 
     #[test]
     fn single_kernel_operators_sum_their_own_complexity() {
-        let mut a = k("gemm", 1.0, &[("op", "aten::mm")]);
+        let mut a = launched_by(k("gemm", 1.0, &[]), "aten::mm", 1, None);
         a.complexity = Some(Complexity {
             flops: 10.0,
             bytes: 4.0,
         });
         a.flops.fp32 = Some(10.0);
-        let b = a.clone();
+        let mut b = a.clone();
+        b.operator.as_mut().unwrap().call = 2;
         let g = group(&[a.clone(), b.clone()], GroupBy::Operator);
         assert_eq!(g[0].complexity.unwrap().flops, 20.0);
         assert_eq!(g[0].flops.fp32, Some(20.0));
         // A kernel without complexity makes the group's unknown, never a partial sum.
-        let c = k("gemm", 1.0, &[("op", "aten::mm")]);
+        let c = launched_by(k("gemm", 1.0, &[]), "aten::mm", 3, None);
         let g = group(&[a, b, c], GroupBy::Operator);
         assert_eq!(g[0].complexity, None);
+    }
+
+    #[test]
+    fn the_vocabulary_reads_back_its_own_keys() {
+        for g in GroupBy::ALL {
+            assert_eq!(GroupBy::from_key(g.key()), Some(g));
+        }
+        assert_eq!(GroupBy::from_key("operator"), None);
+        let kernels = vec![k("gemm", 1.0, &[("module", "Linear_0")])];
+        assert!(GroupBy::Module.applies_to(&kernels));
+        assert!(!GroupBy::Operator.applies_to(&kernels));
+        assert!(GroupBy::Kernel.applies_to(&kernels));
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`stats`]: the one median of repeated measurements;
 //! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space;
-//! - [`compare`]: two runs matched kernel by kernel, and the arrows between their points.
+//! - [`compare`]: two runs matched kernel by kernel, and the arrows between their points;
+//! - [`view`]: the viewer's view as data and its URL query, which the CLI's saved pages write too.
 
 pub mod aggregate;
 pub mod analysis;
@@ -40,6 +41,7 @@ pub mod stats;
 pub mod summary;
 pub mod theoretical;
 pub mod time_based;
+pub mod view;
 
 pub use bundle::{Bundle, SCHEMA_VERSION};
 pub use read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};

@@ -10,6 +10,18 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::bundle::Kernel;
+
+impl Kernel {
+    /// The name to show on charts: `display_name`, else a shortened `name` ([`shorten`]).
+    pub fn short_name(&self) -> String {
+        match &self.display_name {
+            Some(d) if !d.is_empty() => d.clone(),
+            _ => shorten(&self.name),
+        }
+    }
+}
+
 /// `s` cut to at most `n` characters, the last of them an ellipsis when anything was cut: what
 /// chart labels, the CLI's SVG and error messages show of a name too long for them.
 pub fn truncate(s: &str, n: usize) -> String {
@@ -148,7 +160,7 @@ fn telling_words<'a>(
 /// ([`Kernel::short_name`](crate::bundle::Kernel::short_name)), told apart with
 /// [`disambiguate`] where short names collide. What the table, the charts and `roofline info`
 /// show.
-pub fn display_names(kernels: &[crate::bundle::Kernel]) -> Vec<String> {
+pub fn display_names(kernels: &[Kernel]) -> Vec<String> {
     let entries: Vec<(String, &str)> = kernels
         .iter()
         .map(|k| (k.short_name(), k.name.as_str()))

@@ -232,7 +232,11 @@ pub fn parse_bundle(text: &str) -> Result<Bundle, ReadError> {
     // A well-formed bundle of this version goes straight into the types, in one pass; only that
     // pass accepts. Anything else is diagnosed from that pass's error (see `diagnose`).
     match serde_json::from_str::<Bundle>(text) {
-        Ok(bundle) if bundle.schema_version == SCHEMA_VERSION => {
+        Ok(mut bundle) if bundle.schema_version == SCHEMA_VERSION => {
+            // Bundles written before `Kernel::operator` existed carry the link as tags.
+            for k in &mut bundle.kernels {
+                k.adopt_operator_tags();
+            }
             validate(&bundle)?;
             Ok(bundle)
         }
@@ -940,6 +944,10 @@ impl Validator {
             self.non_negative(&|| format!("{p}.complexity.flops"), c.flops);
             self.non_negative(&|| format!("{p}.complexity.bytes"), c.bytes);
         }
+        if let Some(c) = k.operator.as_ref().and_then(|o| o.complexity.as_ref()) {
+            self.non_negative(&|| format!("{p}.operator.complexity.flops"), c.flops);
+            self.non_negative(&|| format!("{p}.operator.complexity.bytes"), c.bytes);
+        }
     }
 }
 
@@ -961,6 +969,37 @@ mod tests {
     fn with(find: &str, replace: &str) -> String {
         assert!(MINIMAL.contains(find), "{find}");
         MINIMAL.replacen(find, replace, 1)
+    }
+
+    #[test]
+    fn operator_tags_of_older_bundles_become_the_operator_field() {
+        let tags = r#""tags": {"op": "aten::mm", "op_id": "12", "op_kernels": "2", "op_shapes": "[[4, 8], [8, 2]]", "op_flops": "128", "op_bytes": "224", "op_datapath": "fp32", "step": "ProfilerStep#1"}, "source": "published""#;
+        let b = parse_bundle(&with(r#""source": "published""#, tags)).unwrap();
+        let k = &b.kernels[0];
+        let op = k.operator.as_ref().unwrap();
+        assert_eq!((op.name.as_str(), op.call, op.kernels), ("aten::mm", 12, 2));
+        assert_eq!(op.shapes.as_deref(), Some("[[4, 8], [8, 2]]"));
+        assert_eq!(
+            op.complexity,
+            Some(crate::bundle::Complexity {
+                flops: 128.0,
+                bytes: 224.0
+            })
+        );
+        assert_eq!(op.datapath, Some(crate::bundle::Datapath::Fp32));
+        // The other tags stay; the operator's are gone, and the bundle writes the field.
+        assert_eq!(k.tags.keys().collect::<Vec<_>>(), ["step"]);
+        let again = parse_bundle(&to_json(&b).unwrap()).unwrap();
+        assert_eq!(again, b);
+        // An unknown figure stays unknown, never zero.
+        let tags = r#""tags": {"op": "nccl:all_reduce", "op_id": "3"}, "source": "published""#;
+        let b = parse_bundle(&with(r#""source": "published""#, tags)).unwrap();
+        let op = b.kernels[0].operator.as_ref().unwrap();
+        assert_eq!((op.complexity, op.datapath, op.kernels), (None, None, 1));
+        // Negative figures in the field are refused, with their path.
+        let field = r#""operator": {"name": "aten::mm", "call": 1, "kernels": 1, "complexity": {"flops": -1, "bytes": 0}}, "source": "published""#;
+        let issues = invalid(&with(r#""source": "published""#, field));
+        assert_eq!(issues[0].path, "$.kernels[0].operator.complexity.flops");
     }
 
     fn invalid(text: &str) -> Vec<Issue> {

@@ -352,7 +352,7 @@ pub fn to_json(bundle: &Bundle) -> String {
         .devices
         .iter()
         .map(|d| {
-            let c = bundle.machine_for(&d.id).map(Ceilings::from_machine);
+            let c = Ceilings::of_device(bundle, Some(&d.id));
             JsonDevice {
                 id: &d.id,
                 name: &d.name,

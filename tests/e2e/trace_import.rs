@@ -130,11 +130,12 @@ fn shapes_trace_links_operators_and_counts_matmuls() {
                     .then(b.0.cmp(&a.0))
             });
         match inner {
-            None => assert!(!k.tags.contains_key("op"), "{}", k.name),
+            None => assert!(k.operator.is_none(), "{}", k.name),
             Some((i, o)) => {
                 linked += 1;
-                assert_eq!(k.tags["op"], o["name"].as_str().unwrap());
-                assert_eq!(k.tags["op_id"], i.to_string());
+                let op = k.operator.as_ref().unwrap();
+                assert_eq!(op.name, o["name"].as_str().unwrap());
+                assert_eq!(op.call, i as u64);
                 if o["name"] == "aten::mm" {
                     let d = &o["args"]["Input Dims"];
                     let (m, kk, n) = (
@@ -143,11 +144,11 @@ fn shapes_trace_links_operators_and_counts_matmuls() {
                         d[1][1].as_f64().unwrap(),
                     );
                     assert_eq!(d[1][0].as_f64().unwrap(), kk);
-                    let f: f64 = k.tags["op_flops"].parse().unwrap();
+                    let c = op.complexity.unwrap();
+                    let f = c.flops;
                     assert_eq!(f, 2.0 * m * n * kk);
-                    let b: f64 = k.tags["op_bytes"].parse().unwrap();
-                    assert_eq!(b, 4.0 * (m * kk + kk * n + m * n), "float32 operands");
-                    if k.tags["op_kernels"] == "1" {
+                    assert_eq!(c.bytes, 4.0 * (m * kk + kk * n + m * n), "float32 operands");
+                    if op.kernels == 1 {
                         assert_eq!(k.complexity.unwrap().flops, f);
                         assert_eq!(k.flops.get(Datapath::Fp32), Some(f));
                     }
@@ -185,7 +186,7 @@ fn shapes_trace_links_operators_and_counts_matmuls() {
                         "aten::scatter_" => 8.0 * n + n * elt(3) + n.min(s) * e,
                         _ => 8.0 * n + n * elt(3) + 2.0 * n.min(s) * e,
                     };
-                    let b: f64 = k.tags["op_bytes"].parse().unwrap();
+                    let b = op.complexity.unwrap().bytes;
                     assert_eq!(b, expected, "{name} {d}");
                     assert_eq!(k.complexity.unwrap().bytes, expected);
                     indexing_checked += 1;
@@ -364,7 +365,7 @@ fn counter_trace_joined_with_a_timing_trace() {
     let ops: Vec<&str> = imp
         .kernels
         .iter()
-        .filter_map(|k| k.tags.get("op").map(String::as_str))
+        .filter_map(|k| k.operator.as_ref().map(|o| o.name.as_str()))
         .collect();
     assert!(ops.contains(&"aten::cudnn_convolution"), "{ops:?}");
     assert!(

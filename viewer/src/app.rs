@@ -18,10 +18,10 @@ use std::sync::Arc;
 use crate::chart_view::ChartView;
 use crate::export;
 use crate::kernel_table::KernelTable;
-use crate::loading::{Loaded, SampleEntry, ceilings_of, fetch_bundle, fetch_samples, read_file};
+use crate::loading::{Loaded, SampleEntry, fetch_bundle, fetch_samples, read_file};
 use crate::machine_view::{Edits, MachineView};
 use crate::perf;
-use crate::url_state::{UrlState, View, group_from_key, group_key};
+use crate::url_state::{self, UrlState, View};
 
 /// The whole page; `embed` gives the compact chrome for iframes.
 #[component]
@@ -36,9 +36,9 @@ pub fn App(
             let here = web_sys::window()
                 .and_then(|w| w.location().search().ok())
                 .unwrap_or_default();
-            UrlState::from_query(if here.len() > 1 { &here } else { &m.query })
+            url_state::from_query(if here.len() > 1 { &here } else { &m.query })
         }
-        _ => UrlState::from_location(),
+        _ => url_state::from_location(),
     };
     let bundles: RwSignal<Vec<Loaded>> = RwSignal::new(Vec::new());
     let samples: RwSignal<Vec<SampleEntry>> = RwSignal::new(Vec::new());
@@ -220,7 +220,7 @@ pub fn App(
             pending.clear();
         }
         let handle = set_timeout_with_handle(
-            move || state.write_to_location(),
+            move || url_state::write_to_location(&state),
             std::time::Duration::from_millis(URL_WRITE_DELAY_MS),
         );
         url_write.set_value(handle.ok());
@@ -232,11 +232,11 @@ pub fn App(
         let dev = device.get();
         let own = all
             .get(current.get())
-            .and_then(|l| ceilings_of(&l.bundle, dev.as_deref()));
+            .and_then(|l| Ceilings::of_device(&l.bundle, dev.as_deref()));
         let base = match machine_from.get() {
             Some(i) => all
                 .get(i)
-                .and_then(|l| ceilings_of(&l.bundle, None))
+                .and_then(|l| Ceilings::of_device(&l.bundle, None))
                 .or(own),
             None => own,
         };
@@ -652,7 +652,7 @@ pub fn App(
                     })
                 }}
                 {move || {
-                    // Grouping needs the operator tags a torch.profiler import writes.
+                    // Grouping needs the operators and modules a torch.profiler import links.
                     let tagged = bundles.with(|b| {
                         b.get(current.get()).is_some_and(|l| l.tagged.is_some())
                     });
@@ -663,27 +663,23 @@ pub fn App(
                                 <select
                                     id="group-select"
                                     on:change=move |ev| {
-                                        let g = group_from_key(&event_target_value(&ev))
+                                        let g = GroupBy::from_key(&event_target_value(&ev))
                                             .unwrap_or_default();
                                         group_by.set(g);
                                         selected.set(None);
                                         domain.set(None);
                                     }
                                 >
-                                    {[GroupBy::Kernel, GroupBy::Operator, GroupBy::Module]
+                                    {GroupBy::ALL
                                         .into_iter()
                                         .map(|g| {
-                                            let label = match g {
-                                                GroupBy::Kernel => "kernel",
-                                                GroupBy::Operator => "operator",
-                                                GroupBy::Module => "module",
-                                            };
                                             view! {
                                                 <option
-                                                    value=group_key(g)
+                                                    value=g.key()
+                                                    title=g.help()
                                                     selected=move || group_by.get() == g
                                                 >
-                                                    {label}
+                                                    {g.noun()}
                                                 </option>
                                             }
                                         })

@@ -98,11 +98,7 @@ pub fn KernelTable(
             <table id="kernel-table" role="table" class:comparing=comparing>
                 <thead role="rowgroup">
                     <tr role="row">
-                        {header(Signal::derive(move || match group.get() {
-                            GroupBy::Kernel => "Kernel",
-                            GroupBy::Operator => "Operator",
-                            GroupBy::Module => "Module",
-                        }), SortBy::Name)}
+                        {header(Signal::derive(move || group.get().heading()), SortBy::Name)}
                         <th>"Share"</th>
                         {header(Signal::stored("Time"), SortBy::Time)}
                         {header(Signal::stored("Launches"), SortBy::Launches)}

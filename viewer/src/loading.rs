@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use roofline_model::aggregate::aggregate_by_name;
 use roofline_model::bundle::Bundle;
-use roofline_model::ceilings::Ceilings;
+use roofline_model::group::GroupBy;
 use wasm_bindgen::JsCast;
 
 use crate::perf;
@@ -106,10 +106,9 @@ fn loaded(
     perf::mark("roofline:open:parsed");
     parsed
         .map(|mut bundle| {
-            let tagged = bundle
-                .kernels
-                .iter()
-                .any(|k| k.tags.contains_key("op"))
+            let tagged = [GroupBy::Operator, GroupBy::Module]
+                .into_iter()
+                .any(|g| g.applies_to(&bundle.kernels))
                 .then(|| Arc::new(bundle.kernels.clone()));
             bundle.kernels =
                 perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
@@ -180,14 +179,4 @@ pub async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
         .await
         .map_err(|()| format!("could not read {name}"))?;
     parse_bytes(&name, &bytes)
-}
-
-/// The ceilings of a device's machine (`None`: the bundle's first device), else of the bundle's
-/// first machine.
-pub fn ceilings_of(b: &Bundle, device: Option<&str>) -> Option<Ceilings> {
-    let device = device.or_else(|| b.devices.first().map(|d| d.id.as_str()));
-    device
-        .and_then(|d| b.machine_for(d))
-        .or_else(|| b.machines.first())
-        .map(Ceilings::from_machine)
 }

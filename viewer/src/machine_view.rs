@@ -116,13 +116,7 @@ pub fn MachineView(
             return Vec::new();
         };
         let dev = device.get();
-        let id = dev
-            .as_deref()
-            .or_else(|| l.bundle.devices.first().map(|d| d.id.as_str()));
-        let Some(m) = id
-            .and_then(|d| l.bundle.machine_for(d))
-            .or_else(|| l.bundle.machines.first())
-        else {
+        let Some(m) = l.bundle.machine_of(dev.as_deref()) else {
             return Vec::new();
         };
         let mut rows = Vec::new();

@@ -116,7 +116,7 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
                 .unwrap_or_default(),
             d.sm_count.map(|n| format!(", {n} SMs")).unwrap_or_default(),
         );
-        let Some(m) = bundle.machine_for(&d.id) else {
+        let Some(m) = bundle.machine_of(Some(&d.id)) else {
             let _ = writeln!(
                 out,
                 "  no machine characterization (run `roofline machine`)"

@@ -14,9 +14,8 @@
 //! operator that launched one kernel gives that kernel its F and B ([`Kernel::complexity`]) and,
 //! when no counter says otherwise, its FLOPs on the datapath of its input type (as `roofline
 //! suite` records its kernels). An operator that launched several kernels cannot split its F
-//! among them honestly: each of its kernels carries the operator's figures in tags (`op_flops`,
-//! `op_bytes`, `op_datapath`, `op_kernels`, `op_id`), and [`roofline_model::group`] counts them once per
-//! operator call.
+//! among them honestly: each of its kernels carries the operator call with the call's figures
+//! ([`Kernel::operator`]), and [`roofline_model::group`] counts them once per operator call.
 //!
 //! Counters: Kineto's range profiler (`cuda_profiler_range` events, one per kernel with
 //! `profiler_measure_per_kernel=True`) records no kernel events and no kernel times; the ranges'
@@ -36,7 +35,7 @@ use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
 use crate::trace::parse::{GpuEvent, Ns, Trace};
-use roofline_model::bundle::{DataSource, Device, Kernel};
+use roofline_model::bundle::{DataSource, Device, Kernel, OperatorCall};
 
 /// How to read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -378,15 +377,6 @@ struct OpInfo {
     cost: usize,
 }
 
-/// The cost of one (operator name, recorded inputs) pair, with its tags as text: a training loop
-/// calls the same operator on the same shapes step after step, so each is computed once.
-struct CostText {
-    cost: Result<OpCost, NoCost>,
-    flops: String,
-    bytes: String,
-    datapath: String,
-}
-
 /// Turns a parsed trace into bundle kernels.
 ///
 /// # Errors
@@ -511,7 +501,9 @@ fn import_impl(
     type CostKey = (u32, Option<u32>, Option<ListElem>, Option<[u64; 2]>);
     let mut cost_ids: FxHashMap<CostKey, usize> = FxHashMap::default();
     let mut estimated = 0usize;
-    let mut costs: Vec<CostText> = Vec::new();
+    // The cost of each distinct (operator name, recorded inputs): a training loop calls the same
+    // operator on the same shapes step after step, so each is computed once.
+    let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
     let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
     for (l, &o) in launch_op
         .iter()
@@ -562,19 +554,13 @@ fn import_impl(
                     _ => Err(NoCost::Shapes("no shapes recorded".into())),
                 },
             };
-            let text = |f: fn(&OpCost) -> String| cost.as_ref().map(f).unwrap_or_default();
-            costs.push(CostText {
-                flops: text(|c| c.complexity.flops.to_string()),
-                bytes: text(|c| c.complexity.bytes.to_string()),
-                datapath: text(|c| c.datapath.key().to_string()),
-                cost,
-            });
+            costs.push(cost);
             costs.len() - 1
         });
-        if estimate.is_some() && costs[cost].cost.is_ok() {
+        if estimate.is_some() && costs[cost].is_ok() {
             estimated += 1;
         }
-        if let Ok(c) = &costs[cost].cost {
+        if let Ok(c) = &costs[cost] {
             let name = trace.name(op.name);
             for a in &c.assumed {
                 *assumed.entry(format!("{name}: {a}")).or_default() += 1;
@@ -675,22 +661,25 @@ fn import_impl(
             stats.linked += 1;
             let op = &trace.ops[o];
             let name = trace.name(op.name);
-            k.tags.insert("op".into(), name.to_string());
-            k.tags.insert("op_id".into(), o.to_string());
-            if let Some(i) = op.inputs {
-                let d = &trace.inputs[i as usize].dims_text;
-                k.tags.insert("op_shapes".into(), truncate(d, 240));
-            }
             let info = &op_info[&o];
-            let text = &costs[info.cost];
-            match &text.cost {
+            let mut call = OperatorCall {
+                name: name.to_string(),
+                call: o as u64,
+                kernels: info.kernels as u64,
+                shapes: op
+                    .inputs
+                    .map(|i| truncate(&trace.inputs[i as usize].dims_text, 240)),
+                complexity: None,
+                datapath: None,
+                rule: None,
+            };
+            match &costs[info.cost] {
                 Ok(c) => {
                     stats.with_complexity += 1;
                     inductor |= c.family == operators::inductor::FAMILY;
-                    k.tags.insert("op_flops".into(), text.flops.clone());
-                    k.tags.insert("op_bytes".into(), text.bytes.clone());
-                    k.tags.insert("op_datapath".into(), text.datapath.clone());
-                    k.tags.insert("op_kernels".into(), info.kernels.to_string());
+                    call.complexity = Some(c.complexity);
+                    call.datapath = Some(c.datapath);
+                    call.rule = Some(c.family.to_string());
                     if info.kernels == 1 {
                         k.complexity = Some(c.complexity);
                         if k.flops.is_unknown() {
@@ -711,6 +700,7 @@ fn import_impl(
                     *stats.no_shapes.entry(key).or_default() += 1;
                 }
             }
+            k.operator = Some(call);
         }
         kernels.push(k);
     }
@@ -943,6 +933,11 @@ mod tests {
     use crate::trace::parse;
     use roofline_model::bundle::Datapath;
 
+    /// The operator call a kernel was linked to.
+    fn op(k: &Kernel) -> &OperatorCall {
+        k.operator.as_ref().expect("a linked operator")
+    }
+
     fn ev(cat: &str, name: &str, tid: u32, ts: f64, dur: f64, args: &str) -> String {
         format!(
             r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
@@ -1133,7 +1128,7 @@ mod tests {
         assert_eq!(imp.stats.launches, 5);
         assert_eq!(imp.stats.linked, 4);
         let gemm = &imp.kernels[0];
-        assert_eq!(gemm.tags["op"], "aten::addmm");
+        assert_eq!(op(gemm).name, "aten::addmm");
         assert_eq!(gemm.tags["step"], "ProfilerStep#4");
         assert_eq!(gemm.tags["module"], "Linear_0");
         assert_eq!(gemm.tags["rank"], "2");
@@ -1146,9 +1141,9 @@ mod tests {
         assert_eq!(gemm.flops.get(Datapath::TensorBf16), Some(480.0));
         // The two layer-norm kernels share their operator's figures, per operator only.
         let (a, b) = (&imp.kernels[1], &imp.kernels[2]);
-        assert_eq!(a.tags["op_id"], b.tags["op_id"]);
-        assert_eq!(a.tags["op_kernels"], "2");
-        assert_eq!(a.tags["op_flops"], (8.0 * 40.0).to_string());
+        assert_eq!(op(a).call, op(b).call);
+        assert_eq!(op(a).kernels, 2);
+        assert_eq!(op(a).complexity.map(|c| c.flops), Some(8.0 * 40.0));
         assert!(a.complexity.is_none() && a.flops.is_unknown());
         // Not understood, in one note.
         let summary: Vec<&String> = imp
@@ -1228,7 +1223,7 @@ mod tests {
         ));
         let imp = import_events(&events);
         assert_eq!(imp.stats.graph_replayed, 2);
-        assert_eq!(imp.kernels[2].tags["op"], "CompiledFunction");
+        assert_eq!(op(&imp.kernels[2]).name, "CompiledFunction");
         assert_eq!(imp.stats.communication.get("record_param_comms"), Some(&1));
         assert_eq!(imp.stats.no_rule.get("CompiledFunction"), Some(&2));
         let summary = summary(&imp);
@@ -1268,7 +1263,7 @@ mod tests {
         ));
         let imp = import_events(&events);
         let k = &imp.kernels[0];
-        assert_eq!(k.tags["op"], "triton_poi_fused_add_cos_sin_0");
+        assert_eq!(op(k).name, "triton_poi_fused_add_cos_sin_0");
         assert_eq!(k.grid, Some([1, 1, 1]));
         // Three buffers of 100 floats.
         let c = k.complexity.unwrap();
@@ -1302,8 +1297,8 @@ mod tests {
         let c = imp.kernels[0].complexity.unwrap();
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
         assert_eq!(
-            imp.kernels[0].tags["op_datapath"],
-            operators::Dtype::Bf16.matmul().key()
+            op(&imp.kernels[0]).datapath,
+            Some(operators::Dtype::Bf16.matmul())
         );
         assert!(
             imp.notes
@@ -1468,10 +1463,10 @@ mod tests {
         let imp = import_events(&events);
         assert_eq!(imp.kernels.len(), 4);
         let k = &imp.kernels[0];
-        assert_eq!(k.tags["op"], "aten::_fused_adamw_");
-        assert_eq!(k.tags["op_kernels"], "2");
+        assert_eq!(op(k).name, "aten::_fused_adamw_");
+        assert_eq!(op(k).kernels, 2);
         // 19 elements per list, four lists read and three written, 4-byte floats.
-        assert_eq!(k.tags["op_bytes"], (7.0 * 19.0 * 4.0).to_string());
+        assert_eq!(op(k).complexity.map(|c| c.bytes), Some(7.0 * 19.0 * 4.0));
         assert!(imp.notes.iter().any(|n| n.contains(
             "aten::_fused_adamw_: the tensor lists' element type, not recorded, is float32"
         )));
@@ -1481,7 +1476,7 @@ mod tests {
         assert!(imp.kernels[2].complexity.is_none());
         // cat: 36 four-byte elements read and written.
         let cat = &imp.kernels[3];
-        assert_eq!(cat.tags["op"], "aten::cat");
+        assert_eq!(op(cat).name, "aten::cat");
         assert_eq!(cat.complexity.map(|c| c.bytes), Some(2.0 * 36.0 * 4.0));
         assert!(imp.notes.iter().any(|n| n.contains(
             "aten::cat: the tensor lists' element type, not recorded, is a 4-byte type"

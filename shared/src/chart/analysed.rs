@@ -92,13 +92,9 @@ impl Analysed {
             .and_then(|id| bundle.devices.iter().find(|d| d.id == id))
             .map(|d| d.name.clone())
             .unwrap_or_default();
-        let ceilings = ceilings.cloned().unwrap_or_else(|| {
-            device
-                .as_deref()
-                .and_then(|d| bundle.machine_for(d))
-                .map(Ceilings::from_machine)
-                .unwrap_or_default()
-        });
+        let ceilings = ceilings
+            .cloned()
+            .unwrap_or_else(|| Ceilings::of_device(bundle, device.as_deref()).unwrap_or_default());
         Analysed {
             device,
             device_name,

@@ -23,7 +23,7 @@ type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);
 /// [`ChartError::Nothing`] when the device's machine has no sweep.
 pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
     let p = Analysed::without_kernels(bundle, o.device.as_deref(), o.ceilings.as_ref());
-    let machine = p.device.as_deref().and_then(|d| bundle.machine_for(d));
+    let machine = bundle.machine_of(p.device.as_deref());
     let Some(machine) = machine.filter(|m| !m.sweep.is_empty()) else {
         let device = device_suffix(&p);
         return Err(ChartError::NoSweep(if machine.is_some() {
