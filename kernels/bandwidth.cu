@@ -6,7 +6,7 @@
 // (cache in L1) for L1.
 
 #ifndef BW_UNROLL
-#error "BW_UNROLL is passed by the collector (-DBW_UNROLL=…, collector/src/kernels.rs)"
+#error "BW_UNROLL is passed by the collector (-DBW_UNROLL=…, collector/src/gpu/kernels.rs)"
 #endif
 
 __device__ __forceinline__ float4 ld_cs(const float4* p) {

@@ -144,13 +144,13 @@ CONV_KERNELS(bf16, unsigned short)
 // each slice writes FP32 partial sums and `conv_sum_*` adds them into the output (2 launches).
 
 #ifndef IG_BM
-#error "IG_BM is passed by the collector (-DIG_BM=…, collector/src/kernels.rs)"
+#error "IG_BM is passed by the collector (-DIG_BM=…, collector/src/gpu/kernels.rs)"
 #endif
 #ifndef IG_BN
-#error "IG_BN is passed by the collector (-DIG_BN=…, collector/src/kernels.rs)"
+#error "IG_BN is passed by the collector (-DIG_BN=…, collector/src/gpu/kernels.rs)"
 #endif
 #ifndef IG_BK
-#error "IG_BK is passed by the collector (-DIG_BK=…, collector/src/kernels.rs)"
+#error "IG_BK is passed by the collector (-DIG_BK=…, collector/src/gpu/kernels.rs)"
 #endif
 
 // Storage formats: 0 = FP32, 1 = FP16, 2 = BF16.

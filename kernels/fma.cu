@@ -3,10 +3,10 @@
 // FLOPs per thread = 2 (FMA) × lanes (2 for half2/bfloat162) × FMA_CHAINS × FMA_UNROLL × iters.
 
 #ifndef FMA_CHAINS
-#error "FMA_CHAINS is passed by the collector (-DFMA_CHAINS=…, collector/src/kernels.rs)"
+#error "FMA_CHAINS is passed by the collector (-DFMA_CHAINS=…, collector/src/gpu/kernels.rs)"
 #endif
 #ifndef FMA_UNROLL
-#error "FMA_UNROLL is passed by the collector (-DFMA_UNROLL=…, collector/src/kernels.rs)"
+#error "FMA_UNROLL is passed by the collector (-DFMA_UNROLL=…, collector/src/gpu/kernels.rs)"
 #endif
 
 extern "C" __global__ void fma_f64(double b, double c, int iters, double* sink, double sentinel,

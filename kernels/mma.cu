@@ -6,7 +6,7 @@
 // 8192; m8n8k4 (FP64) 512. FLOPs per kernel = FLOPs per MMA × MMA_ACC × iters × warps.
 
 #ifndef MMA_ACC
-#error "MMA_ACC is passed by the collector (-DMMA_ACC=…, collector/src/kernels.rs)"
+#error "MMA_ACC is passed by the collector (-DMMA_ACC=…, collector/src/gpu/kernels.rs)"
 #endif
 
 #define MMA_F32_KERNEL(NAME, SHAPE_TYPES, MIN_ARCH)                                         \

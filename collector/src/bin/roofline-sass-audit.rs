@@ -5,7 +5,7 @@
 //! - `audit --toolkit NAME --description TEXT --ptxas PATH --nvdisasm PATH --arch sm_XY… --out
 //!   FILE`: compiles every source with `kernels::nvrtc_compile` (the NVRTC on `LD_LIBRARY_PATH`)
 //!   for each architecture, assembles with `ptxas -v`, disassembles with `nvdisasm -c`, audits
-//!   every kernel and writes the rows (`sass::table`). No driver, no GPU.
+//!   every kernel and writes the rows (`gpu::audit_table`). No driver, no GPU.
 //! - `render --input FILE… --table PATH --markdown PATH [--check]`: merges the rows of each
 //!   toolkit into the embedded table and the Markdown report, or with `--check` compares them
 //!   with the files and fails on any difference.
@@ -15,8 +15,9 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use roofline_collector::gpu::audit_table::{Table, Verdict};
 use roofline_collector::gpu::kernels::{self, Kernel, KernelError, Source};
-use roofline_collector::gpu::sass::{audit, disasm, ptxas, table};
+use roofline_collector::gpu::sass::{audit, disasm, ptxas, report};
 
 #[derive(Parser)]
 #[command(about = "SASS audit of the collector's CUDA kernels (run by `cargo xtask sass`)")]
@@ -135,7 +136,7 @@ fn run_audit(
         );
     }
     let scratch = tempfile::tempdir().context("a temporary directory")?;
-    let mut t = table::Table::default();
+    let mut t = Table::default();
     t.toolkits.push((toolkit.into(), description.into()));
     for arch in archs {
         let dir = keep.unwrap_or(scratch.path()).join(toolkit).join(arch);
@@ -198,7 +199,7 @@ fn run_audit(
                 let f = functions.iter().find(|f| f.name == kernel.entry());
                 let r = resources.get(kernel.entry()).copied();
                 let finding = audit::audit(kernel, arch, f, r);
-                t.rows.push(table::Row::new(toolkit, &finding));
+                t.rows.push(finding.row(toolkit));
             }
         }
         eprintln!(
@@ -249,13 +250,13 @@ fn same_code(audited: &[disasm::Function], loaded: &[disasm::Function]) -> Resul
 }
 
 fn render(inputs: &[PathBuf], table_path: &Path, markdown: &Path, check: bool) -> Result<()> {
-    let mut t = table::Table::default();
+    let mut t = Table::default();
     for input in inputs {
         let text =
             std::fs::read_to_string(input).with_context(|| format!("{}", input.display()))?;
-        t.extend(table::Table::parse(&text).with_context(|| format!("{}", input.display()))?);
+        t.extend(Table::parse(&text).with_context(|| format!("{}", input.display()))?);
     }
-    let outputs = [(table_path, t.to_tsv()), (markdown, t.to_markdown())];
+    let outputs = [(table_path, t.to_tsv()), (markdown, report::markdown(&t))];
     let mut stale = Vec::new();
     for (path, fresh) in &outputs {
         if check {
@@ -286,21 +287,14 @@ fn render(inputs: &[PathBuf], table_path: &Path, markdown: &Path, check: bool) -
             stale.join("\n")
         );
     }
-    let fails = t
-        .rows
-        .iter()
-        .filter(|r| r.verdict == audit::Verdict::Fail)
-        .count();
+    let fails = t.rows.iter().filter(|r| r.verdict == Verdict::Fail).count();
     eprintln!(
         "{} kernel × architecture × toolkit audited: {} pass, {fails} fail, {} absent",
         t.rows.len(),
+        t.rows.iter().filter(|r| r.verdict == Verdict::Pass).count(),
         t.rows
             .iter()
-            .filter(|r| r.verdict == audit::Verdict::Pass)
-            .count(),
-        t.rows
-            .iter()
-            .filter(|r| r.verdict == audit::Verdict::Absent)
+            .filter(|r| r.verdict == Verdict::Absent)
             .count()
     );
     Ok(())

@@ -18,7 +18,10 @@ use roofline_model::dl::Precision;
 #[derive(Debug, thiserror::Error)]
 pub enum BlasLtError {
     /// The library is not installed or not on the loader path.
-    #[error("libcublasLt could not be loaded; {}", crate::gpu::cudalibs::INSTALL_HINT)]
+    #[error(
+        "libcublasLt could not be loaded; {}",
+        crate::gpu::cudalibs::INSTALL_HINT
+    )]
     Missing,
     /// A cuBLASLt call failed.
     #[error("cuBLASLt {call} failed for the {datapath} GEMM: {status:?}")]

@@ -8,6 +8,8 @@ use cudarc::nvrtc::Ptx;
 use roofline_model::bundle::{Datapath, MemoryLevel};
 use roofline_model::dl::Precision;
 
+use super::audit_table;
+
 /// Helpers every source starts with (clock stamps, `KEEP`).
 const COMMON: &str = include_str!("../../../kernels/common.cuh");
 
@@ -712,23 +714,16 @@ pub fn refusal(kernel: Kernel, cc: (i32, i32)) -> Option<String> {
     audit_refusal(kernel, &arch_name(cc.0, cc.1))
 }
 
-/// The SASS audit's results (`cargo xtask sass`; the format is in [`crate::gpu::sass::table`]).
-const SASS_AUDIT: &str = include_str!("../../../kernels/sass-audit.tsv");
-
 /// Why the collector must not time `kernel` on `arch` (`sm_90`), from the SASS audit embedded in
-/// the binary: it failed there under some audited toolkit (a census mismatch, emulation such as
-/// FP8 through FP16 Tensor Cores, spills, dead code), or the architecture lacks its hardware.
-/// `None` when it passed under every toolkit, or when no toolkit audited `arch` (a newer GPU:
-/// the run goes ahead, unproven).
+/// the binary ([`audit_table::embedded`]): it failed there under some audited toolkit (a census
+/// mismatch, emulation such as FP8 through FP16 Tensor Cores, spills, dead code), or the
+/// architecture lacks its hardware. `None` when it passed under every toolkit, or when no toolkit
+/// audited `arch` (a newer GPU: the run goes ahead, unproven).
 pub fn audit_refusal(kernel: Kernel, arch: &str) -> Option<String> {
-    static TABLE: std::sync::OnceLock<Result<crate::gpu::sass::table::Table, String>> =
-        std::sync::OnceLock::new();
-    let table = TABLE
-        .get_or_init(|| crate::gpu::sass::table::Table::parse(SASS_AUDIT).map_err(|e| e.to_string()));
-    match table {
-        Ok(t) => t.refusal(kernel, arch),
-        // Unreachable while the unit test below parses the embedded table; refuse rather than
-        // time an unaudited kernel.
+    match audit_table::embedded() {
+        Ok(t) => t.refusal(kernel.entry(), arch),
+        // Unreachable while the unit tests parse the embedded table; refuse rather than time an
+        // unaudited kernel.
         Err(e) => Some(format!("the embedded SASS audit is unreadable: {e}")),
     }
 }
@@ -830,42 +825,6 @@ mod tests {
                     .contains(k.entry().rsplit('_').next().unwrap_or(""))
             );
         }
-    }
-
-    /// The embedded SASS audit parses, covers every kernel on every architecture the collector
-    /// supports (sm_70 to sm_90) under some toolkit, and refuses what it failed.
-    #[test]
-    fn the_embedded_sass_audit_covers_every_kernel_and_refuses_its_failures() {
-        use crate::gpu::sass::audit::Verdict;
-        let t = crate::gpu::sass::table::Table::parse(SASS_AUDIT).expect("the embedded table parses");
-        for arch in ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"] {
-            for k in Kernel::all() {
-                let rows: Vec<_> = t
-                    .rows
-                    .iter()
-                    .filter(|r| r.arch == arch && r.kernel == k.entry())
-                    .collect();
-                assert!(!rows.is_empty(), "{} on {arch} was not audited", k.entry());
-                let failed = rows.iter().any(|r| r.verdict != Verdict::Pass);
-                assert_eq!(
-                    audit_refusal(k, arch).is_some(),
-                    failed,
-                    "{} {arch}",
-                    k.entry()
-                );
-            }
-        }
-        // Kernels for newer hardware are stubs on older GPUs, refused there.
-        assert!(audit_refusal(Kernel::MmaBf16, "sm_70").is_some());
-        assert!(audit_refusal(Kernel::FmaF32, "sm_90").is_none());
-        // An architecture no toolkit audited is not refused.
-        assert!(audit_refusal(Kernel::FmaF32, "sm_120").is_none());
-        // The report is the rendering of this very table (no hand edit of either).
-        assert_eq!(
-            include_str!("../../../docs/kernels-sass.md"),
-            t.to_markdown(),
-            "docs/kernels-sass.md is not the rendering of kernels/sass-audit.tsv: run `cargo xtask sass`"
-        );
     }
 
     #[test]

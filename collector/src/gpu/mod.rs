@@ -8,6 +8,7 @@
 //! - [`launch`]: the typed launchers, one per kernel family, each with the work one launch does
 //!   from its kernel's work formula; the collector's one unsafe kernel launch.
 
+pub mod audit_table;
 pub mod blaslt;
 pub mod cudalibs;
 pub mod dnn;

@@ -21,39 +21,8 @@ use roofline_model::bundle::Datapath;
 
 use super::disasm::{Function, Instruction, Loop};
 use super::ptxas::Resources;
+use crate::gpu::audit_table::{Row, Verdict};
 use crate::gpu::kernels::{Access, DlOp, Kernel, Work};
-
-/// The audit's verdict on one kernel for one architecture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verdict {
-    /// The compiled kernel executes what its formula counts.
-    Pass,
-    /// It does not: the reason says how. The collector does not time it on that architecture.
-    Fail,
-    /// The architecture lacks the kernel's hardware: the entry point is an empty stub, never timed.
-    Absent,
-}
-
-impl Verdict {
-    /// `pass`, `FAIL` or `absent`, as the tables write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::Absent => "absent",
-        }
-    }
-
-    /// Reads [`Verdict::as_str`] back.
-    pub fn parse(s: &str) -> Option<Verdict> {
-        match s {
-            "pass" => Some(Verdict::Pass),
-            "FAIL" => Some(Verdict::Fail),
-            "absent" => Some(Verdict::Absent),
-            _ => None,
-        }
-    }
-}
 
 /// One kernel audited for one architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +39,23 @@ pub struct Finding {
     pub resources: Resources,
     /// Why it failed or is absent; empty on a pass.
     pub reason: String,
+}
+
+impl Finding {
+    /// The finding as a row of the audit's table, made with `toolkit`.
+    pub fn row(&self, toolkit: &str) -> Row {
+        Row {
+            toolkit: toolkit.into(),
+            arch: self.arch.clone(),
+            kernel: self.kernel.entry().into(),
+            verdict: self.verdict,
+            registers: self.resources.registers,
+            spill_stores: self.resources.spill_stores,
+            spill_loads: self.resources.spill_loads,
+            census: self.census.clone(),
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 /// `sm_90` → `(9, 0)`, `sm_100` → `(10, 0)`; `None` if not of that form.

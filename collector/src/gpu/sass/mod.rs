@@ -6,12 +6,13 @@
 //! - [`ptxas`]: `ptxas -v` statistics (registers, spills);
 //! - [`disasm`]: `nvdisasm` listings (functions, instructions, loops);
 //! - [`audit`]: the census of each kernel's timed loop against its formula, and the verdict;
-//! - [`table`]: the results as the embedded table and the Markdown report.
+//! - [`report`]: the results as the Markdown report; the table the collector embeds, and its
+//!   format, are [`crate::gpu::audit_table`].
 
 pub mod audit;
 pub mod disasm;
 pub mod ptxas;
-pub mod table;
+pub mod report;
 
 #[cfg(test)]
 mod tests;

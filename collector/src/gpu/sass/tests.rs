@@ -5,9 +5,10 @@
 
 use roofline_model::bundle::Datapath;
 
-use super::audit::{Finding, Verdict, audit, audit_with, timed_loop};
+use super::audit::{Finding, audit, audit_with, timed_loop};
 use super::disasm::{Function, parse};
 use super::ptxas::{self, Resources};
+use crate::gpu::audit_table::Verdict;
 use crate::gpu::kernels::{FMA_CHAINS, FMA_UNROLL, Kernel, Work};
 
 const FMA_F32_SM90: &str = include_str!("fixtures/sm_90-fma_f32.sass");
