@@ -23,10 +23,11 @@
 //! part; the epilogue's elementwise work is not counted. B: every buffer once, as above. Other
 //! templates (convolutions, attention) have no rule.
 
-use super::{Arg, NoCost, OpCost, OpInputs, bytes_in, matmul_assumed, shapes_err, tensors};
+use super::matmul::matmul_assumed;
+use super::{Arg, Family, NoCost, OpCost, OpInputs, bytes_in, shapes_err, tensors};
 
 /// The family of these rules ([`super::OpCost::family`]).
-pub const FAMILY: &str = "inductor";
+pub const FAMILY: Family = Family::Inductor;
 
 /// Inductor's kernel categories that move data (see the module doc).
 const DATA_MOVING: [&str; 5] = ["poi", "red", "per", "for", "spl"];

@@ -10,13 +10,13 @@
 //! the reductions. An out-of-place `scatter` or `index_add` first copies `self` into its output;
 //! PyTorch records that copy as its own `copy_` call, whose kernel is counted there.
 
+use super::optimizer::{list_bytes, list_cost, tensor_lists};
 use super::{
-    Dtype, NoCost, OpCost, OpInputs, bytes_in, list_bytes, list_cost, numel, shapes_err,
-    tensor_lists, wrap_dim,
+    Complexity, Dtype, Family, NoCost, OpCost, OpInputs, bytes_in, numel, shapes_err, wrap_dim,
 };
 
 /// The family of every rule here.
-const FAMILY: &str = "movement";
+const FAMILY: Family = Family::Movement;
 
 /// `cat(tensors, dim)`: every input read once and the output, of as many elements, written
 /// once. `stack` reaches its kernels through a `cat` call of its own. The inputs' element type
@@ -150,7 +150,7 @@ pub(super) fn nll_loss(x: &OpInputs) -> Result<OpCost, NoCost> {
     };
     let written = if reduced { 2.0 } else { n } * dt.bytes();
     let mut cost = bytes_in(
-        "loss",
+        Family::Loss,
         n * tt.bytes() + n * dt.bytes() + weight + written,
         dt,
     );
@@ -171,7 +171,7 @@ pub(super) fn nll_loss_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     let n = numel(target);
     let weight = x.tensor(3).map_or(0.0, |(wt, _)| n * wt.bytes());
     let read = x.arg(0).bytes() + n * tt.bytes() + weight + x.arg(6).bytes();
-    Ok(bytes_in("loss", read + n * dt.bytes(), dt))
+    Ok(bytes_in(Family::Loss, read + n * dt.bytes(), dt))
 }
 
 /// `index(self, indices)`, `index_put_` and `_index_put_impl_`: torch.profiler records their
@@ -183,13 +183,61 @@ pub(super) fn advanced_indexing(_: &OpInputs) -> Result<OpCost, NoCost> {
     ))
 }
 
+/// `embedding(weight[V,D], indices)`: no FLOPs; the indices read, the rows they select read
+/// once each (one per index, and at most the V rows of the table: the indices' values are not
+/// recorded), and one output row of D written per index.
+pub(super) fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
+    match (x.tensor(0), x.tensor(1)) {
+        (Some((dt, &[v, d])), Some((it, idx))) => {
+            let n = numel(idx);
+            let rows = n.min(v as f64);
+            Ok(OpCost {
+                complexity: Complexity {
+                    flops: 0.0,
+                    bytes: n * it.bytes() + (rows + n) * d as f64 * dt.bytes(),
+                },
+                datapath: dt.cuda_core(),
+                family: Family::Embedding,
+                assumed: Vec::new(),
+            })
+        }
+        _ => Err(shapes_err("expected weight [V,D] and an index tensor")),
+    }
+}
+
+/// `embedding_dense_backward(grad_output[…, D], indices, num_weights, padding_idx,
+/// scale_grad_by_freq)`: the weight's gradient, `[num_weights, D]`, written once; the output's
+/// gradient and the indices read (B only, as the forward: the accumulation of rows sharing an
+/// index is not counted). `num_weights` comes from `Concrete Inputs`.
+pub(super) fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let (Some((dt, grad)), Some((it, idx))) = (x.tensor(0), x.tensor(1)) else {
+        return Err(shapes_err(
+            "expected the output's gradient and an index tensor",
+        ));
+    };
+    let Some(&d) = grad.last() else {
+        return Err(shapes_err("expected a gradient of rows [..., D]"));
+    };
+    let Some(v) = x.int(2) else {
+        return Err(shapes_err("num_weights not recorded: no Concrete Inputs"));
+    };
+    let bytes =
+        numel(grad) * dt.bytes() + numel(idx) * it.bytes() + v as f64 * d as f64 * dt.bytes();
+    Ok(OpCost {
+        complexity: Complexity { flops: 0.0, bytes },
+        datapath: dt.cuda_core(),
+        family: Family::Embedding,
+        assumed: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Arg, ListElem, op_cost};
     use super::*;
 
-    const F: Dtype = Dtype::F32;
-    const L: Dtype = Dtype::I64;
+    pub(super) const F: Dtype = Dtype::F32;
+    pub(super) const L: Dtype = Dtype::I64;
 
     fn t(dt: Dtype, s: &[u64]) -> Arg {
         Arg::Tensor(dt, s.to_vec())
@@ -225,7 +273,7 @@ mod tests {
         };
         let c = op_cost("aten::cat", &x).unwrap();
         assert_eq!(c.complexity.bytes, 2.0 * 36.0 * 4.0);
-        assert_eq!(c.family, "movement");
+        assert_eq!(c.family, Family::Movement);
         assert_eq!(
             c.assumed,
             [
@@ -385,7 +433,7 @@ mod tests {
         };
         // Mean: 4 targets and 4 log-probabilities read, the loss and total weight written.
         let mean = fwd(Some(&["", "", "", "1", "-100"]), Arg::Other).unwrap();
-        assert_eq!(mean.family, "loss");
+        assert_eq!(mean.family, Family::Loss);
         assert!(mean.assumed.is_empty());
         assert_eq!(mean.complexity.bytes, 4.0 * 8.0 + 4.0 * 4.0 + 2.0 * 4.0);
         // No reduction: one loss per target.

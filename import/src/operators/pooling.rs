@@ -12,10 +12,10 @@
 //! no cost (its output's size is unknown), while a backward needs none: its gradients are
 //! recorded tensors.
 
-use super::{Dtype, NoCost, OpCost, OpInputs, bytes_in, numel, shapes_err};
+use super::{Dtype, Family, NoCost, OpCost, OpInputs, bytes_in, numel, shapes_err};
 
 /// The family of every rule here.
-const FAMILY: &str = "pooling";
+const FAMILY: Family = Family::Pooling;
 
 /// A forward pooling's B: `input` read, `out` written, and a max pool's `int64` indices of
 /// `out`'s shape written.

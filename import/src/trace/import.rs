@@ -122,7 +122,7 @@ pub struct Stats {
     pub memset: (usize, f64, f64),
     /// Kernel launches per operator without a rule, by operator name.
     pub no_rule: BTreeMap<String, usize>,
-    /// Kernel launches per communication operator ([`is_communication`]), by operator name:
+    /// Kernel launches per communication operator (NCCL, Gloo and the like), by operator name:
     /// collectives, which no roofline of one GPU bounds.
     pub communication: BTreeMap<String, usize>,
     /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
@@ -676,10 +676,10 @@ fn import_impl(
             match &costs[info.cost] {
                 Ok(c) => {
                     stats.with_complexity += 1;
-                    inductor |= c.family == operators::inductor::FAMILY;
+                    inductor |= c.family == operators::Family::Inductor;
                     call.complexity = Some(c.complexity);
                     call.datapath = Some(c.datapath);
-                    call.rule = Some(c.family.to_string());
+                    call.rule = Some(c.family.key().to_string());
                     if info.kernels == 1 {
                         k.complexity = Some(c.complexity);
                         if k.flops.is_unknown() {

@@ -1,0 +1,187 @@
+//! Scaled-dot-product attention, forward and backward, in every kernel PyTorch dispatches it to
+//! (math, flash, memory-efficient, cuDNN), causal masks counted pair by pair.
+
+use super::{Complexity, Family, NoCost, OpCost, OpInputs, numel, shapes_err};
+
+/// Where an attention operator keeps its arguments.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attn {
+    /// Index of the query (the key and value follow it).
+    q: usize,
+    /// `[B, L, H, E]` instead of `[B, H, L, E]`.
+    seq_major: bool,
+    /// Index of the causal flag (`is_causal`) or mask type (`custom_mask_type`).
+    causal: usize,
+    /// The causal argument is an int mask type (0 none, 1 top-left, 2 bottom-right).
+    mask_type: bool,
+    /// The backward pass: the gradient of the output comes first.
+    backward: bool,
+}
+
+impl Attn {
+    pub(super) const SDPA: Attn = Attn {
+        q: 0,
+        seq_major: false,
+        causal: 5,
+        mask_type: false,
+        backward: false,
+    };
+    pub(super) const SDPA_FLASH: Attn = Attn {
+        causal: 4,
+        ..Attn::SDPA
+    };
+    pub(super) const SDPA_EFFICIENT: Attn = Attn {
+        causal: 6,
+        ..Attn::SDPA
+    };
+    pub(super) const SDPA_CUDNN: Attn = Attn {
+        causal: 6,
+        ..Attn::SDPA
+    };
+    pub(super) const FLASH: Attn = Attn {
+        q: 0,
+        seq_major: true,
+        causal: 8,
+        mask_type: false,
+        backward: false,
+    };
+    pub(super) const EFFICIENT: Attn = Attn {
+        causal: 9,
+        mask_type: true,
+        ..Attn::FLASH
+    };
+    pub(super) const SDPA_FLASH_BACKWARD: Attn = Attn {
+        q: 1,
+        seq_major: false,
+        causal: 11,
+        mask_type: false,
+        backward: true,
+    };
+    pub(super) const SDPA_EFFICIENT_BACKWARD: Attn = Attn {
+        causal: 11,
+        ..Attn::SDPA_FLASH_BACKWARD
+    };
+    pub(super) const FLASH_BACKWARD: Attn = Attn {
+        q: 1,
+        seq_major: true,
+        causal: 11,
+        mask_type: false,
+        backward: true,
+    };
+    pub(super) const EFFICIENT_BACKWARD: Attn = Attn {
+        causal: 14,
+        mask_type: true,
+        ..Attn::FLASH_BACKWARD
+    };
+}
+
+/// Query–key pairs a causal mask keeps, for `l` queries and `s` keys: query `i` sees keys
+/// `j ≤ i + offset` (offset 0 is PyTorch's `is_causal`, aligned top-left; `s − l` is aligned
+/// bottom-right).
+pub fn causal_pairs(l: u64, s: u64, offset: i64) -> f64 {
+    (0..l as i64)
+        .map(|i| (i + 1 + offset).clamp(0, s as i64) as f64)
+        .sum()
+}
+
+/// Scaled dot-product attention, F = 2·B·H·pairs·E (QKᵀ) + 2·B·H·pairs·Ev (PV) with pairs = L·S,
+/// or the causal count; the softmax is not counted (exp is a special function). B = Q, K, V and
+/// the output. The backward pass recomputes QKᵀ and does four more products of the same size
+/// (dV, dP, dQ, dK): 2.5 × the forward F; B adds dO, dQ, dK and dV.
+pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
+    let (Some((dt, q)), Some((_, k)), Some((_, v))) =
+        (x.tensor(a.q), x.tensor(a.q + 1), x.tensor(a.q + 2))
+    else {
+        return Err(shapes_err("expected query, key and value tensors"));
+    };
+    let (&[b, d1, d2, e], &[_, k1, k2, _], &[_, _, _, ev]) = (q, k, v) else {
+        return Err(shapes_err("expected 4-d query, key and value"));
+    };
+    let ((h, l), s) = if a.seq_major {
+        ((d2, d1), k1)
+    } else {
+        ((d1, d2), k2)
+    };
+    let mut assumed = Vec::new();
+    let pairs = match (a.mask_type, x.concrete(a.causal)) {
+        (false, Some(_)) if x.flag(a.causal) == Some(true) => causal_pairs(l, s, 0),
+        (false, Some(_)) => (l * s) as f64,
+        (true, Some(t)) => match t.parse::<i64>() {
+            Ok(1) => causal_pairs(l, s, 0),
+            Ok(2) => causal_pairs(l, s, s as i64 - l as i64),
+            _ => (l * s) as f64,
+        },
+        (_, None) => {
+            assumed.push("not causal (is_causal not recorded)".into());
+            (l * s) as f64
+        }
+    };
+    let forward = 2.0 * (b * h) as f64 * pairs * (e + ev) as f64;
+    let out = (b * h * l * ev) as f64;
+    let (qkv, elt) = (numel(q) + numel(k) + numel(v), dt.bytes());
+    let (flops, bytes) = if a.backward {
+        (2.5 * forward, elt * (2.0 * qkv + 2.0 * out))
+    } else {
+        (forward, elt * (qkv + out))
+    };
+    Ok(OpCost {
+        complexity: Complexity { flops, bytes },
+        datapath: dt.matmul(),
+        family: Family::Attention,
+        assumed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::op_cost;
+    use crate::operators::testing::{H, inputs, t};
+    use roofline_model::bundle::Datapath;
+
+    #[test]
+    fn attention_by_hand() {
+        // B=2, H=3, L=S=4, E=8: 16 pairs; QKᵀ and PV each 2·6·16·8.
+        let qkv = vec![
+            t(H, &[2, 3, 4, 8]),
+            t(H, &[2, 3, 4, 8]),
+            t(H, &[2, 3, 4, 8]),
+        ];
+        let c = op_cost(
+            "aten::scaled_dot_product_attention",
+            &inputs(qkv.clone(), Some(&["", "", "", "", "0.", "False", ""])),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
+        assert_eq!(c.complexity.bytes, 2.0 * 4.0 * 192.0);
+        assert_eq!(c.datapath, Datapath::TensorBf16);
+        assert!(c.assumed.is_empty());
+        // Causal: 1 + 2 + 3 + 4 = 10 pairs.
+        assert_eq!(causal_pairs(4, 4, 0), 10.0);
+        let c = op_cost(
+            "aten::_scaled_dot_product_flash_attention",
+            &inputs(qkv.clone(), Some(&["", "", "", "0.", "True", "False", ""])),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 10.0 * 16.0);
+        // Not recorded: assumed non-causal, said so.
+        let c = op_cost("aten::scaled_dot_product_attention", &inputs(qkv, None)).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
+        assert_eq!(c.assumed.len(), 1);
+        // Flash forward is [B, L, H, E]; bottom-right mask type with L=2, S=4: 3 + 4 pairs.
+        assert_eq!(causal_pairs(2, 4, 2), 7.0);
+        let blhe = vec![
+            t(H, &[2, 2, 3, 8]),
+            t(H, &[2, 4, 3, 8]),
+            t(H, &[2, 4, 3, 8]),
+        ];
+        let mut c9 = vec![""; 10];
+        c9[9] = "2";
+        let c = op_cost(
+            "aten::_efficient_attention_forward",
+            &inputs(blhe, Some(&c9)),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 7.0 * 16.0);
+    }
+}

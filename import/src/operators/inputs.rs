@@ -1,0 +1,308 @@
+//! What torch.profiler records of an operator call: its arguments' element types and shapes
+//! (`Input type`, `Input Dims`) and, from PyTorch 2.1, the values of its scalar arguments
+//! (`Concrete Inputs`), read into [`OpInputs`].
+
+use roofline_model::bundle::Datapath;
+
+/// One recorded operator argument: its shape when it is a tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// A tensor of this element type and shape (`[]` for a 0-d tensor).
+    Tensor(Dtype, Vec<u64>),
+    /// A list of tensors (newer PyTorch records their shapes; older ones record `[]`).
+    Tensors(Vec<Vec<u64>>),
+    /// Anything else: a scalar, an int list, a missing optional tensor.
+    Other,
+}
+
+impl Arg {
+    /// The shape, when the argument is a tensor.
+    pub fn shape(&self) -> Option<&[u64]> {
+        match self {
+            Arg::Tensor(_, s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Elements of a tensor argument (1 for a 0-d tensor); 0 otherwise.
+    pub fn numel(&self) -> f64 {
+        match self {
+            Arg::Tensor(_, s) => numel(s),
+            _ => 0.0,
+        }
+    }
+
+    /// Bytes of a tensor argument; 0 otherwise.
+    pub fn bytes(&self) -> f64 {
+        match self {
+            Arg::Tensor(d, s) => numel(s) * d.bytes(),
+            _ => 0.0,
+        }
+    }
+}
+
+pub(crate) fn numel(s: &[u64]) -> f64 {
+    s.iter().map(|&d| d as f64).product()
+}
+
+/// Tensor element types, as torch.profiler names them in `Input type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// `double`.
+    F64,
+    /// `float`.
+    F32,
+    /// `c10::Half`.
+    F16,
+    /// `c10::BFloat16`.
+    Bf16,
+    /// The `c10::Float8_*` types.
+    F8,
+    /// `long`.
+    I64,
+    /// `int`.
+    I32,
+    /// `short`.
+    I16,
+    /// `signed char`.
+    I8,
+    /// `unsigned char`.
+    U8,
+    /// `bool`.
+    Bool,
+    /// `c10::complex<float>`.
+    C64,
+    /// `c10::complex<double>`.
+    C128,
+}
+
+impl Dtype {
+    /// The type of a recorded `Input type` string; `None` for non-tensor arguments (`Scalar`,
+    /// `int[]`, `TensorList`, empty).
+    pub fn from_profiler(s: &str) -> Option<Dtype> {
+        Some(match s {
+            "double" => Dtype::F64,
+            "float" => Dtype::F32,
+            "c10::Half" | "Half" => Dtype::F16,
+            "c10::BFloat16" | "BFloat16" => Dtype::Bf16,
+            "long" | "long int" | "int64_t" => Dtype::I64,
+            "int" => Dtype::I32,
+            "short" => Dtype::I16,
+            "signed char" => Dtype::I8,
+            "unsigned char" => Dtype::U8,
+            "bool" => Dtype::Bool,
+            "c10::complex<float>" => Dtype::C64,
+            "c10::complex<double>" => Dtype::C128,
+            s if s.starts_with("c10::Float8_") => Dtype::F8,
+            _ => return None,
+        })
+    }
+
+    /// The type of a `ScalarType` code, as `Concrete Inputs` records a `dtype` argument (`"6"`
+    /// for float): c10's `ScalarType` enumeration (`c10/core/ScalarType.h`).
+    pub fn from_scalar_type(code: &str) -> Option<Dtype> {
+        Some(match code.trim().parse::<u32>().ok()? {
+            0 => Dtype::U8,
+            1 => Dtype::I8,
+            2 => Dtype::I16,
+            3 => Dtype::I32,
+            4 => Dtype::I64,
+            5 => Dtype::F16,
+            6 => Dtype::F32,
+            7 => Dtype::F64,
+            9 => Dtype::C64,
+            10 => Dtype::C128,
+            11 => Dtype::Bool,
+            15 => Dtype::Bf16,
+            23..=26 => Dtype::F8,
+            _ => return None,
+        })
+    }
+
+    /// Whether the type is an integer or boolean type (PyTorch's `isIntegralType(t,
+    /// includeBool=true)`).
+    pub fn is_integral(self) -> bool {
+        matches!(
+            self,
+            Dtype::I64 | Dtype::I32 | Dtype::I16 | Dtype::I8 | Dtype::U8 | Dtype::Bool
+        )
+    }
+
+    /// PyTorch's name of the type (`torch.bfloat16` without the module).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F64 => "float64",
+            Dtype::F32 => "float32",
+            Dtype::F16 => "float16",
+            Dtype::Bf16 => "bfloat16",
+            Dtype::F8 => "float8",
+            Dtype::I64 => "int64",
+            Dtype::I32 => "int32",
+            Dtype::I16 => "int16",
+            Dtype::I8 => "int8",
+            Dtype::U8 => "uint8",
+            Dtype::Bool => "bool",
+            Dtype::C64 => "complex64",
+            Dtype::C128 => "complex128",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Dtype::F64 | Dtype::I64 | Dtype::C64 => 8.0,
+            Dtype::F32 | Dtype::I32 => 4.0,
+            Dtype::F16 | Dtype::Bf16 | Dtype::I16 => 2.0,
+            Dtype::F8 | Dtype::I8 | Dtype::U8 | Dtype::Bool => 1.0,
+            Dtype::C128 => 16.0,
+        }
+    }
+
+    /// The CUDA-core datapath of arithmetic on this type (FP32 for integer and boolean types,
+    /// whose work is not counted as FLOPs anyway).
+    pub fn cuda_core(self) -> Datapath {
+        match self {
+            Dtype::F64 | Dtype::C128 => Datapath::Fp64,
+            Dtype::F16 => Datapath::Fp16,
+            Dtype::Bf16 => Datapath::Bf16,
+            _ => Datapath::Fp32,
+        }
+    }
+
+    /// The datapath of a matrix product on this type: Tensor Cores for 16-bit, 8-bit float and
+    /// int8 inputs; CUDA cores for FP32 and FP64 (TF32 and FP64 Tensor Cores depend on settings
+    /// the trace does not record, see [`OpCost::assumed`](super::OpCost::assumed)).
+    pub fn matmul(self) -> Datapath {
+        match self {
+            Dtype::F16 => Datapath::TensorFp16,
+            Dtype::Bf16 => Datapath::TensorBf16,
+            Dtype::F8 => Datapath::TensorFp8,
+            Dtype::I8 | Dtype::U8 => Datapath::TensorInt8,
+            Dtype::F64 | Dtype::C128 => Datapath::Fp64,
+            _ => Datapath::Fp32,
+        }
+    }
+}
+
+/// The element type of a call's tensor lists, as the name of a kernel it launched gives it
+/// ([`kernel_elem`](super::kernel_elem)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListElem {
+    /// A named type (`…Functor<float, …>`, `CatArrayBatchedCopy<c10::Half, …>`).
+    Type(Dtype),
+    /// A type known only by its size in bytes: kernels templated on PyTorch's `OpaqueType<N>`,
+    /// as `cat`'s are in PyTorch 2.x (`CatArrayBatchedCopy<OpaqueType<4u>, …>`).
+    Opaque(u8),
+}
+
+impl ListElem {
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            ListElem::Type(d) => d.bytes(),
+            ListElem::Opaque(n) => f64::from(n),
+        }
+    }
+
+    /// The CUDA-core datapath: the type's; FP32 for an opaque type (the operators with tensor
+    /// lists are bytes only: no FLOPs are counted on it, as for integer types).
+    pub fn cuda_core(self) -> Datapath {
+        match self {
+            ListElem::Type(d) => d.cuda_core(),
+            ListElem::Opaque(_) => Datapath::Fp32,
+        }
+    }
+
+    /// How a note names it: `float32`, `a 4-byte type`.
+    pub fn describe(self) -> String {
+        match self {
+            ListElem::Type(d) => d.name().to_string(),
+            ListElem::Opaque(n) => format!("a {n}-byte type"),
+        }
+    }
+}
+
+/// What torch.profiler recorded for one operator call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpInputs {
+    /// One entry per argument, from `Input Dims` and `Input type`.
+    pub args: Vec<Arg>,
+    /// `Concrete Inputs`: the values of scalar arguments as text (`"[2, 2]"`, `"True"`, `""`),
+    /// when the trace has them.
+    pub concrete: Option<Vec<String>>,
+    /// The element type of the tensor-list arguments ([`Arg::Tensors`]), which torch.profiler
+    /// records only as `TensorList`: the import reads it from the name of a kernel the call
+    /// launched ([`kernel_elem`](super::kernel_elem)). `None` when unknown.
+    pub list_elem: Option<ListElem>,
+}
+
+impl OpInputs {
+    /// Argument `i`, or [`Arg::Other`] past the end.
+    pub(crate) fn arg(&self, i: usize) -> &Arg {
+        self.args.get(i).unwrap_or(&Arg::Other)
+    }
+
+    pub(crate) fn tensor(&self, i: usize) -> Option<(Dtype, &[u64])> {
+        match self.args.get(i) {
+            Some(Arg::Tensor(d, s)) => Some((*d, s.as_slice())),
+            _ => None,
+        }
+    }
+
+    /// The concrete value of argument `i`, when recorded and not empty.
+    pub(crate) fn concrete(&self, i: usize) -> Option<&str> {
+        self.concrete
+            .as_ref()?
+            .get(i)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The items of argument `i`'s concrete value read as a list (`"[2, 2]"` → `["2", "2"]`,
+    /// `"1"` → `["1"]`, `"[]"` → none), when recorded and not empty.
+    pub(crate) fn items(&self, i: usize) -> Option<Vec<&str>> {
+        let inner = self
+            .concrete(i)?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim();
+        Some(if inner.is_empty() {
+            Vec::new()
+        } else {
+            inner.split(',').map(str::trim).collect()
+        })
+    }
+
+    /// A `bool[N]` argument (an `output_mask`, recorded as `"[True, False, True]"`), when
+    /// recorded with N items.
+    pub(crate) fn mask<const N: usize>(&self, i: usize) -> Option<[bool; N]> {
+        let items = self.items(i)?;
+        (items.len() == N)
+            .then(|| std::array::from_fn(|j| matches!(items[j], "True" | "true" | "1")))
+    }
+
+    pub(crate) fn int_list(&self, i: usize, len: usize) -> Option<Vec<u64>> {
+        let v: Vec<u64> = self
+            .items(i)?
+            .iter()
+            .map(|x| x.parse::<u64>().ok())
+            .collect::<Option<_>>()?;
+        match v.len() {
+            1 => Some(vec![v[0]; len]),
+            n if n == len => Some(v),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn int(&self, i: usize) -> Option<u64> {
+        self.concrete(i)?.parse().ok()
+    }
+
+    pub(crate) fn flag(&self, i: usize) -> Option<bool> {
+        match self.concrete(i)? {
+            "True" | "true" | "1" => Some(true),
+            "False" | "false" | "0" => Some(false),
+            _ => None,
+        }
+    }
+}

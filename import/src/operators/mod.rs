@@ -1,0 +1,320 @@
+//! Analytical complexity of PyTorch operators from the shapes and types torch.profiler records
+//! (`record_shapes=True`): one rule per operator family, beside [`roofline_model::dl`], whose GEMM, conv2d
+//! and LSTM counts they reuse.
+//!
+//! The conventions are those of Wang et al., "Time-Based Roofline for Deep Learning Performance
+//! Analysis" (DLS workshop at SC 2020), as in [`roofline_model::dl`]: F counts the operator's multiply-adds
+//! as 2 FLOPs each (bias additions are not counted, the bias is read in B); B is the minimum
+//! traffic, every input tensor read once and every output written once in its element size.
+//! Special functions (exp, tanh, sigmoid, the maximum of a softmax) are not counted, as FLOP
+//! counters (Nsight Compute's `sm__sass_thread_inst_executed_op_*` add/mul/fma metrics) do not
+//! count them either. Elementwise operators get B only (F = 0).
+//!
+//! Where a trace lacks what a rule needs (a convolution's stride without `Concrete Inputs`), the
+//! rule uses the PyTorch default and says so in [`OpCost::assumed`].
+
+pub mod attention;
+pub mod conv;
+pub mod elementwise;
+pub mod inductor;
+pub mod inputs;
+pub mod matmul;
+pub mod movement;
+pub mod norm;
+pub mod optimizer;
+pub mod pooling;
+pub mod reduction;
+pub mod rnn;
+
+use roofline_model::bundle::{Complexity, Datapath};
+
+pub use attention::causal_pairs;
+pub use elementwise::{COMPARISONS, ELEMENTWISE, UNARY};
+pub(crate) use inputs::numel;
+pub use inputs::{Arg, Dtype, ListElem, OpInputs};
+pub use optimizer::kernel_elem;
+pub use rnn::{GRU_CELL_FLOPS, LSTM_CELL_BACKWARD_FLOPS};
+
+/// The operator families, one module of rules each (or a part of one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Matrix products ([`matmul`]).
+    Gemm,
+    /// Convolutions ([`conv`]).
+    Conv,
+    /// Scaled-dot-product attention ([`attention`]).
+    Attention,
+    /// LSTM and GRU layers ([`rnn`]).
+    Rnn,
+    /// Layer and batch norm ([`norm`]).
+    Norm,
+    /// Softmax and log-softmax ([`norm`]).
+    Softmax,
+    /// Embedding lookups ([`movement`]).
+    Embedding,
+    /// Elementwise operators ([`elementwise`]).
+    Elementwise,
+    /// Reductions ([`reduction`]).
+    Reduction,
+    /// The optimizers' tensor-list operators ([`optimizer`]).
+    Optimizer,
+    /// Operators that move or select data ([`movement`]).
+    Movement,
+    /// Losses ([`movement`]).
+    Loss,
+    /// Poolings ([`pooling`]).
+    Pooling,
+    /// The Triton kernels of `torch.compile` ([`inductor`]).
+    Inductor,
+}
+
+impl Family {
+    /// The family's name, as the bundle's [`OperatorCall::rule`](roofline_model::bundle::OperatorCall::rule) records it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Family::Gemm => "gemm",
+            Family::Conv => "conv",
+            Family::Attention => "attention",
+            Family::Rnn => "rnn",
+            Family::Norm => "norm",
+            Family::Softmax => "softmax",
+            Family::Embedding => "embedding",
+            Family::Elementwise => "elementwise",
+            Family::Reduction => "reduction",
+            Family::Optimizer => "optimizer",
+            Family::Movement => "movement",
+            Family::Loss => "loss",
+            Family::Pooling => "pooling",
+            Family::Inductor => "inductor",
+        }
+    }
+}
+
+/// An operator call's complexity and the datapath its work runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpCost {
+    /// F and B.
+    pub complexity: Complexity,
+    /// Where the FLOPs run, from the input type.
+    pub datapath: Datapath,
+    /// The rule family that gave it.
+    pub family: Family,
+    /// What the rule had to assume because the trace did not record it.
+    pub assumed: Vec<String>,
+}
+
+/// Why an operator call has no complexity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoCost {
+    /// No rule for this operator.
+    NoRule,
+    /// A rule exists, but the recorded shapes do not fit it (or were not recorded).
+    Shapes(String),
+}
+
+/// The operator's name without its namespace and in-place mark: `aten::add_` → `add`.
+pub fn base_name(name: &str) -> &str {
+    let n = name.strip_prefix("aten::").unwrap_or(name);
+    n.strip_suffix('_').filter(|s| !s.is_empty()).unwrap_or(n)
+}
+
+/// The complexity of one operator call from its recorded inputs.
+///
+/// # Errors
+/// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
+/// shapes do not fit its rule.
+pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
+    if inductor::is_data_moving(name) {
+        return inductor::data_moving(inputs);
+    }
+    if let Some(batched) = inductor::template_gemm(name) {
+        return inductor::gemm(inputs, batched);
+    }
+    if !name.starts_with("aten::") {
+        return Err(NoCost::NoRule);
+    }
+    let in_place = name.ends_with('_') && !name.ends_with("__");
+    match base_name(name) {
+        "mm" => matmul::gemm_2d(inputs, 0, 1, None),
+        "addmm" => matmul::gemm_2d(inputs, 1, 2, Some(0)),
+        "bmm" => matmul::bmm(inputs, 0, 1, None),
+        "baddbmm" => matmul::bmm(inputs, 1, 2, Some(0)),
+        "matmul" => matmul::matmul(inputs),
+        "linear" => matmul::linear(inputs),
+        "conv1d" | "conv2d" | "conv3d" => conv::conv(inputs, conv::ConvArgs::CONVND),
+        "convolution" | "_convolution" => conv::conv(inputs, conv::ConvArgs::CONVOLUTION),
+        "cudnn_convolution" => conv::conv(inputs, conv::ConvArgs::CUDNN),
+        "convolution_backward" => conv::conv(inputs, conv::ConvArgs::BACKWARD),
+        "scaled_dot_product_attention" => attention::attention(inputs, attention::Attn::SDPA),
+        "_scaled_dot_product_flash_attention" => {
+            attention::attention(inputs, attention::Attn::SDPA_FLASH)
+        }
+        "_scaled_dot_product_efficient_attention" => {
+            attention::attention(inputs, attention::Attn::SDPA_EFFICIENT)
+        }
+        "_scaled_dot_product_cudnn_attention" => {
+            attention::attention(inputs, attention::Attn::SDPA_CUDNN)
+        }
+        "_flash_attention_forward" => attention::attention(inputs, attention::Attn::FLASH),
+        "_efficient_attention_forward" => attention::attention(inputs, attention::Attn::EFFICIENT),
+        "_scaled_dot_product_flash_attention_backward" => {
+            attention::attention(inputs, attention::Attn::SDPA_FLASH_BACKWARD)
+        }
+        "_scaled_dot_product_efficient_attention_backward" => {
+            attention::attention(inputs, attention::Attn::SDPA_EFFICIENT_BACKWARD)
+        }
+        "_flash_attention_backward" => {
+            attention::attention(inputs, attention::Attn::FLASH_BACKWARD)
+        }
+        "_efficient_attention_backward" => {
+            attention::attention(inputs, attention::Attn::EFFICIENT_BACKWARD)
+        }
+        "lstm" => rnn::rnn(inputs, rnn::RnnKind::Lstm, rnn::RnnArgs::ATEN),
+        "gru" => rnn::rnn(inputs, rnn::RnnKind::Gru, rnn::RnnArgs::ATEN),
+        "_cudnn_rnn" => rnn::rnn(inputs, rnn::RnnKind::FromMode, rnn::RnnArgs::CUDNN),
+        "_cudnn_rnn_backward" => rnn::rnn_backward(inputs),
+        "layer_norm" | "native_layer_norm" => norm::layer_norm(inputs),
+        "native_layer_norm_backward" => norm::norm_backward(inputs, norm::LAYER_NORM_BACKWARD),
+        "native_batch_norm_backward" => norm::norm_backward(inputs, norm::BATCH_NORM_BACKWARD),
+        "cudnn_batch_norm_backward" => norm::norm_backward(inputs, norm::CUDNN_BATCH_NORM_BACKWARD),
+        "batch_norm" | "native_batch_norm" | "cudnn_batch_norm" | "_batch_norm_impl_index" => {
+            norm::batch_norm(inputs)
+        }
+        "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => norm::softmax(inputs),
+        "_softmax_backward_data" | "_log_softmax_backward_data" => norm::softmax_backward(inputs),
+        "embedding" => movement::embedding(inputs),
+        "embedding_dense_backward" => movement::embedding_backward(inputs),
+        "fill" | "zero" => elementwise::write_only(inputs),
+        // The in-place random fills (weight initialisation, `torch.rand`'s kernel).
+        "uniform" | "normal" | "random" | "exponential" | "log_normal" | "cauchy" | "geometric"
+            if in_place =>
+        {
+            elementwise::write_only(inputs)
+        }
+        "copy" => elementwise::copy(inputs),
+        "sum" | "nansum" | "mean" | "nanmean" | "amax" | "amin" | "prod" | "var" | "std"
+        | "logsumexp" => reduction::reduction(inputs, 1, reduction::ReduceOut::Same),
+        "norm" | "linalg_vector_norm" => {
+            reduction::reduction(inputs, 2, reduction::ReduceOut::Same)
+        }
+        "argmax" | "argmin" => reduction::reduction(inputs, 1, reduction::ReduceOut::Index),
+        "any" | "all" => reduction::reduction(inputs, 1, reduction::ReduceOut::Bool),
+        "max" | "min" => match inputs.arg(1) {
+            Arg::Tensor(..) => elementwise::elementwise(inputs, false, false),
+            _ => reduction::reduction(inputs, 1, reduction::ReduceOut::ValueAndIndex),
+        },
+        "max_pool1d_with_indices" => pooling::pool(inputs, pooling::Pool::max(1)),
+        "max_pool2d_with_indices" => pooling::pool(inputs, pooling::Pool::max(2)),
+        "max_pool3d_with_indices" => pooling::pool(inputs, pooling::Pool::max(3)),
+        "avg_pool1d" => pooling::pool(inputs, pooling::Pool::avg(1)),
+        "avg_pool2d" => pooling::pool(inputs, pooling::Pool::avg(2)),
+        "avg_pool3d" => pooling::pool(inputs, pooling::Pool::avg(3)),
+        "_adaptive_avg_pool2d" => pooling::adaptive(inputs, 2, false),
+        "_adaptive_avg_pool3d" => pooling::adaptive(inputs, 3, false),
+        "adaptive_max_pool2d" => pooling::adaptive(inputs, 2, true),
+        "adaptive_max_pool3d" => pooling::adaptive(inputs, 3, true),
+        "max_pool2d_with_indices_backward" | "max_pool3d_with_indices_backward" => {
+            pooling::backward(inputs, Some(7))
+        }
+        "adaptive_max_pool2d_backward" | "adaptive_max_pool3d_backward" => {
+            pooling::backward(inputs, Some(2))
+        }
+        "avg_pool2d_backward"
+        | "avg_pool3d_backward"
+        | "_adaptive_avg_pool2d_backward"
+        | "_adaptive_avg_pool3d_backward" => pooling::backward(inputs, None),
+        "cat" => movement::cat(inputs),
+        "index_select" => movement::index_select(inputs),
+        "gather" => movement::gather(inputs),
+        "scatter" => movement::scatter(inputs, movement::Scatter::Assign),
+        "scatter_add" | "scatter_reduce" => {
+            movement::scatter(inputs, movement::Scatter::Accumulate)
+        }
+        "index_add" => movement::index_add(inputs),
+        "cumsum" | "cumprod" => movement::scan(inputs),
+        "nll_loss_forward" | "nll_loss2d_forward" => movement::nll_loss(inputs),
+        "nll_loss_backward" | "nll_loss2d_backward" => movement::nll_loss_backward(inputs),
+        "index" | "index_put" | "_index_put_impl" => movement::advanced_indexing(inputs),
+        "_fused_adam" | "_fused_adamw" => optimizer::fused_optimizer(inputs, optimizer::FUSED_ADAM),
+        "_fused_sgd" => optimizer::fused_optimizer(inputs, optimizer::FUSED_SGD),
+        n if n.starts_with("_foreach_") => {
+            optimizer::foreach(inputs, &name["aten::_foreach_".len()..])
+        }
+        "native_dropout" => elementwise::dropout(inputs),
+        n if UNARY.contains(&n) => {
+            elementwise::unary(inputs, in_place, n == "isnan" || n == "logical_not")
+        }
+        n if ELEMENTWISE.contains(&n) || COMPARISONS.contains(&n) => {
+            elementwise::elementwise(inputs, in_place, COMPARISONS.contains(&n))
+        }
+        _ => Err(NoCost::NoRule),
+    }
+}
+
+fn shapes_err(what: impl Into<String>) -> NoCost {
+    NoCost::Shapes(what.into())
+}
+
+/// A recorded dimension (`"-1"`) as an index into a tensor of `rank` dimensions (a 0-d tensor
+/// takes 0 and -1, as PyTorch's `maybe_wrap_dim` does).
+fn wrap_dim(d: &str, rank: usize) -> Option<usize> {
+    let rank = rank.max(1) as i64;
+    let d: i64 = d.trim().parse().ok()?;
+    let d = if d < 0 { d + rank } else { d };
+    (0..rank).contains(&d).then_some(d as usize)
+}
+
+fn bytes_only(bytes: f64, dt: Dtype) -> OpCost {
+    bytes_on(bytes, dt.cuda_core())
+}
+
+/// [`bytes_only`] in another rule family than `elementwise`.
+fn bytes_in(family: Family, bytes: f64, dt: Dtype) -> OpCost {
+    OpCost {
+        family,
+        ..bytes_only(bytes, dt)
+    }
+}
+
+fn bytes_on(bytes: f64, datapath: Datapath) -> OpCost {
+    OpCost {
+        complexity: Complexity { flops: 0.0, bytes },
+        datapath,
+        family: Family::Elementwise,
+        assumed: Vec::new(),
+    }
+}
+
+/// The tensor arguments, in order.
+fn tensors(x: &OpInputs) -> Vec<(Dtype, &[u64])> {
+    x.args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Tensor(d, s) => Some((*d, s.as_slice())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! What the rules' tests share.
+    use super::{Arg, Dtype, OpInputs};
+
+    /// A tensor argument.
+    pub(crate) fn t(dt: Dtype, s: &[u64]) -> Arg {
+        Arg::Tensor(dt, s.to_vec())
+    }
+
+    /// Recorded inputs, with `Concrete Inputs` when given.
+    pub(crate) fn inputs(args: Vec<Arg>, concrete: Option<&[&str]>) -> OpInputs {
+        OpInputs {
+            args,
+            concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
+            list_elem: None,
+        }
+    }
+
+    pub(crate) const F: Dtype = Dtype::F32;
+    pub(crate) const H: Dtype = Dtype::Bf16;
+}
