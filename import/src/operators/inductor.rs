@@ -105,7 +105,7 @@ pub(super) fn gemm(x: &OpInputs, batched: bool) -> Result<OpCost, NoCost> {
 }
 
 /// An Inductor kernel's cost when its `cpu_op` carries Inductor's own estimates
-/// ([`crate::trace::parse::InductorEstimate`]): `flops` (when above 0, as PyTorch's own
+/// ([`crate::trace::model::InductorEstimate`]): `flops` (when above 0, as PyTorch's own
 /// `profile_analysis` reads it) replaces the rule's F and `bytes` (when above 0) its B. A kernel
 /// without a rule takes its F from `flops` (0 without one, for a kernel other than a template)
 /// and its B from `bytes`, else from its buffers; its datapath is its first buffer's type (a

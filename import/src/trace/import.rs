@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
-use crate::trace::parse::{GpuEvent, Ns, Trace};
+use crate::trace::model::{GpuEvent, Ns, Trace};
 use roofline_model::bundle::{DataSource, Device, Kernel, OperatorCall};
 
 /// How to read counters.

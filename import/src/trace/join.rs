@@ -11,7 +11,7 @@
 //! Nothing is matched loosely: every named range must carry the name of the launch it is paired
 //! with, or the join is refused and says where the sequences part.
 
-use crate::trace::parse::{Ns, Trace};
+use crate::trace::model::{Ns, Trace};
 
 /// Kineto's name for a range whose kernel it could not name; it pairs with any launch.
 pub const UNNAMED_RANGE: &str = "__missing__";

@@ -11,9 +11,13 @@
 //! Pure: the caller gives any [`std::io::Read`] (the collector decompresses gzip first); no file
 //! is opened here, and the text is never held whole.
 
+mod event;
 pub mod import;
 pub mod join;
+pub mod model;
 pub mod parse;
+mod window;
 
 pub use import::{ImportOptions, TraceImport, import, import_with_counters};
-pub use parse::{Trace, TraceError, parse};
+pub use model::Trace;
+pub use parse::{TraceError, parse};

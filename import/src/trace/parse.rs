@@ -1,8 +1,9 @@
-//! The streaming reader: Kineto's Chrome-trace JSON into a compact event model.
+//! The streaming reader: Kineto's Chrome-trace JSON into a compact event model ([`super::model`]),
+//! through a byte window (`window.rs`), one event at a time (`event.rs`).
 //!
 //! serde_json reads from any [`Read`]; a visitor walks the top-level object and hands each
 //! element of `traceEvents` to the model as it is read, keeping only what the import needs
-//! (names interned, times as integer nanoseconds, shapes as [`OpInputs`]), so that memory grows
+//! (names interned, times as integer nanoseconds, shapes as [`OpInputs`](crate::operators::OpInputs)), so that memory grows
 //! with the events kept, not with the text. Keys may come in any order (`deviceProperties` after
 //! `traceEvents` is fine). Chrome's array form (a bare list of events) is read too.
 //!
@@ -12,15 +13,21 @@
 //! only matters for matching a launch to its enclosing operator on the same thread, where events
 //! are microseconds apart. Durations are small numbers and kept as written.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::io::Read;
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny};
 
-use crate::operators::{Arg, Dtype, OpInputs};
+use super::event::{
+    Distributed, EventName, EventSeed, Id, MODULE_PREFIX, Micros, RawEvent, Word, category,
+    op_inputs,
+};
+use super::model::{
+    CpuOp, DeviceProps, GpuEvent, InductorEstimate, ProfilerRange, RecordedInputs, RuntimeCall,
+    Span, Trace,
+};
+use super::window::Input;
 
 /// Why a trace could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -71,221 +78,31 @@ impl From<serde_json::Error> for TraceError {
     }
 }
 
-/// A time in nanoseconds (Kineto's microseconds × 1000).
-pub type Ns = i64;
-
-/// A device kernel, copy or set as the trace recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuEvent {
-    /// Interned name ([`Trace::name`]).
-    pub name: u32,
-    /// Start, ns.
-    pub ts: Ns,
-    /// Duration as written, µs.
-    pub dur_us: f64,
-    /// `args.device`.
-    pub device: Option<i64>,
-    /// `args.stream`.
-    pub stream: Option<i64>,
-    /// `args.correlation`: the id of the runtime call that launched it.
-    pub correlation: Option<i64>,
-    /// `args.grid`.
-    pub grid: Option<[u32; 3]>,
-    /// `args.block`.
-    pub block: Option<[u32; 3]>,
-    /// `args.bytes` (copies and sets).
-    pub bytes: Option<f64>,
-}
-
-/// A CUDA runtime or driver call on a CPU thread.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuntimeCall {
-    /// Interned name (`cudaLaunchKernel`).
-    pub name: u32,
-    /// Interned (pid, tid).
-    pub thread: u32,
-    /// Start, ns.
-    pub ts: Ns,
-    /// End, ns.
-    pub end: Ns,
-    /// `args.correlation`.
-    pub correlation: Option<i64>,
-    /// `args["External id"]`.
-    pub external_id: Option<i64>,
-}
-
-/// A PyTorch operator on a CPU thread.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CpuOp {
-    /// Interned name (`aten::mm`).
-    pub name: u32,
-    /// Interned (pid, tid).
-    pub thread: u32,
-    /// Start, ns.
-    pub ts: Ns,
-    /// End, ns.
-    pub end: Ns,
-    /// `args["External id"]`.
-    pub external_id: Option<i64>,
-    /// `Input Dims`, `Input type` and `Concrete Inputs`, when recorded: an index into
-    /// [`Trace::inputs`] (a training loop repeats the same shapes step after step, so they are
-    /// kept once).
-    pub inputs: Option<u32>,
-}
-
-/// What Inductor (`torch.compile`) estimated for one of its Triton kernels and PyTorch 2.5+
-/// records on the kernel's `cpu_op` when Inductor was asked to (`config.benchmark_kernel` or
-/// `config.profile_bandwidth`, `TORCHINDUCTOR_BENCHMARK_KERNEL=1` or
-/// `TORCHINDUCTOR_PROFILE_BANDWIDTH=1`): `kernel_flop` and `kernel_num_gb`
-/// (`torch/_inductor/runtime/triton_heuristics.py`, `get_profiler_kwargs`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct InductorEstimate {
-    /// `kernel_flop`: the FLOPs of the operators a template computes (PyTorch's FLOP counter).
-    pub flops: Option<f64>,
-    /// `kernel_num_gb` in bytes: the buffers the kernel accesses, the sliced or broadcast part
-    /// of each, an in-place buffer twice.
-    pub bytes: Option<f64>,
-}
-
-/// One distinct set of recorded operator inputs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordedInputs {
-    /// As the operator rules read them.
-    pub inputs: OpInputs,
-    /// The recorded `Input Dims` as compact text (`[[2048,256],[256,6948]]`), for tags.
-    pub dims_text: Box<str>,
-}
-
-/// A named time span on a CPU thread (`user_annotation`, a module's `python_function`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Span {
-    /// Interned name.
-    pub name: u32,
-    /// Interned (pid, tid).
-    pub thread: u32,
-    /// Start, ns.
-    pub ts: Ns,
-    /// End, ns.
-    pub end: Ns,
-}
-
-/// One `cuda_profiler_range` event: the counters of one kernel (per-kernel mode) or range.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProfilerRange {
-    /// Interned name: the demangled kernel name in per-kernel mode.
-    pub name: u32,
-    /// The device (Kineto writes it as the event's `pid`).
-    pub device: Option<i64>,
-    /// Start, ns: NOT a measurement (Kineto spreads the ranges evenly over the profiling window).
-    pub ts: Ns,
-    /// Counter values by interned metric name, as recorded.
-    pub metrics: Vec<(u32, f64)>,
-}
-
-/// A device from `deviceProperties`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct DeviceProps {
-    /// CUDA ordinal.
-    pub id: i64,
-    /// Marketing name.
-    pub name: String,
-    /// Compute capability, major.
-    pub compute_major: Option<u32>,
-    /// Compute capability, minor.
-    pub compute_minor: Option<u32>,
-    /// SM count.
-    pub num_sms: Option<u32>,
-    /// Device memory, bytes.
-    pub total_global_mem: Option<f64>,
-    /// L2 size, bytes (newer Kineto).
-    pub l2_cache_size: Option<f64>,
-    /// Threads per warp: 32 on every NVIDIA GPU, 64 on AMD's CDNA GPUs (a wavefront).
-    pub warp_size: Option<u32>,
-}
-
-impl DeviceProps {
-    /// Whether this is an AMD GPU, traced through ROCm: Kineto then fills `computeMajor` and
-    /// `computeMinor` with the gfx architecture (9 and 0 for an MI250's gfx90a), which is not a
-    /// CUDA compute capability. Told by the 64-thread wavefront or the name AMD's runtime reports.
-    pub fn is_amd(&self) -> bool {
-        self.warp_size == Some(64) || self.name.starts_with("AMD")
-    }
-}
-
-/// The events of one trace that the import uses, and counts of the rest.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trace {
-    names: Vec<String>,
-    /// Interned (pid, tid) pairs as text, by id.
-    pub threads: Vec<String>,
-    /// `deviceProperties`.
-    pub devices: Vec<DeviceProps>,
-    /// `distributedInfo.rank`.
-    pub rank: Option<String>,
-    /// `distributedInfo.world_size`.
-    pub world_size: Option<u64>,
-    /// `kernel` events, in file order.
-    pub kernels: Vec<GpuEvent>,
-    /// `gpu_memcpy` events.
-    pub memcpys: Vec<GpuEvent>,
-    /// `gpu_memset` events.
-    pub memsets: Vec<GpuEvent>,
-    /// `cuda_runtime` and `cuda_driver` events.
-    pub runtimes: Vec<RuntimeCall>,
-    /// `cpu_op` events.
-    pub ops: Vec<CpuOp>,
-    /// `user_annotation` events (`record_function`, `ProfilerStep#N`).
-    pub annotations: Vec<Span>,
-    /// `python_function` events of `nn.Module`s (`with_modules=True`).
-    pub modules: Vec<Span>,
-    /// `cuda_profiler_range` events.
-    pub ranges: Vec<ProfilerRange>,
-    /// The distinct operator inputs ([`CpuOp::inputs`]).
-    pub inputs: Vec<RecordedInputs>,
-    /// Inductor's own estimates for the `cpu_op`s of its Triton kernels that carry them, by
-    /// index into [`Self::ops`].
-    pub estimates: BTreeMap<usize, InductorEstimate>,
-    /// Flow events (`ac2g` and others); the import links through `correlation` instead.
-    pub flows: u64,
-    /// Every event read.
-    pub events: u64,
-    /// Events of categories the import does not know, by category (or phase).
-    pub unknown: BTreeMap<String, u64>,
-}
-
-impl Trace {
-    /// An interned name.
-    pub fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-}
-
 #[derive(Default)]
-struct Builder {
-    trace: Trace,
-    name_ids: FxHashMap<String, u32>,
-    input_ids: FxHashMap<String, u32>,
-    thread_ids: FxHashMap<(Id, Id), u32>,
-    saw_events: bool,
-    error: Option<TraceError>,
+pub(super) struct Builder {
+    pub(super) trace: Trace,
+    pub(super) name_ids: FxHashMap<String, u32>,
+    pub(super) input_ids: FxHashMap<String, u32>,
+    pub(super) thread_ids: FxHashMap<(Id, Id), u32>,
+    pub(super) saw_events: bool,
+    pub(super) error: Option<TraceError>,
     /// The current event's recorded inputs as compact JSON, reused from event to event.
-    inputs: InputsText,
+    pub(super) inputs: InputsText,
     /// The key of [`Self::input_ids`] being looked up, reused.
-    key: String,
+    pub(super) key: String,
 }
 
 /// An operator's `Input Dims`, `Input type` and `Concrete Inputs` as compact JSON text (written
 /// while reading, with no value tree); empty when absent.
 #[derive(Default)]
-struct InputsText {
-    dims: String,
-    types: String,
-    concrete: String,
+pub(super) struct InputsText {
+    pub(super) dims: String,
+    pub(super) types: String,
+    pub(super) concrete: String,
 }
 
 impl InputsText {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.dims.clear();
         self.types.clear();
         self.concrete.clear();
@@ -293,7 +110,7 @@ impl InputsText {
 }
 
 impl Builder {
-    fn intern(&mut self, s: &str) -> u32 {
+    pub(super) fn intern(&mut self, s: &str) -> u32 {
         if let Some(&id) = self.name_ids.get(s) {
             return id;
         }
@@ -305,7 +122,7 @@ impl Builder {
 
     /// Interns the current event's recorded inputs ([`Self::inputs`]), keyed by their compact
     /// JSON: only a set not seen before is turned into [`OpInputs`].
-    fn recorded_inputs(&mut self) -> Option<u32> {
+    pub(super) fn recorded_inputs(&mut self) -> Option<u32> {
         let t = &self.inputs;
         if t.dims.is_empty() {
             return None;
@@ -328,7 +145,7 @@ impl Builder {
         Some(id)
     }
 
-    fn thread(&mut self, pid: Option<Id>, tid: Option<Id>) -> u32 {
+    pub(super) fn thread(&mut self, pid: Option<Id>, tid: Option<Id>) -> u32 {
         let key = (pid.unwrap_or(Id::Num(0)), tid.unwrap_or(Id::Num(0)));
         if let Some(&id) = self.thread_ids.get(&key) {
             return id;
@@ -339,7 +156,7 @@ impl Builder {
         id
     }
 
-    fn push(&mut self, ev: RawEvent) {
+    pub(super) fn push(&mut self, ev: RawEvent) {
         let index = self.trace.events;
         self.trace.events += 1;
         if self.error.is_some() {
@@ -492,7 +309,7 @@ impl Builder {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Kernel,
     Memcpy,
     Memset,
@@ -546,7 +363,7 @@ pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
 
 /// The top-level object: `traceEvents` streamed, `deviceProperties` and `distributedInfo` read,
 /// the rest skipped. `input` is past the `{`.
-fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
     let mut first = true;
     loop {
         match input.peek()? {
@@ -607,7 +424,7 @@ fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), Trac
 }
 
 /// The events array, each element read from its own slice. `input` is at the `[`.
-fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
+pub(super) fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
     input.pos += 1;
     if input.peek()? == Some(b']') {
         input.pos += 1;
@@ -633,931 +450,10 @@ fn events<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceErr
     }
 }
 
-/// The bytes that open or close a container or a string: what [`Input::value_len`] looks for.
-const STRUCTURAL: [bool; 256] = {
-    let mut t = [false; 256];
-    t[b'"' as usize] = true;
-    t[b'{' as usize] = true;
-    t[b'}' as usize] = true;
-    t[b'[' as usize] = true;
-    t[b']' as usize] = true;
-    t
-};
-
-/// How much is read from the reader at a time.
-const CHUNK: usize = 1 << 20;
-
-/// A window over the reader: `buf()[pos..]` is not yet consumed. Bytes before `pos` are dropped
-/// when more are read, after counting their lines for error positions.
-struct Input<R> {
-    reader: R,
-    /// The window's memory, zeroed once; `storage[buf]` holds what was read.
-    storage: Vec<u8>,
-    buf: std::ops::Range<usize>,
-    pos: usize,
-    eof: bool,
-    /// 1-based line of `buf[0]`.
-    line: usize,
-    /// Bytes before `buf[0]` on its line.
-    column: usize,
-}
-
-impl<R: Read> Input<R> {
-    fn new(reader: R) -> Self {
-        Input {
-            reader,
-            storage: vec![0; CHUNK],
-            buf: 0..0,
-            pos: 0,
-            eof: false,
-            line: 1,
-            column: 0,
-        }
-    }
-
-    /// What was read and not dropped.
-    fn data(&self) -> &[u8] {
-        &self.storage[self.buf.clone()]
-    }
-
-    /// Reads more, keeping `buf[pos..]` (moved to the front). False at the end of the input.
-    fn fill(&mut self) -> Result<bool, TraceError> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.pos > 0 {
-            let dropped = &self.storage[..self.pos];
-            match memchr::memrchr(b'\n', dropped) {
-                Some(last) => {
-                    self.line += memchr::memchr_iter(b'\n', dropped).count();
-                    self.column = dropped.len() - last - 1;
-                }
-                None => self.column += dropped.len(),
-            }
-            self.storage.copy_within(self.pos..self.buf.len(), 0);
-            self.buf = 0..self.buf.len() - self.pos;
-            self.pos = 0;
-        }
-        let len = self.buf.len();
-        if self.storage.len() - len < CHUNK / 2 {
-            // Only a value longer than the window grows it; the window is zeroed once.
-            self.storage.resize(len + CHUNK, 0);
-        }
-        loop {
-            match self.reader.read(&mut self.storage[len..]) {
-                Ok(n) => {
-                    self.buf = 0..len + n;
-                    if n == 0 {
-                        self.eof = true;
-                    }
-                    return Ok(n > 0);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(TraceError::Read(e.to_string())),
-            }
-        }
-    }
-
-    /// The next byte that is not JSON whitespace, left unconsumed (`pos` moves past the blanks).
-    fn peek(&mut self) -> Result<Option<u8>, TraceError> {
-        loop {
-            while let Some(&c) = self.data().get(self.pos) {
-                if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
-                    self.pos += 1;
-                } else {
-                    return Ok(Some(c));
-                }
-            }
-            if !self.fill()? {
-                return Ok(None);
-            }
-        }
-    }
-
-    /// The length of the JSON value at `pos` (an object, array, string or scalar), reading as
-    /// much as it needs. Only its extent is found here; serde_json checks it when it reads it.
-    fn value_len(&mut self) -> Result<usize, TraceError> {
-        let mut i = 0; // relative to pos: `fill` moves the window
-        let (mut depth, mut in_string) = (0usize, false);
-        match self.data()[self.pos] {
-            b'{' | b'[' => {}
-            b'"' => {
-                in_string = true;
-                i = 1;
-            }
-            b',' | b':' | b']' | b'}' => return Err(self.error(0, "expected a value")),
-            _ => loop {
-                // A number, true, false or null: up to a delimiter.
-                while let Some(&c) = self.data().get(self.pos + i) {
-                    if matches!(c, b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r') {
-                        return Ok(i);
-                    }
-                    i += 1;
-                }
-                if !self.fill()? {
-                    return Ok(i);
-                }
-            },
-        }
-        loop {
-            let rest = &self.storage[self.pos + i..self.buf.end];
-            if in_string {
-                match memchr::memchr2(b'"', b'\\', rest) {
-                    Some(j) if rest[j] == b'\\' => {
-                        if j + 1 < rest.len() {
-                            i += j + 2;
-                            continue;
-                        }
-                        i += j; // the escape's second byte is not read yet
-                    }
-                    Some(j) => {
-                        i += j + 1;
-                        in_string = false;
-                        if depth == 0 {
-                            return Ok(i);
-                        }
-                        continue;
-                    }
-                    None => i += rest.len(),
-                }
-            } else {
-                let mut j = 0;
-                while let Some(k) = rest[j..].iter().position(|&c| STRUCTURAL[c as usize]) {
-                    j += k;
-                    match rest[j] {
-                        b'"' => {
-                            in_string = true;
-                            break;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        _ => {
-                            depth = depth.saturating_sub(1);
-                            if depth == 0 {
-                                return Ok(i + j + 1);
-                            }
-                        }
-                    }
-                    j += 1;
-                }
-                if !in_string {
-                    j = rest.len();
-                }
-                if in_string {
-                    i += j + 1;
-                    continue;
-                }
-                i += j;
-            }
-            if !self.fill()? {
-                return Err(self.error(i, "EOF while parsing a value"));
-            }
-        }
-    }
-
-    /// Deserializes `buf[pos..pos + len]` (borrowing its strings), errors placed in the text.
-    fn read_slice<T>(
-        &self,
-        len: usize,
-        f: impl FnOnce(
-            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
-        ) -> Result<T, serde_json::Error>,
-    ) -> Result<T, TraceError> {
-        let mut de = serde_json::Deserializer::from_slice(&self.data()[self.pos..self.pos + len]);
-        f(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| {
-            let (line, column) = self.position(0);
-            let message = e.to_string();
-            let suffix = format!(" at line {} column {}", e.line(), e.column());
-            TraceError::Json {
-                line: line + e.line().saturating_sub(1),
-                column: if e.line() <= 1 {
-                    column + e.column()
-                } else {
-                    e.column()
-                },
-                message: message
-                    .strip_suffix(&suffix)
-                    .unwrap_or(&message)
-                    .to_string(),
-            }
-        })
-    }
-
-    /// 1-based line, and bytes before it on that line, of `buf[pos + i]`.
-    fn position(&self, i: usize) -> (usize, usize) {
-        let before = &self.data()[..(self.pos + i).min(self.buf.len())];
-        match memchr::memrchr(b'\n', before) {
-            Some(last) => (
-                self.line + memchr::memchr_iter(b'\n', before).count(),
-                before.len() - last - 1,
-            ),
-            None => (self.line, self.column + before.len()),
-        }
-    }
-
-    /// A syntax error at `buf[pos + i]`.
-    fn error(&self, i: usize, message: &str) -> TraceError {
-        let (line, column) = self.position(i);
-        TraceError::Json {
-            line,
-            column: column + 1,
-            message: message.to_string(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct Distributed {
-    #[serde(default)]
-    rank: Option<serde_json::Value>,
-    #[serde(default)]
-    world_size: Option<u64>,
-}
-
-/// The name prefix of an `nn.Module` frame (`with_modules=True`).
-const MODULE_PREFIX: &str = "nn.Module: ";
-
-/// One event as written; unknown fields are skipped.
-#[derive(Default)]
-struct RawEvent {
-    ph: Option<Word>,
-    cat: Option<Word>,
-    name: EventName,
-    pid: Option<Id>,
-    tid: Option<Id>,
-    ts: Option<Micros>,
-    dur: Option<f64>,
-    args: Option<RawArgs>,
-}
-
-/// An event's name: interned when the event may be kept, skipped (never copied) when its phase
-/// or category, read before it, already say it is not.
-#[derive(Default, Clone, Copy)]
-enum EventName {
-    #[default]
-    Absent,
-    Id(u32),
-    Skipped,
-}
-
-/// Whether an event with this phase and category (as far as read) is one the import keeps:
-/// `None` when it is not, `Some(true)` when only `nn.Module` frames of it are.
-fn kept(ph: Option<&Word>, cat: Option<&Word>) -> Option<bool> {
-    if ph.is_some_and(|p| p.as_str() != "X") {
-        return None;
-    }
-    match cat.map(Word::as_str) {
-        None => Some(false),
-        Some("python_function") => Some(true),
-        Some(c) => category(c).map(|_| false),
-    }
-}
-
-/// The kind of a kept category (`python_function` aside).
-fn category(cat: &str) -> Option<Kind> {
-    Some(match cat {
-        "kernel" | "Kernel" => Kind::Kernel,
-        "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
-        "gpu_memset" | "Memset" => Kind::Memset,
-        "cpu_op" | "Operator" | "operator" => Kind::Op,
-        "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" => Kind::Runtime,
-        "user_annotation" => Kind::Annotation,
-        "cuda_profiler_range" => Kind::Range,
-        _ => return None,
-    })
-}
-
-/// An event's key: the known ones without allocating.
-enum EventKey {
-    Ph,
-    Cat,
-    Name,
-    Pid,
-    Tid,
-    Ts,
-    Dur,
-    Args,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for EventKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = EventKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an event field name")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<EventKey, E> {
-                self.visit_bytes(v.as_bytes())
-            }
-            // Keys as bytes: serde_json then skips their UTF-8 check.
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<EventKey, E> {
-                Ok(match v {
-                    b"ph" => EventKey::Ph,
-                    b"cat" => EventKey::Cat,
-                    b"name" => EventKey::Name,
-                    b"pid" => EventKey::Pid,
-                    b"tid" => EventKey::Tid,
-                    b"ts" => EventKey::Ts,
-                    b"dur" => EventKey::Dur,
-                    b"args" => EventKey::Args,
-                    _ => EventKey::Other,
-                })
-            }
-        }
-        d.deserialize_bytes(V)
-    }
-}
-
-/// Reads one event, interning its name in place (no `String` per event) and skipping what a
-/// dropped event would not use.
-struct EventSeed<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
-    type Value = RawEvent;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEvent, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventSeed<'_> {
-    type Value = RawEvent;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a trace event (an object)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawEvent, A::Error> {
-        let b = self.0;
-        let mut ev = RawEvent::default();
-        b.inputs.clear();
-        while let Some(k) = m.next_key::<EventKey>()? {
-            match k {
-                EventKey::Ph => ev.ph = m.next_value()?,
-                EventKey::Cat => ev.cat = m.next_value()?,
-                EventKey::Name => {
-                    ev.name = match kept(ev.ph.as_ref(), ev.cat.as_ref()) {
-                        None => {
-                            m.next_value::<IgnoredAny>()?;
-                            EventName::Skipped
-                        }
-                        Some(modules_only) => m.next_value_seed(NameSeed {
-                            b: &mut *b,
-                            modules_only,
-                        })?,
-                    };
-                }
-                EventKey::Pid => ev.pid = m.next_value()?,
-                EventKey::Tid => ev.tid = m.next_value()?,
-                EventKey::Ts => ev.ts = m.next_value()?,
-                EventKey::Dur => ev.dur = m.next_value()?,
-                EventKey::Args => {
-                    let dropped = kept(ev.ph.as_ref(), ev.cat.as_ref()).is_none()
-                        || matches!(ev.name, EventName::Skipped);
-                    if dropped {
-                        m.next_value::<IgnoredAny>()?;
-                    } else {
-                        ev.args = m.next_value_seed(ArgsSeed(&mut b.inputs))?;
-                    }
-                }
-                EventKey::Other => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(ev)
-    }
-}
-
-/// An event's name, interned from the reader's buffer; with `modules_only`, only
-/// `nn.Module: …` names (the other Python frames are dropped).
-struct NameSeed<'a> {
-    b: &'a mut Builder,
-    modules_only: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
-    type Value = EventName;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventName, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NameSeed<'_> {
-    type Value = EventName;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<EventName, E> {
-        Ok(if self.modules_only && !v.starts_with(MODULE_PREFIX) {
-            EventName::Skipped
-        } else {
-            EventName::Id(self.b.intern(v))
-        })
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<EventName, E> {
-        Ok(EventName::Absent)
-    }
-}
-
-/// A short string kept inline (event phases and categories: two per event, never allocated
-/// when 24 bytes or shorter).
-enum Word {
-    Inline([u8; 24], u8),
-    Heap(String),
-}
-
-impl Word {
-    fn as_str(&self) -> &str {
-        match self {
-            // Only whole UTF-8 strings are copied in, so the prefix is valid UTF-8.
-            Word::Inline(b, n) => std::str::from_utf8(&b[..*n as usize]).unwrap_or(""),
-            Word::Heap(s) => s,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Word {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Word;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
-                Ok(if v.len() <= 24 {
-                    let mut b = [0u8; 24];
-                    b[..v.len()].copy_from_slice(v.as_bytes());
-                    Word::Inline(b, v.len() as u8)
-                } else {
-                    Word::Heap(v.to_string())
-                })
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// A process or thread id: Kineto writes numbers, and strings for its own rows.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Id {
-    Num(i64),
-    Str(String),
-}
-
-impl Id {
-    fn num(&self) -> Option<i64> {
-        match self {
-            Id::Num(n) => Some(*n),
-            Id::Str(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for Id {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Id::Num(n) => write!(f, "{n}"),
-            Id::Str(s) => f.write_str(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Id {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Id;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number or a string")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Id, E> {
-                Ok(Id::Num(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
-                Ok(Id::Num(v as i64))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Id, E> {
-                Ok(Id::Num(v as i64))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
-                Ok(Id::Str(v.to_string()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A timestamp in µs, kept as integer ns.
-struct Micros(Ns);
-
-impl<'de> Deserialize<'de> for Micros {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Micros;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a time in microseconds")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Micros, E> {
-                Ok(Micros(v.saturating_mul(1000)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Micros, E> {
-                Ok(Micros((v as i64).saturating_mul(1000)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Micros, E> {
-                Ok(Micros((v * 1000.0).round() as i64))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Micros, E> {
-                v.trim()
-                    .parse::<f64>()
-                    .map(|x| Micros((x * 1000.0).round() as i64))
-                    .map_err(|_| E::custom(format!("{v:?} is not a time")))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The `args` of an event: the fields the import reads, and numeric counter values (names with
-/// `__`, as Perfworks metrics are named).
-#[derive(Default)]
-struct RawArgs {
-    external_id: Option<i64>,
-    correlation: Option<i64>,
-    device: Option<i64>,
-    stream: Option<i64>,
-    grid: Option<[u32; 3]>,
-    block: Option<[u32; 3]>,
-    bytes: Option<f64>,
-    kernel_flop: Option<f64>,
-    kernel_num_gb: Option<f64>,
-    metrics: Vec<(String, f64)>,
-}
-
-/// The recorded inputs as the operator rules read them, from their compact text (read again as
-/// JSON values: done once per distinct set). `None` when `Input Dims` is not an array.
-fn op_inputs(text: &InputsText) -> Option<OpInputs> {
-    let list = |t: &str| -> Option<Vec<serde_json::Value>> {
-        match serde_json::from_str(t).ok()? {
-            serde_json::Value::Array(v) => Some(v),
-            _ => None,
-        }
-    };
-    let dims = list(&text.dims)?;
-    let types = list(&text.types).unwrap_or_default();
-    let concrete = list(&text.concrete);
-    let args = dims
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
-            match (Dtype::from_profiler(ty), shape(d)) {
-                (Some(dt), Some(s)) => Arg::Tensor(dt, s),
-                (None, _) => match d {
-                    serde_json::Value::Array(list)
-                        if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
-                    {
-                        Arg::Tensors(list.iter().filter_map(shape).collect())
-                    }
-                    _ => Arg::Other,
-                },
-                _ => Arg::Other,
-            }
-        })
-        .collect();
-    let concrete = concrete.as_ref().map(|c| {
-        c.iter()
-            .map(|v| match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect()
-    });
-    Some(OpInputs {
-        args,
-        concrete,
-        list_elem: None,
-    })
-}
-
-fn shape(v: &serde_json::Value) -> Option<Vec<u64>> {
-    v.as_array()?.iter().map(|x| x.as_u64()).collect()
-}
-
-/// An `args` key: the known ones without allocating, metric names kept.
-enum ArgKey {
-    ExternalId,
-    Correlation,
-    Device,
-    Stream,
-    Grid,
-    Block,
-    Bytes,
-    KernelFlop,
-    KernelNumGb,
-    Dims,
-    Types,
-    Concrete,
-    Metric(String),
-    Other,
-}
-
-impl<'de> Deserialize<'de> for ArgKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ArgKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an argument name")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ArgKey, E> {
-                self.visit_bytes(v.as_bytes())
-            }
-            // Keys as bytes: serde_json then skips their UTF-8 check.
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<ArgKey, E> {
-                Ok(match v {
-                    b"External id" => ArgKey::ExternalId,
-                    b"correlation" => ArgKey::Correlation,
-                    b"device" => ArgKey::Device,
-                    b"stream" => ArgKey::Stream,
-                    b"grid" => ArgKey::Grid,
-                    b"block" => ArgKey::Block,
-                    b"bytes" => ArgKey::Bytes,
-                    b"kernel_flop" => ArgKey::KernelFlop,
-                    b"kernel_num_gb" => ArgKey::KernelNumGb,
-                    b"Input Dims" => ArgKey::Dims,
-                    b"Input type" => ArgKey::Types,
-                    b"Concrete Inputs" => ArgKey::Concrete,
-                    m => match std::str::from_utf8(m) {
-                        Ok(m) if m.contains("__") => ArgKey::Metric(m.to_string()),
-                        _ => ArgKey::Other,
-                    },
-                })
-            }
-        }
-        d.deserialize_bytes(V)
-    }
-}
-
-/// A number, or nothing for any other value (skipped).
-#[derive(Clone, Copy)]
-struct MaybeNum(Option<f64>);
-
-impl<'de> Deserialize<'de> for MaybeNum {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MaybeNum;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(Some(v as f64)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(Some(v as f64)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(Some(v)))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<MaybeNum, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeNum, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeNum(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeNum, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeNum(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-fn int(v: MaybeNum) -> Option<i64> {
-    v.0.filter(|x| x.fract() == 0.0).map(|x| x as i64)
-}
-
-/// A launch's `grid` or `block`: three unsigned integers, or nothing for any other value. A
-/// kernel event records `[x, y, z]`; the `cpu_op` of an Inductor-generated Triton kernel records
-/// its grid as text (`"grid(100,)"`, PyTorch 2.5), which says nothing the kernel event does not.
-struct MaybeDim3(Option<[u32; 3]>);
-
-impl<'de> Deserialize<'de> for MaybeDim3 {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MaybeDim3;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeDim3, A::Error> {
-                // No allocation: a kernel event has two of these.
-                let (mut v, mut n) = ([None; 3], 0);
-                while let Some(x) = s.next_element::<MaybeNum>()? {
-                    if let Some(slot) = v.get_mut(n) {
-                        *slot = x.0;
-                    }
-                    n += 1;
-                }
-                let dim = |x: Option<f64>| {
-                    x.filter(|x| x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(x))
-                        .map(|x| x as u32)
-                };
-                let [x, y, z] = v;
-                Ok(MaybeDim3(if n == 3 {
-                    dim(x).zip(dim(y)).zip(dim(z)).map(|((x, y), z)| [x, y, z])
-                } else {
-                    None
-                }))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeDim3, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeDim3(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<MaybeDim3, E> {
-                Ok(MaybeDim3(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// Reads an event's `args`, writing the operator inputs into the builder's reused text.
-struct ArgsSeed<'a>(&'a mut InputsText);
-
-impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
-    type Value = Option<RawArgs>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<RawArgs>, D::Error> {
-        struct V<'a>(&'a mut InputsText);
-        impl<'de> Visitor<'de> for V<'_> {
-            type Value = Option<RawArgs>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of event arguments")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<RawArgs>, A::Error> {
-                let text = self.0;
-                let mut a = RawArgs::default();
-                while let Some(k) = m.next_key::<ArgKey>()? {
-                    match k {
-                        ArgKey::ExternalId => a.external_id = int(m.next_value()?),
-                        ArgKey::Correlation => a.correlation = int(m.next_value()?),
-                        ArgKey::Device => a.device = int(m.next_value()?),
-                        ArgKey::Stream => a.stream = int(m.next_value()?),
-                        ArgKey::Grid => a.grid = m.next_value::<MaybeDim3>()?.0,
-                        ArgKey::Block => a.block = m.next_value::<MaybeDim3>()?.0,
-                        ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
-                        ArgKey::KernelFlop => a.kernel_flop = m.next_value::<MaybeNum>()?.0,
-                        ArgKey::KernelNumGb => a.kernel_num_gb = m.next_value::<MaybeNum>()?.0,
-                        ArgKey::Dims => {
-                            text.dims.clear();
-                            m.next_value_seed(Compact(&mut text.dims))?;
-                        }
-                        ArgKey::Types => {
-                            text.types.clear();
-                            m.next_value_seed(Compact(&mut text.types))?;
-                        }
-                        ArgKey::Concrete => {
-                            text.concrete.clear();
-                            m.next_value_seed(Compact(&mut text.concrete))?;
-                        }
-                        ArgKey::Metric(name) => {
-                            if let Some(v) = m.next_value::<MaybeNum>()?.0 {
-                                a.metrics.push((name, v));
-                            }
-                        }
-                        ArgKey::Other => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(Some(a))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Option<RawArgs>, E> {
-                Ok(None)
-            }
-        }
-        d.deserialize_any(V(self.0))
-    }
-}
-
-/// Writes any JSON value as compact text (as `serde_json::to_string` of its value, object keys
-/// in file order), with no value tree: how recorded inputs are compared and kept.
-struct Compact<'a>(&'a mut String);
-
-impl<'de> DeserializeSeed<'de> for Compact<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Compact<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.0.push_str(if v { "true" } else { "false" });
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        use std::fmt::Write;
-        let _ = write!(self.0, "{v}");
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        use std::fmt::Write;
-        let _ = write!(self.0, "{v}");
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        match serde_json::Number::from_f64(v) {
-            Some(n) => self.0.push_str(&n.to_string()),
-            None => self.0.push_str("null"),
-        }
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        if v.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
-            self.0
-                .push_str(&serde_json::to_string(v).map_err(E::custom)?);
-        } else {
-            self.0.push('"');
-            self.0.push_str(v);
-            self.0.push('"');
-        }
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.0.push_str("null");
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        self.0.push('[');
-        let mut first = true;
-        loop {
-            let at = self.0.len();
-            if !first {
-                self.0.push(',');
-            }
-            if s.next_element_seed(Compact(&mut *self.0))?.is_none() {
-                self.0.truncate(at);
-                break;
-            }
-            first = false;
-        }
-        self.0.push(']');
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        self.0.push('{');
-        let mut first = true;
-        loop {
-            let at = self.0.len();
-            if !first {
-                self.0.push(',');
-            }
-            if m.next_key_seed(Compact(&mut *self.0))?.is_none() {
-                self.0.truncate(at);
-                break;
-            }
-            self.0.push(':');
-            m.next_value_seed(Compact(&mut *self.0))?;
-            first = false;
-        }
-        self.0.push('}');
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operators::{Arg, Dtype};
 
     const SMALL: &str = r#"{
       "schemaVersion": 1,
