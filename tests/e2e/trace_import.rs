@@ -264,7 +264,7 @@ fn counter_trace_flops_links_and_no_time() {
     calls.sort_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap());
     assert_eq!(calls.len(), 77);
     let ops = events(&v, "cpu_op");
-    let links = trace::import::link(&t);
+    let links = trace::link::link(&t);
     assert!(links.from_ranges);
     for (i, call) in calls.iter().enumerate() {
         let ts = call["ts"].as_f64().unwrap();

@@ -34,6 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
 use crate::trace::join;
+use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{GpuEvent, Ns, Trace};
 use roofline_model::bundle::{DataSource, Device, Kernel, OperatorCall};
 
@@ -148,61 +149,6 @@ pub struct TraceImport {
     pub stats: Stats,
 }
 
-/// Names of runtime and driver calls that launch one kernel.
-const LAUNCH_CALLS: [&str; 7] = [
-    "cudaLaunchKernel",
-    "cudaLaunchKernelExC",
-    "cudaLaunchCooperativeKernel",
-    "cuLaunchKernel",
-    "cuLaunchKernelEx",
-    "cuLaunchCooperativeKernel",
-    "cudaLaunchCooperativeKernelMultiDevice",
-];
-
-/// The runtime calls that replay a captured graph of kernels.
-const GRAPH_LAUNCHES: [&str; 2] = ["cudaGraphLaunch", "hipGraphLaunch"];
-
-/// The innermost span holding each query, per thread, by a sweep over start times. Of two
-/// spans with the same start and end, the one later in the file is the inner one (Kineto writes
-/// a parent operator before its child; the sort is stable).
-/// `spans` and `queries` are `(thread, start, end)`; the answer is an index into `spans`.
-fn innermost(spans: &[(u32, Ns, Ns)], queries: &[(u32, Ns, Ns)]) -> Vec<Option<usize>> {
-    let mut by_thread: FxHashMap<u32, (Vec<usize>, Vec<usize>)> = FxHashMap::default();
-    for (i, s) in spans.iter().enumerate() {
-        by_thread.entry(s.0).or_default().0.push(i);
-    }
-    for (i, q) in queries.iter().enumerate() {
-        by_thread.entry(q.0).or_default().1.push(i);
-    }
-    let mut out = vec![None; queries.len()];
-    for (_, (mut ss, mut qs)) in by_thread {
-        if ss.is_empty() {
-            continue;
-        }
-        // Outer spans first when two start together.
-        ss.sort_by_key(|&i| (spans[i].1, std::cmp::Reverse(spans[i].2)));
-        qs.sort_by_key(|&i| queries[i].1);
-        let mut stack: Vec<usize> = Vec::new();
-        let mut p = 0;
-        for qi in qs {
-            let (_, qs_t, qe_t) = queries[qi];
-            while p < ss.len() && spans[ss[p]].1 <= qs_t {
-                let s = ss[p];
-                while stack.last().is_some_and(|&t| spans[t].2 < spans[s].1) {
-                    stack.pop();
-                }
-                stack.push(s);
-                p += 1;
-            }
-            while stack.last().is_some_and(|&t| spans[t].2 < qs_t) {
-                stack.pop();
-            }
-            out[qi] = stack.iter().rev().copied().find(|&t| spans[t].2 >= qe_t);
-        }
-    }
-    out
-}
-
 /// The Nsight Compute name of a CUPTI range-profiler metric: `smsp__X.sum` counts the same
 /// events as `sm__X.sum` (an SM's count is the sum of its four sub-partitions', and `.sum` adds
 /// over the whole GPU), so the metric table's `sm__` names read them. The one place this
@@ -220,106 +166,6 @@ fn si_value(metric: &str, v: f64) -> f64 {
         v * 1e-9
     } else {
         v
-    }
-}
-
-/// How each launch (kernel event, or profiler range) links to the trace's CPU side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Links {
-    /// The launches are `cuda_profiler_range` events (the trace has no kernel events).
-    pub from_ranges: bool,
-    /// Per launch, the runtime call that launched it ([`Trace::runtimes`]).
-    pub launch_rt: Vec<Option<usize>>,
-    /// Per launch, the innermost operator around that call ([`Trace::ops`]).
-    pub launch_op: Vec<Option<usize>>,
-    /// Per runtime call, the innermost `user_annotation` around it.
-    pub rt_ann: Vec<Option<usize>>,
-    /// Per runtime call, the innermost `nn.Module` around it.
-    pub rt_mod: Vec<Option<usize>>,
-    /// How ranges were matched, when they were.
-    pub note: Option<String>,
-}
-
-/// Links every launch to its runtime call, operator, annotation and module.
-pub fn link(trace: &Trace) -> Links {
-    let mut note = None;
-    // Which runtime call launched what: by correlation for kernel events, in order for ranges.
-    let by_correlation: FxHashMap<i64, usize> = trace
-        .runtimes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.correlation.map(|c| (c, i)))
-        .collect();
-    let from_ranges = trace.kernels.is_empty() && !trace.ranges.is_empty();
-    let launch_rt: Vec<Option<usize>> = if from_ranges {
-        let mut calls: Vec<usize> = (0..trace.runtimes.len())
-            .filter(|&i| LAUNCH_CALLS.contains(&trace.name(trace.runtimes[i].name)))
-            .collect();
-        calls.sort_by_key(|&i| trace.runtimes[i].ts);
-        if calls.len() == trace.ranges.len() {
-            note = Some(format!(
-                "profiler ranges matched to the {} kernel launch calls in launch order (the range profiler serialises kernels; a range carries no correlation id)",
-                calls.len()
-            ));
-            calls.into_iter().map(Some).collect()
-        } else {
-            note = Some(format!(
-                "{} profiler ranges but {} kernel launch calls: ranges are not linked to operators",
-                trace.ranges.len(),
-                calls.len()
-            ));
-            vec![None; trace.ranges.len()]
-        }
-    } else {
-        if !trace.ranges.is_empty() {
-            note = Some(format!(
-                "{} cuda_profiler_range events beside kernel events were not read (Kineto records them in separate runs)",
-                trace.ranges.len()
-            ));
-        }
-        trace
-            .kernels
-            .iter()
-            .map(|k| k.correlation.and_then(|c| by_correlation.get(&c).copied()))
-            .collect()
-    };
-
-    // Runtime call → innermost operator, annotation, module on its thread.
-    let rt_spans: Vec<(u32, Ns, Ns)> = trace
-        .runtimes
-        .iter()
-        .map(|r| (r.thread, r.ts, r.end))
-        .collect();
-    let spans = |v: &mut dyn Iterator<Item = (u32, Ns, Ns)>| v.collect::<Vec<_>>();
-    let op_spans = spans(&mut trace.ops.iter().map(|o| (o.thread, o.ts, o.end)));
-    let mut rt_op = innermost(&op_spans, &rt_spans);
-    let by_external: FxHashMap<i64, usize> = trace
-        .ops
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| o.external_id.map(|e| (e, i)))
-        .collect();
-    for (i, r) in trace.runtimes.iter().enumerate() {
-        if rt_op[i].is_none()
-            && let Some(e) = r.external_id
-            && r.correlation != Some(e)
-        {
-            rt_op[i] = by_external.get(&e).copied();
-        }
-    }
-    let ann_spans = spans(&mut trace.annotations.iter().map(|a| (a.thread, a.ts, a.end)));
-    let rt_ann = innermost(&ann_spans, &rt_spans);
-    let mod_spans = spans(&mut trace.modules.iter().map(|a| (a.thread, a.ts, a.end)));
-    let rt_mod = innermost(&mod_spans, &rt_spans);
-    let launch_op: Vec<Option<usize>> =
-        launch_rt.iter().map(|r| r.and_then(|r| rt_op[r])).collect();
-    Links {
-        from_ranges,
-        launch_rt,
-        launch_op,
-        rt_ann,
-        rt_mod,
-        note,
     }
 }
 
@@ -473,101 +319,11 @@ fn import_impl(
 ) -> Result<TraceImport, ImportError> {
     let mut notes: BTreeSet<String> = BTreeSet::new();
     let mut stats = Stats::default();
-
-    let Links {
-        from_ranges,
-        launch_rt,
-        launch_op,
-        rt_ann,
-        rt_mod,
-        note,
-    } = link(trace);
-    notes.extend(note);
-    // Training steps on any thread, by time.
-    let mut steps: Vec<(Ns, Ns, u32)> = trace
-        .annotations
-        .iter()
-        .filter(|a| trace.name(a.name).starts_with("ProfilerStep#"))
-        .map(|a| (a.ts, a.end, a.name))
-        .collect();
-    steps.sort_unstable();
-    let step_at = |t: Ns| -> Option<u32> {
-        let i = steps.partition_point(|s| s.0 <= t);
-        (i > 0 && steps[i - 1].1 >= t).then(|| steps[i - 1].2)
-    };
-
-    // Each called operator's cost, once per distinct (name, inputs).
-    let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
-    type CostKey = (u32, Option<u32>, Option<ListElem>, Option<[u64; 2]>);
-    let mut cost_ids: FxHashMap<CostKey, usize> = FxHashMap::default();
-    let mut estimated = 0usize;
-    // The cost of each distinct (operator name, recorded inputs): a training loop calls the same
-    // operator on the same shapes step after step, so each is computed once.
-    let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
-    let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
-    for (l, &o) in launch_op
-        .iter()
-        .enumerate()
-        .filter_map(|(l, o)| Some((l, o.as_ref()?)))
-    {
-        if let Some(info) = op_info.get_mut(&o) {
-            info.kernels += 1;
-            continue;
-        }
-        let op = &trace.ops[o];
-        // Tensor lists are recorded without a type: their first kernel's name gives it.
-        let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
-        let list_elem = recorded
-            .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
-            .and_then(|_| {
-                let kernel = if from_ranges {
-                    trace.ranges[l].name
-                } else {
-                    trace.kernels[l].name
-                };
-                operators::kernel_elem(trace.name(kernel))
-            });
-        let estimate = trace.estimates.get(&o);
-        let bits = |x: Option<f64>| x.map_or(u64::MAX, f64::to_bits);
-        let key = (
-            op.name,
-            op.inputs,
-            list_elem,
-            estimate.map(|e| [bits(e.flops), bits(e.bytes)]),
-        );
-        let cost = *cost_ids.entry(key).or_insert_with(|| {
-            let name = trace.name(op.name);
-            let cost = match (recorded, estimate) {
-                (_, Some(e)) => {
-                    operators::inductor::with_estimate(name, recorded, e.flops, e.bytes)
-                }
-                (Some(x), None) if list_elem.is_some() => operators::op_cost(
-                    name,
-                    &OpInputs {
-                        list_elem,
-                        ..x.clone()
-                    },
-                ),
-                (Some(x), None) => operators::op_cost(name, x),
-                (None, None) => match operators::op_cost(name, &OpInputs::default()) {
-                    Err(NoCost::NoRule) => Err(NoCost::NoRule),
-                    _ => Err(NoCost::Shapes("no shapes recorded".into())),
-                },
-            };
-            costs.push(cost);
-            costs.len() - 1
-        });
-        if estimate.is_some() && costs[cost].is_ok() {
-            estimated += 1;
-        }
-        if let Ok(c) = &costs[cost] {
-            let name = trace.name(op.name);
-            for a in &c.assumed {
-                *assumed.entry(format!("{name}: {a}")).or_default() += 1;
-            }
-        }
-        op_info.insert(o, OpInfo { kernels: 1, cost });
-    }
+    let links = link(trace);
+    notes.extend(links.note.clone());
+    let from_ranges = links.from_ranges;
+    let steps = Steps::of(trace);
+    let costs = OpCosts::of(trace, &links.launch_op, from_ranges);
 
     // Kernel entries.
     let mut kernels = Vec::new();
@@ -579,55 +335,20 @@ fn import_impl(
     } else {
         trace.kernels.len()
     };
-    let counter_opts = ncu::ImportOptions {
-        convention: opts.convention,
-        arch: opts.arch,
-        source: DataSource::Import,
+    let launches = Launches {
+        trace,
+        joined,
+        from_ranges,
+        counter_opts: ncu::ImportOptions {
+            convention: opts.convention,
+            arch: opts.arch,
+            source: DataSource::Import,
+        },
     };
     for i in 0..n {
-        let (mut k, device) = if from_ranges {
-            let r = &trace.ranges[i];
-            match counters_kernel(&range_launch(trace, i), &counter_opts, &mut notes) {
-                Ok(Some(k)) => (k, r.device),
-                Ok(None) => continue,
-                Err(NcuError::NoTime { .. }) => {
-                    untimed += 1;
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        } else {
-            let g = &trace.kernels[i];
-            if g.dur_us <= 0.0 {
-                stats.zero_time += 1;
-                continue;
-            }
-            let timed_only =
-                || Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
-            let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
-            let mut k = match ranged {
-                Some((counters, r)) => {
-                    // The range's counters, with this launch's name and measured time (its
-                    // grid and block are set below, as for every launch).
-                    let mut launch = range_launch(counters, r);
-                    launch.name = trace.name(g.name).to_string();
-                    launch
-                        .metrics
-                        .insert(ncu::metrics::time::DURATION.to_string(), g.dur_us * 1e-6);
-                    if launch.compute_capability.is_none() {
-                        launch.compute_capability = device_cc(trace, g.device);
-                    }
-                    stats.with_counters += 1;
-                    counters_kernel(&launch, &counter_opts, &mut notes)?.unwrap_or_else(timed_only)
-                }
-                None => timed_only(),
-            };
-            k.grid = g.grid;
-            k.block = g.block;
-            if let Some(s) = g.stream {
-                k.tags.insert("stream".into(), s.to_string());
-            }
-            (k, g.device)
+        let Some((mut k, device)) = launches.kernel(i, &mut stats, &mut untimed, &mut notes)?
+        else {
+            continue;
         };
         if let Some(d) = device {
             used_devices.insert(d);
@@ -638,69 +359,28 @@ fn import_impl(
         }
         stats.launches += 1;
         stats.time_s += k.time.total_s;
-        if launch_rt[i].is_none() {
-            stats.no_launch_call += 1;
+        match links.launch_rt[i] {
+            None => stats.no_launch_call += 1,
+            Some(r) => {
+                if GRAPH_LAUNCHES.contains(&trace.name(trace.runtimes[r].name)) {
+                    stats.graph_replayed += 1;
+                }
+                if let Some(a) = links.rt_ann[r] {
+                    k.nvtx_range = Some(trace.name(trace.annotations[a].name).to_string());
+                }
+                if let Some(m) = links.rt_mod[r] {
+                    let name = trace.name(trace.modules[m].name);
+                    let name = name.strip_prefix("nn.Module: ").unwrap_or(name);
+                    k.tags.insert("module".into(), name.to_string());
+                }
+                if let Some(s) = steps.at(trace.runtimes[r].ts) {
+                    k.tags.insert("step".into(), trace.name(s).to_string());
+                }
+            }
         }
-        if let Some(r) = launch_rt[i] {
-            if GRAPH_LAUNCHES.contains(&trace.name(trace.runtimes[r].name)) {
-                stats.graph_replayed += 1;
-            }
-            if let Some(a) = rt_ann[r] {
-                k.nvtx_range = Some(trace.name(trace.annotations[a].name).to_string());
-            }
-            if let Some(m) = rt_mod[r] {
-                let name = trace.name(trace.modules[m].name);
-                let name = name.strip_prefix("nn.Module: ").unwrap_or(name);
-                k.tags.insert("module".into(), name.to_string());
-            }
-            if let Some(s) = step_at(trace.runtimes[r].ts) {
-                k.tags.insert("step".into(), trace.name(s).to_string());
-            }
-        }
-        if let Some(o) = launch_op[i] {
+        if let Some(o) = links.launch_op[i] {
             stats.linked += 1;
-            let op = &trace.ops[o];
-            let name = trace.name(op.name);
-            let info = &op_info[&o];
-            let mut call = OperatorCall {
-                name: name.to_string(),
-                call: o as u64,
-                kernels: info.kernels as u64,
-                shapes: op
-                    .inputs
-                    .map(|i| truncate(&trace.inputs[i as usize].dims_text, 240)),
-                complexity: None,
-                datapath: None,
-                rule: None,
-            };
-            match &costs[info.cost] {
-                Ok(c) => {
-                    stats.with_complexity += 1;
-                    inductor |= c.family == operators::Family::Inductor;
-                    call.complexity = Some(c.complexity);
-                    call.datapath = Some(c.datapath);
-                    call.rule = Some(c.family.key().to_string());
-                    if info.kernels == 1 {
-                        k.complexity = Some(c.complexity);
-                        if k.flops.is_unknown() {
-                            k.flops.set(c.datapath, Some(c.complexity.flops));
-                        }
-                    }
-                }
-                Err(NoCost::NoRule) => {
-                    let by_kind = if is_communication(name) {
-                        &mut stats.communication
-                    } else {
-                        &mut stats.no_rule
-                    };
-                    *by_kind.entry(name.to_string()).or_default() += 1;
-                }
-                Err(NoCost::Shapes(why)) => {
-                    let key = (name.to_string(), why.clone());
-                    *stats.no_shapes.entry(key).or_default() += 1;
-                }
-            }
-            k.operator = Some(call);
+            inductor |= costs.link(trace, o, &mut k, &mut stats);
         }
         kernels.push(k);
     }
@@ -722,7 +402,267 @@ fn import_impl(
             }
         });
     }
+    summary_notes(
+        trace,
+        &mut stats,
+        &costs,
+        from_ranges,
+        inductor,
+        untimed,
+        &mut notes,
+    );
+    let devices = devices(trace, used_devices, &mut notes);
+    Ok(TraceImport {
+        kernels,
+        devices,
+        notes: notes.into_iter().collect(),
+        stats,
+    })
+}
 
+/// The `ProfilerStep#N` annotations of any thread, by time.
+struct Steps(Vec<(Ns, Ns, u32)>);
+
+impl Steps {
+    fn of(trace: &Trace) -> Self {
+        let mut steps: Vec<(Ns, Ns, u32)> = trace
+            .annotations
+            .iter()
+            .filter(|a| trace.name(a.name).starts_with("ProfilerStep#"))
+            .map(|a| (a.ts, a.end, a.name))
+            .collect();
+        steps.sort_unstable();
+        Steps(steps)
+    }
+
+    /// The step under way at `t`.
+    fn at(&self, t: Ns) -> Option<u32> {
+        let i = self.0.partition_point(|s| s.0 <= t);
+        (i > 0 && self.0[i - 1].1 >= t).then(|| self.0[i - 1].2)
+    }
+}
+
+/// Every called operator's cost: computed once per distinct (name, recorded inputs), as a
+/// training loop calls the same operator on the same shapes step after step.
+struct OpCosts {
+    /// Per operator call (index into `trace.ops`): its kernels and its cost.
+    op_info: FxHashMap<usize, OpInfo>,
+    /// The distinct costs.
+    costs: Vec<Result<OpCost, NoCost>>,
+    /// Calls whose cost is Inductor's own estimate.
+    estimated: usize,
+    /// What the rules assumed, `operator: assumption` → calls.
+    assumed: BTreeMap<String, usize>,
+}
+
+impl OpCosts {
+    fn of(trace: &Trace, launch_op: &[Option<usize>], from_ranges: bool) -> Self {
+        let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
+        type CostKey = (u32, Option<u32>, Option<ListElem>, Option<[u64; 2]>);
+        let mut cost_ids: FxHashMap<CostKey, usize> = FxHashMap::default();
+        let mut estimated = 0usize;
+        let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
+        let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
+        for (l, &o) in launch_op
+            .iter()
+            .enumerate()
+            .filter_map(|(l, o)| Some((l, o.as_ref()?)))
+        {
+            if let Some(info) = op_info.get_mut(&o) {
+                info.kernels += 1;
+                continue;
+            }
+            let op = &trace.ops[o];
+            // Tensor lists are recorded without a type: their first kernel's name gives it.
+            let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
+            let list_elem = recorded
+                .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
+                .and_then(|_| {
+                    let kernel = if from_ranges {
+                        trace.ranges[l].name
+                    } else {
+                        trace.kernels[l].name
+                    };
+                    operators::kernel_elem(trace.name(kernel))
+                });
+            let estimate = trace.estimates.get(&o);
+            let bits = |x: Option<f64>| x.map_or(u64::MAX, f64::to_bits);
+            let key = (
+                op.name,
+                op.inputs,
+                list_elem,
+                estimate.map(|e| [bits(e.flops), bits(e.bytes)]),
+            );
+            let cost = *cost_ids.entry(key).or_insert_with(|| {
+                let name = trace.name(op.name);
+                let cost = match (recorded, estimate) {
+                    (_, Some(e)) => {
+                        operators::inductor::with_estimate(name, recorded, e.flops, e.bytes)
+                    }
+                    (Some(x), None) if list_elem.is_some() => operators::op_cost(
+                        name,
+                        &OpInputs {
+                            list_elem,
+                            ..x.clone()
+                        },
+                    ),
+                    (Some(x), None) => operators::op_cost(name, x),
+                    (None, None) => match operators::op_cost(name, &OpInputs::default()) {
+                        Err(NoCost::NoRule) => Err(NoCost::NoRule),
+                        _ => Err(NoCost::Shapes("no shapes recorded".into())),
+                    },
+                };
+                costs.push(cost);
+                costs.len() - 1
+            });
+            if estimate.is_some() && costs[cost].is_ok() {
+                estimated += 1;
+            }
+            if let Ok(c) = &costs[cost] {
+                let name = trace.name(op.name);
+                for a in &c.assumed {
+                    *assumed.entry(format!("{name}: {a}")).or_default() += 1;
+                }
+            }
+            op_info.insert(o, OpInfo { kernels: 1, cost });
+        }
+        OpCosts {
+            op_info,
+            costs,
+            estimated,
+            assumed,
+        }
+    }
+
+    /// Links kernel `k` to operator call `o`: the call and, where a rule gave them, its F and B
+    /// (a one-kernel call's also as the kernel's own). Counts the link in `stats`; true when the
+    /// cost is an Inductor rule's.
+    fn link(&self, trace: &Trace, o: usize, k: &mut Kernel, stats: &mut Stats) -> bool {
+        let op = &trace.ops[o];
+        let name = trace.name(op.name);
+        let info = &self.op_info[&o];
+        let mut call = OperatorCall {
+            name: name.to_string(),
+            call: o as u64,
+            kernels: info.kernels as u64,
+            shapes: op
+                .inputs
+                .map(|i| truncate(&trace.inputs[i as usize].dims_text, 240)),
+            complexity: None,
+            datapath: None,
+            rule: None,
+        };
+        let mut inductor = false;
+        match &self.costs[info.cost] {
+            Ok(c) => {
+                stats.with_complexity += 1;
+                inductor = c.family == operators::Family::Inductor;
+                call.complexity = Some(c.complexity);
+                call.datapath = Some(c.datapath);
+                call.rule = Some(c.family.key().to_string());
+                if info.kernels == 1 {
+                    k.complexity = Some(c.complexity);
+                    if k.flops.is_unknown() {
+                        k.flops.set(c.datapath, Some(c.complexity.flops));
+                    }
+                }
+            }
+            Err(NoCost::NoRule) => {
+                let by_kind = if is_communication(name) {
+                    &mut stats.communication
+                } else {
+                    &mut stats.no_rule
+                };
+                *by_kind.entry(name.to_string()).or_default() += 1;
+            }
+            Err(NoCost::Shapes(why)) => {
+                let key = (name.to_string(), why.clone());
+                *stats.no_shapes.entry(key).or_default() += 1;
+            }
+        }
+        k.operator = Some(call);
+        inductor
+    }
+}
+
+/// What turns one launch (a kernel event, or a range of the range profiler) into a kernel entry.
+struct Launches<'a> {
+    trace: &'a Trace,
+    joined: Option<&'a Joined<'a>>,
+    from_ranges: bool,
+    counter_opts: ncu::ImportOptions,
+}
+
+impl Launches<'_> {
+    /// Launch `i` as a kernel entry with its device, `None` when it has none to give (no time,
+    /// counted in `stats` or `untimed`).
+    fn kernel(
+        &self,
+        i: usize,
+        stats: &mut Stats,
+        untimed: &mut usize,
+        notes: &mut BTreeSet<String>,
+    ) -> Result<Option<(Kernel, Option<i64>)>, ImportError> {
+        let (trace, joined, counter_opts) = (self.trace, self.joined, &self.counter_opts);
+        Ok(Some(if self.from_ranges {
+            let r = &trace.ranges[i];
+            match counters_kernel(&range_launch(trace, i), counter_opts, notes) {
+                Ok(Some(k)) => (k, r.device),
+                Ok(None) => return Ok(None),
+                Err(NcuError::NoTime { .. }) => {
+                    *untimed += 1;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            let g = &trace.kernels[i];
+            if g.dur_us <= 0.0 {
+                stats.zero_time += 1;
+                return Ok(None);
+            }
+            let timed_only =
+                || Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
+            let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
+            let mut k = match ranged {
+                Some((counters, r)) => {
+                    // The range's counters, with this launch's name and measured time (its
+                    // grid and block are set below, as for every launch).
+                    let mut launch = range_launch(counters, r);
+                    launch.name = trace.name(g.name).to_string();
+                    launch
+                        .metrics
+                        .insert(ncu::metrics::time::DURATION.to_string(), g.dur_us * 1e-6);
+                    if launch.compute_capability.is_none() {
+                        launch.compute_capability = device_cc(trace, g.device);
+                    }
+                    stats.with_counters += 1;
+                    counters_kernel(&launch, counter_opts, notes)?.unwrap_or_else(timed_only)
+                }
+                None => timed_only(),
+            };
+            k.grid = g.grid;
+            k.block = g.block;
+            if let Some(s) = g.stream {
+                k.tags.insert("stream".into(), s.to_string());
+            }
+            (k, g.device)
+        }))
+    }
+}
+
+/// The import's notes on what it did with what it found: copies and sets kept apart, where F and
+/// B came from, what was assumed and what was not understood.
+fn summary_notes(
+    trace: &Trace,
+    stats: &mut Stats,
+    costs: &OpCosts,
+    from_ranges: bool,
+    inductor: bool,
+    untimed: usize,
+    notes: &mut BTreeSet<String>,
+) {
+    let (estimated, assumed) = (costs.estimated, &costs.assumed);
     let mut transfers = Vec::new();
     for (what, list, slot) in [
         ("memcpy", &trace.memcpys, &mut stats.memcpy),
@@ -747,7 +687,7 @@ fn import_impl(
     }
     if stats.with_complexity > 0 {
         notes.insert(
-            "complexity F and B from recorded shapes (docs/pytorch.md); where no counter was recorded, a single-kernel operator's FLOPs are its F on the datapath of its input type; operators with several kernels carry F and B per operator call (tags op_flops, op_bytes): read them with `roofline info --group-by op`".into(),
+            "complexity F and B from recorded shapes (docs/pytorch.md); where no counter was recorded, a single-kernel operator's FLOPs are its F on the datapath of its input type; operators with several kernels carry F and B per operator call (each kernel's `operator`): read them with `roofline info --group-by op`".into(),
         );
     }
     if estimated > 0 {
@@ -763,15 +703,19 @@ fn import_impl(
     if !assumed.is_empty() {
         notes.insert(format!(
             "assumed where the trace did not record it: {}",
-            join_counts(&assumed)
+            join_counts(assumed)
         ));
     }
-    if let Some(summary) = not_understood(trace, &stats, untimed) {
+    if let Some(summary) = not_understood(trace, stats, untimed) {
         notes.insert(summary);
     }
+}
 
+/// The devices the kernels ran on, from `deviceProperties` (AMD GPUs noted: their
+/// `computeMajor` and `computeMinor` are a gfx architecture).
+fn devices(trace: &Trace, used: BTreeSet<i64>, notes: &mut BTreeSet<String>) -> Vec<Device> {
     let mut amd = Vec::new();
-    let devices = used_devices
+    let devices = used
         .into_iter()
         .map(|d| {
             let id = d.to_string();
@@ -800,12 +744,7 @@ fn import_impl(
             amd.join(", ")
         ));
     }
-    Ok(TraceImport {
-        kernels,
-        devices,
-        notes: notes.into_iter().collect(),
-        stats,
-    })
+    devices
 }
 
 /// `n memcpy (B bytes, T s)`, saying how many events recorded no size (ROCm's copies, for one).
@@ -1513,22 +1452,5 @@ mod tests {
         );
         assert_eq!(ncu_metric_name("smsp__x.sum"), "sm__x.sum");
         assert_eq!(ncu_metric_name("smsp__x.avg"), "smsp__x.avg");
-    }
-
-    #[test]
-    fn innermost_prefers_the_deepest_enclosing_span() {
-        let spans = [(0, 0, 100), (0, 10, 50), (0, 20, 30), (1, 0, 1000)];
-        let q = [
-            (0, 21, 25),
-            (0, 40, 45),
-            (0, 60, 70),
-            (0, 200, 210),
-            (1, 5, 6),
-            (2, 0, 1),
-        ];
-        assert_eq!(
-            innermost(&spans, &q),
-            [Some(2), Some(1), Some(0), None, Some(3), None]
-        );
     }
 }

@@ -115,7 +115,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// The timing trace's kernel events of one device in launch order: by the time of the runtime
-/// call that launched each (`launch_rt`, from [`crate::trace::import::link`]), else by the
+/// call that launched each (`launch_rt`, from [`crate::trace::link::link`]), else by the
 /// kernel's own start. Returns indices into `trace.kernels`.
 pub fn launch_order(trace: &Trace, launch_rt: &[Option<usize>], device: Option<i64>) -> Vec<usize> {
     let mut order: Vec<(Ns, Ns, usize)> = trace

@@ -14,6 +14,7 @@
 mod event;
 pub mod import;
 pub mod join;
+pub mod link;
 pub mod model;
 pub mod parse;
 mod window;
