@@ -24,13 +24,13 @@ use roofline_model::bundle::{
 use roofline_model::stats::median_or_nan;
 
 use crate::gpu::blaslt::{self, BlasLtError, Gemm};
-use crate::gpu::launch::{
-    Empty, FmaPeak, Hbm, L2Read, LaunchWork, MmaPeak, Resident, Sweep, sweep_fmas, sweep_work,
-};
-use crate::gpu::{DeviceError, Session, Timing};
 use crate::gpu::kernels::{
-    self, BW_UNROLL, Compiled, FMA_CHAINS, Kernel, MMA_ACC, Source, VECTOR_BYTES,
+    self, BW_UNROLL, Compiled, FMA_CHAINS, Kernel, LaunchWork, MMA_ACC, Source, VECTOR_BYTES,
+    stream_work, sweep_fmas, sweep_work,
 };
+use crate::gpu::launch::Launcher;
+use crate::gpu::launch::micro::{Empty, FmaPeak, Hbm, L2Read, MmaPeak, Resident, Sweep};
+use crate::gpu::{DeviceError, Session, Timing};
 use crate::progress;
 
 /// How much to measure.
@@ -289,9 +289,8 @@ fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         m.bandwidth.push(bw(&t, l.work(), implementation));
     }
     // The driver's copy over the same buffers moves what our copy kernel does.
-    let work = copy_bytes.unwrap_or_else(|| {
-        crate::gpu::launch::stream_work(Kernel::HbmCopy, elements, 1).unwrap_or_default()
-    });
+    let work =
+        copy_bytes.unwrap_or_else(|| stream_work(Kernel::HbmCopy, elements, 1).unwrap_or_default());
     let t = rig.time("cuMemcpyDtoD", |s| {
         s.stream()
             .memcpy_dtod(&src, &mut dst)

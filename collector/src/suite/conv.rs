@@ -10,8 +10,9 @@ use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,
 };
 use crate::gpu::dnn::{ConvAlgo, CudnnConv, DnnError, find_conv_algorithm};
-use crate::gpu::launch::{ConvTensors, OwnConv, conv_op};
 use crate::gpu::kernels::{DlOp, Kernel};
+use crate::gpu::launch::Launcher;
+use crate::gpu::launch::dl::{ConvTensors, OwnConv, conv_op};
 
 /// Our own convolution kernel of `dir`: direct, or implicit-GEMM (with `conv_sum_*` when the
 /// reduction is split). Returns the times and the launches per run.

@@ -11,8 +11,9 @@ use super::{
 };
 use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};
 use crate::gpu::dnn::{Algo as RnnAlgo, CudnnLstm, DnnError, DnnHandle};
-use crate::gpu::launch::LstmCell;
 use crate::gpu::kernels::{DlOp, Kernel};
+use crate::gpu::launch::Launcher;
+use crate::gpu::launch::dl::LstmCell;
 
 /// cuDNN's LSTM forward (inference mode) over the whole sequence with one algorithm.
 fn cudnn(
@@ -63,7 +64,7 @@ fn own(rig: &Rig, l: &Lstm, p: Precision, tensor: bool) -> Result<Vec<f64>, Fail
         for _ in 0..steps {
             gemm.launch().map_err(|e| Failure::Skip(e.to_string()))?;
             let (xh, gates) = gemm.a_and_d();
-            cell.launch(s, gates, xh)?;
+            cell.step(gates, xh)?.launch(s)?;
         }
         Ok(())
     })

@@ -38,9 +38,9 @@ use roofline_model::stats::median_or_nan;
 
 use crate::gpu::blaslt::BlasLtError;
 use crate::gpu::dnn::{DnnError, DnnHandle};
+use crate::gpu::kernels::{self, Compiled, Source};
 use crate::gpu::session::Adaptive;
 use crate::gpu::{DeviceError, Session};
-use crate::gpu::kernels::{self, Compiled, Source};
 use crate::progress;
 
 /// One sweep of the study.
