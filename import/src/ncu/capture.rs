@@ -1,0 +1,367 @@
+//! Nsight Compute CSV text into a [`Capture`]: both forms of the table (the raw page, one row per
+//! launch and one column per metric with an optional units row; the details page, one row per
+//! launch per metric), in any units, each value converted to SI base units and checked as read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ncu::csv::{Table, find_table};
+use crate::ncu::error::NcuError;
+use crate::ncu::metrics::{self};
+use crate::ncu::units::{self, Dimension};
+
+/// One kernel launch as Nsight Compute reported it; metrics in SI base units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    /// The profiler's launch ID.
+    pub id: u64,
+    /// Demangled kernel name.
+    pub name: String,
+    /// The `Device` column (an index or a name), if present.
+    pub device: Option<String>,
+    /// The `CC` column (compute capability), if present.
+    pub compute_capability: Option<String>,
+    /// Grid dimensions.
+    pub grid: Option<[u32; 3]>,
+    /// Block dimensions.
+    pub block: Option<[u32; 3]>,
+    /// Metric values, SI base units (seconds, bytes, per second): for a launch that stands for
+    /// several ([`Launch::launches`] > 1), counters summed and rates (`.per_second`) averaged.
+    pub metrics: BTreeMap<String, f64>,
+    /// How many launches this entry stands for: 1, or more when captures were joined per
+    /// kernel name.
+    pub launches: u64,
+}
+
+/// The content of one Nsight Compute CSV file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// Launches in file order.
+    pub launches: Vec<Launch>,
+    /// Every metric the file holds.
+    pub metric_names: BTreeSet<String>,
+    /// Columns that are neither known identity columns nor metrics (a newer ncu), ignored.
+    pub ignored_columns: Vec<String>,
+    /// Lines inside the table that were not rows (profiler messages), skipped.
+    pub skipped_lines: Vec<usize>,
+    /// Metrics in the file that the roofline does not use (left unread).
+    pub other_metrics: BTreeSet<String>,
+    /// The line of a last row the file ends inside (cut short), left out.
+    pub cut_short: Option<usize>,
+}
+
+/// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
+const IDENTITY: [&str; 23] = [
+    "ID",
+    "API Stream",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+    "Rule Name",
+    "Rule Type",
+    "Rule Description",
+    "Estimated Speedup Type",
+    "Estimated Speedup",
+    "Function Name",
+];
+
+fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let inner = s.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut it = inner.split(',').map(|p| p.trim().parse::<u32>().ok());
+    let dims = [
+        it.next()??,
+        it.next().flatten().unwrap_or(1),
+        it.next().flatten().unwrap_or(1),
+    ];
+    Some(dims)
+}
+
+struct Columns {
+    id: usize,
+    name: usize,
+    device: Option<usize>,
+    cc: Option<usize>,
+    grid: Option<usize>,
+    block: Option<usize>,
+}
+
+fn columns(t: &Table, source_name: &str) -> Result<Columns, NcuError> {
+    let find = |c: &str| t.header.iter().position(|h| h == c);
+    let need = |c: &'static str| {
+        find(c).ok_or_else(|| NcuError::MissingColumn {
+            source_name: source_name.to_string(),
+            column: c,
+        })
+    };
+    Ok(Columns {
+        id: need("ID")?,
+        name: need("Kernel Name")?,
+        device: find("Device"),
+        cc: find("CC"),
+        grid: find("Grid Size"),
+        block: find("Block Size"),
+    })
+}
+
+fn launch_of(
+    row: &[String],
+    c: &Columns,
+    line: usize,
+    source_name: &str,
+) -> Result<Launch, NcuError> {
+    let id_text = row[c.id].trim();
+    if id_text == "ID" && row[c.name].trim() == "Kernel Name" {
+        return Err(NcuError::SecondHeader {
+            source_name: source_name.to_string(),
+            line,
+        });
+    }
+    let id = units::strip_thousands(id_text)
+        .unwrap_or_default()
+        .parse::<u64>()
+        .map_err(|_| NcuError::BadId {
+            source_name: source_name.to_string(),
+            line,
+            value: id_text.to_string(),
+        })?;
+    if row[c.name].trim().is_empty() {
+        return Err(NcuError::NoKernelName {
+            source_name: source_name.to_string(),
+            line,
+            id,
+        });
+    }
+    let text = |i: Option<usize>| {
+        i.map(|i| row[i].trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Ok(Launch {
+        id,
+        name: row[c.name].clone(),
+        device: text(c.device),
+        compute_capability: text(c.cc),
+        grid: c.grid.and_then(|i| parse_dims(&row[i])),
+        block: c.block.and_then(|i| parse_dims(&row[i])),
+        metrics: BTreeMap::new(),
+        launches: 1,
+    })
+}
+
+/// What a metric counts, from its name: the dimensions its unit may have.
+fn expected_dimension(metric: &str) -> (&'static str, &'static [Dimension]) {
+    use Dimension as D;
+    if metric.ends_with(".per_second") {
+        ("a rate (per second)", &[D::None, D::Rate])
+    } else if metric.starts_with("gpu__time_duration") {
+        ("time", &[D::None, D::Time])
+    } else if metric.starts_with("sm__cycles_elapsed") {
+        ("cycles", &[D::None, D::Cycles])
+    } else if metric.contains("bytes") {
+        ("bytes", &[D::None, D::Bytes])
+    } else {
+        (
+            "events (instructions, operations, cycles)",
+            &[D::None, D::Count, D::Cycles],
+        )
+    }
+}
+
+fn convert(
+    value: &str,
+    unit: &str,
+    metric: &str,
+    line: usize,
+    source_name: &str,
+) -> Result<Option<f64>, NcuError> {
+    let t = value.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.eq_ignore_ascii_case("no data") {
+        return Ok(None);
+    }
+    let v = units::parse_value(t).ok_or_else(|| {
+        let bad_commas = t.contains(',') && units::strip_thousands(t).is_none();
+        let (source_name, metric, value) =
+            (source_name.to_string(), metric.to_string(), t.to_string());
+        if bad_commas {
+            NcuError::BadSeparator {
+                source_name,
+                line,
+                metric,
+                value,
+            }
+        } else {
+            NcuError::BadValue {
+                source_name,
+                line,
+                metric,
+                value,
+            }
+        }
+    })?;
+    let base = units::to_base(v, unit).ok_or_else(|| NcuError::BadUnit {
+        source_name: source_name.to_string(),
+        line,
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+    })?;
+    let (expected, fits) = expected_dimension(metric);
+    if !fits.contains(&units::dimension(unit)) {
+        return Err(NcuError::UnitMismatch {
+            source_name: source_name.to_string(),
+            line,
+            metric: metric.to_string(),
+            unit: unit.trim().to_string(),
+            expected,
+        });
+    }
+    Ok(Some(base))
+}
+
+/// Parses one Nsight Compute CSV output (raw or details page, anything printed around it).
+///
+/// # Errors
+/// [`NcuError`] naming the file and line.
+pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError> {
+    let t = find_table(text).ok_or_else(|| NcuError::NoTable {
+        source_name: source_name.to_string(),
+    })?;
+    let c = columns(&t, source_name)?;
+    let details = ["Metric Name", "Metric Unit", "Metric Value"]
+        .map(|h| t.header.iter().position(|x| x == h));
+    let used = metrics::used_metrics();
+    let mut capture = Capture {
+        launches: Vec::new(),
+        metric_names: BTreeSet::new(),
+        ignored_columns: Vec::new(),
+        skipped_lines: t.skipped_lines.clone(),
+        other_metrics: BTreeSet::new(),
+        cut_short: t.cut_short,
+    };
+    let duplicate = |line: usize, first_line: usize, id: u64, metric: &str| {
+        Err(NcuError::DuplicateLaunch {
+            source_name: source_name.to_string(),
+            line,
+            first_line,
+            id,
+            metric: if metric.is_empty() {
+                String::new()
+            } else {
+                format!(" ({metric})")
+            },
+        })
+    };
+    let section_col = t.header.iter().position(|x| x == "Section Name");
+    if let [Some(mn), Some(mu), Some(mv)] = details {
+        // Details page: one row per launch per metric; rows of a launch are consecutive, so an
+        // ID that comes back after another, or a metric twice for one launch, is a second run.
+        let mut index: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+        let mut seen: BTreeMap<(u64, String), usize> = BTreeMap::new();
+        for (line, row) in &t.rows {
+            let l = launch_of(row, &c, *line, source_name)?;
+            let id = l.id;
+            let i = match index.get(&id) {
+                Some(&(i, first_line)) => {
+                    if i + 1 != capture.launches.len() {
+                        return duplicate(*line, first_line, id, "");
+                    }
+                    i
+                }
+                None => {
+                    capture.launches.push(l);
+                    index.insert(id, (capture.launches.len() - 1, *line));
+                    capture.launches.len() - 1
+                }
+            };
+            let shown = row[mn].trim();
+            // Keyed by section too: a display name may appear in two sections.
+            let section = section_col.map_or("", |s| row[s].trim());
+            if !shown.is_empty()
+                && let Some(first_line) = seen.insert((id, format!("{section}\u{0}{shown}")), *line)
+            {
+                return duplicate(*line, first_line, id, shown);
+            }
+            let metric = if used.contains(shown) {
+                shown
+            } else if let Some(m) = metrics::metric_for_display_name(shown) {
+                m
+            } else {
+                // Rule rows have no metric name; other metrics are not ours to read.
+                if !shown.is_empty() {
+                    capture.other_metrics.insert(shown.to_string());
+                }
+                continue;
+            };
+            if let Some(v) = convert(&row[mv], &row[mu], metric, *line, source_name)? {
+                capture.launches[i].metrics.insert(metric.to_string(), v);
+            }
+            capture.metric_names.insert(metric.to_string());
+        }
+        return finish_capture(capture, source_name);
+    }
+    // Raw page: metric columns contain "__"; an optional units row has an empty ID.
+    let mut metric_cols = Vec::new();
+    for (i, h) in t.header.iter().enumerate() {
+        if used.contains(h.as_str()) {
+            metric_cols.push((i, h.clone()));
+            capture.metric_names.insert(h.clone());
+        } else if h.contains("__") {
+            capture.other_metrics.insert(h.clone());
+        } else if !IDENTITY.contains(&h.as_str()) {
+            capture.ignored_columns.push(h.clone());
+        }
+    }
+    let mut unit_row: Option<&Vec<String>> = None;
+    let mut first_line_of: BTreeMap<u64, usize> = BTreeMap::new();
+    for (line, row) in &t.rows {
+        if row[c.id].trim().is_empty() {
+            unit_row = Some(row);
+            continue;
+        }
+        let mut l = launch_of(row, &c, *line, source_name)?;
+        if let Some(first_line) = first_line_of.insert(l.id, *line) {
+            return duplicate(*line, first_line, l.id, "");
+        }
+        for (i, name) in &metric_cols {
+            let unit = unit_row.map_or("", |u| u[*i].as_str());
+            if let Some(v) = convert(&row[*i], unit, name, *line, source_name)? {
+                l.metrics.insert(name.clone(), v);
+            }
+        }
+        capture.launches.push(l);
+    }
+    finish_capture(capture, source_name)
+}
+
+/// A capture with launches but none of our metrics is refused with what it holds instead.
+fn finish_capture(capture: Capture, source_name: &str) -> Result<Capture, NcuError> {
+    if capture.metric_names.is_empty() && !capture.launches.is_empty() {
+        let mut found: Vec<&str> = capture
+            .other_metrics
+            .iter()
+            .map(String::as_str)
+            .take(5)
+            .collect();
+        if capture.other_metrics.len() > 5 {
+            found.push("…");
+        }
+        return Err(NcuError::NoRooflineMetrics {
+            source_name: source_name.to_string(),
+            found: if found.is_empty() {
+                "no metric".into()
+            } else {
+                found.join(", ")
+            },
+        });
+    }
+    Ok(capture)
+}
