@@ -229,20 +229,21 @@ impl Drop for Objects {
     }
 }
 
-macro_rules! check {
-    ($call:expr, $name:literal, $d:expr) => {
-        // SAFETY (for every use): the handles and descriptors passed were created above and are
-        // alive; pointers point at live buffers of the stated sizes.
-        #[allow(unsafe_code)]
-        let status = unsafe { $call };
-        if status != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(BlasLtError::Call {
-                call: $name,
-                datapath: $d,
-                status,
-            });
-        }
-    };
+/// cuBLASLt's `status` of `call` for the `datapath` GEMM, as a result.
+fn check(
+    status: lt::cublasStatus_t,
+    call: &'static str,
+    datapath: &'static str,
+) -> Result<(), BlasLtError> {
+    if status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(BlasLtError::Call {
+            call,
+            datapath,
+            status,
+        })
+    }
 }
 
 impl Gemm {
@@ -277,11 +278,11 @@ impl Gemm {
             layouts: [std::ptr::null_mut(); 3],
             pref: std::ptr::null_mut(),
         };
-        check!(
-            lt::cublasLtCreate(&mut o.handle),
-            "cublasLtCreate",
-            datapath
-        );
+        // SAFETY: `o.handle` is a valid out-pointer for the new handle (the library is loaded:
+        // `present` above).
+        #[allow(unsafe_code)]
+        let status = unsafe { lt::cublasLtCreate(&mut o.handle) };
+        check(status, "cublasLtCreate", datapath)?;
         let version = {
             #[allow(unsafe_code)]
             // SAFETY: a plain query of the loaded library.
@@ -289,66 +290,75 @@ impl Gemm {
                 lt::cublasLtGetVersion()
             }
         };
-        check!(
-            lt::cublasLtMatmulDescCreate(&mut o.desc, compute, scale),
-            "cublasLtMatmulDescCreate",
-            datapath
-        );
+        // SAFETY: `o.desc` is a valid out-pointer; `compute` and `scale` are enum values.
+        #[allow(unsafe_code)]
+        let status = unsafe { lt::cublasLtMatmulDescCreate(&mut o.desc, compute, scale) };
+        check(status, "cublasLtMatmulDescCreate", datapath)?;
         let transa: i32 = 1; // CUBLAS_OP_T
-        check!(
+        // SAFETY: `o.desc` was created above and is alive; the value points at an `i32` that
+        // outlives the call, with its size, the attribute's type (cublasOperation_t).
+        #[allow(unsafe_code)]
+        let status = unsafe {
             lt::cublasLtMatmulDescSetAttribute(
                 o.desc,
                 lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
                 (&raw const transa).cast::<c_void>(),
                 size_of::<i32>(),
-            ),
-            "cublasLtMatmulDescSetAttribute",
-            datapath
-        );
+            )
+        };
+        check(status, "cublasLtMatmulDescSetAttribute", datapath)?;
         if spec.fast_accumulation {
             let on: i8 = 1;
-            check!(
+            // SAFETY: `o.desc` was created above and is alive; the value points at an `i8` that
+            // outlives the call, with its size, the attribute's type.
+            #[allow(unsafe_code)]
+            let status = unsafe {
                 lt::cublasLtMatmulDescSetAttribute(
                     o.desc,
                     lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
                     (&raw const on).cast::<c_void>(),
                     size_of::<i8>(),
-                ),
-                "cublasLtMatmulDescSetAttribute",
-                datapath
-            );
+                )
+            };
+            check(status, "cublasLtMatmulDescSetAttribute", datapath)?;
         }
         let ld = |rows: u64| i64::try_from(rows).unwrap_or(i64::MAX);
         // A stored K×M (transposed in the product), B K×N, C and D M×N.
         for (i, (ty, rows, cols)) in [(ab, k, m), (ab, k, n), (cd, m, n)].into_iter().enumerate() {
-            check!(
-                lt::cublasLtMatrixLayoutCreate(&mut o.layouts[i], ty, rows, cols, ld(rows)),
-                "cublasLtMatrixLayoutCreate",
-                datapath
-            );
+            // SAFETY: `o.layouts[i]` is a valid out-pointer; the rest are plain values.
+            #[allow(unsafe_code)]
+            let status = unsafe {
+                lt::cublasLtMatrixLayoutCreate(&mut o.layouts[i], ty, rows, cols, ld(rows))
+            };
+            check(status, "cublasLtMatrixLayoutCreate", datapath)?;
         }
-        check!(
-            lt::cublasLtMatmulPreferenceCreate(&mut o.pref),
-            "cublasLtMatmulPreferenceCreate",
-            datapath
-        );
+        // SAFETY: `o.pref` is a valid out-pointer.
+        #[allow(unsafe_code)]
+        let status = unsafe { lt::cublasLtMatmulPreferenceCreate(&mut o.pref) };
+        check(status, "cublasLtMatmulPreferenceCreate", datapath)?;
         let ws = WORKSPACE as u64;
-        check!(
+        // SAFETY: `o.pref` was created above and is alive; the value points at a `u64` that
+        // outlives the call, with its size, the attribute's type.
+        #[allow(unsafe_code)]
+        let status = unsafe {
             lt::cublasLtMatmulPreferenceSetAttribute(
                 o.pref,
                 lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 (&raw const ws).cast::<c_void>(),
                 size_of::<u64>(),
-            ),
-            "cublasLtMatmulPreferenceSetAttribute",
-            datapath
-        );
+            )
+        };
+        check(status, "cublasLtMatmulPreferenceSetAttribute", datapath)?;
         #[allow(unsafe_code)]
         // SAFETY: zeroed is a valid bit pattern for this plain C struct; it is only read after
         // cuBLASLt has filled it.
         let mut heuristic: lt::cublasLtMatmulHeuristicResult_t = unsafe { std::mem::zeroed() };
         let mut found = 0i32;
-        check!(
+        // SAFETY: the handle, descriptor, layouts and preference were created above and are
+        // alive; `heuristic` has room for the one result asked for, `found` is a valid
+        // out-pointer.
+        #[allow(unsafe_code)]
+        let status = unsafe {
             lt::cublasLtMatmulAlgoGetHeuristic(
                 o.handle,
                 o.desc,
@@ -360,10 +370,9 @@ impl Gemm {
                 1,
                 &mut heuristic,
                 &mut found,
-            ),
-            "cublasLtMatmulAlgoGetHeuristic",
-            datapath
-        );
+            )
+        };
+        check(status, "cublasLtMatmulAlgoGetHeuristic", datapath)?;
         if found == 0 || heuristic.state != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(BlasLtError::NoAlgorithm(datapath));
         }
@@ -412,7 +421,13 @@ impl Gemm {
         let (d, _gd) = self.d.device_ptr_mut(&stream);
         let (w, _gw) = self.workspace.device_ptr_mut(&stream);
         let datapath = self.spec.label;
-        check!(
+        // SAFETY: the handle, descriptor, layouts and algorithm belong to this GEMM and are
+        // alive (`Objects` drops with it); A, B and D hold the sizes their layouts describe and
+        // the workspace `WORKSPACE` bytes, their device pointers guarded by `_ga`…`_gw` for the
+        // call; alpha and beta point at values of the scale type that outlive the call; the
+        // stream is this GEMM's.
+        #[allow(unsafe_code)]
+        let status = unsafe {
             lt::cublasLtMatmul(
                 self.objects.handle,
                 self.objects.desc,
@@ -430,10 +445,8 @@ impl Gemm {
                 w as *mut c_void,
                 WORKSPACE,
                 stream.cu_stream() as lt::cudaStream_t,
-            ),
-            "cublasLtMatmul",
-            datapath
-        );
-        Ok(())
+            )
+        };
+        check(status, "cublasLtMatmul", datapath)
     }
 }
