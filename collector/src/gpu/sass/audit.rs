@@ -22,7 +22,7 @@ use roofline_model::bundle::Datapath;
 use super::disasm::{Function, Instruction, Loop};
 use super::ptxas::Resources;
 use crate::gpu::audit_table::{Row, Verdict};
-use crate::gpu::kernels::{Access, DlOp, Kernel, Work};
+use crate::gpu::kernels::{Access, DlOp, Kernel, MmaShape, Work};
 
 /// One kernel audited for one architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -315,285 +315,324 @@ pub fn audit_with(
     finding
 }
 
-/// The census of the timed loop and every way it departs from the formula.
+/// The census of the timed loop and every way it departs from the formula: one check per kind
+/// of work.
 fn check_work(kernel: Kernel, work: Work, f: &Function) -> (String, Vec<String>) {
-    let mut reasons = Vec::new();
-    let local_in = |l: Loop, reasons: &mut Vec<String>| {
-        let n = f.body(l).filter(|i| is_local(i)).count();
-        if n > 0 {
-            reasons.push(format!(
-                "local memory: {n} LDL/STL in the timed loop (registers spilled or an array in local memory)"
-            ));
-        }
-        // A microbenchmark's loop is straight-line work; a call (a slow path such as 64-bit
-        // division) is overhead the formula does not count. The DL kernels are timed whole, so
-        // their calls are only reported in the census.
-        let calls = f.body(l).filter(|i| i.base() == "CALL").count();
-        if calls > 0 && !matches!(work, Work::Analytical) {
-            reasons.push(format!("{calls} CALL in the timed loop"));
-        }
-    };
     match work {
         Work::Fma {
             datapath,
             lanes: _,
             per_iteration,
-        } => {
-            let (wanted, what): (fn(&Instruction) -> bool, &str) = match datapath {
-                Datapath::Fp64 => (|i| i.base() == "DFMA", "DFMA"),
-                Datapath::Fp32 => (|i| i.base() == "FFMA", "FFMA"),
-                Datapath::Fp16 => (
-                    |i| is_fma(i) && i.base() == "HFMA2" && !is_bf16(i),
-                    "HFMA2 (FP16)",
-                ),
-                Datapath::Bf16 => (
-                    |i| is_fma(i) && i.base() == "HFMA2" && is_bf16(i),
-                    "HFMA2.BF16",
-                ),
-                _ => {
-                    return (
-                        "none".into(),
-                        vec![format!("no FMA opcode known for {datapath:?}")],
-                    );
-                }
-            };
-            let family = |i: &Instruction| is_fma(i) || is_conversion(i);
-            let Some((l, _)) = timed_loop(f, family) else {
-                return ("none".into(), vec![no_loop_reason(f, wanted, what)]);
-            };
-            let body: Vec<&Instruction> = f.body(l).collect();
-            let n = body.iter().filter(|i| wanted(i)).count();
-            if n != per_iteration as usize {
-                reasons.push(mismatch(n, per_iteration, what));
-            }
-            let foreign: Vec<&Instruction> = body
-                .iter()
-                .copied()
-                .filter(|i| (is_fma(i) && !wanted(i)) || is_conversion(i))
-                .collect();
-            if !foreign.is_empty() {
-                reasons.push(format!(
-                    "emulated: {} in the timed loop, not {what}",
-                    census(foreign.into_iter())
-                ));
-            }
-            local_in(l, &mut reasons);
-            (census(f.body(l)), reasons)
-        }
+        } => check_fma(f, datapath, per_iteration),
         Work::Mma {
             datapath,
             shape,
             per_iteration,
-        } => {
-            let Some(opcodes) = mma_opcodes(datapath, shape.m, shape.n, shape.k) else {
-                return (
-                    "none".into(),
-                    vec![format!("no MMA opcode known for {datapath:?}")],
-                );
-            };
-            let Some((l, _)) = timed_loop(f, is_mma) else {
-                return (
-                    "none".into(),
-                    vec![no_loop_reason(f, is_mma, "matrix multiply-accumulates")],
-                );
-            };
-            let body: Vec<&Instruction> = f.body(l).collect();
-            let right = |i: &Instruction| opcodes.contains(&i.opcode);
-            let opcode = opcodes.join(" or ");
-            let n = body.iter().filter(|i| right(i)).count();
-            let foreign: Vec<&Instruction> = body
-                .iter()
-                .copied()
-                .filter(|i| is_mma(i) && !right(i))
-                .collect();
-            let conversions: Vec<&Instruction> =
-                f.instructions.iter().filter(|i| is_conversion(i)).collect();
-            if !foreign.is_empty() {
-                let mut r = format!(
-                    "emulated: the timed loop runs {} where the formula counts {per_iteration} {opcode}",
-                    census(foreign.into_iter())
-                );
-                if !conversions.is_empty() {
-                    r.push_str(&format!(
-                        ", with {} in the kernel",
-                        census(conversions.iter().copied())
-                    ));
-                }
-                reasons.push(r);
-            } else if n != per_iteration as usize {
-                reasons.push(mismatch(n, per_iteration, &opcode));
-            }
-            let in_loop: Vec<&Instruction> =
-                body.iter().copied().filter(|i| is_conversion(i)).collect();
-            if !in_loop.is_empty() && reasons.is_empty() {
-                reasons.push(format!(
-                    "conversions in the timed loop: {}",
-                    census(in_loop.into_iter())
-                ));
-            }
-            local_in(l, &mut reasons);
-            (census(f.body(l)), reasons)
-        }
+        } => check_mma(f, datapath, shape, per_iteration),
         Work::Memory {
             level: _,
             access,
             loads,
             stores,
-        } => {
-            let Some((l, _)) = timed_loop(f, is_global_or_shared) else {
-                return (
-                    "none".into(),
-                    vec![no_loop_reason(f, is_global_or_shared, "loads or stores")],
-                );
-            };
-            let (mut ld, mut st, mut wrong) = (0, 0, Vec::new());
-            for i in f.body(l).filter(|i| is_global_or_shared(i)) {
-                let wide = i.has("128");
-                if wide && load_reaches(i, access) {
-                    ld += 1;
-                } else if wide && store_reaches(i, access) {
-                    st += 1;
-                } else {
-                    wrong.push(i);
-                }
-            }
-            if ld != loads as usize {
-                reasons.push(mismatch(ld, loads, "loads"));
-            }
-            if st != stores as usize {
-                reasons.push(mismatch(st, stores, "stores"));
-            }
-            if !wrong.is_empty() {
-                reasons.push(format!(
-                    "{} in the timed loop, not a {}",
-                    census(wrong.into_iter()),
-                    access_name(access)
-                ));
-            }
-            local_in(l, &mut reasons);
-            (census(f.body(l)), reasons)
-        }
-        Work::Sweep { datapath, lanes } => {
-            let (fma, what): (fn(&Instruction) -> bool, &str) = match datapath {
-                Datapath::Fp64 => (|i| i.base() == "DFMA", "DFMA"),
-                _ => (|i| i.base() == "FFMA", "FFMA"),
-            };
-            let global = |i: &Instruction| matches!(i.base(), "LDG" | "STG");
-            let Some((fl, n)) = timed_loop(f, fma) else {
-                return ("none".into(), vec![no_loop_reason(f, fma, what)]);
-            };
-            if !n.is_multiple_of(lanes as usize) {
-                reasons.push(format!(
-                    "{n} {what} per pass of the FMA loop, not a multiple of the {lanes} lanes of a vector"
-                ));
-            }
-            // Every innermost loop that loads must be an element loop: one 16-byte load and one
-            // 16-byte store, nothing narrower.
-            let loops = f.loops();
-            let element_loops: Vec<Loop> = loops
-                .iter()
-                .copied()
-                .filter(|&l| {
-                    f.body(l).any(global)
-                        && !loops
-                            .iter()
-                            .any(|&m| l.contains(m) && f.body(m).any(global))
-                })
-                .collect();
-            if element_loops.is_empty() {
-                reasons.push(no_loop_reason(f, global, "global loads or stores"));
-            }
-            for &el in &element_loops {
-                let acc: Vec<&Instruction> = f.body(el).filter(|i| global(i)).collect();
-                let wide_ld = acc.iter().filter(|i| i.base() == "LDG" && i.has("128"));
-                let wide_st = acc.iter().filter(|i| i.base() == "STG" && i.has("128"));
-                if wide_ld.count() != 1 || wide_st.count() != 1 || acc.len() != 2 {
-                    reasons.push(format!(
-                        "the element loop makes {}, not one 16-byte load and one 16-byte store",
-                        census(acc.into_iter())
-                    ));
-                }
-            }
-            if !element_loops.iter().any(|el| el.contains(fl)) {
-                reasons.push(format!("the {what} loop is not inside an element loop"));
-            }
-            let conv: Vec<&Instruction> = f.body(fl).filter(|i| is_conversion(i)).collect();
-            if !conv.is_empty() {
-                reasons.push(format!(
-                    "emulated: {} in the FMA loop",
-                    census(conv.into_iter())
-                ));
-            }
-            let per_element = element_loops.first().map_or_else(
-                || "none".into(),
-                |&el| census(f.body(el).filter(|i| global(i))),
+        } => check_memory(f, access, loads, stores),
+        Work::Sweep { datapath, lanes } => check_sweep(f, datapath, lanes),
+        Work::Nothing => check_nothing(f),
+        Work::Analytical => check_analytical(kernel, f),
+    }
+}
+
+/// Local memory in the timed loop `l` (spills or an array), and calls: a microbenchmark's loop
+/// is straight-line work, and a call (a slow path such as 64-bit division) is overhead the
+/// formula does not count.
+fn local_in(f: &Function, l: Loop, reasons: &mut Vec<String>) {
+    local_memory_in(f, l, reasons);
+    let calls = f.body(l).filter(|i| i.base() == "CALL").count();
+    if calls > 0 {
+        reasons.push(format!("{calls} CALL in the timed loop"));
+    }
+}
+
+/// Local memory in the loop `l`. The DL kernels are timed whole, so their calls are only
+/// reported in the census: they check this alone.
+fn local_memory_in(f: &Function, l: Loop, reasons: &mut Vec<String>) {
+    let n = f.body(l).filter(|i| is_local(i)).count();
+    if n > 0 {
+        reasons.push(format!(
+            "local memory: {n} LDL/STL in the timed loop (registers spilled or an array in local memory)"
+        ));
+    }
+}
+
+/// [`Work::Fma`]: the FMAs of the datapath per iteration, nothing foreign (other FMAs,
+/// conversions).
+fn check_fma(f: &Function, datapath: Datapath, per_iteration: u32) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let (wanted, what): (fn(&Instruction) -> bool, &str) = match datapath {
+        Datapath::Fp64 => (|i| i.base() == "DFMA", "DFMA"),
+        Datapath::Fp32 => (|i| i.base() == "FFMA", "FFMA"),
+        Datapath::Fp16 => (
+            |i| is_fma(i) && i.base() == "HFMA2" && !is_bf16(i),
+            "HFMA2 (FP16)",
+        ),
+        Datapath::Bf16 => (
+            |i| is_fma(i) && i.base() == "HFMA2" && is_bf16(i),
+            "HFMA2.BF16",
+        ),
+        _ => {
+            return (
+                "none".into(),
+                vec![format!("no FMA opcode known for {datapath:?}")],
             );
-            (
-                format!(
-                    "per element: {per_element}; FMA loop: {}",
-                    census(f.body(fl))
-                ),
-                reasons,
-            )
         }
-        Work::Nothing => {
-            let real_loops = f
-                .loops()
-                .into_iter()
-                .filter(|&l| f.body(l).count() > 1)
-                .count();
-            let work = f
-                .instructions
-                .iter()
-                .filter(|i| is_key(i) && !is_local(i))
-                .count();
-            if real_loops > 0 || work > 0 {
-                reasons.push(format!(
-                    "the empty kernel does work: {} loops, {}",
-                    real_loops,
-                    census(f.instructions.iter())
-                ));
-            }
-            (census(f.instructions.iter()), reasons)
+    };
+    let family = |i: &Instruction| is_fma(i) || is_conversion(i);
+    let Some((l, _)) = timed_loop(f, family) else {
+        return ("none".into(), vec![no_loop_reason(f, wanted, what)]);
+    };
+    let body: Vec<&Instruction> = f.body(l).collect();
+    let n = body.iter().filter(|i| wanted(i)).count();
+    if n != per_iteration as usize {
+        reasons.push(mismatch(n, per_iteration, what));
+    }
+    let foreign: Vec<&Instruction> = body
+        .iter()
+        .copied()
+        .filter(|i| (is_fma(i) && !wanted(i)) || is_conversion(i))
+        .collect();
+    if !foreign.is_empty() {
+        reasons.push(format!(
+            "emulated: {} in the timed loop, not {what}",
+            census(foreign.into_iter())
+        ));
+    }
+    local_in(f, l, &mut reasons);
+    (census(f.body(l)), reasons)
+}
+
+/// [`Work::Mma`]: the Tensor Core instructions of the datapath and shape per iteration, no
+/// other MMA (emulation) and no conversion in the loop.
+fn check_mma(
+    f: &Function,
+    datapath: Datapath,
+    shape: MmaShape,
+    per_iteration: u32,
+) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let Some(opcodes) = mma_opcodes(datapath, shape.m, shape.n, shape.k) else {
+        return (
+            "none".into(),
+            vec![format!("no MMA opcode known for {datapath:?}")],
+        );
+    };
+    let Some((l, _)) = timed_loop(f, is_mma) else {
+        return (
+            "none".into(),
+            vec![no_loop_reason(f, is_mma, "matrix multiply-accumulates")],
+        );
+    };
+    let body: Vec<&Instruction> = f.body(l).collect();
+    let right = |i: &Instruction| opcodes.contains(&i.opcode);
+    let opcode = opcodes.join(" or ");
+    let n = body.iter().filter(|i| right(i)).count();
+    let foreign: Vec<&Instruction> = body
+        .iter()
+        .copied()
+        .filter(|i| is_mma(i) && !right(i))
+        .collect();
+    let conversions: Vec<&Instruction> =
+        f.instructions.iter().filter(|i| is_conversion(i)).collect();
+    if !foreign.is_empty() {
+        let mut r = format!(
+            "emulated: the timed loop runs {} where the formula counts {per_iteration} {opcode}",
+            census(foreign.into_iter())
+        );
+        if !conversions.is_empty() {
+            r.push_str(&format!(
+                ", with {} in the kernel",
+                census(conversions.iter().copied())
+            ));
         }
-        Work::Analytical => {
-            let op = match kernel {
-                Kernel::Dl(DlOp::ConvSum, _) => "FADD",
-                _ => "FFMA",
-            };
-            let fp64: Vec<&Instruction> = f
-                .instructions
-                .iter()
-                .filter(|i| {
-                    matches!(i.base(), "DFMA" | "DADD" | "DMUL")
-                        || (is_conversion(i) && i.has("F64"))
-                })
-                .collect();
-            if !fp64.is_empty() {
-                reasons.push(format!(
-                    "FP64 arithmetic in an FP32 kernel: {}",
-                    census(fp64.into_iter())
-                ));
-            }
-            let wanted = |i: &Instruction| i.base() == op;
-            if matches!(kernel, Kernel::Dl(DlOp::LstmCell, _)) {
-                // Element-wise: no loop, the arithmetic is straight-line.
-                let n = f.instructions.iter().filter(|i| wanted(i)).count();
-                if n == 0 {
-                    reasons.push(format!("no {op} in the kernel"));
-                }
-                return (
-                    format!("no loop; kernel: {}", census(f.instructions.iter())),
-                    reasons,
-                );
-            }
-            let Some((l, _)) = timed_loop(f, wanted) else {
-                return ("none".into(), vec![no_loop_reason(f, wanted, op)]);
-            };
-            local_in(l, &mut reasons);
-            (format!("inner loop: {}", census(f.body(l))), reasons)
+        reasons.push(r);
+    } else if n != per_iteration as usize {
+        reasons.push(mismatch(n, per_iteration, &opcode));
+    }
+    let in_loop: Vec<&Instruction> = body.iter().copied().filter(|i| is_conversion(i)).collect();
+    if !in_loop.is_empty() && reasons.is_empty() {
+        reasons.push(format!(
+            "conversions in the timed loop: {}",
+            census(in_loop.into_iter())
+        ));
+    }
+    local_in(f, l, &mut reasons);
+    (census(f.body(l)), reasons)
+}
+
+/// [`Work::Memory`]: 16-byte loads and stores per iteration whose cache operator reaches the
+/// level measured.
+fn check_memory(f: &Function, access: Access, loads: u32, stores: u32) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let Some((l, _)) = timed_loop(f, is_global_or_shared) else {
+        return (
+            "none".into(),
+            vec![no_loop_reason(f, is_global_or_shared, "loads or stores")],
+        );
+    };
+    let (mut ld, mut st, mut wrong) = (0, 0, Vec::new());
+    for i in f.body(l).filter(|i| is_global_or_shared(i)) {
+        let wide = i.has("128");
+        if wide && load_reaches(i, access) {
+            ld += 1;
+        } else if wide && store_reaches(i, access) {
+            st += 1;
+        } else {
+            wrong.push(i);
         }
     }
+    if ld != loads as usize {
+        reasons.push(mismatch(ld, loads, "loads"));
+    }
+    if st != stores as usize {
+        reasons.push(mismatch(st, stores, "stores"));
+    }
+    if !wrong.is_empty() {
+        reasons.push(format!(
+            "{} in the timed loop, not a {}",
+            census(wrong.into_iter()),
+            access_name(access)
+        ));
+    }
+    local_in(f, l, &mut reasons);
+    (census(f.body(l)), reasons)
+}
+
+/// [`Work::Sweep`]: an FMA loop inside element loops of one 16-byte load and one 16-byte store,
+/// a whole number of vectors' lanes per pass, no conversion.
+fn check_sweep(f: &Function, datapath: Datapath, lanes: u32) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let (fma, what): (fn(&Instruction) -> bool, &str) = match datapath {
+        Datapath::Fp64 => (|i| i.base() == "DFMA", "DFMA"),
+        _ => (|i| i.base() == "FFMA", "FFMA"),
+    };
+    let global = |i: &Instruction| matches!(i.base(), "LDG" | "STG");
+    let Some((fl, n)) = timed_loop(f, fma) else {
+        return ("none".into(), vec![no_loop_reason(f, fma, what)]);
+    };
+    if !n.is_multiple_of(lanes as usize) {
+        reasons.push(format!(
+            "{n} {what} per pass of the FMA loop, not a multiple of the {lanes} lanes of a vector"
+        ));
+    }
+    // Every innermost loop that loads must be an element loop: one 16-byte load and one
+    // 16-byte store, nothing narrower.
+    let loops = f.loops();
+    let element_loops: Vec<Loop> = loops
+        .iter()
+        .copied()
+        .filter(|&l| {
+            f.body(l).any(global)
+                && !loops
+                    .iter()
+                    .any(|&m| l.contains(m) && f.body(m).any(global))
+        })
+        .collect();
+    if element_loops.is_empty() {
+        reasons.push(no_loop_reason(f, global, "global loads or stores"));
+    }
+    for &el in &element_loops {
+        let acc: Vec<&Instruction> = f.body(el).filter(|i| global(i)).collect();
+        let wide_ld = acc.iter().filter(|i| i.base() == "LDG" && i.has("128"));
+        let wide_st = acc.iter().filter(|i| i.base() == "STG" && i.has("128"));
+        if wide_ld.count() != 1 || wide_st.count() != 1 || acc.len() != 2 {
+            reasons.push(format!(
+                "the element loop makes {}, not one 16-byte load and one 16-byte store",
+                census(acc.into_iter())
+            ));
+        }
+    }
+    if !element_loops.iter().any(|el| el.contains(fl)) {
+        reasons.push(format!("the {what} loop is not inside an element loop"));
+    }
+    let conv: Vec<&Instruction> = f.body(fl).filter(|i| is_conversion(i)).collect();
+    if !conv.is_empty() {
+        reasons.push(format!(
+            "emulated: {} in the FMA loop",
+            census(conv.into_iter())
+        ));
+    }
+    let per_element = element_loops.first().map_or_else(
+        || "none".into(),
+        |&el| census(f.body(el).filter(|i| global(i))),
+    );
+    (
+        format!(
+            "per element: {per_element}; FMA loop: {}",
+            census(f.body(fl))
+        ),
+        reasons,
+    )
+}
+
+/// [`Work::Nothing`]: the empty kernel does no work and has no loop.
+fn check_nothing(f: &Function) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let real_loops = f
+        .loops()
+        .into_iter()
+        .filter(|&l| f.body(l).count() > 1)
+        .count();
+    let work = f
+        .instructions
+        .iter()
+        .filter(|i| is_key(i) && !is_local(i))
+        .count();
+    if real_loops > 0 || work > 0 {
+        reasons.push(format!(
+            "the empty kernel does work: {} loops, {}",
+            real_loops,
+            census(f.instructions.iter())
+        ));
+    }
+    (census(f.instructions.iter()), reasons)
+}
+
+/// [`Work::Analytical`] (the DL kernels): FP32 arithmetic (`FFMA`, `FADD` for `conv_sum`) in the
+/// inner loop, no FP64, no local memory.
+fn check_analytical(kernel: Kernel, f: &Function) -> (String, Vec<String>) {
+    let mut reasons = Vec::new();
+    let op = match kernel {
+        Kernel::Dl(DlOp::ConvSum, _) => "FADD",
+        _ => "FFMA",
+    };
+    let fp64: Vec<&Instruction> = f
+        .instructions
+        .iter()
+        .filter(|i| {
+            matches!(i.base(), "DFMA" | "DADD" | "DMUL") || (is_conversion(i) && i.has("F64"))
+        })
+        .collect();
+    if !fp64.is_empty() {
+        reasons.push(format!(
+            "FP64 arithmetic in an FP32 kernel: {}",
+            census(fp64.into_iter())
+        ));
+    }
+    let wanted = |i: &Instruction| i.base() == op;
+    if matches!(kernel, Kernel::Dl(DlOp::LstmCell, _)) {
+        // Element-wise: no loop, the arithmetic is straight-line.
+        let n = f.instructions.iter().filter(|i| wanted(i)).count();
+        if n == 0 {
+            reasons.push(format!("no {op} in the kernel"));
+        }
+        return (
+            format!("no loop; kernel: {}", census(f.instructions.iter())),
+            reasons,
+        );
+    }
+    let Some((l, _)) = timed_loop(f, wanted) else {
+        return ("none".into(), vec![no_loop_reason(f, wanted, op)]);
+    };
+    local_memory_in(f, l, &mut reasons);
+    (format!("inner loop: {}", census(f.body(l))), reasons)
 }
 
 /// "64 FFMA per iteration, the formula counts 128".
