@@ -90,8 +90,10 @@ impl Source {
         }
     }
 
-    /// The `extern "C"` entry points the collector loads from it.
-    pub fn entry_points(self) -> Vec<&'static str> {
+    /// The `extern "C"` entry points the collector loads from it (the tests check them against
+    /// the source and the PTX).
+    #[cfg(test)]
+    pub(crate) fn entry_points(self) -> Vec<&'static str> {
         Kernel::all()
             .into_iter()
             .filter(|k| k.source() == self)
@@ -628,7 +630,7 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// The entry point `name` (one of [`Source::entry_points`]).
+    /// The entry point `name` (the [`Kernel::entry`] of one of the source's kernels).
     ///
     /// # Errors
     /// The driver's error, with the kernel's name.
@@ -750,11 +752,13 @@ pub fn nvrtc_compile(source: Source, arch: &str) -> Result<NvrtcOutput, KernelEr
     })
 }
 
-/// Compiles one source to PTX with NVRTC for `arch` ([`nvrtc_compile`]'s PTX).
+/// Compiles one source to PTX with NVRTC for `arch` ([`nvrtc_compile`]'s PTX), for the test that
+/// compares the launchers' parameters with the compiled entry points.
 ///
 /// # Errors
 /// As [`nvrtc_compile`].
-pub fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
+#[cfg(test)]
+pub(crate) fn compile_ptx(source: Source, arch: &str) -> Result<Ptx, KernelError> {
     Ok(nvrtc_compile(source, arch)?.ptx)
 }
 
