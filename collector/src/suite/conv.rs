@@ -9,7 +9,8 @@ use roofline_model::dl::{self, Conv2d, Direction, Precision};
 use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,
 };
-use crate::gpu::dnn::{ConvAlgo, CudnnConv, DnnError, find_conv_algorithm};
+use crate::gpu::dnn::DnnError;
+use crate::gpu::dnn::conv::{ConvAlgo, CudnnConv, find_conv_algorithm};
 use crate::gpu::kernels::{DlOp, Kernel};
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::dl::{ConvTensors, OwnConv, conv_op};

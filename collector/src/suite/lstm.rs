@@ -10,7 +10,8 @@ use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,
 };
 use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};
-use crate::gpu::dnn::{Algo as RnnAlgo, CudnnLstm, DnnError, DnnHandle};
+use crate::gpu::dnn::lstm::{Algo as RnnAlgo, CudnnLstm};
+use crate::gpu::dnn::{DnnError, DnnHandle};
 use crate::gpu::kernels::{DlOp, Kernel};
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::dl::LstmCell;
