@@ -15,7 +15,8 @@
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`stats`]: the one median of repeated measurements;
-//! - [`geometry`] and [`chart`]: scales, ticks, ceilings and points in pixel space;
+//! - [`geometry`] and [`chart`]: scales, ticks, ceilings, points and labels in pixel space, and
+//!   [`svg`] the one renderer of a chart, for the CLI and the viewer;
 //! - [`compare`]: two runs matched kernel by kernel, and the arrows between their points;
 //! - [`view`]: the viewer's view as data and its URL query, which the CLI's saved pages write too.
 
@@ -29,7 +30,6 @@ pub mod dl;
 pub mod geometry;
 pub mod group;
 pub mod hierarchical;
-pub mod labels;
 pub mod merge;
 pub mod names;
 pub mod plateau;
@@ -39,6 +39,7 @@ pub mod schema;
 pub mod standalone;
 pub mod stats;
 pub mod summary;
+pub mod svg;
 pub mod theoretical;
 pub mod time_based;
 pub mod view;

@@ -62,7 +62,7 @@ const NAMES: [usize; 2] = [8, 20];
 
 #[test]
 fn no_label_covers_a_marker_or_another_label() {
-    use roofline_model::labels::{kernel_labels, marker_box, rank_labels};
+    use roofline_model::chart::{kernel_labels, marker_box, rank_labels};
     let mut placed = 0;
     for (name, bundle) in samples() {
         for options in [ChartOptions::default(), ChartOptions::browser()] {

@@ -1,27 +1,17 @@
-//! Draws a chart [`Scene`] as SVG, with a tooltip for the marker under the pointer. Computes no
-//! figure: positions, labels and colours all come from `roofline_model::chart`.
+//! Shows a chart [`Scene`]: its SVG markup comes from the model's one renderer
+//! (`roofline_model::svg::body`, the body of the CLI's SVG export too); this component sets it
+//! inside its `<svg>` and handles the pointer around it: a tooltip for the marker under the
+//! pointer, click to select, wheel to zoom, drag to pan, double-click to fit, all by inverting
+//! the scene's viewport. The selection is a small overlay of rings drawn here, so that selecting
+//! a kernel does not rebuild the chart. Computes no figure.
 
 use leptos::prelude::*;
-use roofline_model::chart::{Anchor, Domain, Label, LineRole, MarkerKind, Scene, style};
+use roofline_model::chart::{Domain, Label, MarkerKind, Scene, style};
 use roofline_model::compare::Overlay;
 use roofline_model::geometry::roofline::nearest_point;
+use roofline_model::svg::{CLIP_ID, SvgOptions, body};
 
-fn points(pts: &[(f64, f64)]) -> String {
-    pts.iter()
-        .map(|(x, y)| format!("{x:.1},{y:.1}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn anchor(a: Anchor) -> &'static str {
-    match a {
-        Anchor::Start => "start",
-        Anchor::Middle => "middle",
-        Anchor::End => "end",
-    }
-}
-
-/// The chart, drawn from its scene; `selected` highlights one kernel's markers.
+/// The chart, drawn from its scene; `selected` rings one kernel's markers.
 // leptos hands component props over by value.
 #[allow(clippy::needless_pass_by_value)]
 #[component]
@@ -35,24 +25,28 @@ pub fn ChartView(
     /// A comparison with a baseline run: arrows, new and gone kernels.
     #[prop(optional)]
     overlay: Option<Overlay>,
-    /// Kernel names placed on the chart (`roofline_model::labels`).
+    /// Kernel names placed on the chart (`roofline_model::chart::kernel_labels`).
     #[prop(optional)]
     labels: Vec<Label>,
 ) -> impl IntoView {
-    let overlay = overlay.unwrap_or_default();
-    let is_new: Vec<bool> = {
-        let mut v = vec![false; scene.markers.len()];
-        for &i in &overlay.new_markers {
-            if let Some(x) = v.get_mut(i) {
-                *x = true;
-            }
-        }
-        v
-    };
-    let area = scene.viewport.area;
+    let markup = body(
+        &scene,
+        &SvgOptions {
+            overlay: overlay.as_ref(),
+            kernel_labels: &labels,
+            marker_titles: false,
+        },
+    );
     let (w, h) = (scene.width, scene.height);
+    let viewport = scene.viewport;
     let hover = RwSignal::new(None::<(f64, f64, String)>);
+    // Per marker, in the scene's order: its position, radius, kernel (full name) and tooltip.
     let marker_px: Vec<(f64, f64)> = scene.markers.iter().map(|m| m.at).collect();
+    let names: Vec<String> = scene
+        .markers
+        .iter()
+        .map(|m| scene.kernels[m.kernel].full_name.clone())
+        .collect();
     let tips: Vec<String> = scene
         .markers
         .iter()
@@ -65,14 +59,15 @@ pub fn ChartView(
             }
         })
         .collect();
-    let names: Vec<String> = scene
+    let rings: Vec<(String, (f64, f64), f64)> = scene
         .markers
         .iter()
-        .map(|m| scene.kernels[m.kernel].full_name.clone())
+        .zip(&names)
+        .map(|(m, n)| (n.clone(), m.at, m.radius))
         .collect();
 
-    let viewport = scene.viewport;
-    // Pointer position in the scene's pixel space (the SVG scales with its container).
+    // Pointer position in the scene's pixel space (the SVG scales with its container), and in
+    // the element's own pixels.
     let to_scene = move |ev: &web_sys::MouseEvent| -> Option<(f64, f64, f64, f64)> {
         use wasm_bindgen::JsCast;
         let el = ev.current_target()?.dyn_into::<web_sys::Element>().ok()?;
@@ -90,6 +85,7 @@ pub fn ChartView(
     let drag = RwSignal::new(None::<(f64, f64)>);
     let dragged = RwSignal::new(false);
 
+    let marker_px_move = marker_px.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
         let Some((sx, sy, lx, ly)) = to_scene(&ev) else {
             return;
@@ -107,12 +103,10 @@ pub fn ChartView(
             return;
         }
         hover.set(
-            nearest_point((sx, sy), &marker_px, 12.0)
+            nearest_point((sx, sy), &marker_px_move, 12.0)
                 .map(|i| (lx + 14.0, ly + 14.0, tips[i].clone())),
         );
     };
-    let names_click = names.clone();
-    let marker_px_click: Vec<(f64, f64)> = scene.markers.iter().map(|m| m.at).collect();
     let on_click = move |ev: web_sys::MouseEvent| {
         if dragged.get_untracked() {
             dragged.set(false);
@@ -121,8 +115,8 @@ pub fn ChartView(
         let Some((sx, sy, _, _)) = to_scene(&ev) else {
             return;
         };
-        if let Some(i) = nearest_point((sx, sy), &marker_px_click, 12.0) {
-            selected.set(Some(names_click[i].clone()));
+        if let Some(i) = nearest_point((sx, sy), &marker_px, 12.0) {
+            selected.set(Some(names[i].clone()));
         }
     };
     let on_wheel = move |ev: web_sys::WheelEvent| {
@@ -134,22 +128,23 @@ pub fn ChartView(
         let zoomed = viewport.zoom(factor, (sx, sy));
         domain.set(Some((zoomed.x.domain(), zoomed.y.domain())));
     };
-
-    let grid_x: Vec<f64> = scene
-        .x_axis
-        .ticks
-        .iter()
-        .filter(|t| t.1)
-        .map(|t| t.0)
-        .collect();
-    let grid_y: Vec<f64> = scene
-        .y_axis
-        .ticks
-        .iter()
-        .filter(|t| t.1)
-        .map(|t| t.0)
-        .collect();
-    let (cx, cy) = area.center();
+    // The selected kernel's markers, ringed above the chart.
+    let selection = move || {
+        selected.with(|sel| {
+            let Some(sel) = sel.as_deref() else {
+                return Vec::new();
+            };
+            rings
+                .iter()
+                .filter(|(name, _, _)| name == sel)
+                .map(|(name, at, r)| {
+                    view! {
+                        <circle class="selected" data-kernel=name.clone() cx=at.0 cy=at.1 r=*r fill="none" stroke="#111111" stroke-width="3" />
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+    };
 
     view! {
         <div class="chart">
@@ -174,208 +169,14 @@ pub fn ChartView(
                 on:dblclick=move |_| domain.set(None)
                 font-size="12"
             >
-                <rect class="bg" width=w height=h fill="#ffffff" />
-                <defs>
-                    <clipPath id="plot-clip">
-                        <rect x=area.x y=area.y width=area.width height=area.height />
-                    </clipPath>
-                    <marker id="arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-                        <path d="M 0 0 L 10 5 L 0 10 z" fill="#444" />
-                    </marker>
-                </defs>
-                <text x=area.x y="22" font-size="17" font-weight="bold" fill="#111">{scene.title.clone()}</text>
-                <text x=area.x y="40" fill="#555">{scene.subtitle.clone()}</text>
-                <g stroke="#e4e4e4">
-                    {grid_x.into_iter().map(|x| view! { <line x1=x y1=area.y x2=x y2=area.bottom() /> }).collect_view()}
-                    {grid_y.into_iter().map(|y| view! { <line x1=area.x y1=y x2=area.right() y2=y /> }).collect_view()}
+                // The markup as a property with an empty text as the child, not as `inner_html`,
+                // whose element gets leptos's placeholder comment after the markup on a first
+                // build but not on a rebuild (which resets the markup): the DOM is the same both
+                // ways.
+                <g class="scene" prop:innerHTML=markup>
+                    ""
                 </g>
-                <rect x=area.x y=area.y width=area.width height=area.height fill="none" stroke="#333" />
-                <g class="x-axis" fill="#333">
-                    {scene
-                        .x_axis
-                        .ticks
-                        .iter()
-                        .map(|(x, major, label)| {
-                            let len = if *major { 6.0 } else { 3.0 };
-                            view! {
-                                <line x1=*x y1=area.bottom() x2=*x y2=area.bottom() + len stroke="#333" />
-                                {label.clone().map(|l| view! { <text x=*x y=area.bottom() + 20.0 text-anchor="middle">{l}</text> })}
-                            }
-                        })
-                        .collect_view()}
-                </g>
-                <g class="y-axis" fill="#333">
-                    {scene
-                        .y_axis
-                        .ticks
-                        .iter()
-                        .map(|(y, major, label)| {
-                            let len = if *major { 6.0 } else { 3.0 };
-                            view! {
-                                <line x1=area.x - len y1=*y x2=area.x y2=*y stroke="#333" />
-                                {label.clone().map(|l| view! { <text x=area.x - 9.0 y=*y + 4.0 text-anchor="end">{l}</text> })}
-                            }
-                        })
-                        .collect_view()}
-                </g>
-                <text x=cx y=area.bottom() + 40.0 text-anchor="middle" font-size="13" fill="#111">{scene.x_axis.title.clone()}</text>
-                <text transform=format!("translate({},{cy}) rotate(-90)", area.x - 84.0) text-anchor="middle" font-size="13" fill="#111">
-                    {scene.y_axis.title.clone()}
-                </text>
-                <g clip-path="url(#plot-clip)" fill="none">
-                    {scene
-                        .lines
-                        .iter()
-                        .map(|l| {
-                            let width = match l.role {
-                                LineRole::KernelLink { .. } => 1.2,
-                                LineRole::LaunchBox { .. } => 1.5,
-                                _ => 2.2,
-                            };
-                            view! {
-                                <polyline
-                                    class="line"
-                                    data-role=format!("{:?}", l.role)
-                                    points=points(&l.points)
-                                    stroke=style::line(l.role)
-                                    stroke-width=width
-                                    stroke-dasharray=if l.dashed { "6 4" } else { "none" }
-                                />
-                            }
-                        })
-                        .collect_view()}
-                </g>
-                {scene
-                    .labels
-                    .iter()
-                    .map(|l| {
-                        view! {
-                            <text
-                                class="ceiling-label"
-                                x=l.at.0
-                                y=l.at.1
-                                transform=format!("rotate({:.2} {:.1} {:.1})", l.angle_deg, l.at.0, l.at.1)
-                                text-anchor=anchor(l.anchor)
-                                font-size="11"
-                                fill=style::line(l.role)
-                                stroke="#fff"
-                                stroke-width="3"
-                                paint-order="stroke"
-                            >
-                                {l.text.clone()}
-                            </text>
-                        }
-                    })
-                    .collect_view()}
-                <g class="compare" clip-path="url(#plot-clip)">
-                    {overlay
-                        .gone
-                        .iter()
-                        .map(|g| {
-                            view! {
-                                <circle
-                                    class="gone"
-                                    data-kernel=g.kernel.clone()
-                                    cx=g.at.0
-                                    cy=g.at.1
-                                    r=g.radius
-                                    fill="none"
-                                    stroke=style::marker(g.kind)
-                                    stroke-width="1.5"
-                                    stroke-dasharray="3 2"
-                                />
-                            }
-                        })
-                        .collect_view()}
-                    {overlay
-                        .arrows
-                        .iter()
-                        .filter(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1) > 0.5)
-                        .map(|a| {
-                            view! {
-                                <line
-                                    class="arrow"
-                                    data-kernel=a.kernel.clone()
-                                    x1=a.from.0
-                                    y1=a.from.1
-                                    x2=a.to.0
-                                    y2=a.to.1
-                                    stroke="#444"
-                                    stroke-opacity="0.7"
-                                    stroke-width="1.2"
-                                    marker-end="url(#arrowhead)"
-                                />
-                            }
-                        })
-                        .collect_view()}
-                </g>
-                <g clip-path="url(#plot-clip)">
-                    {scene
-                        .markers
-                        .iter()
-                        .enumerate()
-                        .map(|(i, m)| {
-                            let colour = style::marker(m.kind);
-                            let (fill, stroke) = match m.kind {
-                                MarkerKind::TimeVertex => ("#ffffff", colour),
-                                _ => (colour, "#ffffff"),
-                            };
-                            let name = names[i].clone();
-                            let new = is_new[i];
-                            let is_sel = move || selected.get().as_deref() == Some(name.as_str());
-                            view! {
-                                <circle
-                                    class="marker"
-                                    class:new=new
-                                    class:selected={
-                                        let is_sel = is_sel.clone();
-                                        move || is_sel()
-                                    }
-                                    data-kernel=scene.kernels[m.kernel].full_name.clone()
-                                    data-kind=match m.kind {
-                                        MarkerKind::Level(l) => l.key(),
-                                        MarkerKind::Complexity => "complexity",
-                                        MarkerKind::TimeVertex => "vertex",
-                                    }
-                                    data-x=m.data.0
-                                    data-y=m.data.1
-                                    cx=m.at.0
-                                    cy=m.at.1
-                                    r=m.radius
-                                    fill=fill
-                                    fill-opacity="0.85"
-                                    stroke={
-                                        let is_sel = is_sel.clone();
-                                        move || if is_sel() { "#111111" } else { stroke }
-                                    }
-                                    stroke-width=move || if is_sel() { 3.0 } else if new { 2.5 } else { 1.5 }
-                                />
-                            }
-                        })
-                        .collect_view()}
-                </g>
-                <g class="kernel-labels">
-                    {labels
-                        .iter()
-                        .map(|l| {
-                            view! {
-                                <text
-                                    class="kernel-label"
-                                    x=l.at.0
-                                    y=l.at.1
-                                    text-anchor=anchor(l.anchor)
-                                    font-size="11"
-                                    fill="#222"
-                                    stroke="#fff"
-                                    stroke-width="3"
-                                    paint-order="stroke"
-                                >
-                                    {l.text.clone()}
-                                </text>
-                            }
-                        })
-                        .collect_view()}
-                </g>
+                <g class="selection" clip-path=format!("url(#{CLIP_ID})")>{selection}</g>
             </svg>
             {move || {
                 hover

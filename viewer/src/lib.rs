@@ -5,13 +5,17 @@
 //! `data-embed="true"`) mounts the compact chart-only chrome for iframes in documentation.
 
 pub mod app;
+pub mod chart_area;
 pub mod chart_view;
 pub mod export;
+pub mod header;
 pub mod kernel_table;
 pub mod loading;
 pub mod machine_view;
 pub mod perf;
 pub mod standalone;
+pub mod state;
+pub mod toolbar;
 pub mod url_state;
 
 use wasm_bindgen::prelude::wasm_bindgen;

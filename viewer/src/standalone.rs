@@ -22,9 +22,12 @@ fn text_of(doc: &web_sys::Document, id: &str) -> Option<String> {
         .map(|e| e.text_content().unwrap_or_default())
 }
 
-/// What this page holds when it is a saved standalone page (`None` otherwise): its manifest and
-/// each bundle's JSON text, in the manifest's order.
-pub fn inlined() -> Option<Result<(Manifest, Vec<String>), String>> {
+/// What a saved standalone page holds: its manifest and each bundle's JSON text, in the
+/// manifest's order; or why they cannot be read.
+pub type Inlined = Result<(Manifest, Vec<String>), String>;
+
+/// What this page holds when it is a saved standalone page (`None` otherwise).
+pub fn inlined() -> Option<Inlined> {
     let doc = document()?;
     let json = text_of(&doc, "roofline-manifest")?;
     Some((|| {

@@ -1,13 +1,17 @@
 //! Chart scenes: everything a roofline chart shows, in pixel coordinates, computed once here.
 //!
 //! [`hierarchical`] and [`time_based`] turn a bundle into a [`Scene`]: axes with ticks, ceiling
-//! lines with their labels, kernel markers and the links between them, and a legend. The CLI's
-//! SVG exporter and the viewer's components only draw a scene; neither computes a figure. The
+//! lines with their labels, kernel markers and the links between them, and a legend. One
+//! renderer, [`crate::svg`], turns a scene into SVG markup for the CLI's export and the viewer
+//! alike; neither computes a figure. The
 //! scene keeps its [`Viewport`] so that a pointer position can be turned back into data (hover).
 //!
 //! This module holds the scene types, the palette ([`style`]) and what the charts share (plot
 //! area, axes, notes); `analysed.rs` the analysis the charts draw ([`Analysed`]); `label.rs` the
-//! text labels' geometry; `hierarchical.rs`, `time.rs` and `sweep.rs` one chart each.
+//! text labels' geometry and every label's placement (ceilings along their lines, then kernel
+//! names or ranks beside their markers: [`kernel_labels`], [`rank_labels`]); `hierarchical.rs`,
+//! `time.rs` and `sweep.rs` one chart each. [`crate::svg`] draws a scene, for the CLI and the
+//! viewer alike.
 
 mod analysed;
 mod hierarchical;
@@ -17,7 +21,10 @@ mod time;
 
 pub use analysed::Analysed;
 pub use hierarchical::{hierarchical, hierarchical_of};
-pub use label::{Anchor, Box2, LABEL_FONT_PX, Label, marker_box, text_height, text_width};
+pub use label::{
+    Anchor, Box2, LABEL_FONT_PX, Label, kernel_labels, marker_box, rank_labels, text_height,
+    text_width,
+};
 pub use sweep::sweep;
 pub use time::{time_based, time_based_of};
 
@@ -264,8 +271,8 @@ pub struct Scene {
     pub side_panel: Option<Rect>,
 }
 
-/// Colours shared by the SVG export and the viewer (Okabe–Ito palette, readable by
-/// colour-blind readers).
+/// The chart's colours (Okabe–Ito palette, readable by colour-blind readers), which
+/// [`crate::svg`] writes as presentation attributes (so a page's CSS can override them).
 pub mod style {
     use super::{Datapath, LegendRole, LineRole, MarkerKind, MemoryLevel};
 

@@ -1,0 +1,317 @@
+//! The page's header: what is open and shown (bundle, sample, baseline, device, grouping), the
+//! file picker, the view's tabs, where the ceilings come from, and the theme switch. Each picker
+//! is a small component over [`AppState`].
+
+use leptos::prelude::*;
+
+use roofline_model::group::GroupBy;
+use roofline_model::view::View;
+
+use crate::state::AppState;
+
+/// The header.
+#[component]
+pub fn Header() -> impl IntoView {
+    let st = AppState::get();
+    view! {
+        <header>
+            <h1>"roofline"</h1>
+            <BundleSelect />
+            <SampleSelect />
+            <BaselineSelect />
+            <DeviceSelect />
+            <GroupSelect />
+            <FileOpen />
+            <ViewTabs />
+            <MachineSelect />
+            <button id="theme" on:click=move |_| st.dark.update(|d| *d = !*d)>"Light/dark"</button>
+        </header>
+    }
+}
+
+/// The open bundles; choosing one shows it.
+#[component]
+fn BundleSelect() -> impl IntoView {
+    let st = AppState::get();
+    let on_change = move |ev| {
+        if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+            st.current.set(i);
+            if st.baseline.get_untracked() == Some(i) {
+                st.baseline.set(None);
+            }
+            st.device.set(None);
+            st.selected.set(None);
+            st.domain.set(None);
+        }
+    };
+    let options = move || {
+        st.bundles
+            .get()
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                view! {
+                    <option value=i.to_string() selected=move || st.current.get() == i>
+                        {l.name}
+                    </option>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <label>
+            "Bundle "
+            <select id="bundle-select" on:change=on_change>
+                {options}
+            </select>
+        </label>
+    }
+}
+
+/// The sample picker, where there are samples (a saved page has none).
+#[component]
+fn SampleSelect() -> impl IntoView {
+    let st = AppState::get();
+    move || {
+        (!st.samples.with(Vec::is_empty)).then(|| {
+            let options = move || {
+                st.samples
+                    .get()
+                    .into_iter()
+                    .map(|e| {
+                        let url = e.url();
+                        view! { <option value=url>{e.title}</option> }
+                    })
+                    .collect_view()
+            };
+            view! {
+                <label>
+                    "Sample "
+                    <select
+                        id="sample-select"
+                        on:change=move |ev| {
+                            let url = event_target_value(&ev);
+                            if !url.is_empty() {
+                                st.open_sample(url, false);
+                            }
+                        }
+                    >
+                        <option value="">"open a sample…"</option>
+                        {options}
+                    </select>
+                </label>
+            }
+        })
+    }
+}
+
+/// The baseline: none, another open bundle, or a sample not open yet.
+#[component]
+fn BaselineSelect() -> impl IntoView {
+    let st = AppState::get();
+    let on_change = move |ev| {
+        let v = event_target_value(&ev);
+        if let Some(url) = v.strip_prefix("sample:") {
+            st.open_sample(url.to_string(), true);
+        } else {
+            st.baseline.set(
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|i| *i != st.current.get_untracked()),
+            );
+            st.domain.set(None);
+        }
+    };
+    let options = move || {
+        let open = st.bundles.get();
+        let cur = st.current.get();
+        let open_urls: Vec<Option<String>> = open.iter().map(|l| l.url.clone()).collect();
+        let opened = open
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != cur)
+            .map(|(i, l)| {
+                view! {
+                    <option value=i.to_string() selected=move || st.baseline.get() == Some(i)>
+                        {l.name}
+                    </option>
+                }
+            })
+            .collect_view();
+        let unopened = st
+            .samples
+            .get()
+            .into_iter()
+            .filter(|e| !open_urls.contains(&Some(e.url())))
+            .map(|e| view! { <option value=format!("sample:{}", e.url())>{format!("sample: {}", e.title)}</option> })
+            .collect_view();
+        (opened, unopened)
+    };
+    view! {
+        <label>
+            "Baseline "
+            <select id="baseline-select" on:change=on_change>
+                <option value="none" selected=move || st.baseline.get().is_none()>"none"</option>
+                {options}
+            </select>
+        </label>
+    }
+}
+
+/// The device shown, for bundles with more than one.
+#[component]
+fn DeviceSelect() -> impl IntoView {
+    let st = AppState::get();
+    move || {
+        let devices = st.devices();
+        (devices.len() > 1).then(|| {
+            let first = devices[0].0.clone();
+            let options = devices
+                .into_iter()
+                .enumerate()
+                .map(|(i, (id, name))| {
+                    let sel = id.clone();
+                    view! {
+                        <option value=id selected=move || st.device.get().map_or(i == 0, |d| d == sel)>
+                            {format!("{id}: {name}")}
+                        </option>
+                    }
+                })
+                .collect_view();
+            view! {
+                <label>
+                    "Device "
+                    <select
+                        id="device-select"
+                        on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            st.device.set((v != first).then_some(v));
+                            st.selected.set(None);
+                            st.domain.set(None);
+                        }
+                    >
+                        {options}
+                    </select>
+                </label>
+            }
+        })
+    }
+}
+
+/// Grouping per kernel, operator or module: for bundles whose launches a torch.profiler import
+/// linked to operators and modules (or while a grouping is chosen).
+#[component]
+fn GroupSelect() -> impl IntoView {
+    let st = AppState::get();
+    move || {
+        let tagged = st
+            .bundles
+            .with(|b| b.get(st.current.get()).is_some_and(|l| l.tagged.is_some()));
+        (tagged || st.group_by.get() != GroupBy::Kernel).then(|| {
+            let options = GroupBy::ALL
+                .into_iter()
+                .map(|g| {
+                    view! {
+                        <option value=g.key() title=g.help() selected=move || st.group_by.get() == g>
+                            {g.noun()}
+                        </option>
+                    }
+                })
+                .collect_view();
+            view! {
+                <label>
+                    "Group by "
+                    <select
+                        id="group-select"
+                        on:change=move |ev| {
+                            let g = GroupBy::from_key(&event_target_value(&ev)).unwrap_or_default();
+                            st.group_by.set(g);
+                            st.selected.set(None);
+                            st.domain.set(None);
+                        }
+                    >
+                        {options}
+                    </select>
+                </label>
+            }
+        })
+    }
+}
+
+/// The file picker.
+#[component]
+fn FileOpen() -> impl IntoView {
+    let st = AppState::get();
+    view! {
+        <label class="file">
+            "Open… "
+            <input
+                id="file-input"
+                type="file"
+                accept=".json,application/json"
+                multiple=true
+                on:change=move |ev| {
+                    let input: web_sys::HtmlInputElement = event_target(&ev);
+                    st.open_files(input.files());
+                }
+            />
+        </label>
+    }
+}
+
+/// The view's tabs.
+#[component]
+fn ViewTabs() -> impl IntoView {
+    let st = AppState::get();
+    let tabs = View::ALL
+        .into_iter()
+        .map(|v| {
+            let label = match v {
+                View::Hierarchical => "Hierarchical",
+                View::Time => "Time-based",
+                View::Machine => "Machine",
+            };
+            view! {
+                <button
+                    id=format!("tab-{}", v.key())
+                    role="tab"
+                    class:active=move || st.view.get() == v
+                    on:click=move |_| {
+                        st.view.set(v);
+                        st.domain.set(None);
+                    }
+                >
+                    {label}
+                </button>
+            }
+        })
+        .collect_view();
+    view! { <span class="tabs" role="tablist">{tabs}</span> }
+}
+
+/// Where the ceilings come from: this bundle's machine or another open bundle's (what-if).
+#[component]
+fn MachineSelect() -> impl IntoView {
+    let st = AppState::get();
+    let options = move || {
+        st.bundles
+            .get()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, l)| !l.bundle.machines.is_empty())
+            .map(|(i, l)| view! { <option value=i.to_string()>{l.name}</option> })
+            .collect_view()
+    };
+    view! {
+        <label>
+            "Ceilings from "
+            <select
+                id="machine-select"
+                on:change=move |ev| st.machine_from.set(event_target_value(&ev).parse::<usize>().ok())
+            >
+                <option value="own">"this bundle"</option>
+                {options}
+            </select>
+        </label>
+    }
+}

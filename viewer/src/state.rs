@@ -1,0 +1,566 @@
+//! The page's state in one struct, [`AppState`]: what the reader opened and chose (signals) and
+//! what the model computes from it (memos: the ceilings in use, one [`Analysed`] of the current
+//! bundle and one of the baseline, their [`Comparison`]), with the actions that open bundles.
+//! `App` creates it once and provides it as leptos context; every screen reads it with
+//! [`AppState::get`]. The chart's scene is derived from it by [`crate::chart_area::scene_memo`].
+//!
+//! Leptos memos that derive from other memos can miss a change (a diamond): the kernel table
+//! reads the analysis directly, and the analysis and comparison memos always count as changed
+//! (`Memo::new_with_compare(…, |_, _| true)`).
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::sync::{Arc, Weak};
+
+use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
+use roofline_model::ceilings::Ceilings;
+use roofline_model::chart::{Analysed, ChartOptions, Domain};
+use roofline_model::compare::{Comparison, compare};
+use roofline_model::group::GroupBy;
+use roofline_model::view::{View, ViewState};
+
+use crate::loading::{Loaded, SampleEntry, fetch_bundle, fetch_samples, read_file};
+use crate::machine_view::Edits;
+use crate::perf;
+use crate::url_state;
+
+/// Analyses of open bundles against their own machines kept for baseline choices.
+const OWN_ANALYSES_KEPT: usize = 4;
+
+/// The viewer's state: signals for what the reader opened and chose, memos for what the model
+/// computes from them. `Copy`: every field is a handle into leptos's reactive arena.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// Compact chrome (chart only) for `embed.html`.
+    pub embed: bool,
+    /// The open bundles, in the order opened.
+    pub bundles: RwSignal<Vec<Loaded>>,
+    /// The samples served beside the site (none in a saved page).
+    pub samples: RwSignal<Vec<SampleEntry>>,
+    /// The bundle shown, an index into `bundles`.
+    pub current: RwSignal<usize>,
+    /// The bundle compared with, an index into `bundles`.
+    pub baseline: RwSignal<Option<usize>>,
+    /// The device shown (`None`: the bundle's first).
+    pub device: RwSignal<Option<String>>,
+    /// Another open bundle whose machine supplies the ceilings (what-if swap).
+    pub machine_from: RwSignal<Option<usize>>,
+    /// The view: hierarchical, time-based or machine.
+    pub view: RwSignal<View>,
+    /// How kernels are grouped (per kernel, operator or module).
+    pub group_by: RwSignal<GroupBy>,
+    /// The selected kernel (full name).
+    pub selected: RwSignal<Option<String>>,
+    /// Only the selected kernel is drawn.
+    pub isolate: RwSignal<bool>,
+    /// The kernel name filter.
+    pub filter: RwSignal<String>,
+    /// How many kernels are drawn.
+    pub top: RwSignal<usize>,
+    /// How many of the largest kernels are named on the chart.
+    pub label_n: RwSignal<usize>,
+    /// The memory levels drawn.
+    pub levels: RwSignal<Vec<MemoryLevel>>,
+    /// The datapaths whose roofs are hidden.
+    pub hidden_paths: RwSignal<Vec<Datapath>>,
+    /// Hand edits of the ceilings (what-if).
+    pub edits: RwSignal<Edits>,
+    /// The data ranges shown (zoom and pan); `None` fits the data.
+    pub domain: RwSignal<Option<Domain>>,
+    /// The last failure, shown in an alert.
+    pub error: RwSignal<Option<String>>,
+    /// A bundle is being fetched.
+    pub loading: RwSignal<bool>,
+    /// Dark theme.
+    pub dark: RwSignal<bool>,
+    /// The ceilings in use: the bundle's own or another's (what-if), then hand edits.
+    pub ceilings: Memo<Option<Ceilings>>,
+    /// The current bundle's kernels analysed against the ceilings in use, shared by the chart and
+    /// the table.
+    pub analysed: Memo<Option<Arc<Analysed>>>,
+    /// The baseline's analysis, against its own ceilings (its first device).
+    pub baseline_analysed: Memo<Option<Arc<Analysed>>>,
+    /// The comparison table and summary, when a baseline is chosen.
+    pub comparison: Memo<Option<Comparison>>,
+}
+
+/// The latest analyses of open bundles against their own machines (what a baseline is analysed
+/// against), by bundle and grouping: choosing as baseline a bundle shown before takes its
+/// analysis instead of computing it again. (Weak references: the memo's inputs hold the bundles.)
+#[derive(Clone, Copy)]
+struct OwnAnalyses(StoredValue<Vec<OwnAnalysis>>);
+
+/// A bundle (weakly), a grouping, and the bundle's kernels so grouped analysed against its own
+/// machine.
+type OwnAnalysis = (Weak<Bundle>, GroupBy, Arc<Analysed>);
+
+impl OwnAnalyses {
+    /// Keeps `a` if it is `l`'s analysis against its own machine.
+    fn keep(self, l: &Loaded, by: GroupBy, a: &Arc<Analysed>) {
+        if !a.is_own_analysis_of(&l.bundle) {
+            return;
+        }
+        self.0.update_value(|v| {
+            v.retain(|(b, g, _)| !(is_bundle(b, l) && *g == by));
+            v.push((Arc::downgrade(&l.bundle), by, Arc::clone(a)));
+            if v.len() > OWN_ANALYSES_KEPT {
+                v.remove(0);
+            }
+        });
+    }
+
+    /// The analysis kept of `l` grouped by `by`, if any.
+    fn find(self, l: &Loaded, by: GroupBy) -> Option<Arc<Analysed>> {
+        self.0.with_value(|v| {
+            v.iter()
+                .find(|(b, g, _)| is_bundle(b, l) && *g == by)
+                .map(|(_, _, a)| Arc::clone(a))
+        })
+    }
+}
+
+impl AppState {
+    /// The state a page opens with: `initial` as its URL (or saved page) names it.
+    pub fn new(initial: &ViewState, embed: bool) -> Self {
+        let bundles = RwSignal::new(Vec::new());
+        let current = RwSignal::new(0usize);
+        let baseline = RwSignal::new(None::<usize>);
+        let device = RwSignal::new(initial.device.clone());
+        let machine_from = RwSignal::new(None::<usize>);
+        let group_by = RwSignal::new(initial.group);
+        let edits = RwSignal::new(Edits::default());
+        let ceilings = ceilings_memo(bundles, current, device, machine_from, edits);
+        let own = OwnAnalyses(StoredValue::new(Vec::new()));
+        let analysed = analysed_memo(bundles, current, device, group_by, ceilings, own);
+        let baseline_analysed = baseline_memo(bundles, current, baseline, group_by, own);
+        let comparison = Memo::new_with_compare(
+            move |_| {
+                baseline_analysed.with(|b| {
+                    let b = b.as_ref()?;
+                    analysed.with(|a| {
+                        let a = a.as_ref()?;
+                        Some(perf::span("roofline:compare", || compare(a, b)))
+                    })
+                })
+            },
+            |_, _| true,
+        );
+        AppState {
+            embed,
+            bundles,
+            samples: RwSignal::new(Vec::new()),
+            current,
+            baseline,
+            device,
+            machine_from,
+            view: RwSignal::new(initial.view),
+            group_by,
+            selected: RwSignal::new(initial.kernel.clone()),
+            isolate: RwSignal::new(false),
+            filter: RwSignal::new(initial.filter.clone()),
+            top: RwSignal::new(initial.top.unwrap_or(if embed {
+                12
+            } else {
+                ChartOptions::browser().top_kernels
+            })),
+            label_n: RwSignal::new(initial.labels.unwrap_or(if embed { 6 } else { 8 })),
+            levels: RwSignal::new(initial.levels.clone()),
+            hidden_paths: RwSignal::new(Vec::new()),
+            edits,
+            domain: RwSignal::new(None),
+            error: RwSignal::new(None),
+            loading: RwSignal::new(true),
+            dark: RwSignal::new(initial.dark),
+            ceilings,
+            analysed,
+            baseline_analysed,
+            comparison,
+        }
+    }
+
+    /// The state `App` provides to every screen.
+    ///
+    /// # Panics
+    /// Outside `App` (no state provided).
+    pub fn get() -> Self {
+        expect_context::<AppState>()
+    }
+
+    /// The index of `l` among the open bundles: the one already open from the same URL, or `l`
+    /// added.
+    fn open(self, l: Loaded) -> usize {
+        let open = self
+            .bundles
+            .with_untracked(|b| b.iter().position(|x| x.url.is_some() && x.url == l.url));
+        open.unwrap_or_else(|| {
+            self.bundles.update(|b| b.push(l));
+            self.bundles.with_untracked(Vec::len) - 1
+        })
+    }
+
+    /// A bundle opened: it becomes the current one (or is switched to when already open).
+    pub fn add(self, l: Loaded) {
+        let i = self.open(l);
+        self.current.set(i);
+        if self.baseline.get_untracked() == Some(i) {
+            self.baseline.set(None);
+        }
+        self.device.set(None);
+        self.domain.set(None);
+        self.error.set(None);
+    }
+
+    /// A bundle opened as the baseline, keeping the current one.
+    pub fn add_baseline(self, l: Loaded) {
+        let i = self.open(l);
+        if i != self.current.get_untracked() {
+            self.baseline.set(Some(i));
+        }
+        self.domain.set(None);
+    }
+
+    /// Opens what the page holds or asks for: a saved page's own bundles (the run shown, then the
+    /// baseline), else the sample list, then what the URL asks for (or the first sample), then
+    /// its baseline.
+    pub fn load_initial(self, initial: &ViewState, inline: Option<crate::standalone::Inlined>) {
+        let wanted_device = initial.device.clone();
+        if let Some(inline) = inline {
+            spawn_local(async move {
+                match inline {
+                    Ok((manifest, texts)) => {
+                        for (entry, text) in manifest.bundles.iter().zip(texts) {
+                            match crate::loading::parse_bytes(&entry.name, text.as_bytes()) {
+                                Ok(l) if entry.baseline => self.add_baseline(l),
+                                Ok(l) => self.add(l),
+                                Err(e) => self.error.set(Some(e)),
+                            }
+                        }
+                        self.device.set(wanted_device);
+                    }
+                    Err(e) => self.error.set(Some(e)),
+                }
+                self.loading.set(false);
+            });
+            return;
+        }
+        let (first, base_url) = (initial.bundle.clone(), initial.baseline.clone());
+        spawn_local(async move {
+            let list = fetch_samples().await;
+            self.samples.set(list.clone());
+            let name_of = |url: &str| {
+                list.iter()
+                    .find(|e| e.url() == url)
+                    .map(|e| format!("sample: {}", e.file))
+            };
+            let first = first.or_else(|| list.first().map(SampleEntry::url));
+            if let Some(url) = first {
+                match fetch_bundle(&url, name_of(&url).as_deref()).await {
+                    Ok(l) => {
+                        self.add(l);
+                        self.device.set(wanted_device);
+                    }
+                    Err(e) => self.error.set(Some(e)),
+                }
+            }
+            if let Some(url) = base_url {
+                match fetch_bundle(&url, name_of(&url).as_deref()).await {
+                    Ok(l) => self.add_baseline(l),
+                    Err(e) => self.error.set(Some(format!("baseline: {e}"))),
+                }
+            }
+            self.loading.set(false);
+        });
+    }
+
+    /// Opens a sample by its URL, as the current bundle or as the baseline.
+    pub fn open_sample(self, url: String, as_baseline: bool) {
+        let name = self.samples.with_untracked(|l| {
+            l.iter()
+                .find(|e| e.url() == url)
+                .map(|e| format!("sample: {}", e.file))
+        });
+        self.loading.set(true);
+        spawn_local(async move {
+            match fetch_bundle(&url, name.as_deref()).await {
+                Ok(l) if as_baseline => self.add_baseline(l),
+                Ok(l) => self.add(l),
+                Err(e) => self.error.set(Some(e)),
+            }
+            self.loading.set(false);
+        });
+    }
+
+    /// Opens files chosen or dropped, each as the current bundle in turn.
+    pub fn open_files(self, files: Option<web_sys::FileList>) {
+        let Some(files) = files else { return };
+        for i in 0..files.length() {
+            if let Some(f) = files.get(i) {
+                spawn_local(async move {
+                    match read_file(f).await {
+                        Ok(l) => self.add(l),
+                        Err(e) => self.error.set(Some(e)),
+                    }
+                });
+            }
+        }
+    }
+
+    /// The view as the URL names it (tracked: the URL effect follows it; "Save as HTML" reads it
+    /// untracked).
+    pub fn view_state(self) -> ViewState {
+        let (bundle, base) = self.bundles.with(|b| {
+            (
+                b.get(self.current.get()).and_then(|l| l.url.clone()),
+                self.baseline
+                    .get()
+                    .and_then(|i| b.get(i))
+                    .and_then(|l| l.url.clone()),
+            )
+        });
+        ViewState {
+            bundle,
+            baseline: base,
+            device: self.device.get(),
+            view: self.view.get(),
+            group: self.group_by.get(),
+            kernel: self.selected.get(),
+            filter: self.filter.get(),
+            levels: self.levels.get(),
+            top: Some(self.top.get()),
+            labels: Some(self.label_n.get()),
+            dark: self.dark.get(),
+        }
+    }
+
+    /// The current bundle's file name without `.json`, for downloads (`bundle` when none).
+    pub fn file_stem(self) -> String {
+        self.bundles.with(|b| {
+            b.get(self.current.get())
+                .map(|l| {
+                    l.name
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or("bundle")
+                        .trim_end_matches(".json")
+                        .replace("sample: ", "")
+                })
+                .unwrap_or_else(|| "bundle".into())
+        })
+    }
+
+    /// "Save as HTML": the bundle shown and its baseline, inlined with the view in one file.
+    pub fn save_html(self) {
+        let cur = self.current.get_untracked();
+        let Some((l, base)) = self.bundles.with_untracked(|b| {
+            let base = self
+                .baseline
+                .get_untracked()
+                .filter(|i| *i != cur)
+                .and_then(|i| b.get(i).cloned());
+            b.get(cur).cloned().map(|l| (l, base))
+        }) else {
+            return;
+        };
+        let state = ViewState {
+            bundle: None,
+            baseline: None,
+            ..untrack(|| self.view_state())
+        };
+        let file = format!("{}.html", untrack(|| self.file_stem()));
+        let error = self.error;
+        spawn_local(async move {
+            let saved = crate::standalone::save(&file, state.to_query(), &l, base.as_ref()).await;
+            if let Err(e) = saved {
+                error.set(Some(format!("Save as HTML: {e}")));
+            }
+        });
+    }
+
+    /// The current bundle with more than one device: each device's id and name.
+    pub fn devices(self) -> Vec<(String, String)> {
+        self.bundles.with(|b| {
+            b.get(self.current.get())
+                .map(|l| {
+                    l.bundle
+                        .devices
+                        .iter()
+                        .map(|d| (d.id.clone(), d.name.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// The ceilings in use: the bundle's own or another's (what-if), then hand edits.
+fn ceilings_memo(
+    bundles: RwSignal<Vec<Loaded>>,
+    current: RwSignal<usize>,
+    device: RwSignal<Option<String>>,
+    machine_from: RwSignal<Option<usize>>,
+    edits: RwSignal<Edits>,
+) -> Memo<Option<Ceilings>> {
+    Memo::new(move |_| {
+        let all = bundles.get();
+        let dev = device.get();
+        let own = all
+            .get(current.get())
+            .and_then(|l| Ceilings::of_device(&l.bundle, dev.as_deref()));
+        let base = match machine_from.get() {
+            Some(i) => all
+                .get(i)
+                .and_then(|l| Ceilings::of_device(&l.bundle, None))
+                .or(own),
+            None => own,
+        };
+        let e = edits.get();
+        match base {
+            Some(c) => Some(e.apply(c)),
+            None if !e.is_empty() => Some(e.apply(Ceilings::default())),
+            None => None,
+        }
+    })
+}
+
+/// One analysis of the current bundle's kernels against the ceilings in use, shared by the
+/// chart and the table. Recomputed only when its inputs change, so it is always "changed":
+/// comparing two analyses of 10,000 kernels field by field costs more than the table it feeds.
+/// When only the ceilings changed (a machine swap, a what-if edit), the earlier analysis's
+/// kernels and display names are reused (`Analysed::against`); otherwise a new analysis of the
+/// same kernels still keeps the earlier one's display names.
+fn analysed_memo(
+    bundles: RwSignal<Vec<Loaded>>,
+    current: RwSignal<usize>,
+    device: RwSignal<Option<String>>,
+    group_by: RwSignal<GroupBy>,
+    ceilings: Memo<Option<Ceilings>>,
+    own: OwnAnalyses,
+) -> Memo<Option<Arc<Analysed>>> {
+    // The kernels analysed last: which bundle, grouped how, which device.
+    let analysed_kernels = StoredValue::new(None::<(Weak<Bundle>, GroupBy, Option<String>)>);
+    Memo::new_with_compare(
+        move |earlier: Option<&Option<Arc<Analysed>>>| {
+            let all = bundles.get();
+            let l = all.get(current.get())?;
+            let c = ceilings.get();
+            let dev = device.get();
+            let by = group_by.get();
+            let same_kernels = analysed_kernels.with_value(|k| {
+                k.as_ref()
+                    .is_some_and(|(b, g, d)| is_bundle(b, l) && *g == by && *d == dev)
+            });
+            analysed_kernels.set_value(Some((Arc::downgrade(&l.bundle), by, dev.clone())));
+            let a = Arc::new(perf::span("roofline:analysis", || match (earlier, c) {
+                (Some(Some(e)), Some(c)) if same_kernels => e.against(c),
+                (earlier, c) => {
+                    let a = Analysed::new(&grouped(l, by), dev.as_deref(), c.as_ref());
+                    if let Some(Some(e)) = earlier {
+                        a.adopt_names(e);
+                    }
+                    a
+                }
+            }));
+            own.keep(l, by, &a);
+            Some(a)
+        },
+        |_, _| true,
+    )
+}
+
+/// The baseline's analysis, against its own ceilings (its first device): the one kept from when
+/// it was shown, if any.
+fn baseline_memo(
+    bundles: RwSignal<Vec<Loaded>>,
+    current: RwSignal<usize>,
+    baseline: RwSignal<Option<usize>>,
+    group_by: RwSignal<GroupBy>,
+    own: OwnAnalyses,
+) -> Memo<Option<Arc<Analysed>>> {
+    Memo::new_with_compare(
+        move |_| {
+            let i = baseline.get().filter(|i| *i != current.get())?;
+            let by = group_by.get();
+            bundles.with(|all| {
+                let l = all.get(i)?;
+                let a = own.find(l, by).unwrap_or_else(|| {
+                    Arc::new(perf::span("roofline:baseline-analysis", || {
+                        Analysed::new(&grouped(l, by), None, None)
+                    }))
+                });
+                own.keep(l, by, &a);
+                Some(a)
+            })
+        },
+        |_, _| true,
+    )
+}
+
+/// Whether a weak reference kept of a bundle is `l`'s bundle. (The reference keeps the
+/// allocation, so no later bundle can take its address.)
+fn is_bundle(kept: &Weak<Bundle>, l: &Loaded) -> bool {
+    std::ptr::eq(kept.as_ptr(), Arc::as_ptr(&l.bundle))
+}
+
+/// The bundle as the view reads it: its kernels as they are, or grouped per PyTorch operator or
+/// module (`roofline_model::group`, as `roofline info --group-by`: from the launches as imported,
+/// each operator call's F and B counted once). Shared, not copied, when nothing is grouped.
+fn grouped(l: &Loaded, by: GroupBy) -> Arc<Bundle> {
+    match (&l.tagged, by) {
+        (Some(raw), GroupBy::Operator | GroupBy::Module) => {
+            let mut b = Bundle::clone(&l.bundle);
+            b.kernels = roofline_model::group::group(raw, by);
+            Arc::new(b)
+        }
+        _ => Arc::clone(&l.bundle),
+    }
+}
+
+/// Keeps the URL in step with the view, so that a copied link reproduces it: written once the
+/// view has kept still for a moment, not inside the change itself (`history.replaceState` costs
+/// milliseconds, and of a burst of changes only the last matters).
+pub fn follow_in_url(st: AppState) {
+    /// How long the view keeps still before the URL follows it, milliseconds.
+    const URL_WRITE_DELAY_MS: u64 = 120;
+    let url_write = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |_| {
+        let state = st.view_state();
+        if let Some(pending) = url_write.get_value() {
+            pending.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || url_state::write_to_location(&state),
+            std::time::Duration::from_millis(URL_WRITE_DELAY_MS),
+        );
+        url_write.set_value(handle.ok());
+    });
+}
+
+/// A bundle that has nothing for the hierarchical chart but points for the time-based one (a
+/// torch.profiler trace imported without counters or a machine) opens on the time-based chart
+/// (`chart::prefers_time_based`); once per bundle opened, so that a view chosen afterwards stays.
+pub fn open_on_the_chart_with_points(st: AppState) {
+    let opened_last = StoredValue::new(None::<Weak<Bundle>>);
+    Effect::new(move |_| {
+        let Some(b) = st
+            .bundles
+            .with(|all| all.get(st.current.get()).map(|l| Arc::clone(&l.bundle)))
+        else {
+            return;
+        };
+        let seen =
+            opened_last.with_value(|w| w.as_ref().is_some_and(|w| w.as_ptr() == Arc::as_ptr(&b)));
+        if seen {
+            return;
+        }
+        opened_last.set_value(Some(Arc::downgrade(&b)));
+        if st.view.get_untracked() == View::Hierarchical
+            && st.analysed.with_untracked(|a| {
+                a.as_ref().is_some_and(|a| {
+                    roofline_model::chart::prefers_time_based(a, &st.levels.get_untracked())
+                })
+            })
+        {
+            st.view.set(View::Time);
+        }
+    });
+}
