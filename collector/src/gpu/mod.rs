@@ -1,12 +1,23 @@
-//! The GPU layer: everything `machine` and `suite` do on a GPU goes through here.
+//! The GPU half of the collector: everything `machine` and `suite` do on a GPU goes through here,
+//! and nothing here knows the command line.
 //!
 //! - This module finds the CUDA driver and a GPU without panicking when there is none: cudarc
 //!   loads `libcuda` at run time and panics if it is missing, so we ask first whether the
 //!   library can be loaded, and only then call into the driver, whose errors come back as values.
+//! - [`cudalibs`]: finding NVRTC, cuBLASLt and cuDNN where pip or a toolkit put them (`main`
+//!   calls it first for the GPU commands).
+//! - [`kernels`]: the kernel catalogue: the sources of `kernels/`, their entry points, work
+//!   formulas and the work of one launch, NVRTC compilation, and why a kernel must not be timed
+//!   on a GPU ([`kernels::refusal`]).
+//! - [`audit_table`]: the SASS audit's table, embedded in the binary: its format and the
+//!   refusals it gives (a leaf: the catalogue reads it, the audit writes it).
+//! - [`sass`]: the SASS audit itself (pure functions; the `roofline-sass-audit` binary drives
+//!   NVIDIA's tools), which checks each kernel's machine code against its work formula.
 //! - [`session`]: one timing session (context, stream, events, warm-up and repeats, the SM
 //!   clock stamps) and the one error type of GPU work, [`DeviceError`].
-//! - [`launch`]: the typed launchers, one per kernel family, each with the work one launch does
-//!   from its kernel's work formula; the collector's one unsafe kernel launch.
+//! - [`launch`]: the typed launchers behind one trait, each with the work one launch does; the
+//!   collector's one unsafe kernel launch.
+//! - [`blaslt`] and [`dnn`]: safe wrappers over cudarc's raw cuBLASLt and cuDNN bindings.
 
 pub mod audit_table;
 pub mod blaslt;
