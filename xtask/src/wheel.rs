@@ -38,10 +38,10 @@ fn target_dir() -> PathBuf {
             if p.is_absolute() {
                 p
             } else {
-                crate::root().join(p)
+                crate::process::root().join(p)
             }
         })
-        .unwrap_or_else(|| crate::root().join("target"))
+        .unwrap_or_else(|| crate::process::root().join("target"))
 }
 
 fn output(step: &str, cmd: &mut Command) -> Result<Output, String> {
@@ -67,7 +67,7 @@ fn tools() -> Result<PathBuf, String> {
     if !venv.join("bin/pip").is_file() {
         let mut c = Command::new("python3");
         c.args(["-m", "venv"]).arg(&venv);
-        crate::run("make a virtual environment for maturin", c).map_err(|e| {
+        crate::process::run("make a virtual environment for maturin", c).map_err(|e| {
             format!("{e}; `cargo xtask wheel` needs python3 with the venv module (Debian: apt-get install python3-venv)")
         })?;
     }
@@ -78,7 +78,7 @@ fn tools() -> Result<PathBuf, String> {
         &format!("maturin=={MATURIN}"),
         &format!("ziglang=={ZIG}"),
     ]);
-    crate::run(&format!("pip install maturin {MATURIN} and zig {ZIG}"), c).map_err(|e| {
+    crate::process::run(&format!("pip install maturin {MATURIN} and zig {ZIG}"), c).map_err(|e| {
         format!(
             "{e}: pip could not install maturin and zig (is the Python package registry reachable? \
              pip honours PIP_INDEX_URL for a mirror); or install maturin=={MATURIN} and ziglang=={ZIG} \
@@ -113,7 +113,7 @@ fn ensure_rust_target(triple: &str) -> Result<(), String> {
     }
     let mut c = Command::new("rustup");
     c.args(["target", "add", triple]);
-    crate::run(&format!("install the {triple} target"), c)
+    crate::process::run(&format!("install the {triple} target"), c)
 }
 
 /// Builds the wheel for one architecture and returns its path.
@@ -125,7 +125,7 @@ fn build_one(arch: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let before = wheels_in(&out, arch);
     let mut c = Command::new(venv.join("bin/maturin"));
-    c.current_dir(crate::root())
+    c.current_dir(crate::process::root())
         .args([
             "build",
             "--release",
@@ -139,7 +139,7 @@ fn build_one(arch: &str) -> Result<PathBuf, String> {
         .env("PATH", prepend_path(&venv.join("bin")))
         .env("CARGO_TARGET_DIR", target_dir());
     let started = std::time::Instant::now();
-    crate::run(&format!("maturin: the {arch} wheel ({COMPATIBILITY})"), c)?;
+    crate::process::run(&format!("maturin: the {arch} wheel ({COMPATIBILITY})"), c)?;
     let after = wheels_in(&out, arch);
     let wheel = after
         .into_iter()
@@ -194,7 +194,7 @@ pub fn build(args: &[String]) -> Result<Vec<PathBuf>, String> {
 
 /// The workspace's version, from the root Cargo.toml's `[workspace.package]`.
 fn workspace_version() -> Result<String, String> {
-    let path = crate::root().join("Cargo.toml");
+    let path = crate::process::root().join("Cargo.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut in_package = false;
     for line in text.lines() {
@@ -241,11 +241,11 @@ pub fn check() -> Result<(), String> {
     let venv = scratch.join("venv");
     let mut c = Command::new("python3");
     c.args(["-m", "venv"]).arg(&venv);
-    crate::run("a fresh virtual environment", c)?;
+    crate::process::run("a fresh virtual environment", c)?;
     let mut c = Command::new(venv.join("bin/pip"));
     c.args(["install", "--quiet", "--no-index", "--no-deps"])
         .arg(&wheel);
-    crate::run("pip install the wheel", c)?;
+    crate::process::run("pip install the wheel", c)?;
     let roofline = venv.join("bin/roofline");
     let fail =
         |what: &str, o: &Output| format!("installed roofline: {what}; it said:\n{}", text(o));
@@ -259,7 +259,7 @@ pub fn check() -> Result<(), String> {
     if !o.status.success() || String::from_utf8_lossy(&o.stdout).trim() != want {
         return Err(fail(&format!("--version is not {want:?}"), &o));
     }
-    let bundles = crate::root().join("tests/fixtures/bundles");
+    let bundles = crate::process::root().join("tests/fixtures/bundles");
     let sample = std::fs::read_dir(&bundles)
         .map_err(|e| format!("{}: {e}", bundles.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

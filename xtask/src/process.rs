@@ -1,0 +1,31 @@
+//! Running cargo and the other programs the tasks need, from the workspace's root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace's root (the parent of `xtask/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// `cargo` (the one running xtask, `$CARGO`), in the workspace's root.
+pub fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+/// Runs a step, echoing its name, and fails unless it succeeds.
+pub fn run(step: &str, mut cmd: Command) -> Result<(), String> {
+    eprintln!("\n==> {step}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})"))
+    }
+}

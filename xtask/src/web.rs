@@ -1,0 +1,147 @@
+//! `cargo xtask web`: the viewer built into `dist/` (wasm32 with the size-tuned `wasm-release`
+//! profile, then wasm-bindgen as a library), the sample bundles copied beside it, and the
+//! standalone page's template `dist/standalone.html` (which the collector embeds); and
+//! `cargo xtask bench-viewer`, the viewer's speed budgets in headless Chromium.
+
+use std::path::{Path, PathBuf};
+
+use crate::install::{WASM, ensure_browser, ensure_wasm_target};
+use crate::process::{cargo, root, run};
+
+/// The viewer benchmark (`tests/bench/viewer.rs`) on the built site, in headless Chromium.
+pub fn bench_viewer() -> Result<(), String> {
+    ensure_browser()?;
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "roofline-tests",
+        "--bin",
+        "viewer-bench",
+    ]);
+    run("viewer benchmark (headless Chromium)", c)
+}
+
+/// Builds the viewer into `dist/` and returns its path.
+pub fn build_web() -> Result<PathBuf, String> {
+    ensure_wasm_target()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "-p",
+        "roofline-viewer",
+        "--lib",
+        "--target",
+        WASM,
+        "--profile",
+        "wasm-release",
+    ]);
+    run("build the viewer (wasm32, wasm-release)", c)?;
+    let root = root();
+    // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let wasm = target.join("wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
+    let dist = root.join("dist");
+    clear_dist(&dist)?;
+    eprintln!("\n==> wasm-bindgen");
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e}"))?
+        .typescript(false)
+        // `ROOFLINE_WASM_NAMES=1` keeps the functions' names, for a profile (`bench-viewer`
+        // with `ROOFLINE_BENCH_PROFILE=1`); the shipped wasm leaves them out.
+        .remove_name_section(std::env::var_os("ROOFLINE_WASM_NAMES").is_none())
+        .remove_producers_section(true)
+        .generate(&dist)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?;
+    for page in ["index.html", "embed.html"] {
+        let from = root.join(page);
+        if from.is_file() {
+            std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
+        }
+    }
+    copy_samples(&root, &dist)?;
+    let wasm_out = dist.join("roofline_viewer_bg.wasm");
+    let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
+    let gz = gzip(&bytes)?;
+    let page = standalone_template(&dist, &gz)?;
+    eprintln!(
+        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB); standalone page template {} KB",
+        dist.display(),
+        bytes.len() / 1000,
+        gz.len() / 1000,
+        page / 1000
+    );
+    Ok(dist)
+}
+
+/// Empties `dist/` but for its tracked `README.md` (the folder exists in every clone, so that the
+/// collector's build script can watch it for `standalone.html`).
+fn clear_dist(dist: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dist).map_err(|e| format!("{}: {e}", dist.display()))?;
+    for entry in std::fs::read_dir(dist).map_err(|e| format!("{}: {e}", dist.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.file_name().is_some_and(|n| n == "README.md") {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes `dist/standalone.html`, the page "Save as HTML" and `roofline plot --format html` fill
+/// (`roofline_model::standalone::template`): the glue inlined, the wasm gzipped (`gz`) and
+/// base64-encoded. Returns its size in bytes.
+fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
+    use base64::Engine;
+    let glue_path = dist.join("roofline_viewer.js");
+    let glue =
+        std::fs::read_to_string(&glue_path).map_err(|e| format!("{}: {e}", glue_path.display()))?;
+    let wasm = base64::engine::general_purpose::STANDARD.encode(gz);
+    let page = roofline_model::standalone::template(&glue, &wasm)
+        .map_err(|e| format!("the standalone page: {e}"))?;
+    let out = dist.join("standalone.html");
+    std::fs::write(&out, &page).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(page.len())
+}
+
+/// Copies the sample bundles into `dist/samples/` with their list (`viewer/samples.json` as
+/// `index.json`), which the viewer's picker reads: samples are files beside the site, never
+/// compiled into the wasm. `tests/e2e/samples.rs` checks that the list names existing bundles.
+fn copy_samples(root: &Path, dist: &Path) -> Result<(), String> {
+    let to = dist.join("samples");
+    std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let index = root.join("viewer/samples.json");
+    std::fs::copy(&index, to.join("index.json"))
+        .map_err(|e| format!("{}: {e}", index.display()))?;
+    let bundles = root.join("tests/fixtures/bundles");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bundles).map_err(|e| format!("{}: {e}", bundles.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "json")
+            && let Some(name) = path.file_name()
+        {
+            std::fs::copy(&path, to.join(name)).map_err(|e| format!("{}: {e}", path.display()))?;
+            n += 1;
+        }
+    }
+    eprintln!("copied {n} sample bundles to {}", to.display());
+    Ok(())
+}
+
+/// Gzip at the best level, with no time stamp or file name: the same bytes every time.
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).map_err(|e| e.to_string())?;
+    enc.finish().map_err(|e| e.to_string())
+}
