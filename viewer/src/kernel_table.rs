@@ -299,11 +299,7 @@ fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize>
             let a = &r.top[i];
             match by {
                 SortBy::Name | SortBy::Time => a.time_s,
-                SortBy::Launches => {
-                    #[allow(clippy::cast_precision_loss)]
-                    let n = r.kernels[a.index].launches as f64;
-                    n
-                }
+                SortBy::Launches => r.kernels[a.index].launches as f64,
                 SortBy::FlopPerS => a.flop_per_s.unwrap_or(-1.0),
                 SortBy::AiHbm => a.ai[2].unwrap_or(-1.0),
                 SortBy::Headroom => a.headroom.unwrap_or(-1.0),

@@ -2,22 +2,22 @@
 //! its vocabulary are `roofline_model::view` (which the CLI's saved pages write too); this module
 //! reads and writes the browser's address bar.
 
-pub use roofline_model::view::{View, ViewState as UrlState};
+use roofline_model::view::ViewState;
 
 /// Reads a query string (with or without its `?`).
-pub fn from_query(query: &str) -> UrlState {
+pub fn from_query(query: &str) -> ViewState {
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(query) else {
-        return UrlState::default();
+        return ViewState::default();
     };
-    let pairs: Vec<(&str, String)> = UrlState::NAMES
+    let pairs: Vec<(&str, String)> = ViewState::NAMES
         .into_iter()
         .filter_map(|n| params.get(n).map(|v| (n, v)))
         .collect();
-    UrlState::from_pairs(pairs.iter().map(|(n, v)| (*n, v.as_str())))
+    ViewState::from_pairs(pairs.iter().map(|(n, v)| (*n, v.as_str())))
 }
 
 /// The state of the page's current URL.
-pub fn from_location() -> UrlState {
+pub fn from_location() -> ViewState {
     let query = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
@@ -25,7 +25,7 @@ pub fn from_location() -> UrlState {
 }
 
 /// Replaces the page's URL with `state`'s (no new history entry).
-pub fn write_to_location(state: &UrlState) {
+pub fn write_to_location(state: &ViewState) {
     let Some(w) = web_sys::window() else { return };
     let Ok(path) = w.location().pathname() else {
         return;

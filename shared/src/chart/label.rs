@@ -242,9 +242,7 @@ pub(super) fn along(
 
 /// `n` evenly spaced fractions from `from` to `to`, both included.
 pub(super) fn fractions(from: f64, to: f64, n: usize) -> Vec<f64> {
-    #[allow(clippy::cast_precision_loss)]
     let step = (to - from) / (n.max(2) - 1) as f64;
-    #[allow(clippy::cast_precision_loss)]
     (0..n.max(2)).map(|i| from + step * i as f64).collect()
 }
 

@@ -3,9 +3,9 @@
 use super::analysed::{analysed, scene_kernels};
 use super::label::{Placer, along, fractions};
 use super::{
-    Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, Line, LineRole,
-    MARKER_MIN, Marker, MarkerKind, Scene, axis, common_notes, device_suffix, marker_radius,
-    plot_area, push_clipped, side_panel, subtitle,
+    Analysed, Anchor, ChartError, ChartOptions, Domain, Label, LegendEntry, LegendRole, Line,
+    LineRole, MARKER_MIN, Marker, MarkerKind, Scene, SceneKernel, axis, common_notes,
+    device_suffix, marker_radius, plot_area, push_clipped, side_panel, subtitle,
 };
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
 use crate::geometry::roofline as shapes;
@@ -45,9 +45,53 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     if drawn.is_empty() && c.is_empty() {
         return Err(ChartError::Nothing(device_suffix(p)));
     }
-    // The datapaths in use among drawn kernels, by their FLOPs; all measured if none.
+    let in_use = datapaths_in_use(p, &drawn);
+    let kernels = scene_kernels(p, &drawn, true);
+    let pts = points(&kernels, bw);
+    let boxes = launch_boxes(p, &kernels, &in_use, bw);
+    let (dx, dy) = o.domain.unwrap_or_else(|| fit(p, &pts, &boxes, bw));
+    let area = plot_area(o);
+    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
+
+    // Markers first (the labels keep clear of them); their links are drawn after the boxes.
+    let (markers, links) = markers_and_links(&kernels, &pts, &vp);
+    let mut lines = Vec::new();
+    let mut placer = Placer::new(area, &markers);
+    if let Some(bw) = bw {
+        balance_lines(&mut lines, &mut placer, p, &in_use, bw, &vp);
+    }
+    launch_box_lines(&mut lines, &mut placer, p, &boxes, &vp);
+    let labels = placer.into_labels();
+    lines.extend(links);
+
+    Ok(Scene {
+        width: o.width,
+        height: o.height,
+        title: "Time-based roofline".into(),
+        subtitle: subtitle(p),
+        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| {
+            vp.x.project(v)
+        }),
+        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| {
+            vp.y.project(v)
+        }),
+        viewport: vp,
+        lines,
+        labels,
+        markers,
+        legend: legend(!pts.is_empty(), !boxes.is_empty(), &in_use),
+        notes: notes(p, &kernels, drawn.len(), bw.is_some()),
+        kernels,
+        side_panel: side_panel(o),
+    })
+}
+
+/// The datapaths in use among the drawn kernels (indices into `p.top`), by their FLOPs, with a
+/// ceiling; all with a ceiling if none.
+fn datapaths_in_use(p: &Analysed, drawn: &[usize]) -> Vec<Datapath> {
+    let c = &p.ceilings;
     let mut in_use: Vec<Datapath> = Vec::new();
-    for &i in &drawn {
+    for &i in drawn {
         let k = &p.kernels[p.top[i].index];
         for (d, _) in k.flops.iter() {
             if !in_use.contains(&d) && c.peak(d).is_some() {
@@ -59,16 +103,24 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         in_use = c.datapaths().map(|(d, _)| d).collect();
     }
     in_use.sort();
+    in_use
+}
 
-    // Per kernel: the complexity point and the vertex.
-    struct Pt {
-        si: usize,
-        b: f64,
-        f: f64,
-        vertex: Option<(f64, f64)>,
-    }
-    let kernels = scene_kernels(p, &drawn, true);
-    let pts: Vec<Pt> = kernels
+/// A kernel's complexity point and its time vertex, data units.
+struct Pt {
+    /// Index into the scene's kernels.
+    si: usize,
+    /// Bandwidth complexity B, bytes.
+    b: f64,
+    /// Compute complexity F, FLOPs.
+    f: f64,
+    /// The time vertex `(B*, F*)`, when the kernel has a bound.
+    vertex: Option<(f64, f64)>,
+}
+
+/// Per drawn kernel with a bandwidth complexity: its point and vertex (against HBM's `bw`).
+fn points(kernels: &[SceneKernel], bw: Option<f64>) -> Vec<Pt> {
+    kernels
         .iter()
         .enumerate()
         .filter_map(|(si, k)| {
@@ -81,12 +133,23 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
             };
             Some(Pt { si, b, f, vertex })
         })
-        .collect();
+        .collect()
+}
+
+/// The launch-overhead boxes drawn: per launch count among the drawn kernels (the four
+/// smallest; one launch when none), the box's corner in data units.
+fn launch_boxes(
+    p: &Analysed,
+    kernels: &[SceneKernel],
+    in_use: &[Datapath],
+    bw: Option<f64>,
+) -> Vec<(u64, (f64, f64))> {
+    let c = &p.ceilings;
     let mut launch_counts: Vec<u64> = kernels.iter().map(|k| k.launches).collect();
     launch_counts.sort_unstable();
     launch_counts.dedup();
     launch_counts.truncate(4);
-    let boxes: Vec<(u64, (f64, f64))> = match (c.launch_overhead_s, bw, in_use.first()) {
+    match (c.launch_overhead_s, bw, in_use.first()) {
         (Some(t), Some(bw), Some(_)) => {
             let peak = in_use.iter().filter_map(|d| c.peak(*d)).fold(0.0, f64::max);
             let ns = if launch_counts.is_empty() {
@@ -96,18 +159,21 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
             };
             ns.into_iter()
                 .map(|n| {
-                    #[allow(clippy::cast_precision_loss)]
                     let nf = n as f64;
                     (n, shapes::launch_overhead_box(nf, t, peak, bw))
                 })
                 .collect()
         }
         _ => Vec::new(),
-    };
+    }
+}
 
+/// The data ranges that fit every point, vertex and box corner; with no kernel point, the plane
+/// of kernels taking from a microsecond to a second on the ceilings.
+fn fit(p: &Analysed, pts: &[Pt], boxes: &[(u64, (f64, f64))], bw: Option<f64>) -> Domain {
     let mut xs: Vec<f64> = Vec::new();
     let mut ys: Vec<f64> = Vec::new();
-    for pt in &pts {
+    for pt in pts {
         xs.push(pt.b);
         ys.push(pt.f);
         if let Some((vb, vf)) = pt.vertex {
@@ -115,27 +181,31 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
             ys.push(vf);
         }
     }
-    for (_, (cb, cf)) in &boxes {
+    for (_, (cb, cf)) in boxes {
         xs.push(*cb);
         ys.push(*cf);
     }
-    if pts.is_empty() {
-        // Ceilings only: the plane of kernels taking from a microsecond to a second.
-        if let (Some(bw), Some(pk)) = (bw, c.top_peak()) {
-            xs.extend([bw * 1e-6, bw]);
-            ys.extend([pk * 1e-6, pk]);
-        }
+    if pts.is_empty()
+        && let (Some(bw), Some(pk)) = (bw, p.ceilings.top_peak())
+    {
+        xs.extend([bw * 1e-6, bw]);
+        ys.extend([pk * 1e-6, pk]);
     }
     let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((1e3, 1e12));
     let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
-    let (dx, dy) = o.domain.unwrap_or((dx, dy));
-    let area = plot_area(o);
-    let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
+    (dx, dy)
+}
 
-    // Markers first (the labels keep clear of them); their links are drawn after the boxes.
+/// The markers (complexity points and time vertices, largest first) and the links joining each
+/// kernel's two.
+fn markers_and_links(
+    kernels: &[SceneKernel],
+    pts: &[Pt],
+    vp: &Viewport,
+) -> (Vec<Marker>, Vec<Line>) {
     let mut links = Vec::new();
     let mut markers = Vec::new();
-    for pt in &pts {
+    for pt in pts {
         let share = kernels[pt.si].analysis.share_of_time;
         let at = vp.project((pt.b, pt.f));
         markers.push(Marker {
@@ -162,88 +232,112 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         }
     }
     markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    (markers, links)
+}
 
-    let mut lines = Vec::new();
-    let mut placer = Placer::new(area, &markers);
-    if let Some(bw) = bw {
-        for (j, &d) in in_use.iter().enumerate() {
-            let Some(pk) = c.peak(d) else { continue };
-            let role = LineRole::MachineBalance(d);
-            if let Some((x0, y0, x1, y1)) = push_clipped(
-                &mut lines,
-                &vp,
-                role,
-                false,
-                shapes::machine_balance_line(pk, bw, dx, dy),
-            ) {
-                // Stagger the labels of parallel lines so that they do not overlap.
-                #[allow(clippy::cast_precision_loss)]
-                let t = 0.9 - 0.17 * (j % 4) as f64;
-                // Then farther along the line, else below it, clear of markers and labels.
-                let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
-                placer.place(along(
-                    &format!(
-                        "{} balance {} FLOP/B",
-                        d.label(),
-                        format_plain(crate::time_based::machine_balance(pk, bw))
-                    ),
-                    role,
-                    Anchor::End,
-                    ((x0, y0), (x1, y1)),
-                    Some(first),
-                    &fractions(0.98, 0.02, 49),
-                ));
-            }
-        }
+/// Each datapath's machine-balance line against HBM's `bw`, labelled along it.
+fn balance_lines(
+    lines: &mut Vec<Line>,
+    placer: &mut Placer,
+    p: &Analysed,
+    in_use: &[Datapath],
+    bw: f64,
+    vp: &Viewport,
+) {
+    let (dx, dy) = (vp.x.domain(), vp.y.domain());
+    for (j, &d) in in_use.iter().enumerate() {
+        let Some(pk) = p.ceilings.peak(d) else {
+            continue;
+        };
+        let role = LineRole::MachineBalance(d);
+        let Some((x0, y0, x1, y1)) = push_clipped(
+            lines,
+            vp,
+            role,
+            false,
+            shapes::machine_balance_line(pk, bw, dx, dy),
+        ) else {
+            continue;
+        };
+        // Stagger the labels of parallel lines so that they do not overlap.
+        let t = 0.9 - 0.17 * (j % 4) as f64;
+        // Then farther along the line, else below it, clear of markers and labels.
+        let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
+        placer.place(along(
+            &format!(
+                "{} balance {} FLOP/B",
+                d.label(),
+                format_plain(crate::time_based::machine_balance(pk, bw))
+            ),
+            role,
+            Anchor::End,
+            ((x0, y0), (x1, y1)),
+            Some(first),
+            &fractions(0.98, 0.02, 49),
+        ));
     }
+}
+
+/// The launch-overhead boxes, dashed, each labelled where its label fits.
+fn launch_box_lines(
+    lines: &mut Vec<Line>,
+    placer: &mut Placer,
+    p: &Analysed,
+    boxes: &[(u64, (f64, f64))],
+    vp: &Viewport,
+) {
+    let (dx, dy) = (vp.x.domain(), vp.y.domain());
+    let area = vp.area;
     let mut last_label_y = f64::INFINITY;
-    for (n, corner) in &boxes {
+    for (n, corner) in boxes {
         let role = LineRole::LaunchBox { launches: *n };
         let outline = shapes::launch_box_outline(*corner, dx, dy);
-        if outline.len() >= 2 {
-            let px: Vec<(f64, f64)> = outline.iter().map(|q| vp.project(*q)).collect();
-            let corner_px = vp.project(*corner);
-            lines.push(Line {
+        if outline.len() < 2 {
+            continue;
+        }
+        let px: Vec<(f64, f64)> = outline.iter().map(|q| vp.project(*q)).collect();
+        let corner_px = vp.project(*corner);
+        lines.push(Line {
+            role,
+            points: px,
+            dashed: true,
+        });
+        // Boxes grow with n; label a box only where it clears the previous label. The label
+        // sits inside the box's top edge, else just above it, at its right end, else at its
+        // left end, else not at all: it never covers a marker or another label.
+        if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
+            let text = format!(
+                "{n} launch{} × {}",
+                if *n == 1 { "" } else { "es" },
+                format_si(p.ceilings.launch_overhead_s.unwrap_or(0.0), "s")
+            );
+            let y = corner_px.1 + 14.0;
+            let above = corner_px.1 - 4.0;
+            let candidates = [
+                ((corner_px.0 - 4.0, y), Anchor::End),
+                ((area.x + 4.0, y), Anchor::Start),
+                ((corner_px.0 - 4.0, above), Anchor::End),
+                ((area.x + 4.0, above), Anchor::Start),
+            ];
+            let free = candidates.into_iter().map(|(at, anchor)| Label {
+                text: text.clone(),
+                at,
+                angle_deg: 0.0,
+                anchor,
                 role,
-                points: px,
-                dashed: true,
             });
-            // Boxes grow with n; label a box only where it clears the previous label. The label
-            // sits inside the box's top edge, else just above it, at its right end, else at its
-            // left end, else not at all: it never covers a marker or another label.
-            if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
-                let text = format!(
-                    "{n} launch{} × {}",
-                    if *n == 1 { "" } else { "es" },
-                    format_si(c.launch_overhead_s.unwrap_or(0.0), "s")
-                );
-                let y = corner_px.1 + 14.0;
-                let above = corner_px.1 - 4.0;
-                let candidates = [
-                    ((corner_px.0 - 4.0, y), Anchor::End),
-                    ((area.x + 4.0, y), Anchor::Start),
-                    ((corner_px.0 - 4.0, above), Anchor::End),
-                    ((area.x + 4.0, above), Anchor::Start),
-                ];
-                let free = candidates.into_iter().map(|(at, anchor)| Label {
-                    text: text.clone(),
-                    at,
-                    angle_deg: 0.0,
-                    anchor,
-                    role,
-                });
-                if placer.place_if_free(free.collect()).is_some() {
-                    last_label_y = corner_px.1;
-                }
+            if placer.place_if_free(free.collect()).is_some() {
+                last_label_y = corner_px.1;
             }
         }
     }
-    let labels = placer.into_labels();
+}
 
-    lines.extend(links);
-
+/// The legend: the point and vertex (when there are points), the launch box (when drawn), each
+/// datapath's balance line.
+fn legend(points: bool, boxes: bool, in_use: &[Datapath]) -> Vec<LegendEntry> {
     let mut legend = Vec::new();
-    if !pts.is_empty() {
+    if points {
         legend.push(LegendEntry {
             role: LegendRole::Complexity,
             text: "kernel (B, F): complexity".into(),
@@ -253,7 +347,7 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
             text: "time vertex (B*, F*): bound = measured T".into(),
         });
     }
-    if !boxes.is_empty() {
+    if boxes {
         legend.push(LegendEntry {
             role: LegendRole::LaunchBox,
             text: "launch-bound box: n × t_launch".into(),
@@ -263,13 +357,17 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         role: LegendRole::Datapath(*d),
         text: format!("{} balance P/BW (HBM)", d.label()),
     }));
+    legend
+}
 
-    let mut notes = common_notes(p, drawn.len());
-    if bw.is_none() {
+/// The notes: what the charts share, a missing HBM ceiling, and the drawn kernels by region.
+fn notes(p: &Analysed, kernels: &[SceneKernel], drawn: usize, has_bw: bool) -> Vec<String> {
+    let mut notes = common_notes(p, drawn);
+    if !has_bw {
         notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
     }
     let mut regions: Vec<(Region, usize)> = Vec::new();
-    for k in &kernels {
+    for k in kernels {
         if let Some(tb) = &k.analysis.time_bound {
             match regions.iter_mut().find(|(r, _)| *r == tb.region) {
                 Some(r) => r.1 += 1,
@@ -284,25 +382,5 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
             .collect();
         notes.push(format!("regions: {}", parts.join(", ")));
     }
-
-    Ok(Scene {
-        width: o.width,
-        height: o.height,
-        title: "Time-based roofline".into(),
-        subtitle: subtitle(p),
-        x_axis: axis(dx, "B", "Bandwidth complexity B (bytes)", |v| {
-            vp.x.project(v)
-        }),
-        y_axis: axis(dy, "FLOP", "Compute complexity F (FLOPs)", |v| {
-            vp.y.project(v)
-        }),
-        viewport: vp,
-        lines,
-        labels,
-        markers,
-        kernels,
-        legend,
-        notes,
-        side_panel: side_panel(o),
-    })
+    notes
 }
