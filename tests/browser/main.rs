@@ -817,7 +817,7 @@ fn a_trace_bundle_groups_by_operator() {
     let mut slower = bundle;
     slower.description = Some("SYNTHETIC: the trace with aten::mm kernels 2× slower".into());
     for k in &mut slower.kernels {
-        if k.tags.get("op").map(String::as_str) == Some("aten::mm") {
+        if k.operator.as_ref().is_some_and(|o| o.name == "aten::mm") {
             k.time.total_s *= 2.0;
             if let Some(p) = &mut k.time.per_launch {
                 p.min_s *= 2.0;

@@ -2,6 +2,7 @@
 
 mod ncu_import;
 mod ncu_robustness;
+mod operator_oracle;
 mod readability;
 mod robustness;
 mod samples;

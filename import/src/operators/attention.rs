@@ -57,6 +57,12 @@ impl Attn {
         mask_type: false,
         backward: true,
     };
+    /// `_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
+    /// logsumexp, dropout_p, is_causal, *, attn_mask, scale)` (PyTorch 2.3 and later).
+    pub(super) const SDPA_FLASH_CPU_BACKWARD: Attn = Attn {
+        causal: 7,
+        ..Attn::SDPA_FLASH_BACKWARD
+    };
     pub(super) const SDPA_EFFICIENT_BACKWARD: Attn = Attn {
         causal: 11,
         ..Attn::SDPA_FLASH_BACKWARD
@@ -102,7 +108,7 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
     } else {
         ((d1, d2), k2)
     };
-    let mut assumed = Vec::new();
+    let assumed = Vec::new();
     let pairs = match (a.mask_type, x.concrete(a.causal)) {
         (false, Some(_)) if x.flag(a.causal) == Some(true) => causal_pairs(l, s, 0),
         (false, Some(_)) => (l * s) as f64,
@@ -112,8 +118,9 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
             _ => (l * s) as f64,
         },
         (_, None) => {
-            assumed.push("not causal (is_causal not recorded)".into());
-            (l * s) as f64
+            return Err(shapes_err(
+                "whether the mask is causal (is_causal) is not recorded",
+            ));
         }
     };
     let forward = 2.0 * (b * h) as f64 * pairs * (e + ev) as f64;
@@ -136,7 +143,7 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
 mod tests {
     use super::*;
     use crate::operators::op_cost;
-    use crate::operators::testing::{H, inputs, t};
+    use crate::operators::testing::{F, H, inputs, t};
     use roofline_model::bundle::Datapath;
 
     #[test]
@@ -164,10 +171,35 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.complexity.flops, 2.0 * 6.0 * 10.0 * 16.0);
-        // Not recorded: assumed non-causal, said so.
-        let c = op_cost("aten::scaled_dot_product_attention", &inputs(qkv, None)).unwrap();
-        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
-        assert_eq!(c.assumed.len(), 1);
+        // Not recorded: a causal mask halves F, so nothing is assumed and F stays unknown.
+        match op_cost(
+            "aten::scaled_dot_product_attention",
+            &inputs(qkv.clone(), None),
+        ) {
+            Err(NoCost::Shapes(why)) => assert!(why.contains("is_causal"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // The CPU's flash attention and its backward (PyTorch 2.3 and later; GPT-2's call as
+        // PyTorch 2.15 records it: dropout 0, causal, scale 0.125): forward the causal pairs,
+        // backward 2.5 times that.
+        let cpu = op_cost(
+            "aten::_scaled_dot_product_flash_attention_for_cpu",
+            &inputs(qkv.clone(), Some(&["", "", "", "0.", "True", "", "0.125"])),
+        )
+        .unwrap();
+        assert_eq!(cpu.complexity.flops, 2.0 * 6.0 * 10.0 * 16.0);
+        let mut back = vec![t(H, &[2, 3, 4, 8])];
+        back.extend(qkv);
+        back.extend([t(H, &[2, 3, 4, 8]), t(F, &[2, 3, 4])]);
+        let c = op_cost(
+            "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+            &inputs(
+                back,
+                Some(&["", "", "", "", "", "", "0.", "True", "", "0.125"]),
+            ),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 2.5 * cpu.complexity.flops);
         // Flash forward is [B, L, H, E]; bottom-right mask type with L=2, S=4: 3 + 4 pairs.
         assert_eq!(causal_pairs(2, 4, 2), 7.0);
         let blhe = vec![

@@ -156,12 +156,14 @@ pub fn with_estimate(
 mod tests {
     use super::super::{Dtype, op_cost};
     use super::*;
+    use crate::operators::Derived;
 
     fn inputs(args: Vec<Arg>) -> OpInputs {
         OpInputs {
             args,
             concrete: None,
             list_elem: None,
+            derived: Derived::default(),
         }
     }
 

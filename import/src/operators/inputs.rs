@@ -234,6 +234,33 @@ pub struct OpInputs {
     /// records only as `TensorList`: the import reads it from the name of a kernel the call
     /// launched ([`kernel_elem`](super::kernel_elem)). `None` when unknown.
     pub list_elem: Option<ListElem>,
+    /// Shapes this call's own arguments do not record but the trace does elsewhere, found by the
+    /// import ([`Derived`]).
+    pub derived: Derived,
+}
+
+/// Shapes of a call that the trace records elsewhere than in the call's own arguments, found by
+/// the import so that a rule need not assume what it was not told.
+///
+/// Before `Concrete Inputs` (PyTorch 2.1) a convolution's stride, padding and dilation are not
+/// recorded, but its output's shape is: the autograd node the call made (same `Sequence number`)
+/// records the gradient of the output as its input, and the backward calls record it as
+/// `grad_output`. The halves of a PyTorch 1.8–1.10 convolution backward
+/// (`cudnn_convolution_backward_input(self_size, grad_output, weight, …)`) record the input's
+/// size as an integer list, whose values are not recorded either; the enclosing
+/// `cudnn_convolution_backward(self, grad_output, weight, …)` records it as a tensor.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Derived {
+    /// The shape of the call's (first) output.
+    pub output: Option<Vec<u64>>,
+    /// The shape of the call's input (`self`), when its own arguments give only its size as an
+    /// unrecorded integer list.
+    pub input: Option<Vec<u64>>,
+    /// The shape of the call's weight, likewise (`weight_size`).
+    pub weight: Option<Vec<u64>>,
+    /// Which gradients a backward call computes (input, weight), when its `output_mask` is not
+    /// recorded but the calls inside it say.
+    pub grads: Option<[bool; 2]>,
 }
 
 impl OpInputs {

@@ -29,14 +29,15 @@ pub mod rnn;
 use roofline_model::bundle::{Complexity, Datapath};
 
 pub use attention::causal_pairs;
+pub use conv::{ConvRole, role as conv_role, shapes as conv_shapes};
 pub use elementwise::{COMPARISONS, ELEMENTWISE, UNARY};
 pub(crate) use inputs::numel;
-pub use inputs::{Arg, Dtype, ListElem, OpInputs};
+pub use inputs::{Arg, Derived, Dtype, ListElem, OpInputs};
 pub use optimizer::kernel_elem;
 pub use rnn::{GRU_CELL_FLOPS, LSTM_CELL_BACKWARD_FLOPS};
 
 /// The operator families, one module of rules each (or a part of one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
     /// Matrix products ([`matmul`]).
     Gemm,
@@ -134,17 +135,17 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         return Err(NoCost::NoRule);
     }
     let in_place = name.ends_with('_') && !name.ends_with("__");
-    match base_name(name) {
+    let base = base_name(name);
+    if let Some(args) = conv::args(base) {
+        return conv::conv(inputs, args, base);
+    }
+    match base {
         "mm" => matmul::gemm_2d(inputs, 0, 1, None),
         "addmm" => matmul::gemm_2d(inputs, 1, 2, Some(0)),
         "bmm" => matmul::bmm(inputs, 0, 1, None),
         "baddbmm" => matmul::bmm(inputs, 1, 2, Some(0)),
         "matmul" => matmul::matmul(inputs),
         "linear" => matmul::linear(inputs),
-        "conv1d" | "conv2d" | "conv3d" => conv::conv(inputs, conv::ConvArgs::CONVND),
-        "convolution" | "_convolution" => conv::conv(inputs, conv::ConvArgs::CONVOLUTION),
-        "cudnn_convolution" => conv::conv(inputs, conv::ConvArgs::CUDNN),
-        "convolution_backward" => conv::conv(inputs, conv::ConvArgs::BACKWARD),
         "scaled_dot_product_attention" => attention::attention(inputs, attention::Attn::SDPA),
         "_scaled_dot_product_flash_attention" => {
             attention::attention(inputs, attention::Attn::SDPA_FLASH)
@@ -169,10 +170,18 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "_efficient_attention_backward" => {
             attention::attention(inputs, attention::Attn::EFFICIENT_BACKWARD)
         }
+        "_scaled_dot_product_flash_attention_for_cpu" => {
+            attention::attention(inputs, attention::Attn::SDPA_FLASH)
+        }
+        "_scaled_dot_product_flash_attention_for_cpu_backward" => {
+            attention::attention(inputs, attention::Attn::SDPA_FLASH_CPU_BACKWARD)
+        }
         "lstm" => rnn::rnn(inputs, rnn::RnnKind::Lstm, rnn::RnnArgs::ATEN),
         "gru" => rnn::rnn(inputs, rnn::RnnKind::Gru, rnn::RnnArgs::ATEN),
         "_cudnn_rnn" => rnn::rnn(inputs, rnn::RnnKind::FromMode, rnn::RnnArgs::CUDNN),
         "_cudnn_rnn_backward" => rnn::rnn_backward(inputs),
+        "mkldnn_rnn_layer" => rnn::mkldnn_layer(inputs),
+        "mkldnn_rnn_layer_backward" => rnn::mkldnn_layer_backward(inputs),
         "layer_norm" | "native_layer_norm" => norm::layer_norm(inputs),
         "native_layer_norm_backward" => norm::norm_backward(inputs, norm::LAYER_NORM_BACKWARD),
         "native_batch_norm_backward" => norm::norm_backward(inputs, norm::BATCH_NORM_BACKWARD),
@@ -299,7 +308,7 @@ fn tensors(x: &OpInputs) -> Vec<(Dtype, &[u64])> {
 #[cfg(test)]
 pub(crate) mod testing {
     //! What the rules' tests share.
-    use super::{Arg, Dtype, OpInputs};
+    use super::{Arg, Derived, Dtype, OpInputs};
 
     /// A tensor argument.
     pub(crate) fn t(dt: Dtype, s: &[u64]) -> Arg {
@@ -312,6 +321,7 @@ pub(crate) mod testing {
             args,
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
             list_elem: None,
+            derived: Derived::default(),
         }
     }
 

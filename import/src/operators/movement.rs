@@ -235,6 +235,7 @@ pub(super) fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
 mod tests {
     use super::super::{Arg, ListElem, op_cost};
     use super::*;
+    use crate::operators::Derived;
 
     pub(super) const F: Dtype = Dtype::F32;
     pub(super) const L: Dtype = Dtype::I64;
@@ -250,6 +251,7 @@ mod tests {
             args,
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
             list_elem: None,
+            derived: Derived::default(),
         };
         op_cost(name, &x)
     }
@@ -270,6 +272,7 @@ mod tests {
             args: vec![list, Arg::Other],
             concrete: None,
             list_elem: Some(ListElem::Opaque(4)),
+            derived: Derived::default(),
         };
         let c = op_cost("aten::cat", &x).unwrap();
         assert_eq!(c.complexity.bytes, 2.0 * 36.0 * 4.0);

@@ -172,12 +172,14 @@ pub(super) fn backward(x: &OpInputs, indices: Option<usize>) -> Result<OpCost, N
 mod tests {
     use super::super::{Arg, op_cost};
     use super::*;
+    use crate::operators::Derived;
 
     fn call(name: &str, args: Vec<Arg>, concrete: Option<&[&str]>) -> Result<OpCost, NoCost> {
         let x = OpInputs {
             args,
             concrete: concrete.map(|c| c.iter().map(|s| s.to_string()).collect()),
             list_elem: None,
+            derived: Derived::default(),
         };
         op_cost(name, &x)
     }

@@ -87,7 +87,7 @@ impl RnnShape {
             Arg::Tensors(list) => list.first().map(Vec::as_slice),
             Arg::Other => None,
         };
-        let Some(&[ld, _, h]) = hx else {
+        let Some(&[ld, hb, h]) = hx else {
             return Err(shapes_err(
                 "the hidden state's shape [layers·directions, B, H] was not recorded",
             ));
@@ -100,22 +100,32 @@ impl RnnShape {
             }
             (k, _) => k,
         };
-        let mut assumed = Vec::new();
-        let dirs = match x.flag(p.bidirectional) {
-            Some(true) => 2,
-            Some(false) => 1,
-            None => {
-                assumed.push("one direction (bidirectional not recorded)".into());
-                1
+        let assumed = Vec::new();
+        // Layers and directions: recorded, else what the hidden state's first dimension
+        // (layers·directions) leaves no doubt about.
+        let (layers, dirs) = match (x.int(p.layers), x.flag(p.bidirectional)) {
+            (Some(l), Some(bi)) => (l, if bi { 2 } else { 1 }),
+            (Some(l), None) if l > 0 && ld % l == 0 && ld / l <= 2 => (l, ld / l),
+            (None, Some(bi)) => (ld / if bi { 2 } else { 1 }, if bi { 2 } else { 1 }),
+            _ if ld == 1 => (1, 1),
+            _ => {
+                return Err(shapes_err(
+                    "num_layers and bidirectional not recorded, and the hidden state's shape fits more than one reading",
+                ));
             }
         };
-        let layers = x.int(p.layers).unwrap_or(ld / dirs).max(1);
+        let layers = layers.max(1);
+        // Batch from the hidden state, time steps from the input: batch_first is not needed.
         let (t, b) = match x.flag(p.batch_first) {
             Some(true) => (d1, d0),
             Some(false) => (d0, d1),
+            None if d0 == hb && d1 == hb => (d0, d1),
+            None if d0 == hb => (d1, d0),
+            None if d1 == hb => (d0, d1),
             None => {
-                assumed.push("sequence-first input (batch_first not recorded)".into());
-                (d0, d1)
+                return Err(shapes_err(format!(
+                    "the hidden state's batch {hb} is neither dimension of the input [{d0}, {d1}, {i}]"
+                )));
             }
         };
         Ok(RnnShape {
@@ -199,15 +209,15 @@ pub const LSTM_CELL_BACKWARD_FLOPS: f64 = 27.0;
 /// gradients `output_mask` asks for written, each the size of what it is the gradient of. The
 /// weights are `weight_buf` when recorded, else the `weight` list in the input's type.
 pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
-    let mut r = RnnShape::read(x, RnnKind::FromMode, RnnArgs::CUDNN_BACKWARD)?;
+    let r = RnnShape::read(x, RnnKind::FromMode, RnnArgs::CUDNN_BACKWARD)?;
     if !matches!(r.kind, RnnKind::Lstm) {
         return Err(NoCost::NoRule);
     }
-    let mask = x.mask::<4>(21).unwrap_or_else(|| {
-        r.assumed
-            .push("every gradient computed (output_mask not recorded)".into());
-        [true; 4]
-    });
+    let Some(mask) = x.mask::<4>(21) else {
+        return Err(shapes_err(
+            "which gradients it computes (output_mask) is not recorded",
+        ));
+    };
     let weights = match x.arg(3).bytes() {
         w if w > 0.0 => w,
         _ => match x.arg(1) {
@@ -251,6 +261,79 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         family: Family::Rnn,
         assumed: r.assumed,
     })
+}
+
+/// One layer and direction of an LSTM as the CPU's MKL-DNN path runs it (PyTorch 2.0 and
+/// later): `mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
+/// batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional, batch_first, train)`.
+/// The input is time-major whatever `batch_first` says (`aten::lstm` transposes it first), so
+/// the batch comes from `hx_` `[B, H]` and the steps from the input's size. F and B of one
+/// [`roofline_model::dl::Lstm`] layer.
+pub(super) fn mkldnn_layer(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let l = mkldnn_shape(x)?;
+    Ok(OpCost {
+        complexity: Complexity {
+            flops: l.1.flops(),
+            bytes: l.1.bytes(l.0.bytes()),
+        },
+        datapath: l.0.matmul(),
+        family: Family::Rnn,
+        assumed: Vec::new(),
+    })
+}
+
+/// `mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx_tmp, output,
+/// hy_, cy_, grad_output, grad_hy, grad_cy, reverse, mode, hidden_size, num_layers, has_biases,
+/// train, bidirectional, batch_sizes, batch_first, workspace)`: every gradient (the op has no
+/// mask), counted as [`rnn_backward`] counts a cuDNN layer: per step the data and weight GEMMs and
+/// [`LSTM_CELL_BACKWARD_FLOPS`]; B the tensors read (input, weights, states, output and its
+/// gradients, the workspace) and the gradients written (input, weights, initial states).
+pub(super) fn mkldnn_layer_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let (dt, l) = mkldnn_shape(x)?;
+    let cell = LSTM_CELL_BACKWARD_FLOPS * (l.batch * l.hidden) as f64;
+    let flops = l.seq as f64 * (2.0 * l.step_gemm().flops() + cell);
+    let read: f64 = (0..13).chain([22]).map(|a| x.arg(a).bytes()).sum();
+    let written: f64 = (0..7).map(|a| x.arg(a).bytes()).sum();
+    Ok(OpCost {
+        complexity: Complexity {
+            flops,
+            bytes: read + written,
+        },
+        datapath: dt.matmul(),
+        family: Family::Rnn,
+        assumed: Vec::new(),
+    })
+}
+
+/// One MKL-DNN LSTM layer's dimensions: batch from `hx` `[B, H]`, input and hidden sizes from
+/// the weights `[4H, I]` and `[4H, H]`, steps from the input's elements.
+fn mkldnn_shape(x: &OpInputs) -> Result<(Dtype, Lstm), NoCost> {
+    let (Some((dt, input)), Some((_, w_ih)), Some((_, w_hh)), Some((_, hx))) =
+        (x.tensor(0), x.tensor(1), x.tensor(2), x.tensor(5))
+    else {
+        return Err(shapes_err("expected input, weights and hx tensors"));
+    };
+    let (&[g, i], &[g2, h], &[b, h2]) = (w_ih, w_hh, hx) else {
+        return Err(shapes_err(
+            "expected weights [4H, I], [4H, H] and hx [B, H]",
+        ));
+    };
+    let elements = numel(input);
+    if g != 4 * h || g2 != g || h2 != h || b == 0 || i == 0 || elements % (b * i) as f64 != 0.0 {
+        return Err(shapes_err(format!(
+            "an LSTM layer's shapes do not fit: input {input:?}, weights [{g}, {i}] and [{g2}, {h}], hx [{b}, {h2}]"
+        )));
+    }
+    let seq = (elements / (b * i) as f64) as u64;
+    Ok((
+        dt,
+        Lstm {
+            batch: b,
+            seq,
+            input: i,
+            hidden: h,
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::model::Ns;
-use super::parse::{Builder, InputsText, Kind};
-use crate::operators::{Arg, Dtype, OpInputs};
+use crate::operators::{Arg, Derived, Dtype, OpInputs};
 
 #[derive(Deserialize)]
 pub(super) struct Distributed {
@@ -117,16 +116,56 @@ impl<'de> Deserialize<'de> for EventKey {
 
 /// Reads one event, interning its name in place (no `String` per event) and skipping what a
 /// dropped event would not use.
-pub(super) struct EventSeed<'a>(pub(super) &'a mut Builder);
+/// What reading one event needs from the reader: names interned as they are read, and the
+/// operator's recorded inputs written into text reused from event to event.
+pub(super) trait EventSink {
+    /// The interned id of a name.
+    fn intern(&mut self, s: &str) -> u32;
+    /// The current event's recorded inputs.
+    fn inputs(&mut self) -> &mut InputsText;
+}
 
-impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Kernel,
+    Memcpy,
+    Memset,
+    Op,
+    Runtime,
+    Annotation,
+    Module,
+    Range,
+}
+
+/// An operator's `Input Dims`, `Input type` and `Concrete Inputs` as compact JSON text (written
+/// while reading, with no value tree); empty when absent.
+#[derive(Default)]
+pub(super) struct InputsText {
+    pub(super) dims: String,
+    pub(super) types: String,
+    pub(super) concrete: String,
+}
+
+impl InputsText {
+    pub(super) fn clear(&mut self) {
+        self.dims.clear();
+        self.types.clear();
+        self.concrete.clear();
+    }
+}
+
+/// Reads one event into a [`RawEvent`], interning its name and writing its recorded inputs
+/// through the sink.
+pub(super) struct EventSeed<'a, S>(pub(super) &'a mut S);
+
+impl<'de, S: EventSink> DeserializeSeed<'de> for EventSeed<'_, S> {
     type Value = RawEvent;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEvent, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for EventSeed<'_> {
+impl<'de, S: EventSink> Visitor<'de> for EventSeed<'_, S> {
     type Value = RawEvent;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace event (an object)")
@@ -135,7 +174,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawEvent, A::Error> {
         let b = self.0;
         let mut ev = RawEvent::default();
-        b.inputs.clear();
+        b.inputs().clear();
         while let Some(k) = m.next_key::<EventKey>()? {
             match k {
                 EventKey::Ph => ev.ph = m.next_value()?,
@@ -162,7 +201,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                     if dropped {
                         m.next_value::<IgnoredAny>()?;
                     } else {
-                        ev.args = m.next_value_seed(ArgsSeed(&mut b.inputs))?;
+                        ev.args = m.next_value_seed(ArgsSeed(b.inputs()))?;
                     }
                 }
                 EventKey::Other => {
@@ -176,19 +215,19 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 
 /// An event's name, interned from the reader's buffer; with `modules_only`, only
 /// `nn.Module: …` names (the other Python frames are dropped).
-pub(super) struct NameSeed<'a> {
-    pub(super) b: &'a mut Builder,
+pub(super) struct NameSeed<'a, S> {
+    pub(super) b: &'a mut S,
     pub(super) modules_only: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
+impl<'de, S: EventSink> DeserializeSeed<'de> for NameSeed<'_, S> {
     type Value = EventName;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventName, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for NameSeed<'_> {
+impl<'de, S: EventSink> Visitor<'de> for NameSeed<'_, S> {
     type Value = EventName;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a string")
@@ -338,6 +377,8 @@ pub(super) struct RawArgs {
     pub(super) bytes: Option<f64>,
     pub(super) kernel_flop: Option<f64>,
     pub(super) kernel_num_gb: Option<f64>,
+    pub(super) sequence: Option<i64>,
+    pub(super) forward_thread: Option<i64>,
     pub(super) metrics: Vec<(String, f64)>,
 }
 
@@ -384,6 +425,7 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
         args,
         concrete,
         list_elem: None,
+        derived: Derived::default(),
     })
 }
 
@@ -402,6 +444,8 @@ pub(super) enum ArgKey {
     Bytes,
     KernelFlop,
     KernelNumGb,
+    Sequence,
+    ForwardThread,
     Dims,
     Types,
     Concrete,
@@ -432,7 +476,10 @@ impl<'de> Deserialize<'de> for ArgKey {
                     b"bytes" => ArgKey::Bytes,
                     b"kernel_flop" => ArgKey::KernelFlop,
                     b"kernel_num_gb" => ArgKey::KernelNumGb,
-                    b"Input Dims" => ArgKey::Dims,
+                    b"Sequence number" => ArgKey::Sequence,
+                    b"Fwd thread id" => ArgKey::ForwardThread,
+                    // PyTorch 1.8 writes `Input dims`; later versions `Input Dims`.
+                    b"Input Dims" | b"Input dims" => ArgKey::Dims,
                     b"Input type" => ArgKey::Types,
                     b"Concrete Inputs" => ArgKey::Concrete,
                     m => match std::str::from_utf8(m) {
@@ -579,6 +626,8 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                         ArgKey::Bytes => a.bytes = m.next_value::<MaybeNum>()?.0,
                         ArgKey::KernelFlop => a.kernel_flop = m.next_value::<MaybeNum>()?.0,
                         ArgKey::KernelNumGb => a.kernel_num_gb = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::Sequence => a.sequence = int(m.next_value()?),
+                        ArgKey::ForwardThread => a.forward_thread = int(m.next_value()?),
                         ArgKey::Dims => {
                             text.dims.clear();
                             m.next_value_seed(Compact(&mut text.dims))?;

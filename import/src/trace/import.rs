@@ -32,7 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
-use crate::operators::{self, Arg, ListElem, NoCost, OpCost, OpInputs};
+use crate::operators::{self, Arg, Derived, ListElem, NoCost, OpCost, OpInputs};
+use crate::trace::derive;
 use crate::trace::join;
 use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{GpuEvent, Ns, Trace};
@@ -323,7 +324,9 @@ fn import_impl(
     notes.extend(links.note.clone());
     let from_ranges = links.from_ranges;
     let steps = Steps::of(trace);
-    let costs = OpCosts::of(trace, &links.launch_op, from_ranges);
+    let parents = derive::parents(trace);
+    let derived = derive::derive(trace, &parents);
+    let costs = OpCosts::of(trace, &links.launch_op, from_ranges, &derived);
 
     // Kernel entries.
     let mut kernels = Vec::new();
@@ -456,9 +459,20 @@ struct OpCosts {
 }
 
 impl OpCosts {
-    fn of(trace: &Trace, launch_op: &[Option<usize>], from_ranges: bool) -> Self {
+    fn of(
+        trace: &Trace,
+        launch_op: &[Option<usize>],
+        from_ranges: bool,
+        derived: &FxHashMap<usize, Derived>,
+    ) -> Self {
         let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
-        type CostKey = (u32, Option<u32>, Option<ListElem>, Option<[u64; 2]>);
+        type CostKey = (
+            u32,
+            Option<u32>,
+            Option<ListElem>,
+            Option<[u64; 2]>,
+            Option<Derived>,
+        );
         let mut cost_ids: FxHashMap<CostKey, usize> = FxHashMap::default();
         let mut estimated = 0usize;
         let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
@@ -474,8 +488,9 @@ impl OpCosts {
             }
             let op = &trace.ops[o];
             // Tensor lists are recorded without a type: their first kernel's name gives it.
-            let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
-            let list_elem = recorded
+            let list_elem = op
+                .inputs
+                .map(|i| &trace.inputs[i as usize].inputs)
                 .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
                 .and_then(|_| {
                     let kernel = if from_ranges {
@@ -492,27 +507,10 @@ impl OpCosts {
                 op.inputs,
                 list_elem,
                 estimate.map(|e| [bits(e.flops), bits(e.bytes)]),
+                derived.get(&o).cloned(),
             );
             let cost = *cost_ids.entry(key).or_insert_with(|| {
-                let name = trace.name(op.name);
-                let cost = match (recorded, estimate) {
-                    (_, Some(e)) => {
-                        operators::inductor::with_estimate(name, recorded, e.flops, e.bytes)
-                    }
-                    (Some(x), None) if list_elem.is_some() => operators::op_cost(
-                        name,
-                        &OpInputs {
-                            list_elem,
-                            ..x.clone()
-                        },
-                    ),
-                    (Some(x), None) => operators::op_cost(name, x),
-                    (None, None) => match operators::op_cost(name, &OpInputs::default()) {
-                        Err(NoCost::NoRule) => Err(NoCost::NoRule),
-                        _ => Err(NoCost::Shapes("no shapes recorded".into())),
-                    },
-                };
-                costs.push(cost);
+                costs.push(call_cost(trace, o, list_elem, derived.get(&o)));
                 costs.len() - 1
             });
             if estimate.is_some() && costs[cost].is_ok() {
@@ -582,6 +580,35 @@ impl OpCosts {
         }
         k.operator = Some(call);
         inductor
+    }
+}
+
+/// One operator call's cost from what the trace records of it: its recorded inputs, the
+/// element type of its tensor lists (read from a kernel's name), Inductor's own estimate, and
+/// the shapes found elsewhere in the trace ([`crate::trace::derive`]).
+pub(crate) fn call_cost(
+    trace: &Trace,
+    o: usize,
+    list_elem: Option<ListElem>,
+    derived: Option<&Derived>,
+) -> Result<OpCost, NoCost> {
+    let op = &trace.ops[o];
+    let name = trace.name(op.name);
+    let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
+    match (recorded, trace.estimates.get(&o)) {
+        (_, Some(e)) => operators::inductor::with_estimate(name, recorded, e.flops, e.bytes),
+        (Some(x), None) => operators::op_cost(
+            name,
+            &OpInputs {
+                list_elem: list_elem.or(x.list_elem),
+                derived: derived.cloned().unwrap_or_default(),
+                ..x.clone()
+            },
+        ),
+        (None, None) => match operators::op_cost(name, &OpInputs::default()) {
+            Err(NoCost::NoRule) => Err(NoCost::NoRule),
+            _ => Err(NoCost::Shapes("no shapes recorded".into())),
+        },
     }
 }
 

@@ -11,6 +11,9 @@
 //! Pure: the caller gives any [`std::io::Read`] (the collector decompresses gzip first); no file
 //! is opened here, and the text is never held whole.
 
+pub mod calls;
+pub mod derive;
+pub mod error;
 mod event;
 pub mod import;
 pub mod join;
@@ -19,6 +22,7 @@ pub mod model;
 pub mod parse;
 mod window;
 
+pub use error::TraceError;
 pub use import::{ImportOptions, TraceImport, import, import_with_counters};
 pub use model::Trace;
-pub use parse::{TraceError, parse};
+pub use parse::parse;

@@ -64,6 +64,11 @@ pub struct CpuOp {
     pub end: Ns,
     /// `args["External id"]`.
     pub external_id: Option<i64>,
+    /// `args["Sequence number"]` (PyTorch 1.9 and later, with autograd on): an autograd node
+    /// carries the number of the forward operator that made it.
+    pub sequence: Option<i64>,
+    /// `args["Fwd thread id"]`: 0 on a forward operator, the forward thread on an autograd node.
+    pub forward_thread: Option<i64>,
     /// `Input Dims`, `Input type` and `Concrete Inputs`, when recorded: an index into
     /// [`Trace::inputs`] (a training loop repeats the same shapes step after step, so they are
     /// kept once).

@@ -19,64 +19,17 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny};
 
+use super::error::TraceError;
 use super::event::{
     Distributed, EventName, EventSeed, Id, MODULE_PREFIX, Micros, RawEvent, Word, category,
     op_inputs,
 };
+use super::event::{EventSink, InputsText, Kind};
 use super::model::{
     CpuOp, DeviceProps, GpuEvent, InductorEstimate, ProfilerRange, RecordedInputs, RuntimeCall,
     Span, Trace,
 };
 use super::window::Input;
-
-/// Why a trace could not be read.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TraceError {
-    /// Not JSON, or JSON of the wrong shape.
-    #[error("line {line}, column {column}: {message}")]
-    Json {
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What serde_json said.
-        message: String,
-    },
-    /// The reader failed (for example, a truncated gzip stream).
-    #[error("reading the trace failed: {0}")]
-    Read(String),
-    /// A JSON object with no `traceEvents` array.
-    #[error(
-        "no \"traceEvents\" array: not a torch.profiler (Kineto) or Chrome trace (write it with prof.export_chrome_trace or tensorboard_trace_handler)"
-    )]
-    NoEvents,
-    /// An event the import needs lacks a field.
-    #[error("event {index} ({category} {name:?}) has no {field}")]
-    BadEvent {
-        /// 0-based position in `traceEvents`.
-        index: u64,
-        /// Its category.
-        category: String,
-        /// Its name.
-        name: String,
-        /// The missing field.
-        field: &'static str,
-    },
-}
-
-impl From<serde_json::Error> for TraceError {
-    fn from(e: serde_json::Error) -> Self {
-        if e.is_io() {
-            TraceError::Read(e.to_string())
-        } else {
-            TraceError::Json {
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
-            }
-        }
-    }
-}
 
 #[derive(Default)]
 pub(super) struct Builder {
@@ -92,20 +45,13 @@ pub(super) struct Builder {
     pub(super) key: String,
 }
 
-/// An operator's `Input Dims`, `Input type` and `Concrete Inputs` as compact JSON text (written
-/// while reading, with no value tree); empty when absent.
-#[derive(Default)]
-pub(super) struct InputsText {
-    pub(super) dims: String,
-    pub(super) types: String,
-    pub(super) concrete: String,
-}
+impl EventSink for Builder {
+    fn intern(&mut self, s: &str) -> u32 {
+        Builder::intern(self, s)
+    }
 
-impl InputsText {
-    pub(super) fn clear(&mut self) {
-        self.dims.clear();
-        self.types.clear();
-        self.concrete.clear();
+    fn inputs(&mut self) -> &mut InputsText {
+        &mut self.inputs
     }
 }
 
@@ -274,6 +220,8 @@ impl Builder {
                     ts,
                     end,
                     external_id: args.external_id,
+                    sequence: args.sequence,
+                    forward_thread: args.forward_thread,
                     inputs,
                 });
             }
@@ -306,18 +254,6 @@ impl Builder {
             }
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Kernel,
-    Memcpy,
-    Memset,
-    Op,
-    Runtime,
-    Annotation,
-    Module,
-    Range,
 }
 
 /// Reads a trace from any reader, event by event.

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::parse::TraceError;
+use super::error::TraceError;
 
 /// The bytes that open or close a container or a string: what [`Input::value_len`] looks for.
 pub(super) const STRUCTURAL: [bool; 256] = {
