@@ -84,6 +84,7 @@ fn empty_group(k: &Kernel) -> Kernel {
         complexity: k.complexity.map(|_| Complexity {
             flops: 0.0,
             bytes: 0.0,
+            datapath: None,
         }),
         ..k.clone()
     }
@@ -115,10 +116,7 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
     }
     acc.members += 1;
     match (&mut agg.complexity, k.complexity) {
-        (Some(a), Some(c)) if acc.complexity_known => {
-            a.flops += c.flops;
-            a.bytes += c.bytes;
-        }
+        (Some(a), Some(c)) if acc.complexity_known => a.add(&c),
         _ => acc.complexity_known = false,
     }
     // Keep what every launch agrees on; once a field is dropped there is nothing to compare.
@@ -216,7 +214,7 @@ pub fn share_of_time(time_s: f64, total_s: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::DataSource;
+    use crate::bundle::{DataSource, Datapath};
 
     fn launch(name: &str, t: f64, fp32: f64, hbm: f64) -> Kernel {
         let mut k = Kernel::new(name, t, DataSource::NsightCompute);
@@ -227,8 +225,29 @@ mod tests {
         k.complexity = Some(Complexity {
             flops: fp32,
             bytes: hbm,
+            datapath: None,
         });
         k
+    }
+
+    /// The complexity's datapath survives aggregation where every launch agrees, and is
+    /// unknown where launches computed on different datapaths.
+    #[test]
+    fn the_complexity_datapath_is_kept_only_where_launches_agree() {
+        let launch = |d: Datapath| {
+            let mut k = Kernel::new("k", 1e-3, DataSource::Import);
+            k.complexity = Some(Complexity {
+                flops: 10.0,
+                bytes: 4.0,
+                datapath: Some(d),
+            });
+            k
+        };
+        let same = aggregate_by_name(&[launch(Datapath::Fp32), launch(Datapath::Fp32)]);
+        let c = same[0].complexity.unwrap();
+        assert_eq!((c.flops, c.datapath), (20.0, Some(Datapath::Fp32)));
+        let mixed = aggregate_by_name(&[launch(Datapath::Fp32), launch(Datapath::TensorBf16)]);
+        assert_eq!(mixed[0].complexity.unwrap().datapath, None);
     }
 
     #[test]

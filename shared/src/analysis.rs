@@ -11,13 +11,27 @@ use crate::ceilings::Ceilings;
 use crate::hierarchical::{self, HierarchicalBound};
 use crate::time_based::{self, TimeBound};
 
-/// What the time-based roofline uses as a kernel's F and B.
+/// What gave the time-based roofline a kernel's F and B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ComplexitySource {
-    /// The analytical complexity recorded with the kernel.
+    /// The analytical complexity recorded with the kernel (an operator rule, a study's formula).
     Analytical,
+    /// The analytical complexity of an Inductor (`torch.compile`) kernel: from its buffers, or
+    /// Inductor's own estimate.
+    Inductor,
     /// Measured counters: all FLOPs, and the bytes moved at HBM.
     Counters,
+}
+
+impl ComplexitySource {
+    /// The name `roofline info` prints (`analytical`, `inductor`, `counters`).
+    pub fn key(self) -> &'static str {
+        match self {
+            ComplexitySource::Analytical => "analytical",
+            ComplexitySource::Inductor => "inductor",
+            ComplexitySource::Counters => "counters",
+        }
+    }
 }
 
 /// The analysis of one kernel entry (one launch, or one aggregated name).
@@ -29,15 +43,16 @@ pub struct KernelAnalysis {
     pub time_s: f64,
     /// Share of the analysed kernels' total time.
     pub share_of_time: f64,
-    /// All FLOPs (CUDA cores and Tensor Cores).
-    pub flops: f64,
-    /// FLOPs on Tensor Cores.
-    pub flops_tensor: f64,
+    /// All FLOPs counted (CUDA cores and Tensor Cores); `None` when no counter was recorded.
+    pub flops: Option<f64>,
+    /// FLOPs counted on Tensor Cores; `None` when no counter was recorded.
+    pub flops_tensor: Option<f64>,
     /// Bytes at L1, L2, HBM (in [`MemoryLevel::KERNEL_LEVELS`] order).
     pub bytes: [Option<f64>; 3],
     /// Arithmetic intensity at L1, L2, HBM, `F / B_l`.
     pub ai: [Option<f64>; 3],
-    /// Achieved performance `F / T`, FLOP/s.
+    /// Achieved performance, FLOP/s: the counted FLOPs over the time, else the analytical F over
+    /// the time ([`KernelAnalysis::complexity_source`] says which).
     pub flop_per_s: Option<f64>,
     /// The effective compute peak of the kernel's precision mix, FLOP/s.
     pub peak: Option<f64>,
@@ -47,10 +62,10 @@ pub struct KernelAnalysis {
     pub headroom: Option<f64>,
     /// The time-based verdict.
     pub time_bound: Option<TimeBound>,
-    /// Where the time-based F and B came from.
-    pub complexity_source: ComplexitySource,
-    /// Time-based F, FLOPs.
-    pub complexity_flops: f64,
+    /// Where the time-based F and B came from; `None` when nothing gave them.
+    pub complexity_source: Option<ComplexitySource>,
+    /// Time-based F, FLOPs; `None` when unknown.
+    pub complexity_flops: Option<f64>,
     /// Time-based B, bytes (None when unknown).
     pub complexity_bytes: Option<f64>,
     /// `T / T_bound`.
@@ -146,23 +161,45 @@ pub fn analyze_kernel(
     ceilings: Option<&Ceilings>,
     total_time_s: f64,
 ) -> KernelAnalysis {
-    let flops = k.flops.total();
     let t = k.time.total_s;
+    let counted = !k.flops.is_unknown();
+    let flops = counted.then(|| k.flops.total());
     let bytes = MemoryLevel::KERNEL_LEVELS.map(|l| k.bytes.get(l));
-    let ai = bytes.map(|b| b.and_then(|b| hierarchical::arithmetic_intensity(flops, b)));
-    let flop_per_s = hierarchical::achieved_performance(flops, t).filter(|_| flops > 0.0);
-
+    let ai = bytes.map(|b| {
+        b.zip(flops)
+            .and_then(|(b, f)| hierarchical::arithmetic_intensity(f, b))
+    });
     let (complexity_source, complexity_flops, complexity_bytes) = match k.complexity {
-        Some(c) => (ComplexitySource::Analytical, c.flops, Some(c.bytes)),
-        None => (ComplexitySource::Counters, flops, k.bytes.hbm),
+        Some(c) => {
+            let inductor = k
+                .operator
+                .as_ref()
+                .is_some_and(|o| o.rule.as_deref() == Some("inductor"));
+            let source = if inductor {
+                ComplexitySource::Inductor
+            } else {
+                ComplexitySource::Analytical
+            };
+            (Some(source), Some(c.flops), Some(c.bytes))
+        }
+        None if counted => (Some(ComplexitySource::Counters), flops, k.bytes.hbm),
+        None => (None, None, None),
     };
+    let measured_rate = flops
+        .filter(|f| *f > 0.0)
+        .and_then(|f| hierarchical::achieved_performance(f, t));
+    let flop_per_s = measured_rate.or_else(|| {
+        complexity_flops
+            .filter(|f| *f > 0.0)
+            .and_then(|f| hierarchical::achieved_performance(f, t))
+    });
 
     let mut a = KernelAnalysis {
         index,
         time_s: t,
         share_of_time: share_of_time(t, total_time_s),
         flops,
-        flops_tensor: k.flops.tensor(),
+        flops_tensor: counted.then(|| k.flops.tensor()),
         bytes,
         ai,
         flop_per_s,
@@ -189,25 +226,41 @@ pub fn analyze_kernel(
         return check_range(a);
     }
     a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
-    a.hierarchical = hierarchical::bind_with_floor(flops, floor, &missing, k.bytes.iter(), c);
-    a.headroom = match (&a.hierarchical, flop_per_s) {
+    a.hierarchical =
+        flops.and_then(|f| hierarchical::bind_with_floor(f, floor, &missing, k.bytes.iter(), c));
+    a.headroom = match (&a.hierarchical, measured_rate) {
         (Some(h), Some(p)) => hierarchical::headroom(h.attainable, p),
         _ => None,
     };
 
-    // Time-based: the compute term is F / P for the kernel's precision mix. With analytical F,
-    // the mix's effective peak converts it; with counters, Σ F_p / P_p directly.
+    // Time-based: the compute term is F / P. With counters, Σ F_p / P_p directly; with
+    // analytical F, the peak of F's datapath when recorded, else of the counted mix.
     let compute_s = match complexity_source {
-        ComplexitySource::Counters => floor,
-        ComplexitySource::Analytical => a.peak.map(|p| complexity_flops / p),
+        Some(ComplexitySource::Counters) => floor,
+        Some(_) => {
+            let peak = k
+                .complexity
+                .and_then(|cx| cx.datapath)
+                .and_then(|d| c.peak(d))
+                .or(a.peak);
+            complexity_flops.zip(peak).map(|(f, p)| f / p)
+        }
+        None => None,
     };
-    a.time_bound = time_based::time_bound(
-        compute_s,
-        complexity_bytes,
-        c.bandwidth(MemoryLevel::Hbm),
-        k.launches,
-        c.launch_overhead_s,
-    );
+    // A bound needs F's term: with F unknown, or F on a datapath without a ceiling, the larger
+    // of the other terms would be named the bound where the compute term may be larger.
+    let compute_known = compute_s.is_some() || complexity_flops == Some(0.0);
+    a.time_bound = if complexity_source.is_some() && compute_known {
+        time_based::time_bound(
+            compute_s,
+            complexity_bytes,
+            c.bandwidth(MemoryLevel::Hbm),
+            k.launches,
+            c.launch_overhead_s,
+        )
+    } else {
+        None
+    };
     a.gap = a
         .time_bound
         .as_ref()
@@ -218,10 +271,11 @@ pub fn analyze_kernel(
 /// Marks an analysis whose derived figures a double cannot hold, and leaves them unknown, so
 /// that no `inf` or a zero standing for an underflow reaches a chart or a table.
 fn check_range(mut a: KernelAnalysis) -> KernelAnalysis {
-    let positive_flops = a.flops > 0.0;
-    let out = !a.flops.is_finite()
-        || !a.flops_tensor.is_finite()
-        || !a.complexity_flops.is_finite()
+    let positive_flops = a.flops.is_some_and(|f| f > 0.0);
+    let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
+    let out = !finite(a.flops)
+        || !finite(a.flops_tensor)
+        || !finite(a.complexity_flops)
         || !a.share_of_time.is_finite()
         || a.ai.iter().any(|ai| unrepresentable(*ai, positive_flops))
         || unrepresentable(a.flop_per_s, true)
@@ -319,7 +373,7 @@ mod tests {
         assert_eq!(tb.region, time_based::Region::Bandwidth);
         assert!((tb.bound_s - 5e-4).abs() < 1e-15);
         assert!((a.gap.unwrap() - 2.0).abs() < 1e-12);
-        assert_eq!(a.complexity_source, ComplexitySource::Counters);
+        assert_eq!(a.complexity_source, Some(ComplexitySource::Counters));
     }
 
     #[test]
@@ -328,12 +382,45 @@ mod tests {
         k.complexity = Some(Complexity {
             flops: 1e6,
             bytes: 1e6,
+            datapath: None,
         });
         let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
-        assert_eq!(a.complexity_source, ComplexitySource::Analytical);
+        assert_eq!(a.complexity_source, Some(ComplexitySource::Analytical));
         let tb = a.time_bound.unwrap();
         assert_eq!(tb.region, time_based::Region::LaunchOverhead);
         assert!((tb.bound_s - 5e-4).abs() < 1e-15);
+    }
+
+    /// A torch.profiler launch without counters: F and B from its operator, on the datapath of
+    /// the operator's input type; the counted FLOPs stay unknown, never zero.
+    #[test]
+    fn analytical_f_uses_its_own_datapath_and_unknown_stays_unknown() {
+        let mut k = Kernel::new("gemm", 1e-3, DataSource::Import);
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
+        assert_eq!((a.flops, a.flops_tensor), (None, None));
+        assert_eq!((a.complexity_source, a.complexity_flops), (None, None));
+        assert_eq!((a.flop_per_s, a.time_bound), (None, None));
+        assert_eq!(a.ai, [None; 3]);
+        k.complexity = Some(Complexity {
+            flops: 2e10,
+            bytes: 1e6,
+            datapath: Some(Datapath::Fp32),
+        });
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
+        assert_eq!(a.flops, None);
+        assert_eq!(a.complexity_source, Some(ComplexitySource::Analytical));
+        // F / P = 2e10 / 10e12 = 2 ms, above B / BW = 1 µs: compute-bound by FP32.
+        let tb = a.time_bound.unwrap();
+        assert_eq!(tb.region, time_based::Region::Compute);
+        assert!((tb.bound_s - 2e-3).abs() < 1e-15);
+        assert_eq!(a.flop_per_s, Some(2e13));
+        // On a datapath without a ceiling, no compute term.
+        k.complexity = Some(Complexity {
+            datapath: Some(Datapath::TensorInt8),
+            ..k.complexity.unwrap()
+        });
+        let a = analyze_kernel(0, &k, Some(&ceilings()), 1e-3);
+        assert_eq!(a.time_bound, None);
     }
 
     #[test]

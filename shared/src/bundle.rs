@@ -445,12 +445,10 @@ pub struct OperatorCall {
     /// The recorded input shapes, as the trace's text (cut to 240 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shapes: Option<String>,
-    /// The call's analytical complexity (F, B), when a rule gave it; absent when unknown.
+    /// The call's analytical complexity (F, B, and the datapath F runs on, from the call's input
+    /// type), when a rule gave it; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complexity: Option<Complexity>,
-    /// The datapath the call's FLOPs run on, from its input type, when a rule gave it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub datapath: Option<Datapath>,
     /// The rule family that gave the complexity (`gemm`, `conv`, `attention`, `inductor`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
@@ -653,6 +651,37 @@ pub struct Complexity {
     pub flops: f64,
     /// Bandwidth complexity B, bytes: every input read once and every output written once.
     pub bytes: f64,
+    /// The datapath F runs on (an operator's input type, a study's precision and Tensor Core
+    /// setting), when known: the time-based roofline's compute term is F over this datapath's
+    /// peak. Absent in bundles written before it existed, or where F spans several datapaths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datapath: Option<Datapath>,
+}
+
+impl Complexity {
+    /// F and B with no datapath recorded.
+    pub fn new(flops: f64, bytes: f64) -> Self {
+        Complexity {
+            flops,
+            bytes,
+            datapath: None,
+        }
+    }
+
+    /// Adds another's F and B; the datapath stays where both agree (or the other does no
+    /// FLOPs), else it becomes unknown: F on several datapaths has no single peak.
+    pub fn add(&mut self, other: &Complexity) {
+        let this_computes = self.flops > 0.0;
+        self.flops += other.flops;
+        self.bytes += other.bytes;
+        if other.flops > 0.0 {
+            if !this_computes {
+                self.datapath = other.datapath;
+            } else if self.datapath != other.datapath {
+                self.datapath = None;
+            }
+        }
+    }
 }
 
 /// Where a kernel's numbers came from.
@@ -792,7 +821,14 @@ impl Kernel {
         };
         let number = |key: &str| self.tags.get(key).and_then(|v| v.parse::<f64>().ok());
         let complexity = match (number("op_flops"), number("op_bytes")) {
-            (Some(flops), Some(bytes)) => Some(Complexity { flops, bytes }),
+            (Some(flops), Some(bytes)) => Some(Complexity {
+                flops,
+                bytes,
+                datapath: self
+                    .tags
+                    .get("op_datapath")
+                    .and_then(|k| Datapath::from_key(k)),
+            }),
             _ => None,
         };
         let op = OperatorCall {
@@ -805,10 +841,6 @@ impl Kernel {
                 .unwrap_or(1),
             shapes: self.tags.get("op_shapes").cloned(),
             complexity,
-            datapath: self
-                .tags
-                .get("op_datapath")
-                .and_then(|k| Datapath::from_key(k)),
             rule: None,
         };
         for key in LEGACY_OPERATOR_TAGS {

@@ -778,7 +778,6 @@ mod tests {
             kernels: 1,
             shapes: None,
             complexity: None,
-            datapath: None,
             rule: None,
         });
         k

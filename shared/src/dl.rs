@@ -76,6 +76,7 @@ impl Gemm {
         Complexity {
             flops: self.flops(),
             bytes: self.bytes(elt),
+            datapath: None,
         }
     }
 }
@@ -172,6 +173,7 @@ impl Conv2d {
         Complexity {
             flops: self.flops(),
             bytes: self.bytes(elt),
+            datapath: None,
         }
     }
 }
@@ -235,6 +237,7 @@ impl Lstm {
         Complexity {
             flops: self.flops(),
             bytes: self.bytes(elt),
+            datapath: None,
         }
     }
 

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bundle::{Complexity, Flops, Kernel, KernelTime};
+use crate::bundle::{Complexity, Kernel, KernelTime};
 
 /// What to group kernel entries by: the one vocabulary of `roofline info --group-by`, the
 /// viewer's `group=` URL value and its picker.
@@ -167,36 +167,33 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
                 complexity_known: true,
             }
         });
-        // Complexity and FLOPs: an operator call's figures once (its first kernel), else the
-        // kernel's own.
-        let call_figures = k.operator.as_ref().and_then(|op| {
-            let c = op.complexity?;
-            let first = acc.calls.insert((k.tags.get("rank").cloned(), op.call));
-            let c = if first {
-                c
-            } else {
-                Complexity {
-                    flops: 0.0,
-                    bytes: 0.0,
-                }
-            };
-            Some((c, op.datapath))
-        });
-        let (own, flops) = match call_figures {
-            Some((c, Some(d))) if k.flops.is_unknown() => {
-                let mut f = Flops::default();
-                f.set(d, Some(c.flops));
-                (Some(c), f)
+        // Complexity: an operator call's figures once (its first kernel), else the kernel's own.
+        // FLOPs are the kernels' counters only.
+        let own = match k
+            .operator
+            .as_ref()
+            .and_then(|op| Some((op, op.complexity?)))
+        {
+            Some((op, c)) => {
+                let first = acc.calls.insert((k.tags.get("rank").cloned(), op.call));
+                Some(if first {
+                    c
+                } else {
+                    Complexity {
+                        datapath: c.datapath,
+                        ..Complexity::new(0.0, 0.0)
+                    }
+                })
             }
-            Some((c, _)) => (Some(c), k.flops.clone()),
-            None => (k.complexity, k.flops.clone()),
+            None => k.complexity,
         };
+        let flops = &k.flops;
         let e = &mut acc.entry;
         if e.launches == 0 {
-            e.flops = flops;
+            e.flops = flops.clone();
             e.bytes = k.bytes.clone();
         } else {
-            e.flops.add(&flops);
+            e.flops.add(flops);
             e.bytes.add(&k.bytes);
             if e.grid != k.grid {
                 e.grid = None;
@@ -220,14 +217,10 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             }
         }
         match own {
-            Some(c) => {
-                let s = acc.complexity.get_or_insert(Complexity {
-                    flops: 0.0,
-                    bytes: 0.0,
-                });
-                s.flops += c.flops;
-                s.bytes += c.bytes;
-            }
+            Some(c) => match &mut acc.complexity {
+                Some(s) => s.add(&c),
+                None => acc.complexity = Some(c),
+            },
             None => acc.complexity_known = false,
         }
     }
@@ -265,8 +258,11 @@ mod tests {
             call,
             kernels: 2,
             shapes: None,
-            complexity: complexity.map(|(flops, bytes)| Complexity { flops, bytes }),
-            datapath: complexity.map(|_| Datapath::Fp32),
+            complexity: complexity.map(|(flops, bytes)| Complexity {
+                flops,
+                bytes,
+                datapath: Some(Datapath::Fp32),
+            }),
             rule: None,
         });
         k
@@ -298,12 +294,14 @@ mod tests {
             g[0].complexity,
             Some(Complexity {
                 flops: 640.0,
-                bytes: 800.0
+                bytes: 800.0,
+                datapath: Some(Datapath::Fp32),
             })
         );
         assert_eq!(g[0].tags["kernel_names"], "2");
         assert_eq!(g[0].tags[GroupBy::GROUPED_BY_TAG], "op");
-        assert_eq!(g[0].flops.fp32, Some(640.0));
+        // FLOPs are the kernels' counters, of which these have none: F is in the complexity.
+        assert!(g[0].flops.is_unknown());
         assert_eq!(g[1].name, "(no operator) orphan");
         assert_eq!(g[1].complexity, None);
         assert_eq!(group(&kernels, GroupBy::Kernel), kernels);
@@ -317,6 +315,7 @@ mod tests {
         a.complexity = Some(Complexity {
             flops: 10.0,
             bytes: 4.0,
+            datapath: None,
         });
         a.flops.fp32 = Some(10.0);
         let mut b = a.clone();

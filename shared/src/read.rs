@@ -983,10 +983,10 @@ mod tests {
             op.complexity,
             Some(crate::bundle::Complexity {
                 flops: 128.0,
-                bytes: 224.0
+                bytes: 224.0,
+                datapath: Some(crate::bundle::Datapath::Fp32),
             })
         );
-        assert_eq!(op.datapath, Some(crate::bundle::Datapath::Fp32));
         // The other tags stay; the operator's are gone, and the bundle writes the field.
         assert_eq!(k.tags.keys().collect::<Vec<_>>(), ["step"]);
         let again = parse_bundle(&to_json(&b).unwrap()).unwrap();
@@ -995,7 +995,7 @@ mod tests {
         let tags = r#""tags": {"op": "nccl:all_reduce", "op_id": "3"}, "source": "published""#;
         let b = parse_bundle(&with(r#""source": "published""#, tags)).unwrap();
         let op = b.kernels[0].operator.as_ref().unwrap();
-        assert_eq!((op.complexity, op.datapath, op.kernels), (None, None, 1));
+        assert_eq!((op.complexity, op.kernels), (None, 1));
         // Negative figures in the field are refused, with their path.
         let field = r#""operator": {"name": "aten::mm", "call": 1, "kernels": 1, "complexity": {"flops": -1, "bytes": 0}}, "source": "published""#;
         let issues = invalid(&with(r#""source": "published""#, field));

@@ -51,9 +51,9 @@ pub struct InfoRow {
     /// Total time, seconds.
     pub time_s: f64,
     /// All FLOPs.
-    pub flops: f64,
+    pub flops: Option<f64>,
     /// Tensor Core FLOPs.
-    pub flops_tensor: f64,
+    pub flops_tensor: Option<f64>,
     /// Bytes at L1.
     pub bytes_l1: Option<f64>,
     /// Bytes at L2.
@@ -88,12 +88,12 @@ pub struct InfoRow {
     pub peak_flop_per_s: Option<f64>,
     /// `T / T_bound`.
     pub gap: Option<f64>,
-    /// Time-based F.
-    pub complexity_flops: f64,
+    /// Time-based F; `None` when unknown.
+    pub complexity_flops: Option<f64>,
     /// Time-based B.
     pub complexity_bytes: Option<f64>,
-    /// `analytical` or `counters`.
-    pub complexity_source: &'static str,
+    /// `analytical`, `inductor` or `counters`: what gave F and B; `None` when nothing did.
+    pub complexity_source: Option<&'static str>,
     /// Datapaths with FLOPs but no ceiling (no bound then), `;`-separated keys.
     pub missing_peaks: String,
 }
@@ -167,10 +167,7 @@ impl Report {
                     gap: a.gap,
                     complexity_flops: a.complexity_flops,
                     complexity_bytes: a.complexity_bytes,
-                    complexity_source: match a.complexity_source {
-                        ComplexitySource::Analytical => "analytical",
-                        ComplexitySource::Counters => "counters",
-                    },
+                    complexity_source: a.complexity_source.map(ComplexitySource::key),
                     missing_peaks: a
                         .missing_peaks
                         .iter()
@@ -211,16 +208,13 @@ impl InfoRow {
             &mut self.peak_flop_per_s,
             &mut self.gap,
             &mut self.complexity_bytes,
+            &mut self.flops,
+            &mut self.flops_tensor,
+            &mut self.complexity_flops,
         ] {
             *v = clean(*v);
         }
-        for v in [
-            &mut self.time_s,
-            &mut self.flops,
-            &mut self.flops_tensor,
-            &mut self.share,
-            &mut self.complexity_flops,
-        ] {
+        for v in [&mut self.time_s, &mut self.share] {
             *v = clean_sum(*v);
         }
         self
@@ -273,8 +267,8 @@ impl Report {
                 csv_field(&r.name),
                 r.launches.to_string(),
                 num(r.time_s),
-                num(r.flops),
-                num(r.flops_tensor),
+                opt(r.flops),
+                opt(r.flops_tensor),
                 opt(r.bytes_l1),
                 opt(r.bytes_l2),
                 opt(r.bytes_hbm),
@@ -292,9 +286,9 @@ impl Report {
                 opt(r.attainable_flop_per_s),
                 opt(r.peak_flop_per_s),
                 opt(r.gap),
-                num(r.complexity_flops),
+                opt(r.complexity_flops),
                 opt(r.complexity_bytes),
-                r.complexity_source.to_string(),
+                r.complexity_source.unwrap_or_default().to_string(),
                 r.missing_peaks.clone(),
             ];
             out.push_str(&cells.join(","));

@@ -98,8 +98,8 @@ fn the_2020_convention_reproduces_the_studys_table() {
             k.time.total_s
         );
         assert!(
-            close(a.flops, table.num(row, "all FLOPs")),
-            "{name}: FLOPs {} vs {}",
+            close(a.flops.unwrap(), table.num(row, "all FLOPs")),
+            "{name}: FLOPs {:?} vs {}",
             a.flops,
             table.num(row, "all FLOPs")
         );

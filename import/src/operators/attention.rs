@@ -132,7 +132,11 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
         (forward, elt * (qkv + out))
     };
     Ok(OpCost {
-        complexity: Complexity { flops, bytes },
+        complexity: Complexity {
+            flops,
+            bytes,
+            datapath: None,
+        },
         datapath: dt.matmul(),
         family: Family::Attention,
         assumed,

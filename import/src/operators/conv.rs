@@ -661,7 +661,11 @@ pub(super) fn conv(x: &OpInputs, p: ConvArgs, name: &str) -> Result<OpCost, NoCo
         (d, _) => d.matmul(),
     };
     Ok(OpCost {
-        complexity: Complexity { flops, bytes },
+        complexity: Complexity {
+            flops,
+            bytes,
+            datapath: None,
+        },
         datapath,
         family: Family::Conv,
         assumed,

@@ -33,6 +33,7 @@ pub(super) fn gemm_cost(
         complexity: Complexity {
             flops: batch * g.flops(),
             bytes: batch * g.bytes(dt.bytes()) + extra_bytes,
+            datapath: None,
         },
         datapath: dt.matmul(),
         family,

@@ -195,6 +195,7 @@ pub(super) fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
                 complexity: Complexity {
                     flops: 0.0,
                     bytes: n * it.bytes() + (rows + n) * d as f64 * dt.bytes(),
+                    datapath: None,
                 },
                 datapath: dt.cuda_core(),
                 family: Family::Embedding,
@@ -224,7 +225,11 @@ pub(super) fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     let bytes =
         numel(grad) * dt.bytes() + numel(idx) * it.bytes() + v as f64 * d as f64 * dt.bytes();
     Ok(OpCost {
-        complexity: Complexity { flops: 0.0, bytes },
+        complexity: Complexity {
+            flops: 0.0,
+            bytes,
+            datapath: None,
+        },
         datapath: dt.cuda_core(),
         family: Family::Embedding,
         assumed: Vec::new(),

@@ -17,6 +17,7 @@ pub(super) fn layer_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops: per * n,
             bytes: 2.0 * n * dt.bytes() + x.arg(2).bytes() + x.arg(3).bytes(),
+            datapath: None,
         },
         datapath: dt.cuda_core(),
         family: Family::Norm,
@@ -127,6 +128,7 @@ pub(super) fn norm_backward(x: &OpInputs, p: NormBackward) -> Result<OpCost, NoC
         complexity: Complexity {
             flops: per * n,
             bytes: read + written,
+            datapath: None,
         },
         datapath: dt.cuda_core(),
         family: Family::Norm,
@@ -152,6 +154,7 @@ pub(super) fn batch_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops: if training { 8.0 } else { 2.0 } * n,
             bytes: 2.0 * n * dt.bytes() + params,
+            datapath: None,
         },
         datapath: dt.cuda_core(),
         family: Family::Norm,
@@ -170,6 +173,7 @@ pub(super) fn softmax(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops: 3.0 * n,
             bytes: 2.0 * n * dt.bytes(),
+            datapath: None,
         },
         datapath: dt.cuda_core(),
         family: Family::Softmax,
@@ -188,6 +192,7 @@ pub(super) fn softmax_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops: 4.0 * n,
             bytes: 3.0 * n * dt.bytes(),
+            datapath: None,
         },
         datapath: dt.cuda_core(),
         family: Family::Softmax,

@@ -184,7 +184,11 @@ pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoC
         }
     }
     Ok(OpCost {
-        complexity: Complexity { flops, bytes },
+        complexity: Complexity {
+            flops,
+            bytes,
+            datapath: None,
+        },
         datapath: r.dt.matmul(),
         family: Family::Rnn,
         assumed: r.assumed,
@@ -256,6 +260,7 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops,
             bytes: read + written,
+            datapath: None,
         },
         datapath: r.dt.matmul(),
         family: Family::Rnn,
@@ -275,6 +280,7 @@ pub(super) fn mkldnn_layer(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops: l.1.flops(),
             bytes: l.1.bytes(l.0.bytes()),
+            datapath: None,
         },
         datapath: l.0.matmul(),
         family: Family::Rnn,
@@ -298,6 +304,7 @@ pub(super) fn mkldnn_layer_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         complexity: Complexity {
             flops,
             bytes: read + written,
+            datapath: None,
         },
         datapath: dt.matmul(),
         family: Family::Rnn,

@@ -37,7 +37,7 @@ use crate::trace::derive;
 use crate::trace::join;
 use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{GpuEvent, Ns, Trace};
-use roofline_model::bundle::{DataSource, Device, Kernel, OperatorCall};
+use roofline_model::bundle::{Complexity, DataSource, Device, Kernel, OperatorCall};
 
 /// How to read counters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -130,7 +130,8 @@ pub struct Stats {
     /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
     /// recorded), by operator name and the rule's reason.
     pub no_shapes: BTreeMap<(String, String), usize>,
-    /// Kernel events with a zero duration, left out (a bundle time must be positive).
+    /// Kernel events recorded with a zero duration (shorter than the trace's resolution): kept,
+    /// each timed at half the resolution ([`TIME_RESOLUTION_NOTE`]).
     pub zero_time: usize,
     /// Kernel events given the counters of a range from a counter trace
     /// ([`import_with_counters`]).
@@ -338,8 +339,10 @@ fn import_impl(
     } else {
         trace.kernels.len()
     };
+    let whole_us = trace.kernels.iter().all(|g| g.dur_us.fract() == 0.0);
     let launches = Launches {
         trace,
+        resolution_us: if whole_us { 1.0 } else { 1e-3 },
         joined,
         from_ranges,
         counter_opts: ncu::ImportOptions {
@@ -547,7 +550,6 @@ impl OpCosts {
                 .inputs
                 .map(|i| truncate(&trace.inputs[i as usize].dims_text, 240)),
             complexity: None,
-            datapath: None,
             rule: None,
         };
         let mut inductor = false;
@@ -555,14 +557,16 @@ impl OpCosts {
             Ok(c) => {
                 stats.with_complexity += 1;
                 inductor = c.family == operators::Family::Inductor;
-                call.complexity = Some(c.complexity);
-                call.datapath = Some(c.datapath);
+                // F on the datapath of the call's input type; the kernel's FLOPs stay its
+                // counters' (none without counters), never F.
+                let complexity = Complexity {
+                    datapath: Some(c.datapath),
+                    ..c.complexity
+                };
+                call.complexity = Some(complexity);
                 call.rule = Some(c.family.key().to_string());
                 if info.kernels == 1 {
-                    k.complexity = Some(c.complexity);
-                    if k.flops.is_unknown() {
-                        k.flops.set(c.datapath, Some(c.complexity.flops));
-                    }
+                    k.complexity = Some(complexity);
                 }
             }
             Err(NoCost::NoRule) => {
@@ -615,6 +619,9 @@ pub(crate) fn call_cost(
 /// What turns one launch (a kernel event, or a range of the range profiler) into a kernel entry.
 struct Launches<'a> {
     trace: &'a Trace,
+    /// The trace's time resolution, µs: 1 when every kernel duration is a whole number of
+    /// microseconds (Kineto's default), else 0.001 (nanosecond timestamps).
+    resolution_us: f64,
     joined: Option<&'a Joined<'a>>,
     from_ranges: bool,
     counter_opts: ncu::ImportOptions,
@@ -644,12 +651,15 @@ impl Launches<'_> {
             }
         } else {
             let g = &trace.kernels[i];
-            if g.dur_us <= 0.0 {
+            // A launch shorter than the trace's resolution is recorded as 0: it ran, so it is
+            // kept (its launch counts in the launch bound), timed at half the resolution.
+            let dur_us = if g.dur_us > 0.0 {
+                g.dur_us
+            } else {
                 stats.zero_time += 1;
-                return Ok(None);
-            }
-            let timed_only =
-                || Kernel::new(trace.name(g.name), g.dur_us * 1e-6, DataSource::Import);
+                self.resolution_us / 2.0
+            };
+            let timed_only = || Kernel::new(trace.name(g.name), dur_us * 1e-6, DataSource::Import);
             let ranged = joined.and_then(|j| j.range_of[i].map(|r| (j.counters, r)));
             let mut k = match ranged {
                 Some((counters, r)) => {
@@ -659,7 +669,7 @@ impl Launches<'_> {
                     launch.name = trace.name(g.name).to_string();
                     launch
                         .metrics
-                        .insert(ncu::metrics::time::DURATION.to_string(), g.dur_us * 1e-6);
+                        .insert(ncu::metrics::time::DURATION.to_string(), dur_us * 1e-6);
                     if launch.compute_capability.is_none() {
                         launch.compute_capability = device_cc(trace, g.device);
                     }
@@ -714,7 +724,7 @@ fn summary_notes(
     }
     if stats.with_complexity > 0 {
         notes.insert(
-            "complexity F and B from recorded shapes (docs/pytorch.md); where no counter was recorded, a single-kernel operator's FLOPs are its F on the datapath of its input type; operators with several kernels carry F and B per operator call (each kernel's `operator`): read them with `roofline info --group-by op`".into(),
+            "complexity F and B from recorded shapes (docs/pytorch.md); F runs on the datapath of the operator's input type; a kernel's FLOPs are its counters' only (none without counters); operators with several kernels carry F and B per operator call (each kernel's `operator`): read them with `roofline info --group-by op`".into(),
         );
     }
     if estimated > 0 {
@@ -731,6 +741,17 @@ fn summary_notes(
         notes.insert(format!(
             "assumed where the trace did not record it: {}",
             join_counts(assumed)
+        ));
+    }
+    if stats.zero_time > 0 {
+        let res = if trace.kernels.iter().all(|g| g.dur_us.fract() == 0.0) {
+            "1 µs"
+        } else {
+            "1 ns"
+        };
+        notes.insert(format!(
+            "{} kernel launches recorded with a duration of 0 (shorter than the trace's {res} resolution) are kept, {TIME_RESOLUTION_NOTE}",
+            stats.zero_time
         ));
     }
     if let Some(summary) = not_understood(trace, stats, untimed) {
@@ -773,6 +794,9 @@ fn devices(trace: &Trace, used: BTreeSet<i64>, notes: &mut BTreeSet<String>) -> 
     }
     devices
 }
+
+/// How launches shorter than a trace's resolution are timed (docs/pytorch.md).
+pub const TIME_RESOLUTION_NOTE: &str = "each timed at half the resolution (its true time is between 0 and the resolution): they count in the launches and in the time-based roofline's launch bound n·t_launch";
 
 /// `n memcpy (B bytes, T s)`, saying how many events recorded no size (ROCm's copies, for one).
 fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String {
@@ -839,12 +863,6 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
         parts.push(format!(
             "operators whose shapes were not recorded or did not fit their rule (kernel launches): {}",
             join_counts_with(&stats.no_shapes, |(name, why), n| format!("{name} ×{n} ({why})"))
-        ));
-    }
-    if stats.zero_time > 0 {
-        parts.push(format!(
-            "{} kernel events with a zero duration left out",
-            stats.zero_time
         ));
     }
     if untimed > 0 {
@@ -1104,7 +1122,9 @@ mod tests {
         let c = gemm.complexity.unwrap();
         assert_eq!(c.flops, 480.0);
         assert_eq!(c.bytes, 2.0 * 123.0);
-        assert_eq!(gemm.flops.get(Datapath::TensorBf16), Some(480.0));
+        assert_eq!(c.datapath, Some(Datapath::TensorBf16));
+        // No counters: the kernel's FLOPs are unknown, not F.
+        assert!(gemm.flops.is_unknown());
         // The two layer-norm kernels share their operator's figures, per operator only.
         let (a, b) = (&imp.kernels[1], &imp.kernels[2]);
         assert_eq!(op(a).call, op(b).call);
@@ -1263,7 +1283,7 @@ mod tests {
         let c = imp.kernels[0].complexity.unwrap();
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
         assert_eq!(
-            op(&imp.kernels[0]).datapath,
+            op(&imp.kernels[0]).complexity.and_then(|c| c.datapath),
             Some(operators::Dtype::Bf16.matmul())
         );
         assert!(

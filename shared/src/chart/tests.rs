@@ -198,6 +198,7 @@ fn a_bundle_with_only_complexity_prefers_the_time_based_chart() {
     k.complexity = Some(Complexity {
         flops: 1e9,
         bytes: 1e8,
+        datapath: None,
     });
     assert!(prefers(&trace));
     assert!(hierarchical(&trace, &ChartOptions::default()).is_err());

@@ -27,7 +27,9 @@ pub fn time_based(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError
 
 /// Whether a kernel has a point on the time-based chart: F and B above zero (log axes).
 pub(super) fn has_point(a: &crate::analysis::KernelAnalysis) -> bool {
-    !a.out_of_range && a.complexity_flops > 0.0 && a.complexity_bytes.is_some_and(|b| b > 0.0)
+    !a.out_of_range
+        && a.complexity_flops.is_some_and(|f| f > 0.0)
+        && a.complexity_bytes.is_some_and(|b| b > 0.0)
 }
 
 /// [`time_based`] from an analysis already made (`o.device` and `o.ceilings` are not
@@ -126,7 +128,7 @@ fn points(kernels: &[SceneKernel], bw: Option<f64>) -> Vec<Pt> {
         .filter_map(|(si, k)| {
             let a = &k.analysis;
             let b = a.complexity_bytes?;
-            let f = a.complexity_flops;
+            let f = a.complexity_flops?;
             let vertex = match (a.peak, bw) {
                 (Some(pk), Some(bw)) => crate::time_based::time_vertex(a.time_s, f, b, pk, bw),
                 _ => None,
