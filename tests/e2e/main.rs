@@ -3,6 +3,7 @@
 mod ncu_import;
 mod ncu_robustness;
 mod operator_oracle;
+mod pytorch_versions;
 mod readability;
 mod robustness;
 mod samples;
