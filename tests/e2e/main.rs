@@ -1,5 +1,6 @@
 //! End-to-end tests across the roofline crates, on the fixtures in `tests/fixtures/`.
 
+mod architecture;
 mod ncu_import;
 mod ncu_robustness;
 mod operator_oracle;

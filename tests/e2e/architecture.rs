@@ -1,0 +1,117 @@
+//! The architecture's invariants, checked (rust-analyzer's tidy tests, rerun's dependency
+//! checks): see ARCHITECTURE.md.
+//!
+//! - `roofline-model` and `roofline-import` do no I/O and touch no GPU or DOM: their manifests
+//!   name no crate outside the allowed list, and their sources use no file system, process,
+//!   thread, network, environment or clock.
+//! - The collector and the viewer never depend on each other; the model depends on no other
+//!   crate of the workspace, the import crate only on the model.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The names under `[dependencies]` (and target-specific dependency tables) of a manifest.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(manifest)).unwrap();
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == "[dependencies]"
+                || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
+            continue;
+        }
+        if inside && let Some((name, _)) = line.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && !name.starts_with('#') {
+                out.push(name.trim_end_matches(".workspace").to_string());
+            }
+        }
+    }
+    out
+}
+
+fn sources(dir: &str) -> Vec<(PathBuf, String)> {
+    fn walk(p: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for e in std::fs::read_dir(p).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join(dir), &mut out);
+    out
+}
+
+#[test]
+fn the_pure_crates_depend_on_nothing_that_does_io() {
+    let allowed = [
+        "roofline-model",
+        "memchr",
+        "rustc-hash",
+        "schemars",
+        "serde",
+        "serde_json",
+        "sha2",
+        "thiserror",
+    ];
+    for manifest in ["shared/Cargo.toml", "import/Cargo.toml"] {
+        for d in dependencies(manifest) {
+            assert!(
+                allowed.contains(&d.as_str()),
+                "{manifest} depends on {d}: the model and import crates stay pure (ARCHITECTURE.md)"
+            );
+        }
+    }
+    assert!(!dependencies("shared/Cargo.toml").contains(&"roofline-import".to_string()));
+}
+
+#[test]
+fn the_pure_crates_do_no_io() {
+    let forbidden = [
+        "std::fs",
+        "std::process",
+        "std::thread",
+        "std::net",
+        "std::env",
+        "SystemTime",
+        "Instant::now",
+        "std::io::stdout",
+        "std::io::stderr",
+        "println!",
+        "eprintln!",
+    ];
+    for dir in ["shared/src", "import/src"] {
+        for (path, text) in sources(dir) {
+            // Tests beside the code may read fixtures.
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for f in forbidden {
+                assert!(
+                    !code.contains(f),
+                    "{} uses {f}: the model and import crates do no I/O (ARCHITECTURE.md)",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_front_ends_do_not_depend_on_each_other() {
+    assert!(!dependencies("collector/Cargo.toml").contains(&"roofline-viewer".to_string()));
+    assert!(!dependencies("viewer/Cargo.toml").contains(&"roofline-collector".to_string()));
+    for d in dependencies("import/Cargo.toml") {
+        assert!(
+            !d.starts_with("roofline-") || d == "roofline-model",
+            "import depends on {d}"
+        );
+    }
+}
