@@ -70,12 +70,30 @@ pub struct KernelAnalysis {
     pub complexity_bytes: Option<f64>,
     /// `T / T_bound`.
     pub gap: Option<f64>,
+    /// The compute roof of the kernel's work: the datapath of its analytical F when recorded,
+    /// else the roof that binds its counted precision mix ([`hierarchical::dominant_roof`]).
+    /// What [`KernelAnalysis::time_ceiling_label`] names for a compute-bound kernel.
+    pub roof: Option<crate::bundle::Datapath>,
     /// Datapaths with FLOPs but no ceiling: while any is listed, no bound is computed.
     pub missing_peaks: Vec<crate::bundle::Datapath>,
     /// The kernel's figures pass validation but what is derived from them leaves the range of
     /// a double (FLOPs near 1e308 over a time near 1e-300: infinite FLOP/s, a zero gap). Its
     /// derived figures are then left unknown (`None`), and the charts keep it off with a note.
     pub out_of_range: bool,
+}
+
+impl KernelAnalysis {
+    /// The ceiling that binds the kernel on the time-based roofline, by name: its compute roof
+    /// ([`KernelAnalysis::roof`], `compute` when unknown) in the compute region, `HBM` in the
+    /// bandwidth region (the time-based roofline's `B / BW` is against HBM), `launch overhead`
+    /// in the launch region; `None` without a time bound.
+    pub fn time_ceiling_label(&self) -> Option<&'static str> {
+        self.time_bound.map(|tb| match tb.region {
+            time_based::Region::Compute => self.roof.map_or("compute", |d| d.label()),
+            time_based::Region::Bandwidth => MemoryLevel::Hbm.label(),
+            time_based::Region::LaunchOverhead => "launch overhead",
+        })
+    }
 }
 
 /// True for a derived figure that a double cannot hold: not finite, or a positive quantity that
@@ -211,6 +229,7 @@ pub fn analyze_kernel(
         complexity_flops,
         complexity_bytes,
         gap: None,
+        roof: None,
         missing_peaks: Vec::new(),
         out_of_range: false,
     };
@@ -226,8 +245,17 @@ pub fn analyze_kernel(
         return check_range(a);
     }
     a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
-    a.hierarchical =
-        flops.and_then(|f| hierarchical::bind_with_floor(f, floor, &missing, k.bytes.iter(), c));
+    let roof = hierarchical::dominant_roof(&k.flops, c);
+    a.roof = match complexity_source {
+        Some(ComplexitySource::Analytical | ComplexitySource::Inductor) => k
+            .complexity
+            .and_then(|cx| cx.datapath)
+            .filter(|d| c.peak(*d).is_some())
+            .or(roof),
+        _ => roof,
+    };
+    a.hierarchical = flops
+        .and_then(|f| hierarchical::bind_with_floor(f, (floor, roof), &missing, k.bytes.iter(), c));
     a.headroom = match (&a.hierarchical, measured_rate) {
         (Some(h), Some(p)) => hierarchical::headroom(h.attainable, p),
         _ => None,
@@ -314,6 +342,7 @@ mod tests {
             compute: vec![fp32],
             launch_overhead: Some(LaunchOverhead::new(5e-6, Method::Empirical)),
             sweep: vec![],
+            ..Machine::default()
         })
     }
 
@@ -367,10 +396,12 @@ mod tests {
         assert_eq!(a.share_of_time, 0.5);
         let h = a.hierarchical.as_ref().unwrap();
         assert_eq!(h.bound, hierarchical::Bound::Memory(MemoryLevel::Hbm));
+        assert_eq!((h.ceiling_label(), h.roof), ("HBM", Some(Datapath::Fp32)));
         assert!((h.attainable - 2e12).abs() < 1.0);
         assert!((a.headroom.unwrap() - 2.0).abs() < 1e-12);
         let tb = a.time_bound.unwrap();
         assert_eq!(tb.region, time_based::Region::Bandwidth);
+        assert_eq!(a.time_ceiling_label(), Some("HBM"));
         assert!((tb.bound_s - 5e-4).abs() < 1e-15);
         assert!((a.gap.unwrap() - 2.0).abs() < 1e-12);
         assert_eq!(a.complexity_source, Some(ComplexitySource::Counters));
@@ -388,6 +419,7 @@ mod tests {
         assert_eq!(a.complexity_source, Some(ComplexitySource::Analytical));
         let tb = a.time_bound.unwrap();
         assert_eq!(tb.region, time_based::Region::LaunchOverhead);
+        assert_eq!(a.time_ceiling_label(), Some("launch overhead"));
         assert!((tb.bound_s - 5e-4).abs() < 1e-15);
     }
 
@@ -414,6 +446,7 @@ mod tests {
         assert_eq!(tb.region, time_based::Region::Compute);
         assert!((tb.bound_s - 2e-3).abs() < 1e-15);
         assert_eq!(a.flop_per_s, Some(2e13));
+        assert_eq!(a.time_ceiling_label(), Some("FP32"));
         // On a datapath without a ceiling, no compute term.
         k.complexity = Some(Complexity {
             datapath: Some(Datapath::TensorInt8),

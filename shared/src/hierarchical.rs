@@ -60,6 +60,23 @@ pub fn compute_time_floor(flops: &Flops, ceilings: &Ceilings) -> (Option<f64>, V
     (floor, missing)
 }
 
+/// The compute roof that binds a precision mix: the datapath whose work takes the longest on its
+/// own peak, the largest term `F_p / peak_p` of the compute floor `T_c = Σ_p F_p / peak_p` (for a
+/// kernel on one datapath, that datapath). `None` when no FLOP has a known peak. Ties go to the
+/// datapath listed first ([`Datapath::ALL`]: CUDA cores before Tensor Cores).
+pub fn dominant_roof(flops: &Flops, ceilings: &Ceilings) -> Option<Datapath> {
+    let mut best: Option<(Datapath, f64)> = None;
+    for (d, f) in flops.iter() {
+        if let Some(p) = ceilings.peak(d).filter(|p| *p > 0.0) {
+            let t = f / p;
+            if best.is_none_or(|(_, bt)| t > bt) {
+                best = Some((d, t));
+            }
+        }
+    }
+    best.map(|(d, _)| d)
+}
+
 /// The effective compute peak for a precision mix, `F_total / Σ_p (F_p / peak_p)` (FLOP/s): the
 /// roof a mixed kernel sees. Equals the datapath's peak for a single-datapath kernel. `None`
 /// when no FLOP has a known peak.
@@ -111,6 +128,31 @@ pub struct HierarchicalBound {
     /// Attainable performance, `F / floor` (FLOP/s): the lowest of the ceilings at the kernel's
     /// intensities, for its precision mix.
     pub attainable: f64,
+    /// The compute roof of its precision mix ([`dominant_roof`]): the roof that binds when the
+    /// bound is [`Bound::Compute`].
+    pub roof: Option<Datapath>,
+}
+
+impl HierarchicalBound {
+    /// The binding ceiling by name, as tables, tooltips and `roofline info` show it: the memory
+    /// level (`HBM`, `L2`, `L1`) of a bandwidth-bound kernel, the compute roof (`Tensor FP16`,
+    /// `FP32`) of a compute-bound one ([`HierarchicalBound::roof`]; `compute` when unknown).
+    pub fn ceiling_label(&self) -> &'static str {
+        match (self.bound, self.roof) {
+            (Bound::Memory(l), _) => l.label(),
+            (Bound::Compute, Some(d)) => d.label(),
+            (Bound::Compute, None) => "compute",
+        }
+    }
+
+    /// [`HierarchicalBound::ceiling_label`] as a key, for CSV and JSON (`hbm`, `tensor_fp16`).
+    pub fn ceiling_key(&self) -> &'static str {
+        match (self.bound, self.roof) {
+            (Bound::Memory(l), _) => l.key(),
+            (Bound::Compute, Some(d)) => d.key(),
+            (Bound::Compute, None) => "compute",
+        }
+    }
 }
 
 /// Binds a kernel against every ceiling at once: the compute floor of its precision mix and the
@@ -128,14 +170,15 @@ pub fn bind(
     ceilings: &Ceilings,
 ) -> Option<HierarchicalBound> {
     let (compute, missing) = compute_time_floor(flops, ceilings);
-    bind_with_floor(flops.total(), compute, &missing, bytes, ceilings)
+    let roof = dominant_roof(flops, ceilings);
+    bind_with_floor(flops.total(), (compute, roof), &missing, bytes, ceilings)
 }
 
-/// [`bind`] from an already computed [`compute_time_floor`] (`compute`, `missing_peaks`) and the
-/// kernel's total FLOPs.
+/// [`bind`] from an already computed [`compute_time_floor`] and [`dominant_roof`]
+/// (`compute`, `missing_peaks`) and the kernel's total FLOPs.
 pub fn bind_with_floor(
     total_flops: f64,
-    compute: Option<f64>,
+    (compute, roof): (Option<f64>, Option<Datapath>),
     missing_peaks: &[Datapath],
     bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
     ceilings: &Ceilings,
@@ -158,6 +201,7 @@ pub fn bind_with_floor(
         floor_s,
         bound,
         attainable: total_flops / floor_s,
+        roof,
     })
 }
 
@@ -225,6 +269,29 @@ mod tests {
         assert_eq!(missing, vec![Datapath::Fp64]);
     }
 
+    /// The roof named for a precision mix is the datapath whose work takes the longest on its
+    /// own peak, not the one with the most FLOPs.
+    #[test]
+    fn the_dominant_roof_is_the_longest_compute_term() {
+        let c = v100();
+        // 10 TFLOP on Tensor Cores (94 ms) and 2 TFLOP of FP32 (132 ms): FP32 binds.
+        let f = Flops {
+            fp32: Some(2e12),
+            tensor_fp16: Some(10e12),
+            ..Flops::default()
+        };
+        assert_eq!(dominant_roof(&f, &c), Some(Datapath::Fp32));
+        let b = bind(&f, [(MemoryLevel::Hbm, 1e6)], &c).unwrap();
+        assert_eq!((b.bound, b.ceiling_label()), (Bound::Compute, "FP32"));
+        // Less FP32 work: the Tensor Core roof binds.
+        let g = Flops {
+            fp32: Some(1e11),
+            ..f
+        };
+        assert_eq!(dominant_roof(&g, &c), Some(Datapath::TensorFp16));
+        assert_eq!(dominant_roof(&Flops::default(), &c), None);
+    }
+
     #[test]
     fn binding_ceiling_is_the_slowest_term() {
         let c = v100();
@@ -255,9 +322,11 @@ mod tests {
         .fold(f64::INFINITY, f64::min);
         assert!((b.attainable - expect).abs() / expect < 1e-12);
 
-        // A kernel with high intensity everywhere is compute-bound.
+        assert_eq!((b.ceiling_label(), b.ceiling_key()), ("HBM", "hbm"));
+        // A kernel with high intensity everywhere is compute-bound, by its datapath's roof.
         let b = bind(&f, [(MemoryLevel::Hbm, 1e6)], &c).unwrap();
         assert_eq!(b.bound, Bound::Compute);
+        assert_eq!((b.ceiling_label(), b.ceiling_key()), ("FP32", "fp32"));
         assert!((b.attainable - 15158.6e9).abs() < 1.0);
 
         // No FLOP: no roofline point.

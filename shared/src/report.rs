@@ -12,7 +12,7 @@ use crate::bundle::{Bundle, Kernel, Method};
 use crate::ceilings::Ceilings;
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
-pub const CSV_COLUMNS: [&str; 26] = [
+pub const CSV_COLUMNS: [&str; 27] = [
     "name",
     "launches",
     "time_s",
@@ -39,6 +39,7 @@ pub const CSV_COLUMNS: [&str; 26] = [
     "complexity_bytes",
     "complexity_source",
     "missing_peaks",
+    "binding_ceiling",
 ];
 
 /// One kernel name's figures, as `info --format csv|json` writes them.
@@ -96,6 +97,10 @@ pub struct InfoRow {
     pub complexity_source: Option<&'static str>,
     /// Datapaths with FLOPs but no ceiling (no bound then), `;`-separated keys.
     pub missing_peaks: String,
+    /// The binding ceiling by name: the memory level of a bandwidth-bound kernel (`hbm`, `l2`,
+    /// `l1`), the compute roof of a compute-bound one (`tensor_fp16`, `fp32`;
+    /// [`crate::hierarchical::HierarchicalBound::ceiling_key`]).
+    pub binding_ceiling: Option<&'static str>,
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
@@ -174,6 +179,10 @@ impl Report {
                         .map(|d| d.key())
                         .collect::<Vec<_>>()
                         .join(";"),
+                    binding_ceiling: a
+                        .hierarchical
+                        .as_ref()
+                        .map(crate::hierarchical::HierarchicalBound::ceiling_key),
                 };
                 row.normalised()
             })
@@ -290,6 +299,7 @@ impl Report {
                 opt(r.complexity_bytes),
                 r.complexity_source.unwrap_or_default().to_string(),
                 r.missing_peaks.clone(),
+                r.binding_ceiling.unwrap_or_default().to_string(),
             ];
             out.push_str(&cells.join(","));
             out.push('\n');

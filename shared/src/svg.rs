@@ -102,7 +102,8 @@ pub fn body(scene: &Scene, o: &SvgOptions<'_>) -> String {
     for l in &scene.labels {
         let _ = writeln!(
             s,
-            r##"<text class="ceiling-label" x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            r#"<text class="ceiling-label" data-role="{}" x="{:.1}" y="{:.1}" transform="rotate({:.2} {:.1} {:.1})" text-anchor="{}" font-size="11" fill="{}" stroke="{}" stroke-width="3" paint-order="stroke">{}</text>"#,
+            esc(&format!("{:?}", l.role)),
             l.at.0,
             l.at.1,
             l.angle_deg,
@@ -110,6 +111,7 @@ pub fn body(scene: &Scene, o: &SvgOptions<'_>) -> String {
             l.at.1,
             anchor(l.anchor),
             style::line(l.role),
+            style::BACKGROUND,
             esc(&l.text)
         );
     }
@@ -119,7 +121,7 @@ pub fn body(scene: &Scene, o: &SvgOptions<'_>) -> String {
     markers(&mut s, scene, o);
     if !o.kernel_labels.is_empty() {
         let _ = writeln!(s, r#"<g class="kernel-labels">"#);
-        text_labels(&mut s, o.kernel_labels, "kernel-label", "#222");
+        text_labels(&mut s, o.kernel_labels, "kernel-label", style::LABEL);
         let _ = writeln!(s, "</g>");
     }
     s
@@ -130,12 +132,16 @@ fn frame(s: &mut String, scene: &Scene, arrows: bool) {
     let area = scene.viewport.area;
     let _ = writeln!(
         s,
-        r##"<rect class="bg" width="100%" height="100%" fill="#ffffff"/>"##
+        r#"<rect class="bg" width="100%" height="100%" fill="{}"/>"#,
+        style::BACKGROUND
     );
     let arrowhead = if arrows {
-        r##"<marker id="arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#444"/></marker>"##
+        format!(
+            r#"<marker id="arrowhead" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{}"/></marker>"#,
+            style::ARROW
+        )
     } else {
-        ""
+        String::new()
     };
     let _ = writeln!(
         s,
@@ -144,14 +150,16 @@ fn frame(s: &mut String, scene: &Scene, arrows: bool) {
     );
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="24" font-size="17" font-weight="bold" fill="#111">{}</text>"##,
+        r#"<text x="{:.1}" y="24" font-size="17" font-weight="bold" fill="{}">{}</text>"#,
         area.x,
+        style::TEXT,
         esc(&scene.title)
     );
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="42" fill="#555">{}</text>"##,
+        r#"<text x="{:.1}" y="42" fill="{}">{}</text>"#,
         area.x,
+        style::MUTED,
         esc(&scene.subtitle)
     );
 }
@@ -159,7 +167,11 @@ fn frame(s: &mut String, scene: &Scene, arrows: bool) {
 /// The grid, the plot's frame, both axes' ticks and labels, and their titles.
 fn axes(s: &mut String, scene: &Scene) {
     let area = scene.viewport.area;
-    let _ = writeln!(s, r##"<g stroke="#e4e4e4" stroke-width="1">"##);
+    let _ = writeln!(
+        s,
+        r#"<g class="grid" stroke="{}" stroke-width="1">"#,
+        style::GRID
+    );
     for (px, _, _) in scene.x_axis.ticks.iter().filter(|t| t.1) {
         let _ = writeln!(
             s,
@@ -179,10 +191,18 @@ fn axes(s: &mut String, scene: &Scene) {
     let _ = writeln!(s, "</g>");
     let _ = writeln!(
         s,
-        r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
-        area.x, area.y, area.width, area.height
+        r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="{}"/>"#,
+        area.x,
+        area.y,
+        area.width,
+        area.height,
+        style::AXIS
     );
-    let _ = writeln!(s, r##"<g class="x-axis" stroke="#333" fill="#333">"##);
+    let _ = writeln!(
+        s,
+        r#"<g class="x-axis" stroke="{0}" fill="{0}">"#,
+        style::AXIS
+    );
     for (px, major, label) in &scene.x_axis.ticks {
         let len = if *major { 6.0 } else { 3.0 };
         let _ = writeln!(
@@ -201,7 +221,11 @@ fn axes(s: &mut String, scene: &Scene) {
         }
     }
     let _ = writeln!(s, "</g>");
-    let _ = writeln!(s, r##"<g class="y-axis" stroke="#333" fill="#333">"##);
+    let _ = writeln!(
+        s,
+        r#"<g class="y-axis" stroke="{0}" fill="{0}">"#,
+        style::AXIS
+    );
     for (py, major, label) in &scene.y_axis.ticks {
         let len = if *major { 6.0 } else { 3.0 };
         let _ = writeln!(
@@ -224,14 +248,16 @@ fn axes(s: &mut String, scene: &Scene) {
     let (cx, cy) = area.center();
     let _ = writeln!(
         s,
-        r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="13" fill="#111">{}</text>"##,
+        r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="13" fill="{}">{}</text>"#,
         area.bottom() + 40.0,
+        style::TEXT,
         esc(&scene.x_axis.title)
     );
     let _ = writeln!(
         s,
-        r##"<text transform="translate({:.1},{cy:.1}) rotate(-90)" text-anchor="middle" font-size="13" fill="#111">{}</text>"##,
+        r#"<text transform="translate({:.1},{cy:.1}) rotate(-90)" text-anchor="middle" font-size="13" fill="{}">{}</text>"#,
         area.x - 84.0,
+        style::TEXT,
         esc(&scene.y_axis.title)
     );
 }
@@ -261,8 +287,10 @@ fn lines(s: &mut String, scene: &Scene) {
     let _ = writeln!(s, "</g>");
 }
 
-/// A comparison's gone kernels (dashed rings where they were) and arrows (from each baseline
-/// point to its current one; those shorter than half a pixel are left out), clipped to the plot.
+/// A comparison's gone kernels (dashed rings where they were), the matched kernels' baseline
+/// points (faint markers) and arrows (from each baseline point to just outside its current
+/// marker, [`crate::compare::Arrow::tip`], so that the head shows; those whose current marker
+/// covers them are left out), clipped to the plot and under the markers.
 fn compare(s: &mut String, overlay: &Overlay) {
     let _ = writeln!(s, r#"<g class="compare" clip-path="url(#{CLIP_ID})">"#);
     for g in &overlay.gone {
@@ -276,19 +304,34 @@ fn compare(s: &mut String, overlay: &Overlay) {
             style::marker(g.kind)
         );
     }
-    for a in overlay
-        .arrows
-        .iter()
-        .filter(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1) > 0.5)
-    {
+    for a in &overlay.arrows {
         let _ = writeln!(
             s,
-            r##"<line class="arrow" data-kernel="{}" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-opacity="0.7" stroke-width="1.2" marker-end="url(#arrowhead)"/>"##,
+            r#"<circle class="baseline" data-kernel="{}" cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{}" fill-opacity="0.25" stroke="{}" stroke-opacity="0.5" stroke-width="1"/>"#,
             esc(&a.kernel),
             a.from.0,
             a.from.1,
+            a.from_radius,
+            style::marker(a.kind),
+            style::marker(a.kind)
+        );
+    }
+    for (a, tip) in overlay
+        .arrows
+        .iter()
+        .filter_map(|a| a.tip().map(|t| (a, t)))
+    {
+        let _ = writeln!(
+            s,
+            r#"<line class="arrow" data-kernel="{}" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}" stroke="{}" stroke-opacity="0.85" stroke-width="1.4" marker-end="url(#arrowhead)"/>"#,
+            esc(&a.kernel),
+            a.from.0,
+            a.from.1,
+            tip.0,
+            tip.1,
             a.to.0,
-            a.to.1
+            a.to.1,
+            style::ARROW
         );
     }
     let _ = writeln!(s, "</g>");
@@ -307,13 +350,13 @@ fn markers(s: &mut String, scene: &Scene, o: &SvgOptions<'_>) {
         let colour = style::marker(m.kind);
         let k = &scene.kernels[m.kernel];
         let (fill, stroke) = match m.kind {
-            MarkerKind::TimeVertex => ("#ffffff", colour),
-            _ => (colour, "#ffffff"),
+            MarkerKind::TimeVertex => (style::BACKGROUND, colour),
+            _ => (colour, style::BACKGROUND),
         };
-        let (class, width) = if new {
-            ("marker new", 2.5)
+        let (class, width, stroke) = if new {
+            ("marker new", 2.5, style::ARROW)
         } else {
-            ("marker", 1.5)
+            ("marker", 1.5, stroke)
         };
         let _ = write!(
             s,
@@ -342,15 +385,16 @@ fn markers(s: &mut String, scene: &Scene, o: &SvgOptions<'_>) {
     let _ = writeln!(s, "</g>");
 }
 
-/// Horizontal text labels with a white halo (kernel names, ranks).
+/// Horizontal text labels with a halo of the background's colour (kernel names, ranks).
 fn text_labels(s: &mut String, labels: &[Label], class: &str, fill: &str) {
     for l in labels {
         let _ = writeln!(
             s,
-            r##"<text class="{class}" x="{:.1}" y="{:.1}" text-anchor="{}" font-size="11" fill="{fill}" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            r#"<text class="{class}" x="{:.1}" y="{:.1}" text-anchor="{}" font-size="11" fill="{fill}" stroke="{}" stroke-width="3" paint-order="stroke">{}</text>"#,
             l.at.0,
             l.at.1,
             anchor(l.anchor),
+            style::BACKGROUND,
             esc(&l.text)
         );
     }
@@ -376,15 +420,16 @@ pub fn document(scene: &Scene, o: &SvgOptions<'_>) -> String {
     s.push_str(&body(scene, o));
     // Each kernel's rank beside one of its markers, where it covers no marker and no label; the
     // side panel lists the kernels by rank.
-    text_labels(&mut s, &rank_labels(scene), "rank", "#111");
+    text_labels(&mut s, &rank_labels(scene), "rank", style::TEXT);
     side_panel(&mut s, scene);
     let area = scene.viewport.area;
     let mut y = area.bottom() + 58.0;
     for n in &scene.notes {
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="#555">{}</text>"##,
+            r#"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="{}">{}</text>"#,
             area.x,
+            style::MUTED,
             esc(n)
         );
         y += 14.0;
@@ -400,7 +445,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
     let mut y = p.y + 4.0;
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111">Kernels by share of time</text>"##,
+        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111111">Kernels by share of time</text>"##,
         p.x
     );
     y += 18.0;
@@ -408,7 +453,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
     if scene.kernels.is_empty() {
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" fill="#555">none with a point on this chart</text>"##,
+            r##"<text x="{:.1}" y="{y:.1}" fill="#555555">none with a point on this chart</text>"##,
             p.x
         );
     }
@@ -418,14 +463,14 @@ fn side_panel(s: &mut String, scene: &Scene) {
         if y > p.bottom() - legend_h - 31.0 {
             let _ = writeln!(
                 s,
-                r##"<text x="{:.1}" y="{y:.1}" fill="#555">…</text>"##,
+                r##"<text x="{:.1}" y="{y:.1}" fill="#555555">…</text>"##,
                 p.x
             );
             break;
         }
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" fill="#111"><title>{}</title>{}. {}</text>"##,
+            r##"<text x="{:.1}" y="{y:.1}" fill="#111111"><title>{}</title>{}. {}</text>"##,
             p.x,
             esc(&k.full_name),
             k.rank,
@@ -433,7 +478,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
         );
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555">{}</text>"##,
+            r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555555">{}</text>"##,
             p.x + 14.0,
             y + 13.0,
             esc(&truncate(&k.brief, chars))
@@ -443,7 +488,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
     let mut y = p.bottom() - legend_h + 16.0;
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111">Legend</text>"##,
+        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111111">Legend</text>"##,
         p.x
     );
     y += 16.0;
@@ -457,7 +502,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
         );
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="#333">{}</text>"##,
+            r##"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="#333333">{}</text>"##,
             p.x + 18.0,
             esc(&truncate(&e.text, chars.saturating_sub(3)))
         );
@@ -465,7 +510,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
     }
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555">Marker area ∝ share of time; dashed = theoretical.</text>"##,
+        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555555">Marker area ∝ share of time; dashed = theoretical.</text>"##,
         p.x,
         y + 2.0
     );
@@ -580,11 +625,11 @@ mod tests {
                     svg.contains(r#"<g class="x-axis""#) && svg.contains(r#"<g class="y-axis""#)
                 );
                 assert!(svg.contains(&format!(
-                    r##"y="24" font-size="17" font-weight="bold" fill="#111">{}<"##,
+                    r##"y="24" font-size="17" font-weight="bold" fill="#111111">{}<"##,
                     esc(&scene.title)
                 )));
                 assert!(svg.contains(&format!(
-                    r##"y="42" fill="#555">{}<"##,
+                    r##"y="42" fill="#555555">{}<"##,
                     esc(&scene.subtitle)
                 )));
                 // Only what was asked for: no names, ranks, titles, comparison or side panel.
@@ -638,13 +683,17 @@ mod tests {
                     kind: scene.markers[0].kind,
                     from: (150.0, 300.0),
                     to: scene.markers[0].at,
+                    from_radius: 4.0,
+                    to_radius: scene.markers[0].radius,
                 },
-                // Shorter than half a pixel: left out.
+                // Under its current marker: its faint baseline marker only.
                 Arrow {
                     kernel: name(1),
                     kind: scene.markers[1].kind,
                     from: (scene.markers[1].at.0 + 0.3, scene.markers[1].at.1),
                     to: scene.markers[1].at,
+                    from_radius: 4.0,
+                    to_radius: scene.markers[1].radius,
                 },
             ],
             new_markers: vec![2, 3],
@@ -666,12 +715,21 @@ mod tests {
         assert!(svg.contains(r#"<marker id="arrowhead""#));
         assert_eq!(svg.matches(r#"<line class="arrow""#).count(), 1);
         let a = &overlay.arrows[0];
+        let tip = a.tip().unwrap();
         assert!(svg.contains(&format!(
-            r#"<line class="arrow" data-kernel="{}" x1="150.0" y1="300.0" x2="{:.1}" y2="{:.1}""#,
+            r#"<line class="arrow" data-kernel="{}" x1="150.0" y1="300.0" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}""#,
             esc(&a.kernel),
+            tip.0,
+            tip.1,
             a.to.0,
             a.to.1
         )));
+        // The head ends just outside the current marker, on the line to its centre.
+        let gap = (a.to.0 - tip.0).hypot(a.to.1 - tip.1);
+        assert!((gap - a.to_radius - 1.5).abs() < 1e-9, "{gap}");
+        // A faint marker at each baseline point.
+        assert_eq!(svg.matches(r#"<circle class="baseline""#).count(), 2);
+        assert!(svg.contains(r#"<circle class="baseline" data-kernel=""#));
         assert!(svg.contains(
             r#"<circle class="gone" data-kernel="old&lt;kernel&gt; &amp; &quot;friends&quot;" cx="200.0" cy="200.0" r="5.0""#
         ));

@@ -2,14 +2,24 @@
 //! and writes to its address bar, and what `roofline plot --format html` writes into a saved page
 //! so that the page opens on the view asked for.
 //!
-//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark`
+//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark&pair=CURRENT→BASELINE`
+//!
+//! `group` absent means the default grouping: per operator when a baseline is compared and both
+//! bundles carry operators (torch.profiler imports), per kernel otherwise ([`ViewState::group_for`]).
+//! `pair` may come several times, one kernel paired by hand each ([`ManualPair`]: the current
+//! run's full name, [`PAIR_SEPARATOR`], the baseline's, or nothing to keep the kernel unpaired).
 //!
 //! Parsing and percent-encoding are left to the caller (the browser's `URLSearchParams`, or
 //! [`crate::standalone::query`], which encodes as it does): this module turns name–value pairs
 //! into a [`ViewState`] and back, defaults left out.
 
 use crate::bundle::MemoryLevel;
+use crate::compare::ManualPair;
 use crate::group::GroupBy;
+
+/// What separates the two names of a `pair=` value: ` → ` (a character no C++ or operator name
+/// holds).
+pub const PAIR_SEPARATOR: &str = " → ";
 
 /// What the main area shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -56,6 +66,9 @@ pub struct ViewState {
     /// How kernels are grouped: by kernel name, or by the PyTorch operator or module that
     /// launched them (torch.profiler imports).
     pub group: GroupBy,
+    /// Whether the grouping was asked for (`group=` in the URL); when it was not, the viewer
+    /// picks one ([`ViewState::group_for`]).
+    pub group_asked: bool,
     /// The selected kernel (full name).
     pub kernel: Option<String>,
     /// The kernel filter.
@@ -68,6 +81,8 @@ pub struct ViewState {
     pub labels: Option<usize>,
     /// Dark theme.
     pub dark: bool,
+    /// Kernels of a comparison paired (or kept apart) by hand.
+    pub pairs: Vec<ManualPair>,
 }
 
 impl Default for ViewState {
@@ -78,25 +93,72 @@ impl Default for ViewState {
             device: None,
             view: View::Hierarchical,
             group: GroupBy::Kernel,
+            group_asked: false,
             kernel: None,
             filter: String::new(),
             levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
             top: None,
             labels: None,
             dark: false,
+            pairs: Vec::new(),
         }
     }
 }
 
 impl ViewState {
+    /// The grouping shown: the one asked for (`asked`, `None` when none was), else per
+    /// operator when comparing two bundles that both carry operators (where the change
+    /// happened: a convolution that moved from an FP32 kernel to a Tensor Core kernel is one
+    /// operator), else per kernel.
+    pub fn group_for(asked: Option<GroupBy>, comparing_operators: bool) -> GroupBy {
+        asked.unwrap_or(if comparing_operators {
+            GroupBy::Operator
+        } else {
+            GroupBy::Kernel
+        })
+    }
+
+    /// The grouping asked for: `group=` in the URL, or any grouping but the default.
+    pub fn asked_group(&self) -> Option<GroupBy> {
+        (self.group_asked || self.group != GroupBy::Kernel).then_some(self.group)
+    }
+
+    /// A `pair=` value: `current → baseline`, or `current → ` for a kernel kept unpaired.
+    pub fn pair_value(p: &ManualPair) -> String {
+        format!(
+            "{}{PAIR_SEPARATOR}{}",
+            p.current,
+            p.baseline.as_deref().unwrap_or_default()
+        )
+    }
+
+    /// The pairing a `pair=` value names; `None` when it has no separator or no current name.
+    pub fn parse_pair(v: &str) -> Option<ManualPair> {
+        let (c, b) = v.split_once(PAIR_SEPARATOR.trim())?;
+        let (c, b) = (c.trim_end(), b.trim_start());
+        (!c.is_empty()).then(|| ManualPair {
+            current: c.to_string(),
+            baseline: (!b.is_empty()).then(|| b.to_string()),
+        })
+    }
+
     /// The state a query's decoded name–value pairs describe. Unknown names and values that do
-    /// not parse are ignored (a link stays usable); the first value of a name counts.
+    /// not parse are ignored (a link stays usable); the first value of a name counts, but for
+    /// `pair`, which may come several times.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut s = ViewState::default();
         let mut seen: Vec<&str> = Vec::new();
         let mut older_filter = None;
         let text = |v: &str| (!v.is_empty()).then(|| v.to_string());
         for (name, value) in pairs {
+            if name == "pair" {
+                if let Some(p) = Self::parse_pair(value)
+                    && !s.pairs.iter().any(|q| q.current == p.current)
+                {
+                    s.pairs.push(p);
+                }
+                continue;
+            }
             if seen.contains(&name) {
                 continue;
             }
@@ -106,7 +168,12 @@ impl ViewState {
                 "baseline" => s.baseline = text(value),
                 "device" => s.device = text(value),
                 "chart" => s.view = View::from_key(value).unwrap_or_default(),
-                "group" => s.group = GroupBy::from_key(value).unwrap_or_default(),
+                "group" => {
+                    if let Some(g) = GroupBy::from_key(value) {
+                        s.group = g;
+                        s.group_asked = true;
+                    }
+                }
                 "kernel" => s.kernel = text(value),
                 "filter" => s.filter = value.to_string(),
                 // The filter's older name, read when `filter` is absent.
@@ -130,9 +197,9 @@ impl ViewState {
     }
 
     /// Every name [`ViewState::from_pairs`] reads.
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 13] = [
         "bundle", "baseline", "device", "chart", "group", "kernel", "filter", "kernels", "levels",
-        "top", "labels", "theme",
+        "top", "labels", "theme", "pair",
     ];
 
     /// The name–value pairs of this state, in the viewer's order, defaults left out.
@@ -150,10 +217,7 @@ impl ViewState {
             "chart",
             (self.view != View::Hierarchical).then(|| self.view.key().into()),
         );
-        put(
-            "group",
-            (self.group != GroupBy::Kernel).then(|| self.group.key().into()),
-        );
+        put("group", self.asked_group().map(|g| g.key().into()));
         put("kernel", self.kernel.clone());
         put(
             "filter",
@@ -172,6 +236,9 @@ impl ViewState {
         put("top", self.top.map(|t| t.to_string()));
         put("labels", self.labels.map(|n| n.to_string()));
         put("theme", self.dark.then(|| "dark".into()));
+        for pair in &self.pairs {
+            p.push(("pair", Self::pair_value(pair)));
+        }
         p
     }
 
@@ -195,12 +262,23 @@ mod tests {
             device: Some("1".into()),
             view: View::Time,
             group: GroupBy::Operator,
+            group_asked: true,
             kernel: Some("void k<1>(float*)".into()),
             filter: "gemm".into(),
             levels: vec![MemoryLevel::Hbm],
             top: Some(20),
             labels: Some(0),
             dark: true,
+            pairs: vec![
+                ManualPair {
+                    current: "hgemm<1, 2>".into(),
+                    baseline: Some("sgemm<1, 2>".into()),
+                },
+                ManualPair {
+                    current: "copy".into(),
+                    baseline: None,
+                },
+            ],
         };
         let pairs = s.to_pairs();
         let back = ViewState::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
@@ -208,7 +286,54 @@ mod tests {
         assert_eq!(ViewState::default().to_pairs(), Vec::new());
         assert_eq!(
             s.to_query(),
-            "bundle=runs%2Fa+b.json&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark"
+            "bundle=runs%2Fa+b.json&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark&pair=hgemm%3C1%2C+2%3E+%E2%86%92+sgemm%3C1%2C+2%3E&pair=copy+%E2%86%92+"
+        );
+    }
+
+    #[test]
+    fn the_default_grouping_is_per_operator_when_comparing_operators() {
+        assert_eq!(ViewState::group_for(None, true), GroupBy::Operator);
+        assert_eq!(ViewState::group_for(None, false), GroupBy::Kernel);
+        assert_eq!(
+            ViewState::group_for(Some(GroupBy::Kernel), true),
+            GroupBy::Kernel
+        );
+        // Asked for per kernel: written, so that a link keeps it, and read back as asked.
+        let s = ViewState {
+            group_asked: true,
+            ..ViewState::default()
+        };
+        assert_eq!(s.to_query(), "group=kernel");
+        let back = ViewState::from_pairs([("group", "kernel")]);
+        assert_eq!((back.asked_group(), back), (Some(GroupBy::Kernel), s));
+        assert_eq!(ViewState::default().asked_group(), None);
+        // The CLI's saved pages set a grouping other than the default without saying it was
+        // asked: it counts as asked.
+        let op = ViewState {
+            group: GroupBy::Module,
+            ..ViewState::default()
+        };
+        assert_eq!(op.asked_group(), Some(GroupBy::Module));
+        // Pairs: several, the first of a current name counts, malformed ones are ignored.
+        let s = ViewState::from_pairs([
+            ("pair", "a → b"),
+            ("pair", "a → c"),
+            ("pair", "no separator"),
+            ("pair", " → b"),
+            ("pair", "d → "),
+        ]);
+        assert_eq!(
+            s.pairs,
+            [
+                ManualPair {
+                    current: "a".into(),
+                    baseline: Some("b".into())
+                },
+                ManualPair {
+                    current: "d".into(),
+                    baseline: None
+                }
+            ]
         );
     }
 
@@ -222,7 +347,7 @@ mod tests {
             ("levels", "l9"),
         ]);
         assert_eq!(s.view, View::Hierarchical);
-        assert_eq!(s.group, GroupBy::Kernel);
+        assert_eq!((s.group, s.group_asked), (GroupBy::Kernel, false));
         assert_eq!(s.top, None);
         assert_eq!(s.filter, "old filter name");
         assert!(s.levels.is_empty());

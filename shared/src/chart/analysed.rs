@@ -191,7 +191,7 @@ fn kernel_summary(k: &Kernel, a: &KernelAnalysis) -> String {
         s.push_str(&format!(", {}", format_si(p, "FLOP/s")));
     }
     if let Some(h) = &a.hierarchical {
-        s.push_str(&format!(", {}-bound", h.bound.key()));
+        s.push_str(&format!(", bound by {}", h.ceiling_label()));
     }
     if let Some(h) = a.headroom {
         s.push_str(&format!(", headroom {h:.2}×"));
@@ -222,7 +222,7 @@ fn kernel_brief(a: &KernelAnalysis, time_chart: bool) -> String {
             parts.push(format_si(p, "FLOP/s"));
         }
         if let Some(h) = &a.hierarchical {
-            parts.push(format!("{}-bound", h.bound.key()));
+            parts.push(format!("{}-bound", h.ceiling_label()));
         }
     }
     parts.join(" · ")
@@ -244,6 +244,7 @@ pub(super) fn scene_kernels(p: &Analysed, drawn: &[usize], time_chart: bool) -> 
                 launches: k.launches,
                 summary: kernel_summary(k, a),
                 brief: kernel_brief(a, time_chart),
+                bound_path: None,
             }
         })
         .collect()

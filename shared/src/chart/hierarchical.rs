@@ -1,10 +1,10 @@
 //! The hierarchical roofline chart.
 
 use super::analysed::{analysed, scene_kernels};
-use super::label::{Placer, along, fractions};
+use super::label::{along, fractions};
 use super::{
-    Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, Line, LineRole,
-    Marker, MarkerKind, Scene, SceneKernel, ceiling_label, common_notes, device_suffix,
+    Analysed, Anchor, ChartError, ChartOptions, LabelCandidates, LegendEntry, LegendRole, Line,
+    LineRole, Marker, MarkerKind, Scene, SceneKernel, ceiling_label, common_notes, device_suffix,
     intensity_axis, marker_radius, performance_axis, plot_area, push_clipped, side_panel, subtitle,
 };
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
@@ -93,7 +93,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
     let mut lines = Vec::new();
     // Each ceiling's candidate label places, placed once the markers are known.
-    let mut pending: Vec<Vec<Label>> = Vec::new();
+    let mut pending: Vec<LabelCandidates> = Vec::new();
 
     // Bandwidth diagonals, up to the top roof.
     for &(l, bw, theo) in &levels {
@@ -111,14 +111,17 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             // along it, else below it: where no marker and no other label covers it.
             let t = 0.08;
             let first = (x0 + (x1 - x0) * t + 4.0, y0 + (y1 - y0) * t - 6.0);
-            pending.push(along(
-                &ceiling_label(l.label(), bw, "B/s", theo),
-                role,
-                Anchor::Start,
-                ((x0, y0), (x1, y1)),
-                Some(first),
-                &fractions(0.02, 0.95, 48),
-            ));
+            pending.push(LabelCandidates {
+                candidates: along(
+                    &ceiling_label(l.label(), bw, "B/s", theo),
+                    role,
+                    Anchor::Start,
+                    ((x0, y0), (x1, y1)),
+                    Some(first),
+                    &fractions(0.02, 0.95, 48),
+                ),
+                required: true,
+            });
         }
     }
     // Compute roofs, from their ridge with the highest bandwidth to the right edge.
@@ -134,19 +137,22 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             shapes::clip_polyline_loglog(&seg, dx, dy),
         ) {
             // At the roof's right end, else farther left along it, else below it.
-            pending.push(along(
-                &ceiling_label(d.label(), peak, "FLOP/s", theo),
-                role,
-                Anchor::End,
-                ((x0, y0), (x1, y1)),
-                Some((x1 - 4.0, y1 - 5.0)),
-                &fractions(0.99, 0.0, 50),
-            ));
+            pending.push(LabelCandidates {
+                candidates: along(
+                    &ceiling_label(d.label(), peak, "FLOP/s", theo),
+                    role,
+                    Anchor::End,
+                    ((x0, y0), (x1, y1)),
+                    Some((x1 - 4.0, y1 - 5.0)),
+                    &fractions(0.99, 0.0, 50),
+                ),
+                required: true,
+            });
         }
     }
 
     // Kernels: markers per level, joined.
-    let kernels = scene_kernels(p, &drawn, false);
+    let mut kernels = scene_kernels(p, &drawn, false);
     let mut markers = Vec::new();
     for (si, k) in kernels.iter().enumerate() {
         let a = &k.analysis;
@@ -176,11 +182,9 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         }
     }
     markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
-    let mut placer = Placer::new(area, &markers);
-    for candidates in pending {
-        placer.place(candidates);
+    for k in &mut kernels {
+        k.bound_path = bound_path(&k.analysis, &o.levels, &vp);
     }
-    let labels = placer.into_labels();
 
     let mut legend: Vec<LegendEntry> = levels
         .iter()
@@ -203,7 +207,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         notes.push(bound_counts);
     }
 
-    Ok(Scene {
+    let mut scene = Scene {
         width: o.width,
         height: o.height,
         title: "Hierarchical roofline".into(),
@@ -212,31 +216,73 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         y_axis: performance_axis(dy, &vp),
         viewport: vp,
         lines,
-        labels,
+        labels: Vec::new(),
+        label_candidates: pending,
+        avoid: super::Obstacles::default(),
         markers,
         kernels,
         legend,
         notes,
         side_panel: side_panel(o),
-    })
+    };
+    super::place_ceiling_labels(&mut scene);
+    Ok(scene)
 }
 
+/// A kernel's path to its binding ceiling ([`super::BoundPath`]): straight up from its point at
+/// the binding level (its HBM point, else its highest drawn level, when compute-bound) to its
+/// attainable performance, `F / T_floor`, which lies on the binding ceiling at that intensity.
+fn bound_path(
+    a: &crate::analysis::KernelAnalysis,
+    levels: &[MemoryLevel],
+    vp: &Viewport,
+) -> Option<super::BoundPath> {
+    let h = a.hierarchical.as_ref()?;
+    let perf = a.flop_per_s?;
+    let at = |l: MemoryLevel| {
+        MemoryLevel::KERNEL_LEVELS
+            .iter()
+            .zip(a.ai)
+            .find(|(x, _)| **x == l && levels.contains(x))
+            .and_then(|(_, ai)| ai)
+    };
+    let ai = match h.bound {
+        Bound::Memory(l) => at(l)?,
+        Bound::Compute => at(MemoryLevel::Hbm)
+            .or_else(|| at(MemoryLevel::L2))
+            .or_else(|| at(MemoryLevel::L1))?,
+    };
+    let from = vp.project((ai, perf));
+    let to = vp.project((ai, h.attainable));
+    let area = vp.area;
+    let to = (to.0, to.1.clamp(area.y, area.bottom()));
+    let mut text = format!(
+        "bound by {}: {} attainable",
+        h.ceiling_label(),
+        crate::geometry::si::format_si(h.attainable, "FLOP/s")
+    );
+    if let Some(x) = a.headroom {
+        text.push_str(&format!(", {x:.2}× headroom"));
+    }
+    Some(super::BoundPath { from, to, text })
+}
+
+/// The drawn kernels counted by binding ceiling, by name (`binding ceilings: 5 HBM, 3 Tensor
+/// FP16`), in the order first met (largest kernels first).
 fn count_bounds(kernels: &[SceneKernel]) -> String {
-    let mut counts: Vec<(Bound, usize)> = Vec::new();
+    let mut counts: Vec<(&str, usize)> = Vec::new();
     for k in kernels {
         if let Some(h) = &k.analysis.hierarchical {
-            match counts.iter_mut().find(|(b, _)| *b == h.bound) {
+            let name = h.ceiling_label();
+            match counts.iter_mut().find(|(b, _)| *b == name) {
                 Some(c) => c.1 += 1,
-                None => counts.push((h.bound, 1)),
+                None => counts.push((name, 1)),
             }
         }
     }
     if counts.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = counts
-        .iter()
-        .map(|(b, n)| format!("{n} {}-bound", b.key()))
-        .collect();
+    let parts: Vec<String> = counts.iter().map(|(b, n)| format!("{n} {b}")).collect();
     format!("binding ceilings: {}", parts.join(", "))
 }

@@ -78,6 +78,53 @@ pub fn text_height() -> (f64, f64) {
 /// An axis-aligned box, pixels: (left, top, right, bottom).
 pub type Box2 = (f64, f64, f64, f64);
 
+/// A line segment, pixels: its two ends.
+pub type Segment = ((f64, f64), (f64, f64));
+
+/// What labels keep clear of besides a scene's markers, ceiling lines and earlier labels: a
+/// comparison's rings and faint baseline markers (boxes) and its arrows (segments).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Obstacles {
+    /// Boxes, pixels.
+    pub boxes: Vec<Box2>,
+    /// Segments, pixels.
+    pub segments: Vec<Segment>,
+}
+
+/// Whether a segment crosses or enters a convex quadrilateral (separating-axis test on the
+/// quadrilateral's two edge directions and the segment's normal; touching is not crossing).
+fn segment_hits_quad(s: Segment, q: &[(f64, f64); 4]) -> bool {
+    let ((x0, y0), (x1, y1)) = s;
+    let axes = [
+        (q[1].0 - q[0].0, q[1].1 - q[0].1),
+        (q[3].0 - q[0].0, q[3].1 - q[0].1),
+        (y0 - y1, x1 - x0),
+    ];
+    axes.iter().all(|&(ax, ay)| {
+        if ax == 0.0 && ay == 0.0 {
+            return true;
+        }
+        let (q0, q1) = q
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                let d = p.0 * ax + p.1 * ay;
+                (lo.min(d), hi.max(d))
+            });
+        let (a, b) = (x0 * ax + y0 * ay, x1 * ax + y1 * ay);
+        a.min(b) < q1 && q0 < a.max(b)
+    })
+}
+
+/// The segments of a scene's ceiling lines (every line but the links between a kernel's
+/// points), which no label may sit on.
+pub(super) fn ceiling_segments(lines: &[super::Line]) -> Vec<Segment> {
+    lines
+        .iter()
+        .filter(|l| !matches!(l.role, LineRole::KernelLink { .. }))
+        .flat_map(|l| l.points.windows(2).map(|w| (w[0], w[1])))
+        .collect()
+}
+
 /// Whether two convex quadrilaterals overlap (separating-axis test; touching is not overlap).
 fn quads_overlap(a: &[(f64, f64); 4], b: &[(f64, f64); 4]) -> bool {
     let axes = [
@@ -135,6 +182,11 @@ impl Label {
     pub fn overlaps_box(&self, b: Box2) -> bool {
         quads_overlap(&self.corners(), &box_corners(b))
     }
+
+    /// Whether a line segment crosses the label's text rectangle (a ceiling line under it).
+    pub fn crosses(&self, s: Segment) -> bool {
+        segment_hits_quad(s, &self.corners())
+    }
 }
 
 /// The box a marker covers, with a pixel of margin.
@@ -147,34 +199,47 @@ pub fn marker_box(at: (f64, f64), radius: f64) -> Box2 {
 /// none is needed: the estimate's ascent (the font's) already stands above the capitals.
 const GAP: f64 = 1.5;
 
-/// What a label being placed must keep clear of: the plot area's edges, markers, and the labels
-/// placed so far.
+/// What a label being placed must keep clear of: the plot area's edges, markers, ceiling lines,
+/// other obstacles, and the labels placed so far.
 pub(super) struct Placer {
     area: Rect,
     markers: Vec<[(f64, f64); 4]>,
+    segments: Vec<Segment>,
     placed: Vec<Label>,
 }
 
 impl Placer {
-    /// A placer over `area` that keeps clear of `markers`.
-    pub(super) fn new(area: Rect, markers: &[Marker]) -> Self {
+    /// A placer over `area` that keeps clear of `markers`, the `segments` of ceiling lines and
+    /// `extra` obstacles.
+    pub(super) fn new(
+        area: Rect,
+        markers: &[Marker],
+        segments: Vec<Segment>,
+        extra: &Obstacles,
+    ) -> Self {
+        let mut boxes: Vec<[(f64, f64); 4]> = markers
+            .iter()
+            .map(|m| box_corners(marker_box(m.at, m.radius)))
+            .collect();
+        boxes.extend(extra.boxes.iter().map(|b| box_corners(*b)));
+        let mut segments = segments;
+        segments.extend(extra.segments.iter().copied());
         Placer {
             area,
-            markers: markers
-                .iter()
-                .map(|m| box_corners(marker_box(m.at, m.radius)))
-                .collect(),
+            markers: boxes,
+            segments,
             placed: Vec::new(),
         }
     }
 
-    /// Whether `l` lies inside the plot area and clear of every marker and placed label.
+    /// Whether `l` lies inside the plot area and clear of every marker, line and placed label.
     fn free(&self, l: &Label) -> bool {
         let c = l.corners_with(GAP);
         let a = self.area;
         c.iter()
             .all(|p| p.0 >= a.x && p.0 <= a.right() && p.1 >= a.y && p.1 <= a.bottom())
             && !self.markers.iter().any(|m| quads_overlap(&c, m))
+            && !self.segments.iter().any(|s| segment_hits_quad(*s, &c))
             && !self.placed.iter().any(|o| o.overlaps(l))
     }
 
@@ -202,6 +267,36 @@ impl Placer {
     pub(super) fn into_labels(self) -> Vec<Label> {
         self.placed
     }
+}
+
+/// One ceiling label's candidate places, best first ([`along`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelCandidates {
+    /// The places, best first.
+    pub candidates: Vec<Label>,
+    /// Placed at the first candidate even where none is free (a ceiling keeps its name); else
+    /// left out where none is (a launch box's label).
+    pub required: bool,
+}
+
+/// Places a scene's ceiling labels ([`Scene::label_candidates`]) where they cover no marker, no
+/// ceiling line, nothing of [`Scene::avoid`] and no label placed before them: each at its first
+/// free candidate (for a required one, its first candidate when none is free).
+pub fn place_ceiling_labels(scene: &mut Scene) {
+    let mut placer = Placer::new(
+        scene.viewport.area,
+        &scene.markers,
+        ceiling_segments(&scene.lines),
+        &scene.avoid,
+    );
+    for c in &scene.label_candidates {
+        if c.required {
+            placer.place(c.candidates.clone());
+        } else {
+            placer.place_if_free(c.candidates.clone());
+        }
+    }
+    scene.labels = placer.into_labels();
 }
 
 /// Candidate places for a label along the segment from `a` to `b` (pixels), rotated with it:
@@ -277,7 +372,7 @@ fn padded(l: &Label) -> Box2 {
 }
 
 /// Longest kernel label, characters (a longer short name is cut, with an ellipsis).
-const MAX_CHARS: usize = 24;
+pub const MAX_CHARS: usize = 32;
 
 /// Short names for `kernels` (scene indices), cut to [`MAX_CHARS`] and unique: a name shared by
 /// several gets `#rank`.
@@ -309,6 +404,30 @@ pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
     place_beside(scene, &order, names)
 }
 
+/// What a `#n` after a kernel's name on the chart means, when one of `labels` has it
+/// ([`kernel_labels`] adds the rank to names that are the same once cut).
+pub fn kernel_labels_note(labels: &[Label]) -> Option<String> {
+    labels
+        .iter()
+        .any(|l| {
+            l.text
+                .rsplit_once(" #")
+                .is_some_and(|(_, n)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .then(|| {
+            "#n after a kernel's name: its rank by time, telling apart names that are the same once cut (hover for the full name)".to_string()
+        })
+}
+
+/// How many kernel names a chart `width` pixels wide has room for: one per 110 pixels of width
+/// (at the viewer's 900 pixels, 8), so that a narrow chart names fewer kernels than asked.
+pub fn names_for_width(asked: usize, width: f64) -> usize {
+    // A chart is a few thousand pixels wide at most.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let room = (width / 110.0).floor().max(1.0) as usize;
+    asked.min(room)
+}
+
 /// Each kernel's rank (`1`, `2`, …) beside one of its markers, for every kernel of `scene` that
 /// has a free place, placed as [`kernel_labels`] places names: what the CLI's SVG draws, whose
 /// side panel lists the kernels by rank.
@@ -323,7 +442,7 @@ pub fn rank_labels(scene: &Scene) -> Vec<Label> {
 }
 
 /// Places `texts[i]` beside a marker of kernel `order[i]`, in order, each where it covers no
-/// marker, no ceiling label and no text placed before it.
+/// marker, no ceiling line or label, nothing of [`Scene::avoid`] and no text placed before it.
 fn place_beside(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label> {
     let area = scene.viewport.area;
     let inside =
@@ -333,6 +452,9 @@ fn place_beside(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label
         .iter()
         .map(|m| marker_box(m.at, m.radius))
         .collect();
+    taken.extend(scene.avoid.boxes.iter().copied());
+    let mut segments = ceiling_segments(&scene.lines);
+    segments.extend(scene.avoid.segments.iter().copied());
     let mut out = Vec::new();
     for (&k, text) in order.iter().zip(texts) {
         let mut markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
@@ -370,6 +492,9 @@ fn place_beside(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label
                 inside(b)
                     && !taken.iter().any(|t| intersects(*t, b))
                     && !scene.labels.iter().any(|c| c.overlaps_box(b))
+                    && !segments
+                        .iter()
+                        .any(|s| segment_hits_quad(*s, &box_corners(b)))
             });
         if let Some(l) = placed {
             taken.push(padded(&l));
@@ -456,12 +581,17 @@ mod tests {
             )
         };
         // Free: the preferred place.
-        let mut p = Placer::new(area, &[]);
+        let mut p = Placer::new(area, &[], Vec::new(), &Obstacles::default());
         let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
         assert_eq!(l.at, (386.0, 95.0));
         // A marker on it: the label moves, and keeps clear of it.
         let m = marker((350.0, 92.0));
-        let mut p = Placer::new(area, std::slice::from_ref(&m));
+        let mut p = Placer::new(
+            area,
+            std::slice::from_ref(&m),
+            Vec::new(),
+            &Obstacles::default(),
+        );
         let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
         assert_ne!(l.at, (386.0, 95.0));
         assert!(!l.overlaps_box(marker_box(m.at, m.radius)));
@@ -473,7 +603,7 @@ mod tests {
         let crowd: Vec<Marker> = (0..40)
             .flat_map(|i| (0..30).map(move |j| marker((f64::from(i) * 10.0, f64::from(j) * 10.0))))
             .collect();
-        let mut p = Placer::new(area, &crowd);
+        let mut p = Placer::new(area, &crowd, Vec::new(), &Obstacles::default());
         assert_eq!(
             p.place(cands(Some((386.0, 95.0)))).unwrap().at,
             (386.0, 95.0)

@@ -22,8 +22,9 @@ mod time;
 pub use analysed::Analysed;
 pub use hierarchical::{hierarchical, hierarchical_of};
 pub use label::{
-    Anchor, Box2, LABEL_FONT_PX, Label, kernel_labels, marker_box, rank_labels, text_height,
-    text_width,
+    Anchor, Box2, LABEL_FONT_PX, Label, LabelCandidates, MAX_CHARS, Obstacles, Segment,
+    kernel_labels, kernel_labels_note, marker_box, names_for_width, place_ceiling_labels,
+    rank_labels, text_height, text_width,
 };
 pub use sweep::sweep;
 pub use time::{time_based, time_based_of};
@@ -198,6 +199,25 @@ pub struct SceneKernel {
     pub summary: String,
     /// A short line for the side panel (share, performance, verdict).
     pub brief: String,
+    /// The kernel's path to the ceiling that binds it, drawn on hover; `None` when it has no
+    /// bound or the chart does not show the point it starts from.
+    pub bound_path: Option<BoundPath>,
+}
+
+/// A kernel's path to the ceiling that binds it, pixels. On the hierarchical chart, straight up
+/// from its point at the binding level (its highest drawn level when compute-bound: any level's
+/// point lies under the roof there) to its attainable performance, which lies on the binding
+/// ceiling (`F / T_floor = BW_l × AI_l` for a bandwidth-bound kernel, the roof of its precision
+/// mix for a compute-bound one; Yang et al. 2020); on the time-based chart, from its complexity
+/// point to its time vertex (Wang et al. 2020).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundPath {
+    /// Where the path starts: the kernel's point.
+    pub from: (f64, f64),
+    /// Where it ends, on the binding ceiling (kept inside the plot area).
+    pub to: (f64, f64),
+    /// What the path says: the binding ceiling by name and how far the kernel is from it.
+    pub text: String,
 }
 
 /// An axis: its label and ticks (positions in pixels along the axis).
@@ -236,6 +256,14 @@ pub enum LegendRole {
         /// Series number.
         series: usize,
     },
+    /// A comparison's arrow, from a kernel's baseline point to its current one.
+    Arrow,
+    /// A comparison's faint marker where a kernel's baseline point was.
+    Baseline,
+    /// A comparison's kernel only in the current run (a thick ring).
+    New,
+    /// A comparison's kernel gone since the baseline (a dashed ring where it was).
+    Gone,
 }
 
 /// A whole chart, ready to draw.
@@ -257,8 +285,13 @@ pub struct Scene {
     pub y_axis: Axis,
     /// Ceilings, boxes and kernel links, in drawing order.
     pub lines: Vec<Line>,
-    /// Ceiling labels.
+    /// Ceiling labels, placed ([`place_ceiling_labels`]) from [`Scene::label_candidates`].
     pub labels: Vec<Label>,
+    /// Each ceiling label's candidate places, in the order they are placed.
+    pub label_candidates: Vec<LabelCandidates>,
+    /// What labels keep clear of besides the scene's own markers, lines and labels: a
+    /// comparison's arrows and rings ([`crate::compare::compare_scene`] sets them).
+    pub avoid: Obstacles,
     /// Kernel markers, drawn above lines (largest first, so small ones stay visible).
     pub markers: Vec<Marker>,
     /// Kernels drawn, by rank.
@@ -271,19 +304,45 @@ pub struct Scene {
     pub side_panel: Option<Rect>,
 }
 
-/// The chart's colours (Okabe–Ito palette, readable by colour-blind readers), which
-/// [`crate::svg`] writes as presentation attributes (so a page's CSS can override them).
+/// The chart's colours (hues of the Okabe–Ito palette, readable by colour-blind readers), which
+/// [`crate::svg`] writes as presentation attributes, so that a page's CSS can override them: the
+/// viewer's dark theme maps each colour to its counterpart in [`style::DARK`] ([`style::dark_css`]).
+///
+/// Every colour a line or a label is drawn in has a contrast ratio of at least 4.5:1 against the
+/// chart's background in both themes (WCAG 2.1 success criterion 1.4.3, AA for text; the ratio
+/// is `(L1 + 0.05) / (L2 + 0.05)` of the relative luminances, WCAG 2.1's definition), so that a
+/// ceiling's label, drawn in its line's colour, is as readable as the line; the browser tests
+/// measure it on the page, and the unit tests here compute it.
 pub mod style {
     use super::{Datapath, LegendRole, LineRole, MarkerKind, MemoryLevel};
+
+    /// The chart's background (the light theme).
+    pub const BACKGROUND: &str = "#ffffff";
+    /// The chart's background in the dark theme ([`DARK`] maps [`BACKGROUND`] to it).
+    pub const DARK_BACKGROUND: &str = "#1e2126";
+    /// Titles and axis titles.
+    pub const TEXT: &str = "#111111";
+    /// Kernel names on the chart.
+    pub const LABEL: &str = "#222222";
+    /// The axes, their ticks and labels, the plot's frame.
+    pub const AXIS: &str = "#333333";
+    /// Arrows of a comparison.
+    pub const ARROW: &str = "#444444";
+    /// Subtitles and notes.
+    pub const MUTED: &str = "#555555";
+    /// Grid lines.
+    pub const GRID: &str = "#e4e4e4";
+    /// The line joining a kernel's points.
+    pub const LINK: &str = "#888888";
 
     /// The colour of a memory level.
     pub fn level(l: MemoryLevel) -> &'static str {
         match l {
             MemoryLevel::L1 => "#0072B2",
-            MemoryLevel::Shared => "#56B4E9",
-            MemoryLevel::L2 => "#009E73",
-            MemoryLevel::Hbm => "#D55E00",
-            MemoryLevel::HostLink => "#999999",
+            MemoryLevel::Shared => "#177AB2",
+            MemoryLevel::L2 => "#008460",
+            MemoryLevel::Hbm => "#BE5400",
+            MemoryLevel::HostLink => "#6E6E6E",
         }
     }
 
@@ -291,32 +350,35 @@ pub mod style {
     pub fn datapath(d: Datapath) -> &'static str {
         match d {
             Datapath::Fp64 => "#000000",
-            Datapath::Fp32 => "#4d4d4d",
-            Datapath::Fp16 => "#7f7f7f",
-            Datapath::Bf16 => "#a6a6a6",
-            Datapath::TensorFp16 => "#CC79A7",
+            Datapath::Fp32 => "#3D3D3D",
+            Datapath::Fp16 => "#5E5E5E",
+            Datapath::Bf16 => "#757575",
+            Datapath::TensorFp16 => "#BB4D8A",
             Datapath::TensorBf16 => "#AA4499",
             Datapath::TensorTf32 => "#882255",
-            Datapath::TensorFp8 => "#E69F00",
-            Datapath::TensorInt8 => "#999933",
+            Datapath::TensorFp8 => "#9C6C00",
+            Datapath::TensorInt8 => "#787828",
             Datapath::TensorFp64 => "#332288",
         }
     }
+
+    /// The launch-overhead box.
+    const LAUNCH_BOX: &str = "#9C6C00";
 
     /// The colour of a line.
     pub fn line(r: LineRole) -> &'static str {
         match r {
             LineRole::Bandwidth(l) => level(l),
             LineRole::Compute(d) | LineRole::MachineBalance(d) => datapath(d),
-            LineRole::LaunchBox { .. } => "#E69F00",
-            LineRole::KernelLink { .. } => "#888888",
+            LineRole::LaunchBox { .. } => LAUNCH_BOX,
+            LineRole::KernelLink { .. } => LINK,
             LineRole::Sweep { series } => SWEEP[series % SWEEP.len()],
         }
     }
 
     /// Colours of the sweep's series (a sequential palette: small to large working sets).
     const SWEEP: [&str; 8] = [
-        "#0072B2", "#3989C2", "#56B4E9", "#009E73", "#7FB800", "#E69F00", "#D55E00", "#A0391B",
+        "#0072B2", "#3989C2", "#177AB2", "#008460", "#5E8A00", "#9C6C00", "#BE5400", "#A0391B",
     ];
 
     /// The colour of a marker.
@@ -324,7 +386,7 @@ pub mod style {
         match k {
             MarkerKind::Level(l) => level(l),
             MarkerKind::Complexity => "#0072B2",
-            MarkerKind::TimeVertex => "#D55E00",
+            MarkerKind::TimeVertex => "#BE5400",
         }
     }
 
@@ -335,9 +397,89 @@ pub mod style {
             LegendRole::Datapath(d) => datapath(d),
             LegendRole::Complexity => marker(MarkerKind::Complexity),
             LegendRole::TimeVertex => marker(MarkerKind::TimeVertex),
-            LegendRole::LaunchBox => "#E69F00",
+            LegendRole::LaunchBox => LAUNCH_BOX,
             LegendRole::Sweep { series } => line(LineRole::Sweep { series }),
+            LegendRole::Arrow | LegendRole::New | LegendRole::Gone => ARROW,
+            LegendRole::Baseline => LINK,
         }
+    }
+
+    /// Every colour the renderer writes, with its counterpart in the dark theme: each at least
+    /// 4.5:1 against [`DARK_BACKGROUND`] (the background and halos become the dark background,
+    /// grid lines a faint line on it), each hue kept.
+    pub const DARK: [(&str, &str); 26] = [
+        (BACKGROUND, DARK_BACKGROUND),
+        (TEXT, "#e8e8e8"),
+        (LABEL, "#e0e0e0"),
+        (AXIS, "#c8c8c8"),
+        (ARROW, "#bbbbbb"),
+        (MUTED, "#aaaaaa"),
+        (GRID, "#33373e"),
+        (LINK, "#9a9a9a"),
+        ("#0072B2", "#3DA5F0"),
+        ("#177AB2", "#56B4E9"),
+        ("#008460", "#00B383"),
+        ("#BE5400", "#F07A2A"),
+        ("#6E6E6E", "#B0B0B0"),
+        ("#000000", "#F2F2F2"),
+        ("#3D3D3D", "#C8C8C8"),
+        ("#5E5E5E", "#A3A3A3"),
+        ("#757575", "#8A8A8A"),
+        ("#BB4D8A", "#CC79A7"),
+        ("#AA4499", "#C46AB5"),
+        ("#882255", "#D75F9B"),
+        ("#9C6C00", "#E69F00"),
+        ("#787828", "#B5B54A"),
+        ("#332288", "#8C7CDE"),
+        ("#3989C2", "#5FA8DD"),
+        ("#5E8A00", "#8DC21F"),
+        ("#A0391B", "#E0714F"),
+    ];
+
+    /// A colour's counterpart in the dark theme ([`DARK`]); itself when it has none.
+    pub fn dark(colour: &str) -> &str {
+        DARK.iter()
+            .find(|(light, _)| light.eq_ignore_ascii_case(colour))
+            .map_or(colour, |(_, d)| d)
+    }
+
+    /// The dark theme as CSS rules for the elements under `scope` (`.app.dark .chart`): each
+    /// colour of [`DARK`] written as a presentation attribute (`fill`, `stroke`) replaced by its
+    /// counterpart. A rule of a page's CSS wins over a presentation attribute (SVG 2, § 6.6).
+    pub fn dark_css(scope: &str) -> String {
+        let mut css = String::new();
+        for (light, dark) in DARK {
+            for property in ["fill", "stroke"] {
+                css.push_str(&format!(
+                    "{scope} [{property}=\"{light}\" i] {{ {property}: {dark}; }}\n"
+                ));
+            }
+        }
+        css
+    }
+
+    /// The contrast ratio of two colours written `#rrggbb`, `(L1 + 0.05) / (L2 + 0.05)` of their
+    /// relative luminances, the lighter first (WCAG 2.1, "contrast ratio" and "relative
+    /// luminance": sRGB channels linearised, weighted 0.2126, 0.7152, 0.0722). `None` for a
+    /// colour in another form.
+    pub fn contrast(a: &str, b: &str) -> Option<f64> {
+        let (la, lb) = (luminance(a)?, luminance(b)?);
+        let (hi, lo) = if la > lb { (la, lb) } else { (lb, la) };
+        Some((hi + 0.05) / (lo + 0.05))
+    }
+
+    /// The relative luminance of `#rrggbb` (WCAG 2.1).
+    fn luminance(c: &str) -> Option<f64> {
+        let hex = c.strip_prefix('#').filter(|h| h.len() == 6)?;
+        let channel = |i: usize| {
+            let v = f64::from(u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()?) / 255.0;
+            Some(if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            })
+        };
+        Some(0.2126 * channel(0)? + 0.7152 * channel(2)? + 0.0722 * channel(4)?)
     }
 }
 

@@ -130,7 +130,15 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
         y_axis: performance_axis(dy, &vp),
         viewport: vp,
         lines,
+        label_candidates: labels
+            .iter()
+            .map(|l| super::LabelCandidates {
+                candidates: vec![l.clone()],
+                required: true,
+            })
+            .collect(),
         labels,
+        avoid: super::Obstacles::default(),
         markers: Vec::new(),
         kernels: Vec::new(),
         legend,

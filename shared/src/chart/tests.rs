@@ -17,6 +17,7 @@ fn bundle() -> Bundle {
         compute: vec![fp32],
         launch_overhead: Some(LaunchOverhead::new(4e-6, Method::Empirical)),
         sweep: vec![],
+        ..Machine::default()
     });
     // 1 GFLOP, 100 MB at HBM, 200 MB at L2, 1 ms: AI_HBM = 10, AI_L2 = 5, 1 TFLOP/s.
     let mut k = Kernel::new("void gemm<float>(float*)", 1e-3, DataSource::Suite);
@@ -122,7 +123,7 @@ fn hierarchical_ceilings_meet_the_roof_at_the_ridge() {
     }
     assert!(s.labels.iter().any(|l| l.text == "HBM 2 TB/s"));
     assert!(s.labels.iter().any(|l| l.text == "FP32 50 TFLOP/s"));
-    assert!(s.notes.iter().any(|n| n == "binding ceilings: 1 hbm-bound"));
+    assert!(s.notes.iter().any(|n| n == "binding ceilings: 1 HBM"));
 }
 
 #[test]
@@ -423,6 +424,7 @@ fn hbm_only(bw: f64) -> Ceilings {
         compute: vec![],
         launch_overhead: None,
         sweep: vec![],
+        ..Machine::default()
     })
 }
 

@@ -1,11 +1,11 @@
 //! The time-based roofline chart.
 
 use super::analysed::{analysed, scene_kernels};
-use super::label::{Placer, along, fractions};
+use super::label::{along, fractions};
 use super::{
-    Analysed, Anchor, ChartError, ChartOptions, Domain, Label, LegendEntry, LegendRole, Line,
-    LineRole, MARKER_MIN, Marker, MarkerKind, Scene, SceneKernel, axis, common_notes,
-    device_suffix, marker_radius, plot_area, push_clipped, side_panel, subtitle,
+    Analysed, Anchor, ChartError, ChartOptions, Domain, Label, LabelCandidates, LegendEntry,
+    LegendRole, Line, LineRole, MARKER_MIN, Marker, MarkerKind, Scene, SceneKernel, axis,
+    common_notes, device_suffix, marker_radius, plot_area, push_clipped, side_panel, subtitle,
 };
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
 use crate::geometry::roofline as shapes;
@@ -48,7 +48,7 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         return Err(ChartError::Nothing(device_suffix(p)));
     }
     let in_use = datapaths_in_use(p, &drawn);
-    let kernels = scene_kernels(p, &drawn, true);
+    let mut kernels = scene_kernels(p, &drawn, true);
     let pts = points(&kernels, bw);
     let boxes = launch_boxes(p, &kernels, &in_use, bw);
     let (dx, dy) = o.domain.unwrap_or_else(|| fit(p, &pts, &boxes, bw));
@@ -57,16 +57,18 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
 
     // Markers first (the labels keep clear of them); their links are drawn after the boxes.
     let (markers, links) = markers_and_links(&kernels, &pts, &vp);
-    let mut lines = Vec::new();
-    let mut placer = Placer::new(area, &markers);
-    if let Some(bw) = bw {
-        balance_lines(&mut lines, &mut placer, p, &in_use, bw, &vp);
+    for pt in &pts {
+        kernels[pt.si].bound_path = bound_path(&kernels[pt.si].analysis, pt, &vp);
     }
-    launch_box_lines(&mut lines, &mut placer, p, &boxes, &vp);
-    let labels = placer.into_labels();
+    let mut lines = Vec::new();
+    let mut pending = Vec::new();
+    if let Some(bw) = bw {
+        balance_lines(&mut lines, &mut pending, p, &in_use, bw, &vp);
+    }
+    launch_box_lines(&mut lines, &mut pending, p, &boxes, &vp);
     lines.extend(links);
 
-    Ok(Scene {
+    let mut scene = Scene {
         width: o.width,
         height: o.height,
         title: "Time-based roofline".into(),
@@ -79,13 +81,17 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         }),
         viewport: vp,
         lines,
-        labels,
+        labels: Vec::new(),
+        label_candidates: pending,
+        avoid: super::Obstacles::default(),
         markers,
         legend: legend(!pts.is_empty(), !boxes.is_empty(), &in_use),
         notes: notes(p, &kernels, drawn.len(), bw.is_some()),
         kernels,
         side_panel: side_panel(o),
-    })
+    };
+    super::place_ceiling_labels(&mut scene);
+    Ok(scene)
 }
 
 /// The datapaths in use among the drawn kernels (indices into `p.top`), by their FLOPs, with a
@@ -198,6 +204,30 @@ fn fit(p: &Analysed, pts: &[Pt], boxes: &[(u64, (f64, f64))], bw: Option<f64>) -
     (dx, dy)
 }
 
+/// A kernel's path to its bound on this chart ([`super::BoundPath`]): from its complexity point
+/// to its time vertex, where the machine would take the measured time; it names the binding term
+/// of `T_bound` ([`crate::analysis::KernelAnalysis::time_ceiling_label`]).
+fn bound_path(
+    a: &crate::analysis::KernelAnalysis,
+    pt: &Pt,
+    vp: &Viewport,
+) -> Option<super::BoundPath> {
+    let (vertex, tb, label) = (pt.vertex?, a.time_bound?, a.time_ceiling_label()?);
+    let mut text = format!(
+        "bound by {label} ({} region): T_bound {}",
+        tb.region.key(),
+        format_si(tb.bound_s, "s")
+    );
+    if let Some(g) = a.gap {
+        text.push_str(&format!(", T/T_bound {g:.2}"));
+    }
+    Some(super::BoundPath {
+        from: vp.project((pt.b, pt.f)),
+        to: vp.project(vertex),
+        text,
+    })
+}
+
 /// The markers (complexity points and time vertices, largest first) and the links joining each
 /// kernel's two.
 fn markers_and_links(
@@ -240,7 +270,7 @@ fn markers_and_links(
 /// Each datapath's machine-balance line against HBM's `bw`, labelled along it.
 fn balance_lines(
     lines: &mut Vec<Line>,
-    placer: &mut Placer,
+    pending: &mut Vec<LabelCandidates>,
     p: &Analysed,
     in_use: &[Datapath],
     bw: f64,
@@ -265,32 +295,37 @@ fn balance_lines(
         let t = 0.9 - 0.17 * (j % 4) as f64;
         // Then farther along the line, else below it, clear of markers and labels.
         let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
-        placer.place(along(
-            &format!(
-                "{} balance {} FLOP/B",
-                d.label(),
-                format_plain(crate::time_based::machine_balance(pk, bw))
+        pending.push(LabelCandidates {
+            candidates: along(
+                &format!(
+                    "{} balance {} FLOP/B",
+                    d.label(),
+                    format_plain(crate::time_based::machine_balance(pk, bw))
+                ),
+                role,
+                Anchor::End,
+                ((x0, y0), (x1, y1)),
+                Some(first),
+                &fractions(0.98, 0.02, 49),
             ),
-            role,
-            Anchor::End,
-            ((x0, y0), (x1, y1)),
-            Some(first),
-            &fractions(0.98, 0.02, 49),
-        ));
+            required: true,
+        });
     }
 }
 
-/// The launch-overhead boxes, dashed, each labelled where its label fits.
+/// The launch-overhead boxes, dashed, each labelled where its label fits: inside the box's top
+/// edge, else just above it, at its right end, else at its left end, else in between; else not
+/// at all. The labels are placed with the others ([`super::place_ceiling_labels`]): never on a
+/// marker, a line (another box's edge) or another label.
 fn launch_box_lines(
     lines: &mut Vec<Line>,
-    placer: &mut Placer,
+    pending: &mut Vec<LabelCandidates>,
     p: &Analysed,
     boxes: &[(u64, (f64, f64))],
     vp: &Viewport,
 ) {
     let (dx, dy) = (vp.x.domain(), vp.y.domain());
     let area = vp.area;
-    let mut last_label_y = f64::INFINITY;
     for (n, corner) in boxes {
         let role = LineRole::LaunchBox { launches: *n };
         let outline = shapes::launch_box_outline(*corner, dx, dy);
@@ -304,34 +339,36 @@ fn launch_box_lines(
             points: px,
             dashed: true,
         });
-        // Boxes grow with n; label a box only where it clears the previous label. The label
-        // sits inside the box's top edge, else just above it, at its right end, else at its
-        // left end, else not at all: it never covers a marker or another label.
-        if area.contains(corner_px.0, corner_px.1) && last_label_y - corner_px.1 > 14.0 {
-            let text = format!(
-                "{n} launch{} × {}",
-                if *n == 1 { "" } else { "es" },
-                format_si(p.ceilings.launch_overhead_s.unwrap_or(0.0), "s")
-            );
-            let y = corner_px.1 + 14.0;
-            let above = corner_px.1 - 4.0;
-            let candidates = [
-                ((corner_px.0 - 4.0, y), Anchor::End),
-                ((area.x + 4.0, y), Anchor::Start),
-                ((corner_px.0 - 4.0, above), Anchor::End),
-                ((area.x + 4.0, above), Anchor::Start),
-            ];
-            let free = candidates.into_iter().map(|(at, anchor)| Label {
-                text: text.clone(),
-                at,
-                angle_deg: 0.0,
-                anchor,
-                role,
-            });
-            if placer.place_if_free(free.collect()).is_some() {
-                last_label_y = corner_px.1;
-            }
+        if !area.contains(corner_px.0, corner_px.1) {
+            continue;
         }
+        let text = format!(
+            "{n} launch{} × {}",
+            if *n == 1 { "" } else { "es" },
+            format_si(p.ceilings.launch_overhead_s.unwrap_or(0.0), "s")
+        );
+        let inside = corner_px.1 + 14.0;
+        let above = corner_px.1 - 4.0;
+        let middle = f64::midpoint(area.x, corner_px.0);
+        let mut candidates = Vec::new();
+        for y in [inside, above] {
+            candidates.push(((corner_px.0 - 4.0, y), Anchor::End));
+            candidates.push(((area.x + 4.0, y), Anchor::Start));
+            candidates.push(((middle, y), Anchor::Middle));
+        }
+        pending.push(LabelCandidates {
+            candidates: candidates
+                .into_iter()
+                .map(|(at, anchor)| Label {
+                    text: text.clone(),
+                    at,
+                    angle_deg: 0.0,
+                    anchor,
+                    role,
+                })
+                .collect(),
+            required: false,
+        });
     }
 }
 
