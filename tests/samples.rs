@@ -142,10 +142,11 @@ pub fn import(s: &Sample) -> Result<String, String> {
         output: &out,
         machine: Some(&machine),
         arch: Some(arch),
-        convention: Convention::Current,
+        convention: Some(Convention::Current),
         ncu: None,
         allow_partial: false,
         counters: None,
+        allow_machine_mismatch: false,
     })
     .map_err(|e| format!("{}: {e}", s.file))?;
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use roofline_import::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
 use roofline_model::Bundle;
-use roofline_model::bundle::DataSource;
+use roofline_model::bundle::{DataSource, Device};
 
 use crate::config::ProfileConfig;
 use crate::error::Error;
@@ -16,8 +16,19 @@ use crate::io::{describe, read_bundle, read_text, write_bundle};
 use crate::ncu::{self, NcuProcessError};
 use crate::stderr::message;
 
+/// A `--machine` bundle, and what to do when it describes another GPU than the input's.
+#[derive(Debug)]
+struct MachineArg<'a> {
+    /// Where it was read from.
+    path: &'a Path,
+    /// The bundle.
+    bundle: Bundle,
+    /// `--allow-machine-mismatch`: place the kernels against it anyway, with a note.
+    allow_mismatch: bool,
+}
+
 /// Reads a machine bundle for `--machine`.
-fn machine_bundle(path: &Path) -> Result<Bundle, Error> {
+fn machine_bundle(path: &Path, allow_mismatch: bool) -> Result<MachineArg<'_>, Error> {
     let b = read_bundle(path)?;
     if b.machines.is_empty() {
         return Err(Error::Usage(format!(
@@ -25,14 +36,96 @@ fn machine_bundle(path: &Path) -> Result<Bundle, Error> {
             path.display()
         )));
     }
-    Ok(b)
+    Ok(MachineArg {
+        path,
+        bundle: b,
+        allow_mismatch,
+    })
+}
+
+/// A device in words for a message: its name (unless the import made one up from an index),
+/// compute capability and SM count, as far as known.
+fn describe_gpu(d: &Device) -> String {
+    let mut facts = Vec::new();
+    if let Some(cc) = &d.compute_capability {
+        facts.push(format!("compute capability {cc}"));
+    }
+    if let Some(n) = d.sm_count {
+        facts.push(format!("{n} SMs"));
+    }
+    let name = if is_real_name(d) {
+        d.name.clone()
+    } else {
+        format!("device {}", d.id)
+    };
+    if facts.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", facts.join(", "))
+    }
+}
+
+/// Whether a device's name is the GPU's (a trace's `deviceProperties`, a machine bundle), not
+/// one the CSV import made from a `Device` index (`GPU 0`).
+fn is_real_name(d: &Device) -> bool {
+    let made_up = d
+        .name
+        .strip_prefix("GPU ")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    !made_up && d.name != d.id && !d.name.trim().is_empty()
+}
+
+/// Whether two descriptions of a GPU disagree on what both say: the compute capability, the
+/// SM count, or the name (where both have a real one).
+fn differs(input: &Device, machine: &Device) -> bool {
+    let both = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x.trim() != y.trim());
+    both(&input.compute_capability, &machine.compute_capability)
+        || matches!((input.sm_count, machine.sm_count), (Some(a), Some(b)) if a != b)
+        || (is_real_name(input)
+            && is_real_name(machine)
+            && !input.name.trim().eq_ignore_ascii_case(machine.name.trim()))
+}
+
+/// Pairs the input's devices with the machine's (the only one with the only one, else by id)
+/// and refuses a pair that describes two different GPUs, unless `--allow-machine-mismatch`,
+/// which gives a note for the bundle instead.
+fn check_machine(input: &[Device], m: &MachineArg<'_>) -> Result<Vec<String>, Error> {
+    let machine = &m.bundle.devices;
+    let pairs: Vec<(&Device, &Device)> = if machine.len() == 1 && input.len() <= 1 {
+        input.iter().map(|d| (d, &machine[0])).collect()
+    } else {
+        input
+            .iter()
+            .filter_map(|d| machine.iter().find(|x| x.id == d.id).map(|x| (d, x)))
+            .collect()
+    };
+    let mut notes = Vec::new();
+    for (i, x) in pairs {
+        if !differs(i, x) {
+            continue;
+        }
+        let (machine_gpu, input_gpu) = (describe_gpu(x), describe_gpu(i));
+        if !m.allow_mismatch {
+            return Err(Error::MachineMismatch {
+                machine: m.path.to_path_buf(),
+                machine_gpu,
+                input_gpu,
+            });
+        }
+        notes.push(format!(
+            "MACHINE OF ANOTHER GPU: the kernels ran on {input_gpu} but are placed against the machine of {machine_gpu} (--machine {}, with --allow-machine-mismatch): its ceilings, not their GPU's, bound them",
+            m.path.display()
+        ));
+    }
+    Ok(notes)
 }
 
 /// Puts imported kernels and a machine (if any) in one bundle. Kernels on the CSV's only device
-/// go to the machine's only device; otherwise device ids must match.
+/// go to the machine's only device; otherwise device ids must match. A machine of another GPU
+/// is refused ([`check_machine`]).
 fn assemble(
     imported: model_ncu::Imported,
-    machine: Option<Bundle>,
+    machine: Option<MachineArg<'_>>,
     mut notes: Vec<String>,
 ) -> Result<Bundle, Error> {
     let mut bundle = Bundle::new(crate::provenance::current());
@@ -51,7 +144,9 @@ fn assemble(
                 "no machine characterization: bounds and headroom need one (`roofline machine`, then pass it with --machine)".into(),
             );
         }
-        Some(m) => {
+        Some(arg) => {
+            notes.extend(check_machine(&imported.devices, &arg)?);
+            let m = arg.bundle;
             let csv_devices: Vec<String> = imported.devices.iter().map(|d| d.id.clone()).collect();
             if m.devices.len() == 1 && csv_devices.len() <= 1 {
                 for k in &mut bundle.kernels {
@@ -120,14 +215,16 @@ pub struct ImportRequest<'a> {
     pub machine: Option<&'a Path>,
     /// The architecture, when the inputs do not say.
     pub arch: Option<Arch>,
-    /// FLOP and time convention.
-    pub convention: Convention,
+    /// FLOP and time convention, when given (`current` otherwise).
+    pub convention: Option<Convention>,
     /// The ncu executable, for reports.
     pub ncu: Option<&'a Path>,
     /// Import an incomplete capture set, marked incomplete.
     pub allow_partial: bool,
     /// A range-profiler trace joined with the torch.profiler trace imported.
     pub counters: Option<&'a Path>,
+    /// Place the kernels against a machine of another GPU, with a note.
+    pub allow_machine_mismatch: bool,
 }
 
 /// `roofline import`.
@@ -145,9 +242,11 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         ncu: ncu_flag,
         allow_partial,
         counters,
+        allow_machine_mismatch,
     } = *req;
-    let machine = machine.map(machine_bundle).transpose()?;
-    let arch = arch.or_else(|| machine_arch(machine.as_ref()));
+    let machine = machine
+        .map(|m| machine_bundle(m, allow_machine_mismatch))
+        .transpose()?;
     // torch.profiler traces are recognised by their content (JSON, gzip or not).
     // Reports (`.ncu-rep`, binary) go to ncu as before.
     if let Some(trace) = files
@@ -166,8 +265,35 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
                 trace.display()
             )));
         }
-        let (imported, launches) = crate::trace::import(trace, arch, convention, counters)?;
-        let mut bundle = assemble(imported, machine, Vec::new())?;
+        if allow_partial {
+            return Err(Error::Usage(format!(
+                "--allow-partial applies to Nsight Compute capture sets; {} is a torch.profiler trace",
+                trace.display()
+            )));
+        }
+        let imported = crate::trace::import(
+            trace,
+            arch.or_else(|| machine_arch(machine.as_ref())),
+            convention.unwrap_or_default(),
+            counters,
+        )?;
+        if !imported.counters {
+            // Both only change how counters are read; a trace without any is not changed.
+            let given = [arch.map(|_| "--arch"), convention.map(|_| "--convention")];
+            if let Some(option) = given.into_iter().flatten().next() {
+                return Err(Error::Usage(format!(
+                    "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {} has none{}; leave it out",
+                    trace.display(),
+                    if counters.is_none() {
+                        " (nor was --counters given)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        let launches = imported.launches;
+        let mut bundle = assemble(imported.imported, machine, Vec::new())?;
         bundle.description = Some(match counters {
             Some(c) => format!(
                 "imported from a torch.profiler trace: {}, with the counters of {}",
@@ -186,6 +312,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
             c.display()
         )));
     }
+    let convention = convention.unwrap_or_default();
     let mut captures = Vec::new();
     let mut notes = Vec::new();
     for f in files {
@@ -207,6 +334,14 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         return Err(Error::NoKernels("in the given files".into()));
     }
     notes.extend(joined.notes);
+    // The machine's architecture stands in for a `CC` column the CSV lacks, never overrides one.
+    let arch = arch.or_else(|| {
+        launches
+            .iter()
+            .all(|l| l.compute_capability.is_none())
+            .then(|| machine_arch(machine.as_ref()))
+            .flatten()
+    });
     let imported = model_ncu::to_kernels(&launches, &options(convention, arch, DataSource::Import))
         .map_err(Error::Import)?;
     let mut bundle = assemble(imported, machine, notes)?;
@@ -229,8 +364,8 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
 }
 
 /// The architecture of the machine bundle's only device, when it says.
-fn machine_arch(machine: Option<&Bundle>) -> Option<Arch> {
-    let m = machine?;
+fn machine_arch(machine: Option<&MachineArg<'_>>) -> Option<Arch> {
+    let m = &machine?.bundle;
     let [d] = m.devices.as_slice() else {
         return None;
     };
@@ -268,7 +403,11 @@ fn report_written(output: &Path, bundle: &Bundle, launches: u64) {
 /// writing what was profiled), no launch profiled.
 pub fn profile(c: &ProfileConfig) -> Result<(), Error> {
     let exe = ncu::find(c.ncu.as_deref()).map_err(Error::Ncu)?;
-    let machine = c.machine.as_deref().map(machine_bundle).transpose()?;
+    let machine = c
+        .machine
+        .as_deref()
+        .map(|m| machine_bundle(m, c.allow_machine_mismatch))
+        .transpose()?;
     let mut notes = Vec::new();
     let arch = match c.arch.or_else(|| machine_arch(machine.as_ref())) {
         Some(a) => a,
@@ -360,7 +499,7 @@ fn profile_into(
     metrics: Vec<String>,
     report_base: &Path,
     log_file: PathBuf,
-    machine: Option<Bundle>,
+    machine: Option<MachineArg<'_>>,
     mut notes: Vec<String>,
 ) -> Result<(), Error> {
     let request = ncu::ProfileRequest {

@@ -85,6 +85,10 @@ pub struct InfoArgs {
     /// One row per kernel name, or per PyTorch operator or module (torch.profiler imports).
     #[arg(long, value_parser = group_by_values(), default_value = "kernel")]
     pub group_by: GroupBy,
+    /// With --baseline: compare this device only, by id (by default every device, each in its
+    /// own section).
+    #[arg(long, value_name = "ID", requires = "baseline")]
+    pub device: Option<String>,
 }
 
 /// `--group-by`'s values: the model's one vocabulary of groupings ([`GroupBy::key`], with
@@ -294,6 +298,10 @@ pub struct ProfileArgs {
     /// Keep ncu's report at this path (without the .ncu-rep ending ncu adds).
     #[arg(long, value_name = "FILE")]
     pub keep_report: Option<PathBuf>,
+    /// Place the kernels against --machine even though it describes another GPU (another name,
+    /// compute capability or SM count); the bundle's notes say so. Without it, refused.
+    #[arg(long, requires = "machine")]
+    pub allow_machine_mismatch: bool,
     /// The program to profile and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -307,18 +315,26 @@ pub struct ImportArgs {
     /// `.json.gz`, recognised by its content).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Where to write the bundle.
+    /// Where to write the bundle; `{rank}`, `{host}` and `{device}` are filled in as for
+    /// `profile`.
     #[arg(short, long, value_name = "FILE", default_value = "import.json")]
     pub output: PathBuf,
     /// A bundle holding the GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,
-    /// The GPU's compute capability (e.g. 7.0), when the CSV has no CC column.
+    /// The GPU's compute capability (e.g. 7.0), when the CSV has no CC column (Nsight Compute
+    /// counters only: refused with a trace that has none).
     #[arg(long, value_name = "CC")]
     pub arch: Option<String>,
-    /// How FLOPs and times are counted.
-    #[arg(long, value_enum, default_value_t = ConventionArg::Current)]
-    pub convention: ConventionArg,
+    /// How FLOPs and times are counted from counters (`current` by default; refused with a
+    /// trace that has no counters).
+    #[arg(long, value_enum)]
+    pub convention: Option<ConventionArg>,
+    /// Place the kernels against --machine even though it describes another GPU than the one
+    /// the input names (another name, compute capability or SM count); the bundle's notes say
+    /// so. Without it, refused naming both GPUs.
+    #[arg(long, requires = "machine")]
+    pub allow_machine_mismatch: bool,
     /// The Nsight Compute executable, for .ncu-rep files (default: $NCU, then ncu on PATH).
     #[arg(long, value_name = "PATH")]
     pub ncu: Option<PathBuf>,
@@ -328,9 +344,10 @@ pub struct ImportArgs {
     /// the trace imported; the two kernel sequences must agree by name (docs/pytorch.md).
     #[arg(long, value_name = "TRACE")]
     pub counters: Option<PathBuf>,
-    /// Import a capture set that is incomplete (a file cut short, or holding fewer launches
-    /// than the others): the bundle is marked incomplete, with per-metric launch counts in its
-    /// notes. Without it such a set is refused, naming the file and the first launch missing.
+    /// Import a capture set that is incomplete (a file cut short, a broken row, or fewer
+    /// launches than the others): the bundle is marked incomplete, with per-metric launch counts
+    /// in its notes. Without it such a set is refused, naming the file and the line or the first
+    /// launch missing. Nsight Compute CSV only.
     #[arg(long)]
     pub allow_partial: bool,
 }

@@ -36,6 +36,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             baseline,
             output,
             group_by,
+            device,
         } => {
             let mut bundle = read_bundle(&file)?;
             regroup(&mut bundle, group_by);
@@ -43,9 +44,10 @@ pub fn run(config: Config) -> Result<(), Error> {
                 let mut base = read_bundle(&b)?;
                 regroup(&mut base, group_by);
                 let bytes = match format {
-                    InfoFormat::Csv => export::compare::to_csv(&bundle, &base),
-                    _ => export::compare::to_table(&bundle, &base, top),
-                };
+                    InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
+                    _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),
+                }
+                .map_err(Error::Usage)?;
                 return write_output(output.as_deref(), &bytes);
             }
             let bytes = match format {
@@ -90,6 +92,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             ncu,
             allow_partial,
             counters,
+            allow_machine_mismatch,
         } => crate::capture::import(&crate::capture::ImportRequest {
             files: &files,
             output: &output,
@@ -99,6 +102,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             ncu: ncu.as_deref(),
             allow_partial,
             counters: counters.as_deref(),
+            allow_machine_mismatch,
         }),
         Config::Profile(c) => crate::capture::profile(&c),
         Config::Machine {

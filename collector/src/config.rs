@@ -31,6 +31,8 @@ pub enum Config {
         output: Option<PathBuf>,
         /// Rows per kernel name, operator or module.
         group_by: roofline_model::group::GroupBy,
+        /// With a baseline: the one device compared (`None`: every device).
+        device: Option<String>,
     },
     /// Draw a chart as SVG.
     Plot {
@@ -68,14 +70,16 @@ pub enum Config {
         machine: Option<PathBuf>,
         /// Architecture override.
         arch: Option<Arch>,
-        /// FLOP and time convention.
-        convention: Convention,
+        /// FLOP and time convention, when given (a trace without counters refuses it).
+        convention: Option<Convention>,
         /// The ncu executable flag.
         ncu: Option<PathBuf>,
         /// Import an incomplete capture set, marked incomplete.
         allow_partial: bool,
         /// A range-profiler trace whose counters join the torch.profiler trace imported.
         counters: Option<PathBuf>,
+        /// Place the kernels against a machine of another GPU, noted in the bundle.
+        allow_machine_mismatch: bool,
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
@@ -104,23 +108,53 @@ pub enum Config {
 impl Config {
     /// The files the command reads and the files it writes (`-` is standard output), for the
     /// checks of [`crate::io::check_files`] before it runs.
+    ///
+    /// Every variant is destructured field by field (no `..`): a path added to a command must be
+    /// placed here, among its inputs or outputs, or the crate does not compile.
     pub fn files(&self) -> (Vec<&Path>, Vec<&Path>) {
         let mut inputs: Vec<&Path> = Vec::new();
         let mut outputs: Vec<&Path> = Vec::new();
         match self {
             Config::Validate { files } => inputs.extend(files.iter().map(PathBuf::as_path)),
-            Config::Info { file, output, .. } => {
+            Config::Info {
+                file,
+                format: _,
+                top: _,
+                baseline,
+                output,
+                group_by: _,
+                device: _,
+            } => {
                 inputs.push(file);
+                inputs.extend(baseline.as_deref());
                 outputs.extend(output.as_deref());
             }
-            Config::Plot { file, output, .. } => {
+            Config::Plot {
+                file,
+                chart: _,
+                output,
+                top: _,
+                size: _,
+                device: _,
+                group_by: _,
+            } => {
                 inputs.push(file);
                 outputs.push(output);
             }
             Config::Page(p) => {
-                inputs.push(&p.file);
-                inputs.extend(p.baseline.as_deref());
-                outputs.push(&p.output);
+                let PageConfig {
+                    file,
+                    baseline,
+                    output,
+                    chart: _,
+                    top: _,
+                    labels: _,
+                    device: _,
+                    group_by: _,
+                } = p.as_ref();
+                inputs.push(file);
+                inputs.extend(baseline.as_deref());
+                outputs.push(output);
             }
             Config::Merge { files, output } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
@@ -130,8 +164,12 @@ impl Config {
                 files,
                 output,
                 machine,
+                arch: _,
+                convention: _,
+                ncu: _,
+                allow_partial: _,
                 counters,
-                ..
+                allow_machine_mismatch: _,
             } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
@@ -139,12 +177,34 @@ impl Config {
                 outputs.push(output);
             }
             Config::Profile(c) => {
-                inputs.extend(c.machine.as_deref());
-                outputs.push(&c.output);
+                let ProfileConfig {
+                    output,
+                    machine,
+                    nvtx: _,
+                    kernel: _,
+                    launch_skip: _,
+                    launch_count: _,
+                    ncu: _,
+                    arch: _,
+                    convention: _,
+                    keep_report: _,
+                    command: _,
+                    allow_machine_mismatch: _,
+                } = c.as_ref();
+                // The report ncu keeps is written by ncu itself, under a name it chooses.
+                inputs.extend(machine.as_deref());
+                outputs.push(output);
             }
-            Config::Machine { output, .. } => outputs.push(output),
+            Config::Machine {
+                output,
+                devices: _,
+                quick: _,
+                diagnose_refused: _,
+            } => outputs.push(output),
             Config::Suite {
-                machine, output, ..
+                plan: _,
+                machine,
+                output,
             } => {
                 inputs.extend(machine.as_deref());
                 outputs.push(output);
@@ -179,6 +239,8 @@ pub struct ProfileConfig {
     pub keep_report: Option<PathBuf>,
     /// The program and its arguments.
     pub command: Vec<String>,
+    /// Place the kernels against a machine of another GPU, noted in the bundle.
+    pub allow_machine_mismatch: bool,
 }
 
 fn convention(c: ConventionArg) -> Convention {
@@ -200,6 +262,23 @@ fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
             .map_err(|e| Error::Usage(format!("--arch {e}")))
     })
     .transpose()
+}
+
+/// `-o` with its `{rank}`, `{host}` and `{device}` filled in from the launcher's environment
+/// ([`crate::ncu::fill_placeholders`]); a placeholder filled with its default outside a launcher
+/// is said on standard error, so that `run-{rank}.json` becoming `run-0.json` is never silent.
+fn output_path(output: PathBuf) -> Result<PathBuf, Error> {
+    let template = output.to_string_lossy().into_owned();
+    if !template.contains('{') {
+        return Ok(output);
+    }
+    let host = crate::provenance::host_name().unwrap_or_else(|| "host".into());
+    let filled = crate::ncu::fill_placeholders(&template, |k| std::env::var(k).ok(), &host)
+        .map_err(|e| Error::Usage(format!("-o {template}: {e}")))?;
+    for n in &filled.defaulted {
+        crate::stderr::message(&format!("note: -o {template}: {n}"));
+    }
+    Ok(PathBuf::from(filled.path))
 }
 
 /// `roofline plot --format html`: the standalone page's bundles and view.
@@ -392,6 +471,7 @@ impl Config {
                     baseline: a.baseline,
                     output: a.output,
                     group_by: a.group_by,
+                    device: a.device,
                 }
             }
             Command::Plot(a) => plot(a)?,
@@ -425,13 +505,8 @@ impl Config {
                 if a.launch_count == Some(0) {
                     return Err(Error::Usage("--launch-count must be at least 1".into()));
                 }
-                let template = a.output.to_string_lossy().into_owned();
-                let host = crate::provenance::host_name().unwrap_or_else(|| "host".into());
-                let output =
-                    crate::ncu::fill_placeholders(&template, |k| std::env::var(k).ok(), &host)
-                        .map_err(|e| Error::Usage(format!("-o {template}: {e}")))?;
                 Config::Profile(Box::new(ProfileConfig {
-                    output: PathBuf::from(output),
+                    output: output_path(a.output)?,
                     machine: a.machine,
                     nvtx: a.nvtx,
                     kernel: a.kernel,
@@ -442,17 +517,23 @@ impl Config {
                     convention: convention(a.convention),
                     keep_report: a.keep_report,
                     command: a.command,
+                    allow_machine_mismatch: a.allow_machine_mismatch,
                 }))
             }
             Command::Import(a) => Config::Import {
                 files: a.files,
-                output: a.output,
+                output: if crate::io::is_stdout(&a.output) {
+                    a.output
+                } else {
+                    output_path(a.output)?
+                },
                 machine: a.machine,
                 arch: arch(a.arch.as_deref())?,
-                convention: convention(a.convention),
+                convention: a.convention.map(convention),
                 ncu: a.ncu,
                 allow_partial: a.allow_partial,
                 counters: a.counters,
+                allow_machine_mismatch: a.allow_machine_mismatch,
             },
         })
     }

@@ -29,6 +29,16 @@ pub enum Error {
         #[source]
         source: ReadError,
     },
+    /// A torch.profiler trace given where a bundle is read.
+    #[error(
+        "{} is a torch.profiler trace, not a bundle: turn it into one with `roofline import {} -o run.json`, then give run.json",
+        path.display(),
+        path.display()
+    )]
+    TraceNotBundle {
+        /// The file.
+        path: PathBuf,
+    },
     /// A bundle about to be written holds impossible figures (a bug upstream; nothing is written).
     #[error("refusing to write {}: the bundle holds impossible figures", path.display())]
     InvalidOutput {
@@ -92,6 +102,19 @@ pub enum Error {
     /// The standalone page could not be made.
     #[error("cannot make the standalone HTML page")]
     Standalone(#[source] roofline_model::standalone::StandaloneError),
+    /// `--machine` describes another GPU than the one the kernels ran on.
+    #[error(
+        "--machine {} describes {machine_gpu}, but the kernels ran on {input_gpu}: its ceilings would bound them wrongly; give the machine bundle of that GPU (`roofline machine` on it), or pass --allow-machine-mismatch to place them against this one anyway (the bundle's notes then say so)",
+        machine.display()
+    )]
+    MachineMismatch {
+        /// The machine bundle.
+        machine: PathBuf,
+        /// Its GPU, described.
+        machine_gpu: String,
+        /// The GPU the input names, described.
+        input_gpu: String,
+    },
     /// Nothing to draw or report.
     #[error("{0}")]
     Nothing(String),

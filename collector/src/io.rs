@@ -164,9 +164,15 @@ pub(crate) fn open_regular(path: &Path) -> Result<fs::File, Error> {
 /// (naming what it is: a FIFO, a character device, a directory…).
 pub fn read_text(path: &Path) -> Result<String, Error> {
     let bytes = read_bytes(path)?;
-    String::from_utf8(bytes).map_err(|e| Error::ReadFile {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(ErrorKind::InvalidData, e.utf8_error()),
+    String::from_utf8(bytes).map_err(|e| {
+        // Say what the file seems to be (UTF-16, compressed, binary…), as for bundles.
+        let what = roofline_model::read::check_text_start(e.as_bytes(), true)
+            .err()
+            .map_or_else(|| e.utf8_error().to_string(), |r| r.to_string());
+        Error::ReadFile {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(ErrorKind::InvalidData, what),
+        }
     })
 }
 
@@ -191,11 +197,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
 /// [`Error::ReadFile`] when the file cannot be read, [`Error::Bundle`] when it is not a valid
 /// bundle (the cause names the JSON path or line and column).
 pub fn read_bundle(path: &Path) -> Result<Bundle, Error> {
-    let bytes = read_bytes(path)?;
-    roofline_model::parse_bundle_bytes(&bytes).map_err(|source| Error::Bundle {
-        path: path.to_path_buf(),
-        source,
-    })
+    read_bundle_and_bytes(path).map(|(b, _)| b)
 }
 
 /// Reads and validates a bundle file, returning its bytes too (for the standalone page, which
@@ -205,9 +207,18 @@ pub fn read_bundle(path: &Path) -> Result<Bundle, Error> {
 /// As [`read_bundle`].
 pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
     let bytes = read_bytes(path)?;
-    let bundle = roofline_model::parse_bundle_bytes(&bytes).map_err(|source| Error::Bundle {
-        path: path.to_path_buf(),
-        source,
+    let bundle = roofline_model::parse_bundle_bytes(&bytes).map_err(|source| {
+        // A torch.profiler trace (gzip or not) given where a bundle is read: say what to run.
+        if crate::trace::looks_like_trace(path) {
+            Error::TraceNotBundle {
+                path: path.to_path_buf(),
+            }
+        } else {
+            Error::Bundle {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
     })?;
     Ok((bundle, bytes))
 }

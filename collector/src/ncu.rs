@@ -285,20 +285,34 @@ pub fn export_csv(ncu: &Path, report: &Path) -> Result<String, NcuProcessError> 
 /// The launcher's rank of this process: `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `PMI_RANK` or
 /// `LOCAL_RANK`, the first one set.
 pub fn launcher_rank(env: impl Fn(&str) -> Option<String>) -> Option<String> {
-    [
-        "SLURM_PROCID",
-        "OMPI_COMM_WORLD_RANK",
-        "PMI_RANK",
-        "LOCAL_RANK",
-    ]
-    .iter()
-    .find_map(|n| env(n).filter(|v| !v.is_empty()))
+    RANK_VARIABLES
+        .iter()
+        .find_map(|n| env(n).filter(|v| !v.is_empty()))
+}
+
+/// The variables a launcher sets for the rank, in the order they are read.
+const RANK_VARIABLES: [&str; 4] = [
+    "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
+    "LOCAL_RANK",
+];
+
+/// An output path with its placeholders filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filled {
+    /// The path.
+    pub path: String,
+    /// For each placeholder no variable set, what it became and which variables were looked
+    /// for (`{rank} is 0: none of SLURM_PROCID, … is set`), for a note.
+    pub defaulted: Vec<String>,
 }
 
 /// Fills `{rank}`, `{host}` and `{device}` in an output path from the launcher's environment:
 /// the rank from `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `PMI_RANK` or `LOCAL_RANK` (0 outside a
 /// launcher); the device from `CUDA_VISIBLE_DEVICES` (its first entry), else `SLURM_LOCALID` or
-/// `LOCAL_RANK`, else 0; the host from the host name (up to its first dot).
+/// `LOCAL_RANK`, else 0; the host from the host name (up to its first dot). A rank or device
+/// that no variable gave is listed in [`Filled::defaulted`].
 ///
 /// # Errors
 /// The name of an unknown placeholder.
@@ -306,22 +320,28 @@ pub fn fill_placeholders(
     template: &str,
     env: impl Fn(&str) -> Option<String>,
     host: &str,
-) -> Result<String, String> {
+) -> Result<Filled, String> {
     let first = |names: &[&str]| names.iter().find_map(|n| env(n).filter(|v| !v.is_empty()));
-    let rank = first(&[
-        "SLURM_PROCID",
-        "OMPI_COMM_WORLD_RANK",
-        "PMI_RANK",
-        "LOCAL_RANK",
-    ])
-    .unwrap_or_else(|| "0".into());
+    let rank = first(&RANK_VARIABLES);
     let device = env("CUDA_VISIBLE_DEVICES")
         .and_then(|v| v.split(',').next().map(str::trim).map(str::to_string))
         .filter(|v| !v.is_empty())
-        .or_else(|| first(&["SLURM_LOCALID", "LOCAL_RANK"]))
-        .unwrap_or_else(|| "0".into());
+        .or_else(|| first(&["SLURM_LOCALID", "LOCAL_RANK"]));
     let host = host.split('.').next().unwrap_or(host);
     let mut out = String::new();
+    let mut defaulted = Vec::new();
+    let mut default = |name: &str, value: &Option<String>, variables: &[&str]| {
+        value.clone().unwrap_or_else(|| {
+            let note = format!(
+                "{{{name}}} is 0: none of {} is set (not run under a launcher?)",
+                variables.join(", ")
+            );
+            if !defaulted.contains(&note) {
+                defaulted.push(note);
+            }
+            "0".into()
+        })
+    };
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
@@ -332,9 +352,13 @@ pub fn fill_placeholders(
             break;
         };
         match &after[..close] {
-            "rank" => out.push_str(&rank),
+            "rank" => out.push_str(&default("rank", &rank, &RANK_VARIABLES)),
             "host" => out.push_str(host),
-            "device" => out.push_str(&device),
+            "device" => out.push_str(&default(
+                "device",
+                &device,
+                &["CUDA_VISIBLE_DEVICES", "SLURM_LOCALID", "LOCAL_RANK"],
+            )),
             other => {
                 return Err(format!(
                     "unknown placeholder {{{other}}} in the output path; use {{rank}}, {{host}} or {{device}}"
@@ -345,7 +369,10 @@ pub fn fill_placeholders(
     }
     out.push_str(rest);
     // Keep what was substituted usable in a file name.
-    Ok(out.replace(['\n', '\0'], "_"))
+    Ok(Filled {
+        path: out.replace(['\n', '\0'], "_"),
+        defaulted,
+    })
 }
 
 #[cfg(test)]
@@ -362,38 +389,57 @@ mod tests {
 
     #[test]
     fn placeholders_from_slurm_and_mpi() {
+        let path = |t: &str, vars: &[(&str, &str)], host: &str| {
+            fill_placeholders(t, env(vars), host).unwrap().path
+        };
         let slurm = [("SLURM_PROCID", "12"), ("SLURM_LOCALID", "3")];
         assert_eq!(
-            fill_placeholders(
+            path(
                 "run-{rank}-{host}-gpu{device}.json",
-                env(&slurm),
+                &slurm,
                 "nid001.cluster"
-            )
-            .unwrap(),
+            ),
             "run-12-nid001-gpu3.json"
         );
         let mpi = [
             ("OMPI_COMM_WORLD_RANK", "5"),
             ("CUDA_VISIBLE_DEVICES", "2,3"),
         ];
-        assert_eq!(
-            fill_placeholders("r{rank}d{device}", env(&mpi), "h").unwrap(),
-            "r5d2"
-        );
-        assert_eq!(
-            fill_placeholders("plain.json", env(&[]), "h").unwrap(),
-            "plain.json"
-        );
-        assert_eq!(
-            fill_placeholders("r{rank}.json", env(&[]), "h").unwrap(),
-            "r0.json"
-        );
-        assert_eq!(
-            fill_placeholders("odd{.json", env(&[]), "h").unwrap(),
-            "odd{.json"
-        );
+        assert_eq!(path("r{rank}d{device}", &mpi, "h"), "r5d2");
+        assert_eq!(path("plain.json", &[], "h"), "plain.json");
+        assert_eq!(path("odd{.json", &[], "h"), "odd{.json");
         let e = fill_placeholders("r{node}.json", env(&[]), "h").unwrap_err();
         assert!(e.contains("unknown placeholder {node}"), "{e}");
+    }
+
+    #[test]
+    fn a_placeholder_filled_by_its_default_is_said() {
+        // Outside a launcher `{rank}` is 0: said, never silent (issue 29).
+        let f = fill_placeholders("r{rank}.json", env(&[]), "h").unwrap();
+        assert_eq!(f.path, "r0.json");
+        assert_eq!(f.defaulted.len(), 1, "{:?}", f.defaulted);
+        assert!(
+            f.defaulted[0].contains("{rank} is 0")
+                && f.defaulted[0]
+                    .contains("SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, LOCAL_RANK"),
+            "{:?}",
+            f.defaulted
+        );
+        let f = fill_placeholders("d{device}.json", env(&[]), "h").unwrap();
+        assert!(
+            f.defaulted[0].contains("{device} is 0"),
+            "{:?}",
+            f.defaulted
+        );
+        // Set by a launcher, or not asked for: nothing to say.
+        let f = fill_placeholders("r{rank}.json", env(&[("PMI_RANK", "2")]), "h").unwrap();
+        assert!(f.defaulted.is_empty());
+        assert!(
+            fill_placeholders("r.json", env(&[]), "h")
+                .unwrap()
+                .defaulted
+                .is_empty()
+        );
     }
 
     #[test]

@@ -440,3 +440,101 @@ fn counter_permission_and_missing_ncu_are_explained() {
         stderr(&o)
     );
 }
+
+/// `import --machine` for another GPU (issue 29): a CSV whose `CC` column says 9.0 against the
+/// V100's machine (CC 7.0) is refused naming both GPUs, nothing written; with
+/// `--allow-machine-mismatch` it is placed against that machine, and the bundle's notes say so.
+/// A machine of the same GPU is taken without a word.
+#[test]
+fn a_machine_of_another_gpu_is_refused_or_applied_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("h100.csv");
+    std::fs::write(&csv, RAW).unwrap();
+    let v100 = repo().join("tests/fixtures/bundles/v100-deepcam-example.json");
+    let out = dir.path().join("out.json");
+    let o = roofline(
+        &[
+            "import",
+            arg(&csv),
+            "--machine",
+            arg(&v100),
+            "-o",
+            arg(&out),
+        ],
+        &[],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("Tesla V100-SXM2-16GB (compute capability 7.0, 80 SMs)")
+            && e.contains("compute capability 9.0")
+            && e.contains("--allow-machine-mismatch"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let o = roofline(
+        &[
+            "import",
+            arg(&csv),
+            "--machine",
+            arg(&v100),
+            "--allow-machine-mismatch",
+            "-o",
+            arg(&out),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("--allow-machine-mismatch")
+                && n.contains("Tesla V100-SXM2-16GB")
+                && n.contains("compute capability 9.0")),
+        "{:?}",
+        b.notes
+    );
+    // The same GPU: no refusal, no note about it.
+    let v100_csv = dir.path().join("v100.csv");
+    std::fs::write(&v100_csv, RAW.replace("\"9.0\"", "\"7.0\"")).unwrap();
+    let o = roofline(
+        &[
+            "import",
+            arg(&v100_csv),
+            "--machine",
+            arg(&v100),
+            "-o",
+            arg(&out),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("mismatch"), "{}", stderr(&o));
+}
+
+/// `-o run-{rank}.json` fills in the rank for `import` as for `profile`, and says so when no
+/// launcher set one (issue 29: it kept `{rank}` in the file name without a word).
+#[test]
+fn import_fills_placeholders_and_says_when_a_rank_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("k.csv");
+    std::fs::write(&csv, RAW).unwrap();
+    let out = dir.path().join("run-{rank}.json");
+    let o = roofline(&["import", arg(&csv), "-o", arg(&out)], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("run-0.json").is_file());
+    assert!(
+        stderr(&o).contains("{rank} is 0: none of SLURM_PROCID"),
+        "{}",
+        stderr(&o)
+    );
+    let o = roofline(
+        &["import", arg(&csv), "-o", arg(&out)],
+        &[("SLURM_PROCID", "7")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("run-7.json").is_file());
+    assert!(!stderr(&o).contains("{rank} is 0"), "{}", stderr(&o));
+    assert!(!out.exists(), "no file named with the placeholder itself");
+}

@@ -208,6 +208,11 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     other.description = Some("another run".into());
     std::fs::write(&b, roofline_model::to_json(&other).unwrap()).unwrap();
 
+    let b_before = std::fs::read(&b).unwrap();
+    let b_link = dir.path().join("b-link.json");
+    std::os::unix::fs::symlink(&b, &b_link).unwrap();
+    let b_html = dir.path().join("b.html");
+    std::os::unix::fs::symlink(&b, &b_html).unwrap();
     let dot = format!("{}/./a.json", dir.path().display());
     let cases: Vec<Vec<&str>> = vec![
         vec!["info", arg(&a), "--format", "csv", "-o", arg(&a)],
@@ -220,6 +225,29 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
         vec!["import", arg(&csv), "--machine", arg(&a), "-o", arg(&link)],
         vec!["suite", "gemm", "--machine", arg(&a), "-o", arg(&hard)],
         vec!["profile", "--machine", arg(&a), "-o", arg(&a), "--", "true"],
+        // Every input, not only the first: the baseline, a machine, a counter trace (issue 29).
+        vec!["info", arg(&a), "--baseline", arg(&b), "-o", arg(&b)],
+        vec![
+            "info",
+            arg(&a),
+            "--baseline",
+            arg(&b),
+            "--format",
+            "csv",
+            "-o",
+            arg(&b_link),
+        ],
+        vec!["plot", arg(&a), "--baseline", arg(&b), "-o", arg(&b_html)],
+        vec!["import", arg(&csv), "--machine", arg(&b), "-o", arg(&b)],
+        vec![
+            "import",
+            arg(&csv),
+            "--counters",
+            arg(&b),
+            "-o",
+            arg(&b_link),
+        ],
+        vec!["suite", "gemm", "--machine", arg(&b), "-o", arg(&b_link)],
     ];
     for args in cases {
         let o = roofline(&args);
@@ -230,6 +258,7 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     }
     assert_eq!(std::fs::read(&a).unwrap(), original);
     assert_eq!(std::fs::read(&csv).unwrap(), csv_before);
+    assert_eq!(std::fs::read(&b).unwrap(), b_before);
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     // The svg check does not get in the way: a symlink named *.svg onto the bundle is refused too.
     let svg_link = dir.path().join("chart.svg");

@@ -164,12 +164,12 @@ fn info_compares_runs_per_operator() {
         String::from_utf8_lossy(&csv.stderr)
     );
     let csv = String::from_utf8(csv.stdout).unwrap();
-    // The seven figures never hold a comma; a quoted kernel name may.
+    // The seven figures and the device never hold a comma; a quoted kernel name may.
     let rows: Vec<Vec<&str>> = csv
         .lines()
         .skip(1)
         .map(|l| {
-            let mut r: Vec<&str> = l.rsplitn(8, ',').collect();
+            let mut r: Vec<&str> = l.rsplitn(9, ',').collect();
             r.reverse();
             r
         })
@@ -340,4 +340,73 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("none of the files given is one"), "{err}");
+}
+
+/// Issue 29: a trace that begins with a UTF-8 byte-order mark (as Windows tools write) was
+/// refused ("expected a Chrome trace") although bundles accept one; gzipped or not, it imports.
+#[test]
+fn a_byte_order_mark_before_a_trace_is_skipped() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let plain = dir.path().join("bom.json");
+    std::fs::write(&plain, format!("\u{feff}{TIMING}")).unwrap();
+    let gz = dir.path().join("bom.json.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(format!("\u{feff}{TIMING}").as_bytes()).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    for input in [&plain, &gz] {
+        let o = roofline(&[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(b.kernels.len(), 3);
+    }
+}
+
+/// Issue 29: `--machine` for another GPU replaced the trace's device without a word (an H100
+/// trace became a V100 one). Refused naming both; with `--allow-machine-mismatch`, noted.
+#[test]
+fn a_trace_against_a_machine_of_another_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let trace = dir.path().join("timing.json");
+    std::fs::write(&trace, TIMING).unwrap();
+    let v100 = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/bundles/v100-deepcam-example.json");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "import".to_string(),
+            trace.display().to_string(),
+            "--machine".into(),
+            v100.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| (*s).to_string()));
+        a
+    };
+    let run = |a: Vec<String>| roofline(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args(&[]));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("describes Tesla V100-SXM2-16GB (compute capability 7.0, 80 SMs), but the kernels ran on SYNTHETIC GPU (compute capability 8.0)"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let o = run(args(&["--allow-machine-mismatch"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.starts_with("MACHINE OF ANOTHER GPU: the kernels ran on SYNTHETIC GPU")),
+        "{:?}",
+        b.notes
+    );
 }

@@ -143,6 +143,12 @@ pub enum Problem {
     /// An empty name or id.
     #[error("must not be empty")]
     Empty,
+    /// Launch counts whose sum leaves a `u64` (no total could be counted).
+    #[error(
+        "the launches of all kernel entries up to this one sum beyond {} (2^64 − 1): no total of them can be counted; split the bundle",
+        u64::MAX
+    )]
+    LaunchesOverflow,
     /// Per-launch statistics out of order.
     #[error(
         "per-launch statistics must satisfy min ≤ mean ≤ max (got min {min}, mean {mean}, max {max})"
@@ -169,6 +175,19 @@ pub fn parse_bundle_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
 
 /// The UTF-8 text of a file's bytes, or what it seems to be instead.
 fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
+    check_text_start(bytes, true)?;
+    std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to()))
+}
+
+/// Checks that `bytes`, the start of a file (or all of it when `whole`), are UTF-8 text, and
+/// says what they seem to be otherwise: UTF-16 (by its byte-order mark, or NUL bytes between
+/// ASCII characters), compressed data (gzip, zstd, bzip2, xz, zip, by their magic numbers), an
+/// image, binary data, or text in another encoding. A start cut inside a character is text.
+/// The importers use it to tell what an input is before reading it.
+///
+/// # Errors
+/// [`ReadError::Encoding`] with the byte offset and what the file seems to be.
+pub fn check_text_start(bytes: &[u8], whole: bool) -> Result<(), ReadError> {
     let utf16 = |offset, what: &str| {
         ReadError::Encoding {
         offset,
@@ -182,41 +201,61 @@ fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
             &format!("UTF-16 byte-order mark {:02X} {:02X}", bytes[0], bytes[1]),
         ));
     }
-    // UTF-16 without a mark: `{` then a NUL byte (little-endian), or a NUL then `{`.
+    // UTF-16 without a mark: ASCII then a NUL byte (little-endian), or a NUL then ASCII.
     let start = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace() && *b != 0);
     if let Some(i) = start
-        && bytes[i] == b'{'
+        && bytes[i].is_ascii_graphic()
         && (bytes.get(i + 1) == Some(&0) || (i > 0 && bytes[i - 1] == 0))
     {
         let nul = bytes.iter().position(|b| *b == 0).unwrap_or(0);
         return Err(utf16(nul, "NUL byte between characters"));
     }
-    std::str::from_utf8(bytes).map_err(|e| {
-        let offset = e.valid_up_to();
-        let b = bytes[offset];
-        let magic: [(&[u8], &str); 6] = [
-            (&[0x1f, 0x8b], "gzip-compressed data; decompress it first (`gunzip`)"),
-            (&[0x28, 0xb5, 0x2f, 0xfd], "zstd-compressed data; decompress it first (`unzstd`)"),
-            (b"BZh", "bzip2-compressed data; decompress it first (`bunzip2`)"),
-            (&[0xfd, b'7', b'z', b'X', b'Z'], "xz-compressed data; decompress it first (`unxz`)"),
-            (b"PK\x03\x04", "a zip archive; extract the bundle first"),
-            (&[0x89, b'P', b'N', b'G'], "a PNG image, not a bundle"),
-        ];
-        let seems = if let Some((_, what)) = magic.iter().find(|(m, _)| bytes.starts_with(m)) {
-            format!("the file seems to be {what}")
-        } else if bytes.iter().take(4096).filter(|b| **b == 0).count() > 0 {
-            "the file seems to be binary data, not a JSON bundle".into()
-        } else {
-            "the file seems to be text in another encoding (Latin-1 or Windows-1252?); save it as UTF-8".into()
-        };
-        ReadError::Encoding {
-            offset,
-            what: format!("byte 0x{b:02X}"),
-            seems,
-        }
-    })
+    match std::str::from_utf8(bytes) {
+        Ok(_) => Ok(()),
+        // The start of a file may end inside a character.
+        Err(e) if !whole && e.error_len().is_none() => Ok(()),
+        Err(e) => Err(not_utf8(bytes, e.valid_up_to())),
+    }
+}
+
+/// What a file whose byte at `offset` is not UTF-8 seems to be.
+fn not_utf8(bytes: &[u8], offset: usize) -> ReadError {
+    let b = bytes.get(offset).copied().unwrap_or(0);
+    let magic: [(&[u8], &str); 6] = [
+        (
+            &[0x1f, 0x8b],
+            "gzip-compressed data; decompress it first (`gunzip`)",
+        ),
+        (
+            &[0x28, 0xb5, 0x2f, 0xfd],
+            "zstd-compressed data; decompress it first (`unzstd`)",
+        ),
+        (
+            b"BZh",
+            "bzip2-compressed data; decompress it first (`bunzip2`)",
+        ),
+        (
+            &[0xfd, b'7', b'z', b'X', b'Z'],
+            "xz-compressed data; decompress it first (`unxz`)",
+        ),
+        (b"PK\x03\x04", "a zip archive; extract the file first"),
+        (&[0x89, b'P', b'N', b'G'], "a PNG image, not text"),
+    ];
+    let seems = if let Some((_, what)) = magic.iter().find(|(m, _)| bytes.starts_with(m)) {
+        format!("the file seems to be {what}")
+    } else if bytes.iter().take(4096).any(|b| *b == 0) {
+        "the file seems to be binary data, not text".into()
+    } else {
+        "the file seems to be text in another encoding (Latin-1 or Windows-1252?); save it as UTF-8"
+            .into()
+    };
+    ReadError::Encoding {
+        offset,
+        what: format!("byte 0x{b:02X}"),
+        seems,
+    }
 }
 
 /// Parses and validates a bundle from JSON text (a leading byte-order mark is allowed).
@@ -665,15 +704,72 @@ fn value_at<'a, T: serde::Deserialize<'a>>(text: &'a str, at: usize) -> Option<T
 /// # Errors
 /// [`ReadError::Invalid`] when the bundle holds impossible figures (NaN, negative, zero time).
 pub fn to_json(bundle: &Bundle) -> Result<String, ReadError> {
+    use serde::Serialize as _;
     validate(bundle)?;
-    let mut s = serde_json::to_string_pretty(bundle).map_err(|e| ReadError::Shape {
+    let shape = |message: String| ReadError::Shape {
         path: "$".into(),
         line: 0,
         column: 0,
-        message: e.to_string(),
-    })?;
+        message,
+    };
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, NoNegativeZero::default());
+    bundle
+        .serialize(&mut ser)
+        .map_err(|e| shape(e.to_string()))?;
+    let mut s = String::from_utf8(out).map_err(|e| shape(e.to_string()))?;
     s.push('\n');
     Ok(s)
+}
+
+/// serde_json's pretty formatter, except that `-0.0` is written `0.0`: no output of the toolkit
+/// holds a negative zero (an imported `-0` is a zero like any other).
+#[derive(Default)]
+struct NoNegativeZero(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for NoNegativeZero {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        // `+ 0.0` turns -0.0 into 0.0 and leaves every other value as it is.
+        self.0.write_f64(w, v + 0.0)
+    }
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        self.0.write_f32(w, v + 0.0)
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 fn syntax_error(text: &str, e: &serde_json::Error) -> ReadError {
@@ -893,8 +989,22 @@ impl Validator {
                 self.positive(&|| format!("{q}.time_s"), s.time_s);
             }
         }
+        let mut launches: u64 = 0;
+        let mut overflowed = false;
         for (i, k) in b.kernels.iter().enumerate() {
             self.kernel(i, k, &ids, b.devices.len());
+            match launches.checked_add(k.launches) {
+                Some(n) => launches = n,
+                None if !overflowed => {
+                    // Said once: every sum of launches downstream is over a subset of these.
+                    overflowed = true;
+                    self.push(
+                        format!("$.kernels[{i}].launches"),
+                        Problem::LaunchesOverflow,
+                    );
+                }
+                None => {}
+            }
         }
     }
 
@@ -1329,6 +1439,61 @@ mod tests {
                 .contains("`$.kernels[0].flops.fp32`: NaN is not a finite number"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn no_negative_zero_is_ever_written() {
+        // An imported `-0` is a valid figure (zero), but the README promises no output holds
+        // `-0.0` (issue 29): the writer writes every zero as `0.0`.
+        let mut b = parse_bundle(MINIMAL).unwrap();
+        b.kernels[0].bytes.hbm = Some(-0.0);
+        b.kernels[0].flops.fp16 = Some(-0.0);
+        let json = to_json(&b).unwrap();
+        assert!(!json.contains("-0"), "{json}");
+        assert!(json.contains("\"hbm\": 0.0"), "{json}");
+        // Pretty-printed as before: the same text as serde_json's own for a bundle without -0.
+        let plain = parse_bundle(MINIMAL).unwrap();
+        let mut expected = serde_json::to_string_pretty(&plain).unwrap();
+        expected.push('\n');
+        assert_eq!(to_json(&plain).unwrap(), expected);
+    }
+
+    #[test]
+    fn launches_that_sum_beyond_a_u64_are_refused() {
+        // Two entries whose launches add up past 2^64 − 1 would wrap in every total (issue 29):
+        // refused on reading, so no sum downstream (aggregation, groups, totals) can overflow.
+        let two = MINIMAL.replace("\"launches\": 1,", "\"launches\": 18446744073709551615,");
+        let two = two.replace(
+            "\"kernels\": [\n",
+            "\"kernels\": [\n    {\"name\": \"j\", \"launches\": 2, \"time\": {\"total_s\": 1e-3}, \"source\": \"published\"},\n",
+        );
+        let e = parse_bundle(&two).unwrap_err().to_string();
+        assert!(
+            e.contains("`$.kernels[1].launches`")
+                && e.contains("the launches of all kernel entries up to this one sum beyond 18446744073709551615"),
+            "{e}"
+        );
+        // One entry at the maximum is fine.
+        let one = MINIMAL.replace("\"launches\": 1,", "\"launches\": 18446744073709551615,");
+        assert_eq!(parse_bundle(&one).unwrap().kernels[0].launches, u64::MAX);
+    }
+
+    #[test]
+    fn the_start_of_a_file_says_what_it_is() {
+        // A prefix cut inside a character is still text; a UTF-16 or compressed start is not.
+        let text = "{\"caf\u{e9}".as_bytes();
+        assert!(check_text_start(&text[..text.len() - 1], false).is_ok());
+        assert!(check_text_start(&text[..text.len() - 1], true).is_err());
+        for (bytes, seems) in [
+            (&b"BZh91AY&SY\xff\x00"[..], "bzip2-compressed"),
+            (&[0xfd, b'7', b'z', b'X', b'Z', 0x00][..], "xz-compressed"),
+            (&[0xff, 0xfe, b'{', 0x00][..], "UTF-16"),
+            (&[0x00, b'{', 0x00, b'"'][..], "UTF-16"),
+            (&[0x1f, 0x8b, 0x08][..], "gzip-compressed"),
+        ] {
+            let e = check_text_start(bytes, false).unwrap_err().to_string();
+            assert!(e.contains(seems), "{bytes:?}: {e}");
+        }
     }
 
     #[test]

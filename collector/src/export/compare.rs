@@ -2,22 +2,126 @@
 //! the viewer's compare mode shows them (`roofline_model::compare`); with `--group-by op` (or
 //! `module`) both runs are read per operator (or module) and matched by its name, and the table's
 //! first column is headed `operator` (the CSV's stays `kernel`: its columns are stable).
+//!
+//! Runs on several devices are compared device by device (paired by id; the only device of each
+//! run with each other), each in its own section after a line of totals over all of them, or
+//! one device with `--device`; the CSV's last column names each row's device.
 
 use std::fmt::Write as _;
 
 use roofline_model::Bundle;
+use roofline_model::bundle::Provenance;
 use roofline_model::chart::Analysed;
 use roofline_model::compare::{CompareRow, Comparison, Presence, bound_key, compare};
 use roofline_model::geometry::si::format_si;
 
 use super::info::columns;
 
-/// Both bundles' first devices analysed against their own ceilings, compared.
-fn comparison(current: &Bundle, baseline: &Bundle) -> Comparison {
-    compare(
-        &Analysed::new(current, None, None),
-        &Analysed::new(baseline, None, None),
-    )
+/// One run's side of a device pair.
+#[derive(Debug, Clone, PartialEq)]
+enum Side {
+    /// The run's kernels on this device (`None`: a run that declares no device).
+    Device(Option<String>),
+    /// The run has no such device: no kernels.
+    Absent,
+}
+
+/// One device compared: its id and name for the heading, and the comparison.
+struct DeviceComparison {
+    /// The device's id (the current run's, else the baseline's), `None` when neither run
+    /// declares a device.
+    id: Option<String>,
+    /// The device's name, or empty.
+    name: String,
+    /// The comparison on that device.
+    comparison: Comparison,
+}
+
+/// The devices to compare: the only device of each run with each other, else by id (the
+/// current run's in order, then the baseline's others); with `device`, the pair of that id.
+fn device_pairs(
+    current: &Bundle,
+    baseline: &Bundle,
+    device: Option<&str>,
+) -> Result<Vec<(Side, Side)>, String> {
+    let ids = |b: &Bundle| b.devices.iter().map(|d| d.id.clone()).collect::<Vec<_>>();
+    let (cur, base) = (ids(current), ids(baseline));
+    let pairs: Vec<(Side, Side)> = if cur.len() <= 1 && base.len() <= 1 {
+        vec![(
+            Side::Device(cur.first().cloned()),
+            Side::Device(base.first().cloned()),
+        )]
+    } else {
+        let side = |have: &[String], id: &String| {
+            if have.contains(id) {
+                Side::Device(Some(id.clone()))
+            } else {
+                Side::Absent
+            }
+        };
+        cur.iter()
+            .chain(base.iter().filter(|id| !cur.contains(id)))
+            .map(|id| (side(&cur, id), side(&base, id)))
+            .collect()
+    };
+    let Some(d) = device else {
+        return Ok(pairs);
+    };
+    let is = |s: &Side| matches!(s, Side::Device(Some(x)) if x == d);
+    let chosen: Vec<(Side, Side)> = pairs.into_iter().filter(|(c, b)| is(c) || is(b)).collect();
+    if chosen.is_empty() {
+        let mut all = cur;
+        for id in base {
+            if !all.contains(&id) {
+                all.push(id);
+            }
+        }
+        return Err(format!(
+            "--device {d}: neither run has such a device (they have {})",
+            if all.is_empty() {
+                "none".to_string()
+            } else {
+                all.join(", ")
+            }
+        ));
+    }
+    Ok(chosen)
+}
+
+/// One run's kernels on one side of a pair, analysed against their own ceilings.
+fn analysed(bundle: &Bundle, side: &Side) -> Analysed {
+    match side {
+        Side::Device(id) => Analysed::new(bundle, id.as_deref(), None),
+        Side::Absent => Analysed::new(&Bundle::new(Provenance::default()), None, None),
+    }
+}
+
+/// Both runs compared device by device.
+fn comparisons(
+    current: &Bundle,
+    baseline: &Bundle,
+    device: Option<&str>,
+) -> Result<Vec<DeviceComparison>, String> {
+    Ok(device_pairs(current, baseline, device)?
+        .iter()
+        .map(|(c, b)| {
+            let (ca, ba) = (analysed(current, c), analysed(baseline, b));
+            let id = match (c, b) {
+                (Side::Device(Some(x)), _) | (_, Side::Device(Some(x))) => Some(x.clone()),
+                _ => None,
+            };
+            let name = if ca.device_name.is_empty() {
+                ba.device_name.clone()
+            } else {
+                ca.device_name.clone()
+            };
+            DeviceComparison {
+                id,
+                name,
+                comparison: compare(&ca, &ba),
+            }
+        })
+        .collect())
 }
 
 fn time(v: Option<f64>) -> String {
@@ -42,10 +146,53 @@ fn change(r: &CompareRow) -> String {
 }
 
 /// The comparison as aligned text: the summary line, then the `top` kernels of the current run
-/// by time (all when `None`) and the kernels gone since the baseline.
-pub fn to_table(current: &Bundle, baseline: &Bundle, top: Option<usize>) -> Vec<u8> {
-    let c = comparison(current, baseline);
+/// by time (all when `None`) and the kernels gone since the baseline; for runs on several
+/// devices, a line of totals over all devices, then one such section per device.
+///
+/// # Errors
+/// A `--device` that neither run has, naming the devices they have.
+pub fn to_table(
+    current: &Bundle,
+    baseline: &Bundle,
+    top: Option<usize>,
+    device: Option<&str>,
+) -> Result<Vec<u8>, String> {
+    let all = comparisons(current, baseline, device)?;
+    let several = current.devices.len() > 1 || baseline.devices.len() > 1;
     let mut out = String::new();
+    if all.len() > 1 {
+        let before: f64 = all.iter().map(|d| d.comparison.summary.before_s).sum();
+        let after: f64 = all.iter().map(|d| d.comparison.summary.after_s).sum();
+        let _ = write!(
+            out,
+            "all {} devices: total {} → {}",
+            all.len(),
+            format_si(before, "s"),
+            format_si(after, "s")
+        );
+        if before > 0.0 && after > 0.0 {
+            let _ = write!(out, " ({:.2}× speed-up)", before / after);
+        }
+        out.push('\n');
+    }
+    for (i, d) in all.iter().enumerate() {
+        if i > 0 || all.len() > 1 {
+            out.push('\n');
+        }
+        if several {
+            let _ = write!(out, "device {}", d.id.as_deref().unwrap_or("?"));
+            if !d.name.is_empty() {
+                let _ = write!(out, " ({})", d.name);
+            }
+            out.push_str(": ");
+        }
+        section(&mut out, &d.comparison, top);
+    }
+    Ok(out.into_bytes())
+}
+
+/// One device's comparison: its summary line and its table.
+fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
     let _ = writeln!(out, "{}\n", c.summary.line());
     let mut rows = vec![
         [
@@ -81,7 +228,6 @@ pub fn to_table(current: &Bundle, baseline: &Bundle, top: Option<usize>) -> Vec<
         &rows,
         &[false, true, true, true, true, false, false],
     ));
-    out.into_bytes()
 }
 
 /// RFC 4180 quoting.
@@ -93,35 +239,46 @@ fn field(s: &str) -> String {
     }
 }
 
-/// The comparison as CSV, one row per kernel name of either run, SI base units (seconds),
-/// empty cells for unknowns.
-pub fn to_csv(current: &Bundle, baseline: &Bundle) -> Vec<u8> {
-    let c = comparison(current, baseline);
+/// The comparison as CSV, one row per kernel name of either run (per device), SI base units
+/// (seconds), empty cells for unknowns; the last column, `device`, is the device's id (empty
+/// when the runs declare none).
+///
+/// # Errors
+/// As [`to_table`].
+pub fn to_csv(
+    current: &Bundle,
+    baseline: &Bundle,
+    device: Option<&str>,
+) -> Result<Vec<u8>, String> {
+    let all = comparisons(current, baseline, device)?;
     let mut out = String::from(
-        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound\n",
+        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound,device\n",
     );
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:e}"));
-    for r in &c.rows {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{:e},{},{},{}",
-            field(&r.name),
-            r.presence.key(),
-            num(r.baseline.as_ref().map(|s| s.time_s)),
-            num(r.current.as_ref().map(|s| s.time_s)),
-            r.delta_s(),
-            num(r.speedup()),
-            r.baseline
-                .as_ref()
-                .and_then(|s| s.bound)
-                .map_or("", |b| b.key()),
-            r.current
-                .as_ref()
-                .and_then(|s| s.bound)
-                .map_or("", |b| b.key()),
-        );
+    for d in &all {
+        for r in &d.comparison.rows {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{:e},{},{},{},{}",
+                field(&r.name),
+                r.presence.key(),
+                num(r.baseline.as_ref().map(|s| s.time_s)),
+                num(r.current.as_ref().map(|s| s.time_s)),
+                r.delta_s() + 0.0,
+                num(r.speedup()),
+                r.baseline
+                    .as_ref()
+                    .and_then(|s| s.bound)
+                    .map_or("", |b| b.key()),
+                r.current
+                    .as_ref()
+                    .and_then(|s| s.bound)
+                    .map_or("", |b| b.key()),
+                field(d.id.as_deref().unwrap_or("")),
+            );
+        }
     }
-    out.into_bytes()
+    Ok(out.into_bytes())
 }
 
 #[cfg(test)]
@@ -136,6 +293,14 @@ mod tests {
         roofline_model::parse_bundle(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
+    /// Both runs on one device, compared as the model does.
+    fn comparison(current: &Bundle, baseline: &Bundle) -> Comparison {
+        compare(
+            &Analysed::new(current, None, None),
+            &Analysed::new(baseline, None, None),
+        )
+    }
+
     #[test]
     fn table_and_csv_hold_the_models_figures() {
         let (cur, base) = (
@@ -143,9 +308,9 @@ mod tests {
             bundle("deepcam-v100-fp32-fw.json"),
         );
         let c = comparison(&cur, &base);
-        let table = String::from_utf8(to_table(&cur, &base, Some(5))).unwrap();
+        let table = String::from_utf8(to_table(&cur, &base, Some(5), None).unwrap()).unwrap();
         assert!(table.starts_with(&c.summary.line()), "{table}");
-        let csv = String::from_utf8(to_csv(&cur, &base)).unwrap();
+        let csv = String::from_utf8(to_csv(&cur, &base, None).unwrap()).unwrap();
         assert_eq!(csv.lines().count(), c.rows.len() + 1);
         let matched = c.rows.iter().find(|r| r.speedup().is_some()).unwrap();
         let line = csv
@@ -158,5 +323,72 @@ mod tests {
         );
         // The table lists 5 current kernels and every gone one.
         assert_eq!(table.lines().count(), 2 + 1 + 5 + c.summary.gone, "{table}");
+    }
+
+    /// A SYNTHETIC run on two devices, one kernel each: `us` µs on device 0, `us` on device 1.
+    fn two_devices(us: f64) -> Bundle {
+        let text = format!(
+            r#"{{"schema_version": 1, "complete": true, "provenance": {{"tool": "test", "tool_version": "0"}},
+            "devices": [{{"id": "0", "name": "SYNTHETIC GPU A"}}, {{"id": "1", "name": "SYNTHETIC GPU B"}}],
+            "kernels": [
+              {{"name": "gemm", "device": "0", "launches": 1, "time": {{"total_s": {a}}}, "source": "published"}},
+              {{"name": "gemm", "device": "1", "launches": 1, "time": {{"total_s": {a}}}, "source": "published"}}
+            ]}}"#,
+            a = us / 1e6
+        );
+        roofline_model::parse_bundle(&text).unwrap()
+    }
+
+    #[test]
+    fn runs_on_several_devices_are_compared_device_by_device() {
+        // Before (issue 29): "total 300 µs → 200 µs", the first device only, though each run
+        // holds twice that.
+        let (cur, base) = (two_devices(200.0), two_devices(300.0));
+        let table = String::from_utf8(to_table(&cur, &base, None, None).unwrap()).unwrap();
+        let first = table.lines().next().unwrap();
+        assert_eq!(
+            first, "all 2 devices: total 600 µs → 400 µs (1.50× speed-up)",
+            "{table}"
+        );
+        assert!(
+            table.contains("\ndevice 0 (SYNTHETIC GPU A): total 300 µs → 200 µs"),
+            "{table}"
+        );
+        assert!(
+            table.contains("\ndevice 1 (SYNTHETIC GPU B): total 300 µs → 200 µs"),
+            "{table}"
+        );
+        let csv = String::from_utf8(to_csv(&cur, &base, None).unwrap()).unwrap();
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        assert_eq!(rows.len(), 2, "{csv}");
+        assert!(
+            rows[0].starts_with("gemm,both,3e-4,2e-4,") && rows[0].ends_with(",0"),
+            "{csv}"
+        );
+        assert!(rows[1].ends_with(",1"), "{csv}");
+        // One device, asked for by id, and said.
+        let one = String::from_utf8(to_table(&cur, &base, None, Some("1")).unwrap()).unwrap();
+        assert!(
+            one.starts_with("device 1 (SYNTHETIC GPU B): total 300 µs → 200 µs"),
+            "{one}"
+        );
+        assert!(!one.contains("device 0"), "{one}");
+        let e = to_table(&cur, &base, None, Some("7")).unwrap_err();
+        assert_eq!(
+            e,
+            "--device 7: neither run has such a device (they have 0, 1)"
+        );
+        // A device only one run has: its kernels are new (or gone) there.
+        let single = roofline_model::parse_bundle(
+            &roofline_model::to_json(&cur)
+                .unwrap()
+                .replace(r#""device": "1""#, r#""device": "0""#),
+        )
+        .unwrap();
+        let t = String::from_utf8(to_table(&base, &single, None, None).unwrap()).unwrap();
+        assert!(
+            t.contains("device 1 (SYNTHETIC GPU B): total 0 s → 300 µs"),
+            "{t}"
+        );
     }
 }

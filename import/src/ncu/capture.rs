@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ncu::csv::{Table, find_table};
-use crate::ncu::error::NcuError;
+use crate::ncu::error::{NcuError, Scale};
 use crate::ncu::metrics::{self};
 use crate::ncu::units::{self, Dimension};
 
@@ -47,6 +47,9 @@ pub struct Capture {
     pub other_metrics: BTreeSet<String>,
     /// The line of a last row the file ends inside (cut short), left out.
     pub cut_short: Option<usize>,
+    /// Lines that start as launch rows but are broken (too few or too many fields, a broken
+    /// quote), left out; [`crate::ncu::join_with`] refuses them unless `allow_partial`.
+    pub broken_rows: Vec<crate::ncu::csv::BrokenRow>,
 }
 
 /// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
@@ -158,32 +161,75 @@ fn launch_of(
     })
 }
 
-/// What a metric counts, from its name: the dimensions its unit may have.
-fn expected_dimension(metric: &str) -> (&'static str, &'static [Dimension]) {
+/// What a metric counts, from its name: the dimensions its unit may have, and, for a value
+/// whose unit has a scale (a time, a rate, bytes, cycles), what it is and what its unit may be,
+/// for the message when the unit is missing. Counts of instructions and operations have no
+/// scale: without a unit they are read as they are.
+fn expected_dimension(
+    metric: &str,
+) -> (&'static str, &'static [Dimension], Option<&'static Scale>) {
     use Dimension as D;
     if metric.ends_with(".per_second") {
-        ("a rate (per second)", &[D::None, D::Rate])
+        (
+            "a rate (per second)",
+            &[D::Rate],
+            Some(&Scale {
+                what: "a rate",
+                hint: "cycle/second or cycle/nsecond?",
+            }),
+        )
     } else if metric.starts_with("gpu__time_duration") {
-        ("time", &[D::None, D::Time])
+        (
+            "time",
+            &[D::Time],
+            Some(&Scale {
+                what: "a time",
+                hint: "Nsight Compute's base unit for a duration is the nanosecond",
+            }),
+        )
     } else if metric.starts_with("sm__cycles_elapsed") {
-        ("cycles", &[D::None, D::Cycles])
+        (
+            "cycles",
+            &[D::Cycles],
+            Some(&Scale {
+                what: "a cycle count",
+                hint: "cycle, or Kcycle?",
+            }),
+        )
     } else if metric.contains("bytes") {
-        ("bytes", &[D::None, D::Bytes])
+        (
+            "bytes",
+            &[D::Bytes],
+            Some(&Scale {
+                what: "a byte count",
+                hint: "byte, Kbyte or Mbyte?",
+            }),
+        )
     } else {
         (
             "events (instructions, operations, cycles)",
             &[D::None, D::Count, D::Cycles],
+            None,
         )
     }
 }
 
-fn convert(
-    value: &str,
-    unit: &str,
-    metric: &str,
+/// Where one value is, and why its unit may be missing, for [`convert`]'s messages.
+struct At<'a> {
+    metric: &'a str,
     line: usize,
-    source_name: &str,
-) -> Result<Option<f64>, NcuError> {
+    source_name: &'a str,
+    /// Why the unit is empty, when it is: no units row, or an empty cell.
+    no_unit: &'static str,
+}
+
+fn convert(value: &str, unit: &str, at: &At<'_>) -> Result<Option<f64>, NcuError> {
+    let At {
+        metric,
+        line,
+        source_name,
+        no_unit,
+    } = *at;
     let t = value.trim();
     if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.eq_ignore_ascii_case("no data") {
         return Ok(None);
@@ -208,13 +254,33 @@ fn convert(
             }
         }
     })?;
+    let (expected, fits, scaled) = expected_dimension(metric);
+    if let Some(scale) = scaled
+        && unit.trim().is_empty()
+    {
+        return Err(NcuError::NoUnit {
+            source_name: source_name.to_string(),
+            line,
+            metric: metric.to_string(),
+            value: t.to_string(),
+            why: no_unit,
+            scale,
+        });
+    }
+    if v < 0.0 {
+        return Err(NcuError::Negative {
+            source_name: source_name.to_string(),
+            line,
+            metric: metric.to_string(),
+            value: t.to_string(),
+        });
+    }
     let base = units::to_base(v, unit).ok_or_else(|| NcuError::BadUnit {
         source_name: source_name.to_string(),
         line,
         metric: metric.to_string(),
         unit: unit.to_string(),
     })?;
-    let (expected, fits) = expected_dimension(metric);
     if !fits.contains(&units::dimension(unit)) {
         return Err(NcuError::UnitMismatch {
             source_name: source_name.to_string(),
@@ -224,7 +290,8 @@ fn convert(
             expected,
         });
     }
-    Ok(Some(base))
+    // `-0` is a zero: `+ 0.0` makes it a positive one.
+    Ok(Some(base + 0.0))
 }
 
 /// Parses one Nsight Compute CSV output (raw or details page, anything printed around it).
@@ -236,8 +303,24 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         source_name: source_name.to_string(),
     })?;
     let c = columns(&t, source_name)?;
-    let details = ["Metric Name", "Metric Unit", "Metric Value"]
-        .map(|h| t.header.iter().position(|x| x == h));
+    const DETAILS: [&str; 3] = ["Metric Name", "Metric Unit", "Metric Value"];
+    let details = DETAILS.map(|h| t.header.iter().position(|x| x == h));
+    if details.iter().any(Option::is_some) && details.iter().any(Option::is_none) {
+        // A details page with a column missing: not a raw page either.
+        let (present, missing): (Vec<_>, Vec<_>) =
+            DETAILS.iter().zip(details).partition(|(_, d)| d.is_some());
+        let names = |v: Vec<(&&str, Option<usize>)>| {
+            v.iter()
+                .map(|(h, _)| format!("{h:?}"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        return Err(NcuError::IncompleteDetails {
+            source_name: source_name.to_string(),
+            present: names(present),
+            missing: names(missing),
+        });
+    }
     let used = metrics::used_metrics();
     let mut capture = Capture {
         launches: Vec::new(),
@@ -246,6 +329,7 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         skipped_lines: t.skipped_lines.clone(),
         other_metrics: BTreeSet::new(),
         cut_short: t.cut_short,
+        broken_rows: t.broken_rows.clone(),
     };
     let duplicate = |line: usize, first_line: usize, id: u64, metric: &str| {
         Err(NcuError::DuplicateLaunch {
@@ -266,6 +350,9 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         // ID that comes back after another, or a metric twice for one launch, is a second run.
         let mut index: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
         let mut seen: BTreeMap<(u64, String), usize> = BTreeMap::new();
+        // Each launch's metric values with their lines: one metric may be shown in two sections
+        // (the same value), never with two values.
+        let mut values: BTreeMap<(u64, &str), (usize, f64)> = BTreeMap::new();
         for (line, row) in &t.rows {
             let l = launch_of(row, &c, *line, source_name)?;
             let id = l.id;
@@ -301,7 +388,27 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
                 }
                 continue;
             };
-            if let Some(v) = convert(&row[mv], &row[mu], metric, *line, source_name)? {
+            let at = At {
+                metric,
+                line: *line,
+                source_name,
+                no_unit: "its unit cell is empty",
+            };
+            if let Some(v) = convert(&row[mv], &row[mu], &at)? {
+                if let Some(&(first_line, first)) = values.get(&(id, metric))
+                    && first != v
+                {
+                    return Err(NcuError::ConflictingValues {
+                        source_name: source_name.to_string(),
+                        line: *line,
+                        first_line,
+                        id,
+                        metric: metric.to_string(),
+                        first,
+                        second: v,
+                    });
+                }
+                values.insert((id, metric), (*line, v));
                 capture.launches[i].metrics.insert(metric.to_string(), v);
             }
             capture.metric_names.insert(metric.to_string());
@@ -309,9 +416,18 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         return finish_capture(capture, source_name);
     }
     // Raw page: metric columns contain "__"; an optional units row has an empty ID.
-    let mut metric_cols = Vec::new();
+    let mut metric_cols: Vec<(usize, String)> = Vec::new();
     for (i, h) in t.header.iter().enumerate() {
         if used.contains(h.as_str()) {
+            if let Some((first, _)) = metric_cols.iter().find(|(_, m)| m == h) {
+                return Err(NcuError::DuplicateColumn {
+                    source_name: source_name.to_string(),
+                    line: t.header_line,
+                    metric: h.clone(),
+                    first: first + 1,
+                    second: i + 1,
+                });
+            }
             metric_cols.push((i, h.clone()));
             capture.metric_names.insert(h.clone());
         } else if h.contains("__") {
@@ -333,7 +449,17 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         }
         for (i, name) in &metric_cols {
             let unit = unit_row.map_or("", |u| u[*i].as_str());
-            if let Some(v) = convert(&row[*i], unit, name, *line, source_name)? {
+            let at = At {
+                metric: name,
+                line: *line,
+                source_name,
+                no_unit: if unit_row.is_some() {
+                    "its unit cell is empty"
+                } else {
+                    "the table has no units row under its header"
+                },
+            };
+            if let Some(v) = convert(&row[*i], unit, &at)? {
                 l.metrics.insert(name.clone(), v);
             }
         }

@@ -20,6 +20,50 @@ pub struct Table {
     /// fields, or a quoted table whose last row ends without its closing quote and line break).
     /// That row is in neither `rows` nor `skipped_lines`.
     pub cut_short: Option<usize>,
+    /// The header's 1-based line.
+    pub header_line: usize,
+    /// Lines that start as a launch row (a launch ID, then a comma) but are not one: too few or
+    /// too many fields, or a broken quote. In neither `rows` nor `skipped_lines`.
+    pub broken_rows: Vec<BrokenRow>,
+}
+
+/// A line that starts as a launch row but is not one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrokenRow {
+    /// Its 1-based line.
+    pub line: usize,
+    /// The fields it has on its own line, or `None` for a quote left open at its end.
+    pub fields: Option<usize>,
+    /// The fields the header has.
+    pub expected: usize,
+}
+
+impl BrokenRow {
+    /// What is wrong with it, after "a launch row that".
+    pub fn what(&self) -> String {
+        match self.fields {
+            Some(n) => format!("has {n} fields where the header has {}", self.expected),
+            None => "leaves a quote open (a broken quote)".into(),
+        }
+    }
+}
+
+/// Whether a line starts as a launch row: its first field a launch ID (digits, thousands
+/// separators inside quotes), then a comma. The program's own output inside the table (ncu
+/// interleaves it) does not.
+fn looks_like_row(line: &str) -> bool {
+    let id_ok = |id: &str, commas: bool| {
+        id.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (commas && b == b','))
+    };
+    match line.strip_prefix('"') {
+        Some(r) => r
+            .find('"')
+            .is_some_and(|e| id_ok(&r[..e], true) && r[e + 1..].starts_with(',')),
+        None => line.find(',').is_some_and(|e| id_ok(&line[..e], false)),
+    }
 }
 
 /// Splits one CSV record starting at `text`; returns its fields and the bytes consumed
@@ -99,6 +143,7 @@ pub fn find_table(text: &str) -> Option<Table> {
     let mut line = header_line + lines;
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
+    let mut broken: Vec<BrokenRow> = Vec::new();
     // The last line that was neither blank nor a profiler message, and whether it is whole: a
     // complete row, or a malformed line that ends with a line break.
     let mut last: Option<(usize, bool)> = None;
@@ -111,8 +156,14 @@ pub fn find_table(text: &str) -> Option<Table> {
             line += 1;
             continue;
         }
-        match record(rest) {
-            Some((fields, used, lines)) if fields.len() == header.len() => {
+        let parsed = record(rest).filter(|(fields, used, lines)| {
+            // A quote left open can swallow the rows after it into one record of the right
+            // width: a record over several lines that holds the start of a row is not one.
+            fields.len() == header.len()
+                && (*lines == 1 || !rest[first_line_len..*used].split('\n').any(looks_like_row))
+        });
+        match parsed {
+            Some((fields, used, lines)) => {
                 // In a quoted table, a last row without its line break must end with a quote.
                 let unterminated = used == rest.len()
                     && !rest.ends_with('\n')
@@ -123,10 +174,20 @@ pub fn find_table(text: &str) -> Option<Table> {
                 rest = &rest[used..];
                 line += lines;
             }
-            other => {
-                skipped.push(this_line);
+            None => {
+                let own = &rest[..first_line_len];
+                if looks_like_row(own) {
+                    broken.push(BrokenRow {
+                        line: this_line,
+                        fields: record(own).map(|(f, _, _)| f.len()),
+                        expected: header.len(),
+                    });
+                } else {
+                    skipped.push(this_line);
+                }
                 // An unterminated quote runs to the end of the file: always cut short.
-                last = Some((this_line, other.is_some() && text.ends_with('\n')));
+                let whole = record(rest).is_some() && text.ends_with('\n');
+                last = Some((this_line, whole));
                 rest = &rest[first_line_len..];
                 line += 1;
             }
@@ -137,6 +198,8 @@ pub fn find_table(text: &str) -> Option<Table> {
         Some((l, false)) => {
             if skipped.last() == Some(&l) {
                 skipped.pop();
+            } else if broken.last().is_some_and(|b| b.line == l) {
+                broken.pop();
             } else {
                 rows.pop();
             }
@@ -150,6 +213,8 @@ pub fn find_table(text: &str) -> Option<Table> {
         preamble_lines: header_line - 1,
         skipped_lines: skipped,
         cut_short,
+        header_line,
+        broken_rows: broken,
     })
 }
 

@@ -77,6 +77,100 @@ pub enum NcuError {
         /// The text.
         value: String,
     },
+    /// A value whose unit has a scale (a time, a rate, bytes, cycles) given without one.
+    #[error(
+        "{source_name}, line {line}: {metric} = {value:?} has no unit ({why}): {}'s scale is not known without one ({}); export the raw page with its units row (`ncu --import REPORT --csv --page raw`), or write the unit in",
+        scale.what,
+        scale.hint
+    )]
+    NoUnit {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The value as written.
+        value: String,
+        /// No units row, or an empty cell.
+        why: &'static str,
+        /// What the metric is and what its unit may be.
+        scale: &'static Scale,
+    },
+    /// A negative value (every metric read is a count, a time or a rate).
+    #[error(
+        "{source_name}, line {line}: {metric} = {value:?} is negative; a time, count or rate cannot be"
+    )]
+    Negative {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The value as written.
+        value: String,
+    },
+    /// One metric in two columns of a raw page.
+    #[error(
+        "{source_name}, line {line}: {metric} has two columns ({first} and {second}): which one holds the value cannot be told; keep one"
+    )]
+    DuplicateColumn {
+        /// The file.
+        source_name: String,
+        /// The header's line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The first column, 1-based.
+        first: usize,
+        /// The second column, 1-based.
+        second: usize,
+    },
+    /// One launch's metric with two different values on a details page.
+    #[error(
+        "{source_name}, line {line}: launch {id} has {metric} = {second} here but {first} at line {first_line}: which one holds cannot be told"
+    )]
+    ConflictingValues {
+        /// The file.
+        source_name: String,
+        /// The second value's line.
+        line: usize,
+        /// The first value's line.
+        first_line: usize,
+        /// The launch ID.
+        id: u64,
+        /// The metric.
+        metric: String,
+        /// The first value, SI base units.
+        first: f64,
+        /// The second value, SI base units.
+        second: f64,
+    },
+    /// A details page without one of its three metric columns.
+    #[error(
+        "{source_name}: the table has {present} columns but no {missing}: a details page needs \"Metric Name\", \"Metric Unit\" and \"Metric Value\""
+    )]
+    IncompleteDetails {
+        /// The file.
+        source_name: String,
+        /// The metric columns it has, quoted.
+        present: String,
+        /// Those it lacks, quoted.
+        missing: String,
+    },
+    /// A line that starts as a launch row but is broken.
+    #[error(
+        "{source_name}, line {line}: a launch row that {what}: a broken row; fix or capture it again, or pass --allow-partial to import the other rows, marked incomplete"
+    )]
+    BrokenRow {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// What is wrong with it.
+        what: String,
+    },
     /// A unit that does not measure what the metric counts.
     #[error(
         "{source_name}, line {line}: unit {unit:?} does not fit {metric}, which counts {expected}"
@@ -193,4 +287,24 @@ pub enum NcuError {
         /// Its kernel name.
         name: String,
     },
+    /// A launch whose time metrics are there but give no positive time.
+    #[error("launch {id} ({name}) has no positive time: {found}; a kernel's time must be positive")]
+    NoPositiveTime {
+        /// The launch ID.
+        id: u64,
+        /// Its kernel name.
+        name: String,
+        /// The time metrics it has, with their values, and what is missing.
+        found: String,
+    },
+}
+
+/// What a metric whose values have a scale is, and what its unit may be, for
+/// [`NcuError::NoUnit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    /// `a time`, `a rate`…
+    pub what: &'static str,
+    /// What its unit may be.
+    pub hint: &'static str,
 }

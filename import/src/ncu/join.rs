@@ -42,14 +42,16 @@ pub fn join(captures: Vec<(String, Capture)>) -> Result<Vec<Launch>, NcuError> {
 /// counters summed and rates averaged over the name's launches, as the 2020 study aggregated
 /// them, with a note.
 ///
-/// Every capture must hold every launch of the set, and no file may end inside a row;
-/// otherwise the join fails naming the file and the first launch missing, unless
+/// Every capture must hold every launch of the set, no file may end inside a row, and no row
+/// may be broken; otherwise the join fails naming the file and the line or the first launch
+/// missing, unless
 /// [`JoinOptions::allow_partial`], which imports what is there, marked incomplete, with
 /// per-metric counts in the notes.
 ///
 /// # Errors
 /// [`NcuError::OverlappingCaptures`] when two captures hold the same metric (separate runs),
-/// [`NcuError::CutShort`] and [`NcuError::MissingLaunches`] for an incomplete set, and
+/// [`NcuError::BrokenRow`], [`NcuError::CutShort`] and [`NcuError::MissingLaunches`] for an
+/// incomplete set, and
 /// [`NcuError::MismatchedLaunch`] when an ID names different kernels and the captures do not
 /// hold the same kernel names.
 pub fn join_with(captures: Vec<(String, Capture)>, opts: JoinOptions) -> Result<Joined, NcuError> {
@@ -68,6 +70,21 @@ pub fn join_with(captures: Vec<(String, Capture)>, opts: JoinOptions) -> Result<
     let mut notes = Vec::new();
     let mut complete = true;
     for (name, cap) in &captures {
+        for b in &cap.broken_rows {
+            if !opts.allow_partial {
+                return Err(NcuError::BrokenRow {
+                    source_name: name.clone(),
+                    line: b.line,
+                    what: b.what(),
+                });
+            }
+            complete = false;
+            notes.push(format!(
+                "{name}, line {}: a broken row, left out (a launch row that {})",
+                b.line,
+                b.what()
+            ));
+        }
         if let Some(line) = cap.cut_short {
             if !opts.allow_partial {
                 return Err(NcuError::CutShort {

@@ -187,13 +187,20 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
 
     if let Some(first) = untimed.first() {
         if kernels.is_empty() {
-            return Err(NcuError::NoTime {
-                id: first.id,
-                name: first.name.clone(),
+            return Err(match why_untimed(first) {
+                None => NcuError::NoTime {
+                    id: first.id,
+                    name: first.name.clone(),
+                },
+                Some(found) => NcuError::NoPositiveTime {
+                    id: first.id,
+                    name: first.name.clone(),
+                    found,
+                },
             });
         }
         notes.insert(format!(
-            "{} launch{} without a time metric left out (the first: ID {}, {})",
+            "{} launch{} without a positive time left out (the first: ID {}, {})",
             untimed.len(),
             if untimed.len() == 1 { "" } else { "es" },
             first.id,
@@ -222,6 +229,37 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         devices,
         notes: notes.into_iter().collect(),
     })
+}
+
+/// Why a launch with time metrics has no positive time (they are zero), or `None` when it has
+/// none at all.
+fn why_untimed(l: &Launch) -> Option<String> {
+    let [d, c, r] =
+        [time::DURATION, time::CYCLES, time::CYCLES_PER_SECOND].map(|m| l.metrics.get(m));
+    if d.is_none() && c.is_none() && r.is_none() {
+        return None;
+    }
+    let mut found: Vec<String> = [
+        (time::DURATION, d),
+        (time::CYCLES, c),
+        (time::CYCLES_PER_SECOND, r),
+    ]
+    .iter()
+    .filter_map(|(m, v)| v.map(|v| format!("{m} is {v}")))
+    .collect();
+    let mut s = found.remove(0);
+    for f in &found {
+        s.push_str(" and ");
+        s.push_str(f);
+    }
+    if c.is_none() || r.is_none() {
+        s.push_str(&format!(
+            ", and no {} with {} to time it instead",
+            time::CYCLES,
+            time::CYCLES_PER_SECOND
+        ));
+    }
+    Some(s)
 }
 
 /// The 2020 study's aggregation: counters summed by name, and the time of a name taken as

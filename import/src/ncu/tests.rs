@@ -162,7 +162,7 @@ fn text_valued_and_unknown_metrics_are_left_alone() {
 
 #[test]
 fn launches_without_time_are_left_out_with_a_note() {
-    let a = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes.sum\"\n\"0\",\"k\",\"1000\",\"64\"\n\"1\",\"k\",\"n/a\",\"64\"\n";
+    let a = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes.sum\"\n\"\",\"\",\"nsecond\",\"byte\"\n\"0\",\"k\",\"1000\",\"64\"\n\"1\",\"k\",\"n/a\",\"64\"\n";
     let c = parse_capture(a, "a.csv").unwrap();
     let opts = ImportOptions {
         convention: Convention::Current,
@@ -174,7 +174,7 @@ fn launches_without_time_are_left_out_with_a_note() {
     assert!(
         imp.notes
             .iter()
-            .any(|n| n.starts_with("1 launch without a time metric left out")),
+            .any(|n| n.starts_with("1 launch without a positive time left out")),
         "{:?}",
         imp.notes
     );
@@ -439,4 +439,205 @@ fn captures_in_another_launch_order_are_joined_per_kernel_name() {
             .contains("launch 0 is \"a\" in time.csv but \"b\" in dram.csv"),
         "{e}"
     );
+}
+
+fn current() -> ImportOptions {
+    ImportOptions {
+        convention: Convention::Current,
+        arch: None,
+        source: DataSource::Import,
+    }
+}
+
+/// Issue 29: without a units row, or with an empty unit cell, `gpu__time_duration.sum` = 20000
+/// was read as 20000 s (ncu's base unit for a duration is the nanosecond). A metric whose value
+/// has a scale (a time, a rate, bytes, cycles) is refused without its unit, naming file, line
+/// and metric; a count of instructions or operations has none and is read as it is.
+#[test]
+fn a_scaled_metric_without_its_unit_is_refused() {
+    let no_row = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"0\",\"k\",\"20000\"\n";
+    let e = parse_capture(no_row, "r.csv").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "r.csv, line 2: gpu__time_duration.sum = \"20000\" has no unit (the table has no units row under its header): a time's scale is not known without one (Nsight Compute's base unit for a duration is the nanosecond); export the raw page with its units row (`ncu --import REPORT --csv --page raw`), or write the unit in"
+    );
+    for (metric, unit_row) in [
+        ("gpu__time_duration.sum", "\"\",\"\",\"\""),
+        ("dram__bytes.sum", "\"\",\"\",\" \""),
+        ("sm__cycles_elapsed.avg", "\"\",\"\",\"\""),
+        ("sm__cycles_elapsed.avg.per_second", "\"\",\"\",\"\""),
+    ] {
+        let text = format!("\"ID\",\"Kernel Name\",\"{metric}\"\n{unit_row}\n\"0\",\"k\",\"5\"\n");
+        let e = parse_capture(&text, "u.csv").unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!(
+                "u.csv, line 3: {metric} = \"5\" has no unit (its unit cell is empty)"
+            )),
+            "{metric}: {e}"
+        );
+    }
+    // The details page: an empty Metric Unit.
+    let details = DETAILS.replacen("\"cycle\"", "\"\"", 1);
+    let e = parse_capture(&details, "d.csv").unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "d.csv, line 2: sm__cycles_elapsed.avg = \"1,000\" has no unit (its unit cell is empty)"
+        ),
+        "{e}"
+    );
+    // Counts: no scale, read as they are.
+    let text = "\"ID\",\"Kernel Name\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"ns\"\n\"0\",\"k\",\"7\",\"5\"\n";
+    let c = parse_capture(text, "c.csv").unwrap();
+    assert_eq!(
+        c.launches[0].metrics["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+        7.0
+    );
+}
+
+/// Issue 29: two columns for one metric, the last silently winning.
+#[test]
+fn a_metric_twice_in_one_table_is_refused() {
+    let text = "\"ID\",\"Kernel Name\",\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"dram__bytes.sum\"\n\"\",\"\",\"byte\",\"ns\",\"Kbyte\"\n\"0\",\"k\",\"5\",\"5\",\"5\"\n";
+    let e = parse_capture(text, "d.csv").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "d.csv, line 1: dram__bytes.sum has two columns (3 and 5): which one holds the value cannot be told; keep one"
+    );
+    // The details page: a metric under two display names for one launch.
+    let lines: Vec<&str> = DETAILS.lines().collect();
+    let twice = [
+        lines[0],
+        lines[1],
+        &lines[1]
+            .replace(
+                "\"s\",\"sm__cycles_elapsed.avg\"",
+                "\"t\",\"sm__cycles_elapsed.avg\"",
+            )
+            .replace("1,000", "2,000"),
+    ]
+    .join("\n");
+    let e = parse_capture(&twice, "d.csv").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "d.csv, line 3: launch 0 has sm__cycles_elapsed.avg = 2000 here but 1000 at line 2: which one holds cannot be told"
+    );
+    // The same value shown in two sections is one metric, read once.
+    let same = twice.replace("2,000", "1,000");
+    let c = parse_capture(&same, "d.csv").unwrap();
+    assert_eq!(c.launches[0].metrics["sm__cycles_elapsed.avg"], 1000.0);
+}
+
+/// Issue 29: a row with too few or too many cells, or a broken quote, was dropped with a note
+/// while the bundle stayed complete. It is refused naming the line, as a file cut short is,
+/// unless `allow_partial`, which marks the set incomplete; the program's own output inside the
+/// table is still skipped.
+#[test]
+fn a_broken_row_is_refused_unless_partial_is_allowed() {
+    let rows: Vec<(u64, &str, &str)> = (0..5)
+        .map(|i| (i, if i % 2 == 0 { "a" } else { "b" }, "64"))
+        .collect();
+    let full = one_metric("dram__bytes.sum", "byte", &rows);
+    for (broken, what) in [
+        (
+            "\"2\",\"a\",\"64\",\"9\"\n",
+            "has 4 fields where the header has 3",
+        ),
+        ("\"2\",\"a\"\n", "has 2 fields where the header has 3"),
+        ("\"2\",\"a,\"64\"\n", "leaves a quote open (a broken quote)"),
+    ] {
+        let text = full.replace("\"2\",\"a\",\"64\"\n", broken);
+        let e = join(set(&text)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "dram.csv, line 5: a launch row that {what}: a broken row; fix or capture it again, or pass --allow-partial to import the other rows, marked incomplete"
+            ),
+            "{broken:?}"
+        );
+        let j = join_with(
+            set(&text),
+            JoinOptions {
+                allow_partial: true,
+            },
+        )
+        .unwrap();
+        assert!(!j.complete, "{broken:?}");
+        assert!(
+            j.notes
+                .iter()
+                .any(|n| n.contains("dram.csv, line 5: a broken row, left out")),
+            "{:?}",
+            j.notes
+        );
+    }
+    // A program's line inside the table is not a row: skipped, the set complete.
+    let logged = full.replace("\"2\",\"a\"", "Apex scaled loss called\n\"2\",\"a\"");
+    let j = join_with(set(&logged), JoinOptions::default()).unwrap();
+    assert!(j.complete);
+}
+
+/// Issue 29: a time that is present but zero or negative was reported as missing ("collect
+/// gpu__time_duration.sum"). A negative value is refused as read, with its line; a zero time
+/// is named with its value.
+#[test]
+fn a_zero_or_negative_time_is_named_not_called_missing() {
+    let e = parse_capture(
+        &one_metric("gpu__time_duration.sum", "nsecond", &[(0, "k", "-5")]),
+        "t.csv",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv, line 3: gpu__time_duration.sum = \"-5\" is negative; a time, count or rate cannot be"
+    );
+    let c = parse_capture(
+        &one_metric("gpu__time_duration.sum", "nsecond", &[(0, "k", "0")]),
+        "t.csv",
+    )
+    .unwrap();
+    let e = to_kernels(&join(vec![("t.csv".into(), c)]).unwrap(), &current()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "launch 0 (k) has no positive time: gpu__time_duration.sum is 0, and no sm__cycles_elapsed.avg with sm__cycles_elapsed.avg.per_second to time it instead; a kernel's time must be positive"
+    );
+    // Missing altogether: as before.
+    let c = parse_capture(
+        &one_metric("dram__bytes.sum", "byte", &[(0, "k", "5")]),
+        "b.csv",
+    )
+    .unwrap();
+    let e = to_kernels(&join(vec![("b.csv".into(), c)]).unwrap(), &current()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("has no time: collect gpu__time_duration.sum"),
+        "{e}"
+    );
+}
+
+/// Issue 29: a details page without its "Metric Unit" column fell through to the raw page's
+/// reading, whose repeated launch IDs were called "two captures concatenated?".
+#[test]
+fn a_details_page_without_a_unit_column_says_so() {
+    let no_unit = DETAILS
+        .replace(",\"Metric Unit\"", "")
+        .replace(",\"cycle\"", "")
+        .replace(",\"cycle/usecond\"", "")
+        .replace(",\"cycle/nsecond\"", "");
+    let e = parse_capture(&no_unit, "d.csv").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "d.csv: the table has \"Metric Name\" and \"Metric Value\" columns but no \"Metric Unit\": a details page needs \"Metric Name\", \"Metric Unit\" and \"Metric Value\""
+    );
+}
+
+/// Issue 29: `-0` is zero: never a negative zero in what is imported.
+#[test]
+fn a_negative_zero_is_read_as_zero() {
+    let c = parse_capture(
+        &one_metric("dram__bytes.sum", "byte", &[(0, "k", "-0")]),
+        "z.csv",
+    )
+    .unwrap();
+    let v = c.launches[0].metrics["dram__bytes.sum"];
+    assert!(v == 0.0 && v.is_sign_positive(), "{v}");
 }

@@ -643,7 +643,7 @@ impl Launches<'_> {
             match counters_kernel(&range_launch(trace, i), counter_opts, notes) {
                 Ok(Some(k)) => (k, r.device),
                 Ok(None) => return Ok(None),
-                Err(NcuError::NoTime { .. }) => {
+                Err(NcuError::NoTime { .. } | NcuError::NoPositiveTime { .. }) => {
                     *untimed += 1;
                     return Ok(None);
                 }
@@ -1480,6 +1480,15 @@ mod tests {
         let text = format!(r#"{{"traceEvents": [{}]}}"#, range(ffma));
         let t = parse(text.as_bytes()).unwrap();
         let e = import(&t, &ImportOptions::default()).unwrap_err();
+        assert!(
+            matches!(e, ImportError::CountersWithoutTime { ranges: 1, .. }),
+            "{e}"
+        );
+        // A time of zero is no time either (issue 29: Nsight Compute's reading now tells it
+        // from a missing one; the range is still left out, not an error).
+        let zero = format!(r#"{ffma}, "gpu__time_duration.sum": 0"#);
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, range(&zero));
+        let e = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap_err();
         assert!(
             matches!(e, ImportError::CountersWithoutTime { ranges: 1, .. }),
             "{e}"
