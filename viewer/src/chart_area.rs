@@ -1,12 +1,16 @@
 //! The page's main area: the chart of the view chosen (its [`Scene`] and compare [`Overlay`]
 //! computed by the model from the state, once per change, in [`scene_memo`]), or the machine
-//! view with its sweep; and the comparison's summary line above it.
+//! view with its sweep; and the comparison's summary above it.
 
 use leptos::prelude::*;
 use std::borrow::Cow;
 
-use roofline_model::chart::{self, Analysed, ChartOptions, Scene, kernel_labels};
-use roofline_model::compare::{Overlay, compare_scene, compare_scene_paired};
+use roofline_model::chart::{
+    self, Analysed, ChartOptions, Scene, kernel_labels, kernel_labels_note, names_for_width,
+};
+use roofline_model::compare::{
+    Comparison, Overlay, Summary, compare_scene_paired, compare_scene_with,
+};
 use roofline_model::view::View;
 
 use crate::chart_view::ChartView;
@@ -17,12 +21,15 @@ use crate::state::AppState;
 /// What the chart area says before any bundle is open.
 const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
 
+/// What an embedded chart says when its address names no bundle.
+const EMBED_WITHOUT_BUNDLE: &str = "This embedded chart names no bundle: its address needs ?bundle=URL (a bundle served where this page may fetch it).";
+
 /// A chart ready to draw, with its comparison when a baseline is chosen; or why there is none.
 pub type Drawn = Result<(Scene, Option<Overlay>), String>;
 
 /// The chart of the view chosen: the current run's kernels (filtered, or the selected one
-/// isolated) against the ceilings in use, with arrows from the baseline's points when one is
-/// chosen. Reads the analyses and the comparison, never recomputes them.
+/// isolated) against the ceilings in use, sized to the page, with arrows from the baseline's
+/// points when one is chosen. Reads the analyses and the comparison, never recomputes them.
 pub fn scene_memo(st: AppState) -> Memo<Drawn> {
     Memo::new(move |_| {
         // The analysis first (memos are lazy), so that the scene's measure is the scene's alone.
@@ -45,12 +52,13 @@ pub fn scene_memo(st: AppState) -> Memo<Drawn> {
                 datapaths,
                 domain: st.domain.get(),
                 device: st.device.get(),
-                ..ChartOptions::browser()
+                ..ChartOptions::browser_sized(width_px(st.width.get()))
             };
             let draw = match st.view.get() {
                 View::Hierarchical => chart::hierarchical_of,
                 View::Time | View::Machine => chart::time_based_of,
             };
+            let manual = st.pairs.get();
             st.analysed.with(|a| {
                 let a = a.as_ref().ok_or(NO_BUNDLE)?;
                 let shown = shown_kernels(a, isolated.as_deref(), &needle);
@@ -66,9 +74,9 @@ pub fn scene_memo(st: AppState) -> Memo<Drawn> {
                                 })
                             })
                         });
-                        let drawn = paired
-                            .flatten()
-                            .unwrap_or_else(|| compare_scene(&shown, &base, draw, &options));
+                        let drawn = paired.flatten().unwrap_or_else(|| {
+                            compare_scene_with(&shown, &base, &manual, draw, &options)
+                        });
                         drawn.map(|(s, o)| (s, Some(o))).map_err(|e| e.to_string())
                     }
                     None => draw(&shown, &options)
@@ -78,6 +86,14 @@ pub fn scene_memo(st: AppState) -> Memo<Drawn> {
             })
         })
     })
+}
+
+/// A whole number of pixels as the model's width.
+fn width_px(w: usize) -> f64 {
+    // Page widths are far below 2^53.
+    #[allow(clippy::cast_precision_loss)]
+    let w = w as f64;
+    w
 }
 
 /// The kernels a chart shows: the isolated one, or those whose name contains `needle` (lower
@@ -92,8 +108,27 @@ fn shown_kernels<'a>(a: &'a Analysed, isolated: Option<&str>, needle: &str) -> C
     }
 }
 
-/// The chart of `scene` with its largest kernels named. With nothing open yet (or a bundle still
-/// loading) it holds a hint, not an error: only a failure gets the `.error` alert.
+/// For each kernel of `scene` (by its index in `scene.kernels`), what the comparison says of it:
+/// baseline → current with the speed-up, or new or gone, and for an operator the kernels it
+/// launched before and after.
+fn compared_lines(scene: &Scene, c: &Comparison) -> Vec<Option<String>> {
+    c.current_rows(scene.kernels.iter().map(|k| k.full_name.as_str()))
+        .into_iter()
+        .map(|r| {
+            let r = r?;
+            let mut line = r.transition();
+            if let Some(l) = &r.launched {
+                line.push_str(". ");
+                line.push_str(&l.line());
+            }
+            Some(line)
+        })
+        .collect()
+}
+
+/// The chart of `scene` with its largest kernels named (fewer on a narrow chart). With nothing
+/// open yet (or a bundle still loading) it holds a hint, not an error: only a failure gets the
+/// `.error` alert, and then no hint (the alert says what went wrong).
 #[component]
 pub fn ChartArea(
     /// The chart to draw ([`scene_memo`]).
@@ -102,17 +137,29 @@ pub fn ChartArea(
     let st = AppState::get();
     move || {
         if st.bundles.with(Vec::is_empty) {
-            return (!st.loading.get())
-                .then(|| view! { <p class="empty-state">{NO_BUNDLE}</p> })
-                .into_any();
+            if st.loading.get() || st.error.with(Option::is_some) {
+                return ().into_any();
+            }
+            let hint = if st.embed {
+                EMBED_WITHOUT_BUNDLE
+            } else {
+                NO_BUNDLE
+            };
+            return view! { <p class="empty-state" id="empty-state">{hint}</p> }.into_any();
         }
         match scene.get() {
             Ok((s, o)) => {
-                let labels = kernel_labels(&s, st.label_n.get());
+                let labels = kernel_labels(&s, names_for_width(st.label_n.get(), s.width));
+                let mut notes = s.notes.clone();
+                notes.extend(kernel_labels_note(&labels));
+                let compared = st
+                    .comparison
+                    .with(|c| c.as_ref().map(|c| compared_lines(&s, c)))
+                    .unwrap_or_default();
                 let (selected, domain) = (st.selected, st.domain);
                 match o {
-                    Some(o) => view! { <ChartView scene=s selected=selected domain=domain overlay=o labels=labels /> }.into_any(),
-                    None => view! { <ChartView scene=s selected=selected domain=domain labels=labels /> }.into_any(),
+                    Some(o) => view! { <ChartView scene=s selected=selected domain=domain overlay=o labels=labels notes=notes compared=compared /> }.into_any(),
+                    None => view! { <ChartView scene=s selected=selected domain=domain labels=labels notes=notes /> }.into_any(),
                 }
             }
             Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
@@ -136,7 +183,7 @@ pub fn MainArea(
             all.get(st.current.get()).map(|l| {
                 let o = ChartOptions {
                     domain: st.domain.get(),
-                    ..ChartOptions::browser()
+                    ..ChartOptions::browser_sized(width_px(st.width.get()))
                 };
                 chart::sweep(&l.bundle, &o)
             })
@@ -152,7 +199,8 @@ pub fn MainArea(
     }
 }
 
-/// The comparison's summary line, when a baseline is chosen.
+/// The comparison's summary, when a baseline is chosen: the totals and counts, then where the
+/// time went by binding ceiling and by datapath (every part: each split adds up to the totals).
 #[component]
 pub fn CompareSummary() -> impl IntoView {
     let st = AppState::get();
@@ -166,16 +214,28 @@ pub fn CompareSummary() -> impl IntoView {
                         .map(|l| l.name.clone())
                         .unwrap_or_default()
                 });
-                let hint = format!(
-                    " Arrows run from each {}'s baseline point to its current one; dashed rings: gone; thick rings: new.",
-                    c.summary.unit.noun()
-                );
+                let s = &c.summary;
+                let parts = [("by bound", &s.by_bound), ("by datapath", &s.by_datapath)]
+                    .into_iter()
+                    .map(|(what, groups)| {
+                        let text = Summary::split(groups);
+                        view! { <li><b>{format!("{what}: ")}</b>{text}</li> }
+                    })
+                    .collect_view();
+                let hint = if s.doubtful > 0 {
+                    " Doubtful pairs (a name alike, launch counts that disagree) are left apart, marked “?”: pair them by hand from the table."
+                } else {
+                    " Select a new kernel in the table to pair it by hand."
+                };
                 view! {
-                    <p class="compare-summary" id="compare-summary">
-                        <b>{format!("Against {base}: ")}</b>
-                        {c.summary.line()}
-                        <span class="hint">{hint}</span>
-                    </p>
+                    <div class="compare-summary" id="compare-summary">
+                        <p>
+                            <b>{format!("Against {base}: ")}</b>
+                            {s.headline()}
+                        </p>
+                        <ul class="split">{parts}</ul>
+                        {(!st.embed).then(|| view! { <p class="hint">{hint}</p> })}
+                    </div>
                 }
             })
         })

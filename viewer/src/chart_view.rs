@@ -3,10 +3,13 @@
 //! inside its `<svg>` and handles the pointer around it: a tooltip for the marker under the
 //! pointer, click to select, wheel to zoom, drag to pan, double-click to fit, all by inverting
 //! the scene's viewport. The selection is a small overlay of rings drawn here, so that selecting
-//! a kernel does not rebuild the chart. Computes no figure.
+//! a kernel does not rebuild the chart; so is the hovered kernel's path to its binding ceiling
+//! (`SceneKernel::bound_path`, computed by the model). The chart is drawn at its scene's pixel
+//! size (the model sizes the scene to the page), so that its text keeps its size. Computes no
+//! figure.
 
 use leptos::prelude::*;
-use roofline_model::chart::{Domain, Label, MarkerKind, Scene, style};
+use roofline_model::chart::{Domain, Label, LegendRole, MarkerKind, Scene, style};
 use roofline_model::compare::Overlay;
 use roofline_model::geometry::roofline::nearest_point;
 use roofline_model::svg::{CLIP_ID, SvgOptions, body};
@@ -28,7 +31,14 @@ pub fn ChartView(
     /// Kernel names placed on the chart (`roofline_model::chart::kernel_labels`).
     #[prop(optional)]
     labels: Vec<Label>,
+    /// The notes under the chart (the scene's, and what its names need said).
+    #[prop(optional)]
+    notes: Option<Vec<String>>,
+    /// For each kernel of the scene, what a comparison says of it (baseline → current).
+    #[prop(optional)]
+    compared: Vec<Option<String>>,
 ) -> impl IntoView {
+    let notes = notes.unwrap_or_else(|| scene.notes.clone());
     let markup = body(
         &scene,
         &SvgOptions {
@@ -39,7 +49,8 @@ pub fn ChartView(
     );
     let (w, h) = (scene.width, scene.height);
     let viewport = scene.viewport;
-    let hover = RwSignal::new(None::<(f64, f64, String)>);
+    // The marker under the pointer: the tooltip's place and text, and the marker's index.
+    let hover = RwSignal::new(None::<(f64, f64, String, usize)>);
     // Per marker, in the scene's order: its position, radius, kernel (full name) and tooltip.
     let marker_px: Vec<(f64, f64)> = scene.markers.iter().map(|m| m.at).collect();
     let names: Vec<String> = scene
@@ -52,12 +63,23 @@ pub fn ChartView(
         .iter()
         .map(|m| {
             let k = &scene.kernels[m.kernel];
-            match m.kind {
+            let mut tip = match m.kind {
                 MarkerKind::Level(l) => format!("{} at {}: {}", k.full_name, l.label(), k.summary),
                 MarkerKind::Complexity => format!("{}: {}", k.full_name, k.summary),
                 MarkerKind::TimeVertex => format!("{}: time vertex", k.full_name),
+            };
+            if let Some(Some(c)) = compared.get(m.kernel) {
+                tip.push_str(". ");
+                tip.push_str(c);
             }
+            tip
         })
+        .collect();
+    // Per marker, its kernel's path to its binding ceiling.
+    let paths: Vec<Option<roofline_model::chart::BoundPath>> = scene
+        .markers
+        .iter()
+        .map(|m| scene.kernels[m.kernel].bound_path.clone())
         .collect();
     let rings: Vec<(String, (f64, f64), f64)> = scene
         .markers
@@ -104,7 +126,7 @@ pub fn ChartView(
         }
         hover.set(
             nearest_point((sx, sy), &marker_px_move, 12.0)
-                .map(|i| (lx + 14.0, ly + 14.0, tips[i].clone())),
+                .map(|i| (lx + 14.0, ly + 14.0, tips[i].clone(), i)),
         );
     };
     let on_click = move |ev: web_sys::MouseEvent| {
@@ -146,8 +168,29 @@ pub fn ChartView(
         })
     };
 
+    // The hovered kernel's path to its binding ceiling: a dashed line from its point to where
+    // it meets the ceiling, a dot there, and what binds it.
+    let path = move || {
+        let (_, _, _, i) = hover.get()?;
+        let p = paths.get(i)?.clone()?;
+        let right = p.to.0 < w * 0.7;
+        let (tx, anchor) = if right {
+            (p.to.0 + 8.0, "start")
+        } else {
+            (p.to.0 - 8.0, "end")
+        };
+        Some(view! {
+            <g class="bound-path" pointer-events="none">
+                <line x1=p.from.0 y1=p.from.1 x2=p.to.0 y2=p.to.1 stroke=style::ARROW stroke-width="1.5" stroke-dasharray="4 3" />
+                <circle cx=p.to.0 cy=p.to.1 r="3.5" fill=style::ARROW />
+                <text x=tx y=p.to.1 - 6.0 text-anchor=anchor font-size="11" fill=style::LABEL stroke=style::BACKGROUND stroke-width="3" paint-order="stroke">{p.text}</text>
+            </g>
+        })
+    };
+
     view! {
-        <div class="chart">
+        // Drawn at the scene's size (the model sized it to the page): its text keeps its size.
+        <div class="chart" style=format!("max-width:{w}px")>
             <svg
                 id="chart"
                 xmlns="http://www.w3.org/2000/svg"
@@ -177,11 +220,12 @@ pub fn ChartView(
                     ""
                 </g>
                 <g class="selection" clip-path=format!("url(#{CLIP_ID})")>{selection}</g>
+                {path}
             </svg>
             {move || {
                 hover
                     .get()
-                    .map(|(x, y, t)| {
+                    .map(|(x, y, t, _)| {
                         view! {
                             <div class="tooltip" role="tooltip" style=format!("left:{x:.0}px;top:{y:.0}px")>
                                 {t}
@@ -194,16 +238,24 @@ pub fn ChartView(
                     .legend
                     .iter()
                     .map(|e| {
+                        let colour = style::legend(e.role);
+                        let kind = match e.role {
+                            LegendRole::Arrow => "swatch arrow",
+                            LegendRole::Baseline => "swatch baseline",
+                            LegendRole::New => "swatch new",
+                            LegendRole::Gone => "swatch gone",
+                            _ => "swatch",
+                        };
                         view! {
                             <li>
-                                <span class="swatch" style=format!("background:{}", style::legend(e.role))></span>
+                                <span class=kind style=format!("--ink:{colour};--ink-dark:{}", style::dark(colour))></span>
                                 {e.text.clone()}
                             </li>
                         }
                     })
                     .collect_view()}
             </ul>
-            <ul class="notes">{scene.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
+            <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
         </div>
     }
 }

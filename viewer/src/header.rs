@@ -1,6 +1,6 @@
-//! The page's header: what is open and shown (bundle, sample, baseline, device, grouping), the
-//! file picker, the view's tabs, where the ceilings come from, and the theme switch. Each picker
-//! is a small component over [`AppState`].
+//! The page's header: what is open and shown (bundle, baseline, device, grouping), one picker
+//! that opens a sample or a file, the view's tabs, where the ceilings come from, and the theme
+//! switch. Each picker is a small component over [`AppState`].
 
 use leptos::prelude::*;
 
@@ -16,12 +16,11 @@ pub fn Header() -> impl IntoView {
     view! {
         <header>
             <h1>"roofline"</h1>
+            <OpenSelect />
             <BundleSelect />
-            <SampleSelect />
             <BaselineSelect />
             <DeviceSelect />
             <GroupSelect />
-            <FileOpen />
             <ViewTabs />
             <MachineSelect />
             <button id="theme" on:click=move |_| st.dark.update(|d| *d = !*d)>"Light/dark"</button>
@@ -68,40 +67,64 @@ fn BundleSelect() -> impl IntoView {
     }
 }
 
-/// The sample picker, where there are samples (a saved page has none).
+/// The value of the open picker's entry that chooses a file.
+const OPEN_FILE: &str = "file:";
+
+/// One picker to open a bundle: a sample served beside the site (a saved page has none) or a
+/// file from disk (through the hidden file input, which takes dropped files too).
 #[component]
-fn SampleSelect() -> impl IntoView {
+fn OpenSelect() -> impl IntoView {
     let st = AppState::get();
-    move || {
-        (!st.samples.with(Vec::is_empty)).then(|| {
-            let options = move || {
-                st.samples
-                    .get()
-                    .into_iter()
-                    .map(|e| {
-                        let url = e.url();
-                        view! { <option value=url>{e.title}</option> }
-                    })
-                    .collect_view()
-            };
-            view! {
-                <label>
-                    "Sample "
-                    <select
-                        id="sample-select"
-                        on:change=move |ev| {
-                            let url = event_target_value(&ev);
-                            if !url.is_empty() {
-                                st.open_sample(url, false);
+    let samples = move || {
+        st.samples
+            .get()
+            .into_iter()
+            .map(|e| {
+                let url = e.url();
+                view! { <option value=url>{format!("sample: {}", e.title)}</option> }
+            })
+            .collect_view()
+    };
+    view! {
+        <label>
+            "Open "
+            <select
+                id="open-select"
+                on:change=move |ev| {
+                    let select: web_sys::HtmlSelectElement = event_target(&ev);
+                    let v = select.value();
+                    select.set_value("");
+                    if v == OPEN_FILE {
+                        if let Some(input) = web_sys::window()
+                            .and_then(|w| w.document())
+                            .and_then(|d| d.get_element_by_id("file-input"))
+                        {
+                            use wasm_bindgen::JsCast;
+                            if let Ok(input) = input.dyn_into::<web_sys::HtmlElement>() {
+                                input.click();
                             }
                         }
-                    >
-                        <option value="">"open a sample…"</option>
-                        {options}
-                    </select>
-                </label>
+                    } else if !v.is_empty() {
+                        st.open_sample(v, false);
+                    }
+                }
+            >
+                <option value="">"a sample or a file…"</option>
+                <option value=OPEN_FILE>"a file from disk…"</option>
+                {samples}
+            </select>
+        </label>
+        <input
+            id="file-input"
+            type="file"
+            hidden=true
+            accept=".json,application/json"
+            multiple=true
+            on:change=move |ev| {
+                let input: web_sys::HtmlInputElement = event_target(&ev);
+                st.open_files(input.files());
             }
-        })
+        />
     }
 }
 
@@ -225,7 +248,7 @@ fn GroupSelect() -> impl IntoView {
                         id="group-select"
                         on:change=move |ev| {
                             let g = GroupBy::from_key(&event_target_value(&ev)).unwrap_or_default();
-                            st.group_by.set(g);
+                            st.group_asked.set(Some(g));
                             st.selected.set(None);
                             st.domain.set(None);
                         }
@@ -235,27 +258,6 @@ fn GroupSelect() -> impl IntoView {
                 </label>
             }
         })
-    }
-}
-
-/// The file picker.
-#[component]
-fn FileOpen() -> impl IntoView {
-    let st = AppState::get();
-    view! {
-        <label class="file">
-            "Open… "
-            <input
-                id="file-input"
-                type="file"
-                accept=".json,application/json"
-                multiple=true
-                on:change=move |ev| {
-                    let input: web_sys::HtmlInputElement = event_target(&ev);
-                    st.open_files(input.files());
-                }
-            />
-        </label>
     }
 }
 

@@ -1,12 +1,14 @@
-//! The kernel table: one row per kernel name, sortable and searchable; a click selects. With a
-//! baseline it gains the baseline's time, Δ, speed-up and change of bound.
+//! The kernel table: one row per kernel name, sortable and searchable; a click selects. The
+//! bound columns name the binding ceiling (`HBM`, `Tensor FP16`). With a baseline it gains the
+//! baseline's time, Δ, speed-up and what changed (`≈` for a pair by a similar name, `?` for a
+//! doubtful counterpart left apart; the row's tooltip says more).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
 use roofline_model::chart::Analysed;
-use roofline_model::compare::{CompareRow, Comparison, Presence, bound_key};
+use roofline_model::compare::{CompareRow, Comparison, Presence};
 use roofline_model::geometry::si::{format_plain, format_si};
 use roofline_model::group::GroupBy;
 
@@ -39,7 +41,7 @@ pub fn KernelTable(
     /// then the gone kernels.
     comparison: Memo<Option<Comparison>>,
     /// How the rows are grouped: the first column is headed by what a row is.
-    group: RwSignal<GroupBy>,
+    group: Memo<GroupBy>,
 ) -> impl IntoView {
     let comparing = move || comparison.with(Option::is_some);
     let sort = RwSignal::new((SortBy::Time, true));
@@ -106,15 +108,15 @@ pub fn KernelTable(
                         <th>"AI L1"</th>
                         <th>"AI L2"</th>
                         {header(Signal::stored("AI HBM"), SortBy::AiHbm)}
-                        <th>"Bound"</th>
+                        <th title="The ceiling that binds the kernel on the hierarchical roofline">"Bound"</th>
                         {header(Signal::stored("Headroom"), SortBy::Headroom)}
-                        <th>"Region"</th>
+                        <th title="The term that binds the kernel on the time-based roofline">"Time bound"</th>
                         {header(Signal::stored("T/Tbound"), SortBy::Gap)}
                         {move || comparing().then(|| view! {
                             <th class="baseline">"Baseline"</th>
                             <th class="delta">"Δ time"</th>
                             <th class="speedup">"Speed-up"</th>
-                            <th class="bound-change">"Bound change"</th>
+                            <th class="bound-change" title="What changed: the binding ceiling (before → after); ≈ paired by a similar name; ✋ paired by hand; ? a doubtful counterpart left apart">"Change"</th>
                         })}
                     </tr>
                 </thead>
@@ -171,9 +173,9 @@ pub fn KernelTable(
                                                 <td>{a.ai[0].map_or("–".into(), format_plain)}</td>
                                                 <td>{a.ai[1].map_or("–".into(), format_plain)}</td>
                                                 <td>{a.ai[2].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.hierarchical.as_ref().map_or("–", |h| h.bound.key())}</td>
+                                                <td class="bound">{a.hierarchical.as_ref().map_or("–", |h| h.ceiling_label())}</td>
                                                 <td>{a.headroom.map_or("–".into(), |h| format!("{h:.2}"))}</td>
-                                                <td>{a.time_bound.map_or("–", |t| t.region.key())}</td>
+                                                <td class="region" title=a.time_bound.map(|t| format!("{} region", t.region.key()))>{a.time_ceiling_label().unwrap_or("–")}</td>
                                                 <td>{a.gap.map_or("–".into(), |g| format!("{g:.2}"))}</td>
                                                 {cmp}
                                             </tr>
@@ -199,7 +201,9 @@ pub fn KernelTable(
     }
 }
 
-/// The comparison's cells of a row: baseline time, Δ, speed-up, change of bound (or `new`).
+/// The comparison's cells of a row: baseline time, Δ, speed-up, what changed (the change of
+/// binding ceiling, `new`, `gone`; marked for a pair by a similar name or by hand, and for a
+/// doubtful counterpart left apart, which the cell's tooltip names).
 fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
     let speedup = row.speedup();
     let class = match speedup {
@@ -207,16 +211,20 @@ fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
         Some(x) if x < 1.0 => "slower",
         _ => "",
     };
-    let change = match row.presence {
-        Presence::New => "new".to_string(),
-        Presence::Gone => "gone".to_string(),
-        Presence::Both => row.bound_change().unwrap_or_else(|| "–".into()),
+    let flag = match (row.doubt.is_some(), row.quality) {
+        (true, _) => " doubtful",
+        (_, Some(q)) => match q {
+            roofline_model::compare::Match::Exact => "",
+            roofline_model::compare::Match::Manual => " manual",
+            _ => " similar",
+        },
+        _ => "",
     };
     view! {
         <td class="baseline">{row.baseline.as_ref().map_or("–".into(), |b| format_si(b.time_s, "s"))}</td>
         <td class=format!("delta {class}")>{signed_si(row.delta_s())}</td>
         <td class=format!("speedup {class}")>{speedup.map_or("–".into(), |x| format!("{x:.2}×"))}</td>
-        <td class="bound-change">{change}</td>
+        <td class=format!("bound-change{flag}") title=row.transition()>{row.change()}</td>
     }
 }
 
@@ -254,7 +262,7 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
                         <td>"–"</td>
                         <td>"–"</td>
                         <td>"–"</td>
-                        <td>{bound_key(b.and_then(|b| b.bound))}</td>
+                        <td class="bound">{b.and_then(|b| b.ceiling).unwrap_or("–")}</td>
                         <td>"–"</td>
                         <td>"–"</td>
                         <td>"–"</td>

@@ -12,6 +12,7 @@ pub mod header;
 pub mod kernel_table;
 pub mod loading;
 pub mod machine_view;
+pub mod pairing;
 pub mod perf;
 pub mod standalone;
 pub mod state;

@@ -221,8 +221,8 @@ fn WhatIfRow(
 ) -> impl IntoView {
     view! {
         <tr>
-            <td class="name">{label}</td>
-            <td>
+            <td class="name"><label for=id.clone()>{label}</label></td>
+            <td class="value">
                 <input
                     id=id
                     type="number"
@@ -234,9 +234,8 @@ fn WhatIfRow(
                         }
                     }
                 />
-                " "
-                {unit}
             </td>
+            <td class="unit">{unit}</td>
         </tr>
     }
 }

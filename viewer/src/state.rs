@@ -15,7 +15,7 @@ use std::sync::{Arc, Weak};
 use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{Analysed, ChartOptions, Domain};
-use roofline_model::compare::{Comparison, compare};
+use roofline_model::compare::{CompareOptions, Comparison, ManualPair, compare_with};
 use roofline_model::group::GroupBy;
 use roofline_model::view::{View, ViewState};
 
@@ -47,8 +47,16 @@ pub struct AppState {
     pub machine_from: RwSignal<Option<usize>>,
     /// The view: hierarchical, time-based or machine.
     pub view: RwSignal<View>,
-    /// How kernels are grouped (per kernel, operator or module).
-    pub group_by: RwSignal<GroupBy>,
+    /// The grouping asked for (per kernel, operator or module); `None`: the default
+    /// (`ViewState::group_for`).
+    pub group_asked: RwSignal<Option<GroupBy>>,
+    /// The grouping shown: the one asked for, else per operator when comparing two bundles
+    /// that carry operators, else per kernel.
+    pub group_by: Memo<GroupBy>,
+    /// Kernels of the comparison paired (or kept apart) by hand.
+    pub pairs: RwSignal<Vec<ManualPair>>,
+    /// The width the chart has on the page, whole pixels (the page's, less its padding).
+    pub width: RwSignal<usize>,
     /// The selected kernel (full name).
     pub selected: RwSignal<Option<String>>,
     /// Only the selected kernel is drawn.
@@ -127,7 +135,18 @@ impl AppState {
         let baseline = RwSignal::new(None::<usize>);
         let device = RwSignal::new(initial.device.clone());
         let machine_from = RwSignal::new(None::<usize>);
-        let group_by = RwSignal::new(initial.group);
+        let group_asked = RwSignal::new(initial.asked_group());
+        let pairs = RwSignal::new(initial.pairs.clone());
+        // Per operator by default when both runs of a comparison carry operators.
+        let group_by = Memo::new(move |_| {
+            let comparing_operators = bundles.with(|b: &Vec<Loaded>| {
+                let tagged = |i: usize| b.get(i).is_some_and(|l| l.tagged.is_some());
+                baseline
+                    .get()
+                    .is_some_and(|i| i != current.get() && tagged(i) && tagged(current.get()))
+            });
+            ViewState::group_for(group_asked.get(), comparing_operators)
+        });
         let edits = RwSignal::new(Edits::default());
         let ceilings = ceilings_memo(bundles, current, device, machine_from, edits);
         let own = OwnAnalyses(StoredValue::new(Vec::new()));
@@ -135,11 +154,27 @@ impl AppState {
         let baseline_analysed = baseline_memo(bundles, current, baseline, group_by, own);
         let comparison = Memo::new_with_compare(
             move |_| {
+                let manual = pairs.get();
+                let by = group_by.get();
                 baseline_analysed.with(|b| {
                     let b = b.as_ref()?;
                     analysed.with(|a| {
                         let a = a.as_ref()?;
-                        Some(perf::span("roofline:compare", || compare(a, b)))
+                        // The launches behind each operator or module, as imported.
+                        let launches = bundles.with(|all| {
+                            let raw = |i: usize| all.get(i).and_then(|l| l.tagged.clone());
+                            (by != GroupBy::Kernel)
+                                .then(|| {
+                                    raw(current.get_untracked())
+                                        .zip(baseline.get_untracked().and_then(raw))
+                                })
+                                .flatten()
+                        });
+                        let o = CompareOptions {
+                            manual: &manual,
+                            launches: launches.as_ref().map(|(c, b)| (&c[..], &b[..])),
+                        };
+                        Some(perf::span("roofline:compare", || compare_with(a, b, &o)))
                     })
                 })
             },
@@ -154,7 +189,10 @@ impl AppState {
             device,
             machine_from,
             view: RwSignal::new(initial.view),
+            group_asked,
             group_by,
+            pairs,
+            width: RwSignal::new(page_width(embed)),
             selected: RwSignal::new(initial.kernel.clone()),
             isolate: RwSignal::new(false),
             filter: RwSignal::new(initial.filter.clone()),
@@ -244,8 +282,14 @@ impl AppState {
             return;
         }
         let (first, base_url) = (initial.bundle.clone(), initial.baseline.clone());
+        let embed = self.embed;
         spawn_local(async move {
-            let list = fetch_samples().await;
+            // An embedded chart shows what its page names, never a sample in its place.
+            let list = if embed {
+                Vec::new()
+            } else {
+                fetch_samples().await
+            };
             self.samples.set(list.clone());
             let name_of = |url: &str| {
                 list.iter()
@@ -322,13 +366,15 @@ impl AppState {
             baseline: base,
             device: self.device.get(),
             view: self.view.get(),
-            group: self.group_by.get(),
+            group: self.group_asked.get().unwrap_or_default(),
+            group_asked: self.group_asked.get().is_some(),
             kernel: self.selected.get(),
             filter: self.filter.get(),
             levels: self.levels.get(),
             top: Some(self.top.get()),
             labels: Some(self.label_n.get()),
             dark: self.dark.get(),
+            pairs: self.pairs.get(),
         }
     }
 
@@ -432,7 +478,7 @@ fn analysed_memo(
     bundles: RwSignal<Vec<Loaded>>,
     current: RwSignal<usize>,
     device: RwSignal<Option<String>>,
-    group_by: RwSignal<GroupBy>,
+    group_by: Memo<GroupBy>,
     ceilings: Memo<Option<Ceilings>>,
     own: OwnAnalyses,
 ) -> Memo<Option<Arc<Analysed>>> {
@@ -473,7 +519,7 @@ fn baseline_memo(
     bundles: RwSignal<Vec<Loaded>>,
     current: RwSignal<usize>,
     baseline: RwSignal<Option<usize>>,
-    group_by: RwSignal<GroupBy>,
+    group_by: Memo<GroupBy>,
     own: OwnAnalyses,
 ) -> Memo<Option<Arc<Analysed>>> {
     Memo::new_with_compare(
@@ -493,6 +539,32 @@ fn baseline_memo(
         },
         |_, _| true,
     )
+}
+
+/// The width the page gives the chart, whole pixels: the document's width (without its scroll
+/// bar) less the page's padding (none for an embedded chart).
+pub fn page_width(embed: bool) -> usize {
+    let width = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+        .map_or(900, |e| e.client_width());
+    usize::try_from(width - if embed { 0 } else { 32 }).unwrap_or(0)
+}
+
+/// Keeps [`AppState::width`] in step with the window's width.
+pub fn follow_the_width(st: AppState) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::prelude::Closure;
+    let Some(w) = web_sys::window() else { return };
+    let on_resize = Closure::<dyn Fn()>::new(move || {
+        let width = page_width(st.embed);
+        if width != st.width.get_untracked() {
+            st.width.set(width);
+        }
+    });
+    let _ = w.add_event_listener_with_callback("resize", on_resize.as_ref().unchecked_ref());
+    // The page lives as long as the listener.
+    on_resize.forget();
 }
 
 /// Whether a weak reference kept of a bundle is `l`'s bundle. (The reference keeps the

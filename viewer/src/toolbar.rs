@@ -33,8 +33,22 @@ pub fn Toolbar() -> impl IntoView {
         <div class="toolbar">
             <LevelToggles />
             <RoofToggles />
-            <CountField id="top" label=" Top " min=1 max=500 value=st.top />
-            <CountField id="labels" label=" Names " min=0 max=40 value=st.label_n />
+            <CountField
+                id="top"
+                label=" Kernels plotted "
+                title="How many kernels the chart plots: the largest by time"
+                min=1
+                max=500
+                value=st.top
+            />
+            <CountField
+                id="labels"
+                label=" Named on the chart "
+                title="How many of the plotted kernels get their name beside their marker (fewer on a narrow chart); hover a marker for any kernel's name"
+                min=0
+                max=40
+                value=st.label_n
+            />
             <label>
                 <input type="checkbox" id="isolate" prop:checked=move || st.isolate.get() on:change=move |_| st.isolate.update(|i| *i = !*i) />
                 "Only the selected kernel"
@@ -132,6 +146,8 @@ fn CountField(
     id: &'static str,
     /// The text before it.
     label: &'static str,
+    /// What it sets, in words (the label's tooltip).
+    title: &'static str,
     /// The smallest value.
     min: usize,
     /// The largest value.
@@ -140,7 +156,7 @@ fn CountField(
     value: RwSignal<usize>,
 ) -> impl IntoView {
     view! {
-        <label>
+        <label title=title>
             {label}
             <input
                 id=id

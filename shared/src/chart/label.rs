@@ -243,19 +243,6 @@ impl Placer {
             && !self.placed.iter().any(|o| o.overlaps(l))
     }
 
-    /// Places the first free candidate, else the first one (a ceiling keeps its name even where
-    /// the chart has no free place for it; the tests show the samples never need that).
-    /// `None` only when there is no candidate.
-    pub(super) fn place(&mut self, candidates: Vec<Label>) -> Option<Label> {
-        let pick = candidates
-            .iter()
-            .position(|l| self.free(l))
-            .or(if candidates.is_empty() { None } else { Some(0) })?;
-        let l = candidates.into_iter().nth(pick)?;
-        self.placed.push(l.clone());
-        Some(l)
-    }
-
     /// Places the first free candidate, or nothing.
     pub(super) fn place_if_free(&mut self, candidates: Vec<Label>) -> Option<Label> {
         let l = candidates.into_iter().find(|l| self.free(l))?;
@@ -274,14 +261,19 @@ impl Placer {
 pub struct LabelCandidates {
     /// The places, best first.
     pub candidates: Vec<Label>,
-    /// Placed at the first candidate even where none is free (a ceiling keeps its name); else
-    /// left out where none is (a launch box's label).
+    /// A ceiling's value is said in a note when no place is free for its label; a launch box's
+    /// label is left out without one.
     pub required: bool,
 }
 
+/// The start of the note that names the ceilings whose labels found no free place.
+pub const CROWDED_NOTE: &str = "no free place on the chart for the label of";
+
 /// Places a scene's ceiling labels ([`Scene::label_candidates`]) where they cover no marker, no
 /// ceiling line, nothing of [`Scene::avoid`] and no label placed before them: each at its first
-/// free candidate (for a required one, its first candidate when none is free).
+/// free candidate, or nowhere. A required label left out is named in a note
+/// ([`CROWDED_NOTE`]): a crowded or narrow chart says its ceilings' values in words rather than
+/// draw one label over another.
 pub fn place_ceiling_labels(scene: &mut Scene) {
     let mut placer = Placer::new(
         scene.viewport.area,
@@ -289,14 +281,22 @@ pub fn place_ceiling_labels(scene: &mut Scene) {
         ceiling_segments(&scene.lines),
         &scene.avoid,
     );
+    let mut left_out = Vec::new();
     for c in &scene.label_candidates {
-        if c.required {
-            placer.place(c.candidates.clone());
-        } else {
-            placer.place_if_free(c.candidates.clone());
+        if placer.place_if_free(c.candidates.clone()).is_none()
+            && c.required
+            && let Some(first) = c.candidates.first()
+        {
+            left_out.push(first.text.clone());
         }
     }
     scene.labels = placer.into_labels();
+    scene.notes.retain(|n| !n.starts_with(CROWDED_NOTE));
+    if !left_out.is_empty() {
+        scene
+            .notes
+            .push(format!("{CROWDED_NOTE}: {}", left_out.join(", ")));
+    }
 }
 
 /// Candidate places for a label along the segment from `a` to `b` (pixels), rotated with it:
@@ -582,7 +582,7 @@ mod tests {
         };
         // Free: the preferred place.
         let mut p = Placer::new(area, &[], Vec::new(), &Obstacles::default());
-        let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        let l = p.place_if_free(cands(Some((386.0, 95.0)))).unwrap();
         assert_eq!(l.at, (386.0, 95.0));
         // A marker on it: the label moves, and keeps clear of it.
         let m = marker((350.0, 92.0));
@@ -592,23 +592,29 @@ mod tests {
             Vec::new(),
             &Obstacles::default(),
         );
-        let l = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        let l = p.place_if_free(cands(Some((386.0, 95.0)))).unwrap();
         assert_ne!(l.at, (386.0, 95.0));
         assert!(!l.overlaps_box(marker_box(m.at, m.radius)));
         assert!(l.corners().iter().all(|c| area.contains(c.0, c.1)));
         // A second label on the same line keeps clear of the first.
-        let l2 = p.place(cands(Some((386.0, 95.0)))).unwrap();
+        let l2 = p.place_if_free(cands(Some((386.0, 95.0)))).unwrap();
         assert!(!l2.overlaps(&l));
-        // Nowhere free: the preferred place all the same, or nothing when asked.
+        // Nowhere free: nothing, never a label over a marker.
         let crowd: Vec<Marker> = (0..40)
             .flat_map(|i| (0..30).map(move |j| marker((f64::from(i) * 10.0, f64::from(j) * 10.0))))
             .collect();
         let mut p = Placer::new(area, &crowd, Vec::new(), &Obstacles::default());
-        assert_eq!(
-            p.place(cands(Some((386.0, 95.0)))).unwrap().at,
-            (386.0, 95.0)
-        );
         assert!(p.place_if_free(cands(Some((386.0, 95.0)))).is_none());
+        // A line under the preferred place moves the label off it.
+        let mut p = Placer::new(
+            area,
+            &[],
+            vec![((300.0, 80.0), (390.0, 99.0))],
+            &Obstacles::default(),
+        );
+        let l = p.place_if_free(cands(Some((386.0, 95.0)))).unwrap();
+        assert_ne!(l.at, (386.0, 95.0));
+        assert!(!l.crosses(((300.0, 80.0), (390.0, 99.0))));
     }
 
     #[test]

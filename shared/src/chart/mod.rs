@@ -102,7 +102,28 @@ impl ChartOptions {
             ..ChartOptions::default()
         }
     }
+
+    /// The viewer's layout for the width its page gives the chart, pixels: drawn at that size
+    /// (not scaled, so that its text keeps its size at any width: 11 px labels at 500 pixels as
+    /// at 1400), whole pixels from [`MIN_WIDTH`] up; the height follows the width (0.62 of
+    /// it, [`ChartOptions::browser`]'s 560 at 900), between 420 and 640 pixels (a narrow chart
+    /// is taller than wide a ratio would make it, to keep room for its points).
+    pub fn browser_sized(width: f64) -> Self {
+        let width = if width.is_finite() {
+            width.max(MIN_WIDTH).floor()
+        } else {
+            900.0
+        };
+        ChartOptions {
+            width,
+            height: (width * 0.62).clamp(420.0, 640.0).round(),
+            ..Self::browser()
+        }
+    }
 }
+
+/// The narrowest chart the viewer draws, pixels (a narrower page scrolls).
+pub const MIN_WIDTH: f64 = 320.0;
 
 /// Why a chart cannot be drawn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -620,7 +641,7 @@ fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
     }
     if p.top.len() > drawn {
         notes.push(format!(
-            "{drawn} of {} kernel names drawn (the largest shares of time with a point on this chart)",
+            "{drawn} of {} kernels plotted: the largest by share of time with a point on this chart",
             p.top.len()
         ));
     }

@@ -439,3 +439,246 @@ fn colliding_names() -> Bundle {
     ));
     b
 }
+
+/// The sample bundles the viewer lists (the fixtures `cargo xtask web` copies beside it).
+fn samples() -> Vec<(&'static str, Bundle)> {
+    [
+        (
+            "v100-deepcam-example",
+            include_str!("../../../tests/fixtures/bundles/v100-deepcam-example.json"),
+        ),
+        (
+            "deepcam-v100-amp-fw",
+            include_str!("../../../tests/fixtures/bundles/deepcam-v100-amp-fw.json"),
+        ),
+        (
+            "deepcam-v100-fp32-fw",
+            include_str!("../../../tests/fixtures/bundles/deepcam-v100-fp32-fw.json"),
+        ),
+        (
+            "deepcam-v100-amp-bw",
+            include_str!("../../../tests/fixtures/bundles/deepcam-v100-amp-bw.json"),
+        ),
+        (
+            "deepcam-v100-fp32-bw",
+            include_str!("../../../tests/fixtures/bundles/deepcam-v100-fp32-bw.json"),
+        ),
+    ]
+    .into_iter()
+    .map(|(n, t)| (n, crate::parse_bundle(t).unwrap()))
+    .collect()
+}
+
+/// What a scene's labels sit on: for each label (ceiling labels, then `names`), the ceiling
+/// lines it crosses, the markers it covers and the labels it overlaps, in words.
+fn collisions(scene: &Scene, names: &[Label]) -> Vec<String> {
+    let segments = label::ceiling_segments(&scene.lines);
+    let all: Vec<&Label> = scene.labels.iter().chain(names).collect();
+    let mut bad = Vec::new();
+    for (i, l) in all.iter().enumerate() {
+        if segments.iter().any(|s| l.crosses(*s)) {
+            bad.push(format!("{} on a ceiling line", l.text));
+        }
+        if scene
+            .markers
+            .iter()
+            .any(|m| l.overlaps_box(marker_box(m.at, m.radius)))
+        {
+            bad.push(format!("{} on a marker", l.text));
+        }
+        for o in &all[i + 1..] {
+            if l.overlaps(o) {
+                bad.push(format!("{} on {}", l.text, o.text));
+            }
+        }
+    }
+    bad
+}
+
+/// Every sample, both charts, at the CLI's size, the viewer's and a narrow and a wide page's:
+/// no label (ceiling or kernel name) sits on a ceiling line, a marker or another label; what
+/// finds no place is said in a note instead, and on a page 1280 pixels wide (the browser
+/// tests') or wider every ceiling is named on the chart.
+#[test]
+fn no_label_sits_on_a_ceiling_line_a_marker_or_a_label() {
+    for (name, b) in samples() {
+        for o in [
+            ChartOptions::default(),
+            ChartOptions::browser(),
+            ChartOptions::browser_sized(468.0),
+            ChartOptions::browser_sized(1233.0),
+            ChartOptions::browser_sized(1368.0),
+        ] {
+            for scene in [hierarchical(&b, &o).unwrap(), time_based(&b, &o).unwrap()] {
+                let names = kernel_labels(&scene, names_for_width(20, scene.width));
+                let bad = collisions(&scene, &names);
+                assert!(
+                    bad.is_empty(),
+                    "{name} {} {}: {bad:?}",
+                    scene.title,
+                    o.width
+                );
+                let ceilings = scene.label_candidates.iter().filter(|c| c.required).count();
+                let placed = scene
+                    .labels
+                    .iter()
+                    .filter(|l| !matches!(l.role, LineRole::LaunchBox { .. }))
+                    .count();
+                if placed < ceilings {
+                    assert!(
+                        scene
+                            .notes
+                            .iter()
+                            .any(|n| n.starts_with(label::CROWDED_NOTE)),
+                        "{name}: a ceiling label left out without a note"
+                    );
+                }
+                if o.width >= 1200.0 {
+                    assert_eq!(placed, ceilings, "{name} {} {}", scene.title, o.width);
+                }
+            }
+        }
+    }
+}
+
+/// A comparison's arrows and rings are kept clear too, by the ceiling labels and the names.
+#[test]
+fn labels_keep_clear_of_a_comparisons_arrows_and_rings() {
+    let all = samples();
+    let read = |n: &str| &all.iter().find(|(x, _)| *x == n).unwrap().1;
+    let (cur, base) = (
+        Analysed::new(read("deepcam-v100-amp-fw"), None, None),
+        Analysed::new(read("deepcam-v100-fp32-fw"), None, None),
+    );
+    for draw in [hierarchical_of as fn(&_, &_) -> _, time_based_of] {
+        let (scene, overlay) =
+            crate::compare::compare_scene(&cur, &base, draw, &ChartOptions::browser()).unwrap();
+        assert_eq!(scene.avoid, overlay.obstacles());
+        let names = kernel_labels(&scene, 8);
+        for l in scene.labels.iter().chain(&names) {
+            for s in &scene.avoid.segments {
+                assert!(!l.crosses(*s), "{} on an arrow", l.text);
+            }
+            for b in &scene.avoid.boxes {
+                assert!(!l.overlaps_box(*b), "{} on a ring", l.text);
+            }
+        }
+        assert!(collisions(&scene, &names).is_empty());
+        // The legend says what the arrows and rings are.
+        for role in [
+            LegendRole::Arrow,
+            LegendRole::Baseline,
+            LegendRole::New,
+            LegendRole::Gone,
+        ] {
+            assert!(scene.legend.iter().any(|e| e.role == role), "{role:?}");
+        }
+    }
+}
+
+/// The hovered kernel's path ends on its binding ceiling: straight up from its HBM point to
+/// BW × AI for a bandwidth-bound kernel.
+#[test]
+fn the_bound_path_ends_on_the_binding_ceiling() {
+    let s = hierarchical(&bundle(), &ChartOptions::default()).unwrap();
+    let k = &s.kernels[0];
+    let p = k.bound_path.as_ref().unwrap();
+    // HBM-bound at AI 10: attainable 2 TB/s × 10 = 20 TFLOP/s, achieved 1 TFLOP/s.
+    assert!(close(p.from, s.viewport.project((10.0, 1e12))));
+    assert!(close(p.to, s.viewport.project((10.0, 20e12))));
+    assert_eq!(
+        p.text,
+        "bound by HBM: 20 TFLOP/s attainable, 20.00× headroom"
+    );
+    // The HBM diagonal passes through the path's end.
+    let hbm = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::Bandwidth(MemoryLevel::Hbm))
+        .unwrap();
+    let (a, b) = (hbm.points[0], *hbm.points.last().unwrap());
+    let cross = (b.0 - a.0) * (p.to.1 - a.1) - (b.1 - a.1) * (p.to.0 - a.0);
+    assert!(cross.abs() / (b.0 - a.0).hypot(b.1 - a.1) < 1e-6);
+    // On the time-based chart: from the complexity point to the time vertex.
+    let t = time_based(&bundle(), &ChartOptions::default()).unwrap();
+    let p = t.kernels[0].bound_path.as_ref().unwrap();
+    let vertex = t
+        .markers
+        .iter()
+        .find(|m| m.kind == MarkerKind::TimeVertex)
+        .unwrap();
+    assert!(close(p.to, vertex.at));
+    assert!(
+        p.text.starts_with("bound by HBM (bandwidth region)"),
+        "{}",
+        p.text
+    );
+}
+
+/// Every colour a line or a label is drawn in reads against the chart's background at WCAG
+/// AA's 4.5:1, in the light theme and in the dark one.
+#[test]
+fn every_colour_reads_against_its_background_in_both_themes() {
+    use crate::bundle::Datapath;
+    let mut inks: Vec<&str> = vec![
+        style::TEXT,
+        style::LABEL,
+        style::AXIS,
+        style::ARROW,
+        style::MUTED,
+    ];
+    inks.extend(MemoryLevel::ALL.map(style::level));
+    inks.extend(Datapath::ALL.map(style::datapath));
+    inks.push(style::line(LineRole::LaunchBox { launches: 1 }));
+    for ink in inks {
+        let light = style::contrast(ink, style::BACKGROUND).unwrap();
+        assert!(light >= 4.5, "{ink}: {light:.2}:1 on {}", style::BACKGROUND);
+        let dark = style::dark(ink);
+        assert_ne!(dark, ink, "{ink} has no dark counterpart");
+        let on_dark = style::contrast(dark, style::DARK_BACKGROUND).unwrap();
+        assert!(
+            on_dark >= 4.5,
+            "{ink} → {dark}: {on_dark:.2}:1 on {}",
+            style::DARK_BACKGROUND
+        );
+    }
+    // WCAG's own figures: black on white 21:1, the same colour 1:1.
+    assert!((style::contrast("#000000", "#ffffff").unwrap() - 21.0).abs() < 1e-9);
+    assert!((style::contrast("#767676", "#767676").unwrap() - 1.0).abs() < 1e-12);
+    assert_eq!(style::contrast("red", "#ffffff"), None);
+    let css = style::dark_css(".dark");
+    assert!(
+        css.contains(r##".dark [stroke="#000000" i] { stroke: #F2F2F2; }"##),
+        "{css}"
+    );
+}
+
+#[test]
+fn a_narrow_chart_names_fewer_kernels_and_keeps_its_pixel_size() {
+    assert_eq!(names_for_width(8, 900.0), 8);
+    assert_eq!(names_for_width(8, 468.0), 4);
+    assert_eq!(names_for_width(20, 1368.0), 12);
+    assert_eq!(names_for_width(0, 1368.0), 0);
+    let o = ChartOptions::browser_sized(468.4);
+    assert_eq!((o.width, o.height), (468.0, 420.0));
+    let o = ChartOptions::browser_sized(1368.0);
+    assert_eq!((o.width, o.height), (1368.0, 640.0));
+    assert_eq!(ChartOptions::browser_sized(900.0).height, 558.0);
+    assert_eq!(ChartOptions::browser_sized(100.0).width, MIN_WIDTH);
+    let label = |text: &str| Label {
+        text: text.into(),
+        at: (0.0, 0.0),
+        angle_deg: 0.0,
+        anchor: Anchor::Start,
+        role: LineRole::KernelLink { kernel: 0 },
+    };
+    assert_eq!(
+        kernel_labels_note(&[label("gemm"), label("sgemm_128x64")]),
+        None
+    );
+    assert!(
+        kernel_labels_note(&[label("elementwise_kernel #3")])
+            .unwrap()
+            .contains("rank by time")
+    );
+}

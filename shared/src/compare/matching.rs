@@ -198,7 +198,6 @@ pub fn pairing_with(current: &Analysed, baseline: &Analysed, manual: &[ManualPai
             }
         }
     }
-    p.doubts.sort_by_key(|d| d.current);
     p
 }
 
@@ -328,17 +327,19 @@ fn doubts(
         let r = ((x.max(1) as f64) / (y.max(1) as f64)).ln().abs();
         r
     };
-    let mut candidates: Vec<(usize, usize)> = cs
-        .iter()
-        .flat_map(|&c| bs.iter().map(move |&b| (c, b)))
-        .collect();
-    candidates.sort_by(|x, y| closeness(x.0, x.1).total_cmp(&closeness(y.0, y.1)));
     let (mut used_c, mut used_b) = (Vec::new(), Vec::new());
     let mut out = Vec::new();
-    for (c, b) in candidates {
-        if used_c.contains(&c) || used_b.contains(&b) {
-            continue;
-        }
+    // The closest pair of those left, each time (a few kernels a side: no sort needed).
+    while let Some((c, b)) = cs
+        .iter()
+        .filter(|c| !used_c.contains(*c))
+        .flat_map(|&c| {
+            bs.iter()
+                .filter(|b| !used_b.contains(*b))
+                .map(move |&b| (c, b))
+        })
+        .min_by(|x, y| closeness(x.0, x.1).total_cmp(&closeness(y.0, y.1)))
+    {
         used_c.push(c);
         used_b.push(b);
         let (lc, lb) = launches(c, b);

@@ -411,9 +411,8 @@ impl Summary {
             .join(", ")
     }
 
-    /// One line for a person: totals, speed-up, counts, and where the time went by binding
-    /// ceiling and by datapath (every part, so that each split adds up to the totals).
-    pub fn line(&self) -> String {
+    /// The totals, the speed-up and the counts, with the note on groupings when there is one.
+    pub fn headline(&self) -> String {
         let mut s = format!(
             "total {} → {}",
             format_si(self.before_s, "s"),
@@ -424,15 +423,22 @@ impl Summary {
         }
         s.push_str("; ");
         s.push_str(&self.counts());
+        if let Some(n) = &self.note {
+            s.push_str("; ");
+            s.push_str(n);
+        }
+        s
+    }
+
+    /// One line for a person: the [`Summary::headline`], then where the time went by binding
+    /// ceiling and by datapath (every part, so that each split adds up to the totals).
+    pub fn line(&self) -> String {
+        let mut s = self.headline();
         for (what, groups) in [("bound", &self.by_bound), ("datapath", &self.by_datapath)] {
             let parts = Self::split(groups);
             if !parts.is_empty() {
                 s.push_str(&format!("; by {what}: {parts}"));
             }
-        }
-        if let Some(n) = &self.note {
-            s.push_str("; ");
-            s.push_str(n);
         }
         s
     }
@@ -455,6 +461,25 @@ impl Comparison {
     /// The row of a kernel name.
     pub fn row(&self, name: &str) -> Option<&CompareRow> {
         self.rows.iter().find(|r| r.name == name)
+    }
+
+    /// The current run's rows of `names` (one hash map of the rows' names: a chart's kernels
+    /// among ten thousand rows), `None` for a name without one.
+    pub fn current_rows<'a, 'n>(
+        &'a self,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Vec<Option<&'a CompareRow>> {
+        let at: FxHashMap<&str, usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.current.is_some())
+            .map(|(i, r)| (r.name.as_str(), i))
+            .collect();
+        names
+            .into_iter()
+            .map(|n| at.get(n).map(|&i| &self.rows[i]))
+            .collect()
     }
 }
 
@@ -511,21 +536,29 @@ fn launched_by_group(launches: &[Kernel], by: GroupBy) -> FxHashMap<String, Vec<
             None => format!("(no {}) {}", by.noun(), k.name),
         };
         let list = groups.entry(key).or_default();
-        match list.iter_mut().find(|x| x.full_name == k.name) {
-            Some(x) => {
-                x.launches += k.launches;
-                x.time_s += k.time.total_s;
+        let at = match list.iter().position(|x| x.full_name == k.name) {
+            Some(i) => {
+                list[i].launches += k.launches;
+                list[i].time_s += k.time.total_s;
+                i
             }
-            None => list.push(LaunchedKernel {
-                name: k.short_name(),
-                full_name: k.name.clone(),
-                launches: k.launches,
-                time_s: k.time.total_s,
-            }),
+            None => {
+                list.push(LaunchedKernel {
+                    name: k.short_name(),
+                    full_name: k.name.clone(),
+                    launches: k.launches,
+                    time_s: k.time.total_s,
+                });
+                list.len() - 1
+            }
+        };
+        // Largest time first: the kernel moves up past those it now outweighs (a few kernels
+        // per operator: no sort needed).
+        let mut i = at;
+        while i > 0 && list[i - 1].time_s < list[i].time_s {
+            list.swap(i - 1, i);
+            i -= 1;
         }
-    }
-    for list in groups.values_mut() {
-        list.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
     }
     groups
 }
@@ -577,11 +610,11 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
         crate::names::disambiguate(&entries)
     };
     let (cur_names, base_names) = names.split_at(current.kernels.len());
-    let mut doubt_of_current: FxHashMap<usize, &Doubt> = FxHashMap::default();
-    let mut doubt_of_baseline: FxHashMap<usize, &Doubt> = FxHashMap::default();
+    let mut doubt_of_current: Vec<Option<&Doubt>> = vec![None; current.kernels.len()];
+    let mut doubt_of_baseline: Vec<Option<&Doubt>> = vec![None; baseline.kernels.len()];
     for d in &doubts {
-        doubt_of_current.insert(d.current, d);
-        doubt_of_baseline.insert(d.baseline, d);
+        doubt_of_current[d.current] = Some(d);
+        doubt_of_baseline[d.baseline] = Some(d);
     }
     let mut seen = vec![false; baseline.kernels.len()];
     let mut rows = Vec::with_capacity(current.top.len() + baseline.top.len() / 8);
@@ -607,7 +640,7 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             baseline: b,
             current: Some(Side::of(k, a)),
             quality: quality.get(a.index).copied().flatten(),
-            doubt: doubt_of_current.get(&a.index).map(|d| RowDoubt {
+            doubt: doubt_of_current[a.index].map(|d| RowDoubt {
                 name: baseline.kernels[d.baseline].name.clone(),
                 display: base_names[d.baseline].clone(),
                 reason: d.reason.clone(),
@@ -626,7 +659,7 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
                 baseline: Some(Side::of(k, b)),
                 current: None,
                 quality: None,
-                doubt: doubt_of_baseline.get(&b.index).map(|d| RowDoubt {
+                doubt: doubt_of_baseline[b.index].map(|d| RowDoubt {
                     name: current.kernels[d.current].name.clone(),
                     display: cur_names[d.current].clone(),
                     reason: d.reason.clone(),
