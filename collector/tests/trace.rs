@@ -329,6 +329,25 @@ fn cli_joins_a_counter_trace_with_a_timing_trace() {
         err.contains("first parts at range 1") && err.contains("synthetic_gelu"),
         "{err}"
     );
+    // Said once (issue 29: the mismatch was printed twice, as the error and as its cause).
+    assert_eq!(err.matches("first parts at range 1").count(), 1, "{err}");
+    // A counter that is not a number: refused naming the range and the metric (issue 29: it
+    // was dropped while the join reported a match).
+    std::fs::write(
+        &ranges,
+        RANGES.replace(
+            "\"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum\": 500",
+            "\"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum\": \"500\"",
+        ),
+    )
+    .unwrap();
+    let o = join(&timing, &ranges);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ranges.json is not a readable torch.profiler trace: event 1 (cuda_profiler_range \"synthetic_relu\"): counter smsp__sass_thread_inst_executed_op_fmul_pred_on.sum = \"500\" is not a number"),
+        "{err}"
+    );
     // --counters with Nsight Compute CSV: nothing to join.
     let csv = dir.path().join("k.csv");
     std::fs::write(

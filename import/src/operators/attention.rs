@@ -84,10 +84,18 @@ impl Attn {
 /// Query–key pairs a causal mask keeps, for `l` queries and `s` keys: query `i` sees keys
 /// `j ≤ i + offset` (offset 0 is PyTorch's `is_causal`, aligned top-left; `s − l` is aligned
 /// bottom-right).
+///
+/// In closed form (query `i` sees `clamp(i + 1 + offset, 0, s)` keys: none, then one more per
+/// query, then all), so that any recorded length costs the same.
 pub fn causal_pairs(l: u64, s: u64, offset: i64) -> f64 {
-    (0..l as i64)
-        .map(|i| (i + 1 + offset).clamp(0, s as i64) as f64)
-        .sum()
+    let (l, s, c) = (i128::from(l), i128::from(s), i128::from(offset) + 1);
+    // Queries seeing no key: i + c ≤ 0; seeing all: i + c ≥ s; the others see i + c.
+    let first = (-c + 1).clamp(0, l);
+    let all_from = (s - c).clamp(first, l);
+    let ramp = all_from - first;
+    // Σ (i + c) for i in [first, all_from), as a float (it may pass i128's range).
+    let ramp_sum = ramp as f64 * c as f64 + (first + all_from - 1) as f64 * ramp as f64 / 2.0;
+    ramp_sum + (l - all_from) as f64 * s as f64
 }
 
 /// Scaled dot-product attention, F = 2·B·H·pairs·E (QKᵀ) + 2·B·H·pairs·Ev (PV) with pairs = L·S,
@@ -103,11 +111,37 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
     let (&[b, d1, d2, e], &[_, k1, k2, _], &[_, _, _, ev]) = (q, k, v) else {
         return Err(shapes_err("expected 4-d query, key and value"));
     };
-    let ((h, l), s) = if a.seq_major {
-        ((d2, d1), k1)
+    let ((h, l), (hk, s), (hv, sv)) = if a.seq_major {
+        ((d2, d1), (k2, k1), (v[2], v[1]))
     } else {
-        ((d1, d2), k2)
+        ((d1, d2), (k1, k2), (v[1], v[2]))
     };
+    let (bk, bv) = (k[0], v[0]);
+    let impossible = |what: String| Err(shapes_err(format!("impossible arguments: {what}")));
+    if hk != hv || hk == 0 || h % hk != 0 {
+        return impossible(format!(
+            "{h} query heads over {hk} key and {hv} value heads (key and value must have the same heads, and the query a multiple of them)"
+        ));
+    }
+    if e != k[3] {
+        return impossible(format!(
+            "a query embedding of {e} against a key embedding of {}",
+            k[3]
+        ));
+    }
+    if s != sv {
+        return impossible(format!(
+            "a key length of {s} against a value length of {sv}"
+        ));
+    }
+    let batches = [b, bk, bv];
+    let batch = batches.iter().copied().max().unwrap_or(b);
+    if batches.iter().any(|&x| x != batch && x != 1) {
+        return impossible(format!(
+            "query, key and value batch sizes {batches:?} that do not broadcast"
+        ));
+    }
+    let b = batch;
     let assumed = Vec::new();
     let pairs = match (a.mask_type, x.concrete(a.causal)) {
         (false, Some(_)) if x.flag(a.causal) == Some(true) => causal_pairs(l, s, 0),
@@ -219,5 +253,64 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.complexity.flops, 2.0 * 6.0 * 7.0 * 16.0);
+    }
+
+    /// Issue 29: impossible attention arguments got an F. Query, key and value must agree on
+    /// batch (or broadcast it), key and value on heads and length, query and key on their
+    /// embedding; the query's heads must be a multiple of the key's (grouped-query attention).
+    #[test]
+    fn impossible_attention_arguments_are_refused() {
+        let causal = Some(&["", "", "", "", "0.", "False", ""][..]);
+        let cost = |q: &[u64], k: &[u64], v: &[u64]| {
+            op_cost(
+                "aten::scaled_dot_product_attention",
+                &inputs(vec![t(H, q), t(H, k), t(H, v)], causal),
+            )
+        };
+        for (q, k, v, why) in [
+            (&[2, 3, 4, 8], &[2, 5, 4, 8], &[2, 5, 4, 8], "heads"),
+            (&[2, 3, 4, 8], &[2, 3, 4, 8], &[2, 2, 4, 8], "heads"),
+            (&[2, 3, 4, 8], &[2, 3, 4, 16], &[2, 3, 4, 8], "embedding"),
+            (&[2, 3, 4, 8], &[2, 3, 4, 8], &[2, 3, 6, 8], "length"),
+            (&[2, 3, 4, 8], &[3, 3, 4, 8], &[3, 3, 4, 8], "batch"),
+        ] {
+            match cost(q, k, v) {
+                Err(NoCost::Shapes(w)) => {
+                    assert!(
+                        w.starts_with("impossible arguments") && w.contains(why),
+                        "{w}"
+                    );
+                }
+                other => panic!("{q:?} {k:?} {v:?}: {other:?}"),
+            }
+        }
+        // Grouped-query attention (6 query heads over 2 key and value heads) and a broadcast
+        // batch are possible: F counts every query head.
+        let c = cost(&[2, 6, 4, 8], &[2, 2, 4, 8], &[2, 2, 4, 8]).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 12.0 * 16.0 * 16.0);
+        let c = cost(&[2, 3, 4, 8], &[1, 3, 4, 8], &[1, 3, 4, 8]).unwrap();
+        assert_eq!(c.complexity.flops, 2.0 * 6.0 * 16.0 * 16.0);
+    }
+
+    /// Issue 29: the causal count summed query by query, so a recorded length of 2^40 took
+    /// hours. It is a closed form, the same as the sum.
+    #[test]
+    fn causal_pairs_in_closed_form() {
+        let by_sum = |l: u64, s: u64, off: i64| -> f64 {
+            (0..l as i64)
+                .map(|i| (i + 1 + off).clamp(0, s as i64) as f64)
+                .sum()
+        };
+        for l in [0, 1, 2, 5, 17] {
+            for s in [0, 1, 3, 5, 20] {
+                for off in [-30, -5, -1, 0, 1, 3, 40] {
+                    assert_eq!(causal_pairs(l, s, off), by_sum(l, s, off), "{l} {s} {off}");
+                }
+            }
+        }
+        let start = std::time::Instant::now();
+        let big = causal_pairs(1 << 40, 1 << 40, 0);
+        assert!(start.elapsed().as_secs() < 1);
+        assert_eq!(big, (1u128 << 40) as f64 * ((1u128 << 40) + 1) as f64 / 2.0);
     }
 }

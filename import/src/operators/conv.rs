@@ -445,12 +445,16 @@ fn output_shape(
     }
     let d = input.len() - 2;
     let kernel = &weight[2..];
-    let list = |i: Option<usize>, default: u64| match i {
+    let list = |i: Option<usize>, default: u64, what: &str| match i {
         // No such argument: the op has none (`thnn_conv2d` has no dilation), which is 1 or 0.
-        None => Some(vec![default; d]),
-        Some(i) => x.int_list(i, d),
+        None => Ok(Some(vec![default; d])),
+        // Recorded but impossible (a negative, a word): refused, never read as unrecorded.
+        Some(i) => x.int_list_arg(i, d, what),
     };
-    let (Some(stride), Some(dilation)) = (list(p.stride, 1), list(p.dilation, 1)) else {
+    let (Some(stride), Some(dilation)) = (
+        list(p.stride, 1, "stride")?,
+        list(p.dilation, 1, "dilation")?,
+    ) else {
         return Ok(None);
     };
     let padding = match p.padding.and_then(|i| x.concrete(i)) {
@@ -462,13 +466,15 @@ fn output_shape(
                 .collect(),
         ),
         Some(s) if s.contains("valid") => Some(vec![0; d]),
-        _ => list(p.padding, 0),
+        _ => list(p.padding, 0, "padding")?,
     };
     let Some(padding) = padding else {
         return Ok(None);
     };
     let output_padding = match p.output_padding {
-        Some(i) if transposed => x.int_list(i, d).unwrap_or_else(|| vec![0; d]),
+        Some(i) if transposed => x
+            .int_list_arg(i, d, "output_padding")?
+            .unwrap_or_else(|| vec![0; d]),
         _ => vec![0; d],
     };
     if stride.contains(&0) || dilation.contains(&0) {
@@ -551,9 +557,9 @@ pub(super) fn conv(x: &OpInputs, p: ConvArgs, name: &str) -> Result<OpCost, NoCo
         ));
     }
     let (n, c) = (xs[0], xs[1]);
-    let recorded_groups = match p.groups.map(|i| (i, x.int(i))) {
-        Some((_, Some(0))) => return Err(shapes_err("impossible arguments: groups 0")),
-        Some((_, g)) => g,
+    let recorded_groups = match p.groups.map(|i| x.int_arg(i, "groups")).transpose()? {
+        Some(Some(0)) => return Err(shapes_err("impossible arguments: groups 0")),
+        Some(g) => g,
         None => None,
     };
     // Whether transposed: by the op, its recorded flag, else the only reading the output's

@@ -164,6 +164,7 @@ mod tests {
             concrete: None,
             list_elem: None,
             derived: Derived::default(),
+            untyped: Vec::new(),
         }
     }
 

@@ -237,6 +237,10 @@ pub struct OpInputs {
     /// Shapes this call's own arguments do not record but the trace does elsewhere, found by the
     /// import ([`Derived`]).
     pub derived: Derived,
+    /// Arguments recorded with a shape but an element type the rules do not know (a new
+    /// PyTorch's `c10::Float4_e2m1fn_x2`): their index, recorded type and shape. They are
+    /// [`Arg::Other`] in [`Self::args`]; a rule that needed one says which ([`super::op_cost`]).
+    pub untyped: Vec<(usize, Box<str>, Vec<u64>)>,
 }
 
 /// Shapes of a call that the trace records elsewhere than in the call's own arguments, found by
@@ -323,6 +327,45 @@ impl OpInputs {
 
     pub(crate) fn int(&self, i: usize) -> Option<u64> {
         self.concrete(i)?.parse().ok()
+    }
+
+    /// Argument `i` as `len` non-negative integers (one value stands for all `len`): `None`
+    /// when not recorded; refused when recorded as anything else (a negative, a word, another
+    /// count), so that a rule never reads an impossible value as an unrecorded one.
+    ///
+    /// # Errors
+    /// [`NoCost::Shapes`](super::NoCost::Shapes) naming the argument and its value.
+    pub(crate) fn int_list_arg(
+        &self,
+        i: usize,
+        len: usize,
+        what: &str,
+    ) -> Result<Option<Vec<u64>>, super::NoCost> {
+        if self.concrete(i).is_none() {
+            return Ok(None);
+        }
+        self.int_list(i, len).map(Some).ok_or_else(|| {
+            super::NoCost::Shapes(format!(
+                "impossible arguments: {what} {} (expected {len} non-negative integers)",
+                self.concrete(i).unwrap_or_default()
+            ))
+        })
+    }
+
+    /// Argument `i` as a non-negative integer: `None` when not recorded; refused when recorded
+    /// as anything else.
+    ///
+    /// # Errors
+    /// [`NoCost::Shapes`](super::NoCost::Shapes) naming the argument and its value.
+    pub(crate) fn int_arg(&self, i: usize, what: &str) -> Result<Option<u64>, super::NoCost> {
+        match self.concrete(i) {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                super::NoCost::Shapes(format!(
+                    "impossible arguments: {what} {v} (expected a non-negative integer)"
+                ))
+            }),
+        }
     }
 
     pub(crate) fn flag(&self, i: usize) -> Option<bool> {

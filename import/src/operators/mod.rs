@@ -125,6 +125,21 @@ pub fn base_name(name: &str) -> &str {
 /// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
 /// shapes do not fit its rule.
 pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
+    match rule(name, inputs) {
+        // A rule that could not read the call because an argument's type is unknown says so,
+        // rather than that the shapes were others.
+        Err(NoCost::Shapes(_)) if !inputs.untyped.is_empty() => {
+            let (i, ty, shape) = &inputs.untyped[0];
+            Err(NoCost::Shapes(format!(
+                "input {i} is a tensor {shape:?} of a type the rules do not know ({ty:?}): its element size and datapath are unknown"
+            )))
+        }
+        other => other,
+    }
+}
+
+/// The rule of `name` applied to the call.
+fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
     if inductor::is_data_moving(name) {
         return inductor::data_moving(inputs);
     }
@@ -326,9 +341,76 @@ pub(crate) mod testing {
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
             list_elem: None,
             derived: Derived::default(),
+            untyped: Vec::new(),
         }
     }
 
     pub(crate) const F: Dtype = Dtype::F32;
     pub(crate) const H: Dtype = Dtype::Bf16;
+}
+
+#[cfg(test)]
+mod impossible {
+    //! Issue 29: impossible or unreadable arguments are refused by every family as the pooling
+    //! rules refuse them, never read as unrecorded (which a default could fill) nor given an F.
+
+    use super::testing::{F, inputs, t};
+    use super::{Arg, NoCost, op_cost};
+
+    fn refused(name: &str, x: &super::OpInputs) -> String {
+        match op_cost(name, x) {
+            Err(NoCost::Shapes(why)) => why,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn negative_or_unreadable_lists_are_refused_not_read_as_unrecorded() {
+        let conv = |stride: &str, padding: &str, dilation: &str, groups: &str| {
+            inputs(
+                vec![t(F, &[2, 4, 9, 9]), t(F, &[6, 4, 3, 3]), Arg::Other],
+                Some(&["", "", "", stride, padding, dilation, groups]),
+            )
+        };
+        let why = refused("aten::conv2d", &conv("[-2, -2]", "[1, 1]", "[1, 1]", "1"));
+        assert_eq!(
+            why,
+            "impossible arguments: stride [-2, -2] (expected 2 non-negative integers)"
+        );
+        let why = refused("aten::conv2d", &conv("[2, 2]", "[1, x]", "[1, 1]", "1"));
+        assert!(
+            why.starts_with("impossible arguments: padding [1, x]"),
+            "{why}"
+        );
+        let why = refused("aten::conv2d", &conv("[2, 2]", "[1, 1]", "[1, 1, 1]", "1"));
+        assert!(
+            why.starts_with("impossible arguments: dilation [1, 1, 1]"),
+            "{why}"
+        );
+        let why = refused("aten::conv2d", &conv("[2, 2]", "[1, 1]", "[1, 1]", "-1"));
+        assert!(why.starts_with("impossible arguments: groups -1"), "{why}");
+        // Pooling: a negative padding was read as none.
+        let pool = inputs(
+            vec![t(F, &[1, 3, 8, 8])],
+            Some(&["", "[2, 2]", "[2, 2]", "[-1, -1]", "[1, 1]", "False"]),
+        );
+        let why = refused("aten::max_pool2d_with_indices", &pool);
+        assert!(
+            why.starts_with("impossible arguments: padding [-1, -1]"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_tensor_of_an_unknown_type_is_named_not_called_another_shape() {
+        // Issue 29: `mm` of a type the rules do not know was refused with "expected matrices
+        // [M,K] and [K,N]", though the shapes were those.
+        let mut x = inputs(vec![Arg::Other, t(F, &[6, 5])], None);
+        x.untyped = vec![(0, "c10::Float4_e2m1fn_x2".into(), vec![8, 6])];
+        let why = refused("aten::mm", &x);
+        assert_eq!(
+            why,
+            "input 0 is a tensor [8, 6] of a type the rules do not know (\"c10::Float4_e2m1fn_x2\"): its element size and datapath are unknown"
+        );
+    }
 }

@@ -257,6 +257,7 @@ mod tests {
             concrete: concrete.map(|c| c.iter().map(|s| (*s).to_string()).collect()),
             list_elem: None,
             derived: Derived::default(),
+            untyped: Vec::new(),
         };
         op_cost(name, &x)
     }
@@ -278,6 +279,7 @@ mod tests {
             concrete: None,
             list_elem: Some(ListElem::Opaque(4)),
             derived: Derived::default(),
+            untyped: Vec::new(),
         };
         let c = op_cost("aten::cat", &x).unwrap();
         assert_eq!(c.complexity.bytes, 2.0 * 36.0 * 4.0);

@@ -105,20 +105,24 @@ pub(super) fn pool(x: &OpInputs, p: Pool) -> Result<OpCost, NoCost> {
     }
     let nd = p.nd;
     let kernel = x
-        .int_list(1, nd)
+        .int_list_arg(1, nd, "kernel_size")?
         .ok_or_else(|| shapes_err("kernel_size not recorded"))?;
     // An empty stride means the kernel size (PyTorch's default).
     let stride = match x.items(2) {
         Some(s) if !s.is_empty() => x
-            .int_list(2, nd)
-            .ok_or_else(|| shapes_err("stride not readable"))?,
+            .int_list_arg(2, nd, "stride")?
+            .unwrap_or_else(|| kernel.clone()),
         _ => kernel.clone(),
     };
-    let padding = x.int_list(3, nd).unwrap_or_else(|| vec![0; nd]);
-    let dilation = p
-        .dilation
-        .and_then(|i| x.int_list(i, nd))
-        .unwrap_or_else(|| vec![1; nd]);
+    // Recorded but impossible values are refused; unrecorded ones take PyTorch's defaults.
+    let padding = x
+        .int_list_arg(3, nd, "padding")?
+        .unwrap_or_else(|| vec![0; nd]);
+    let dilation = match p.dilation {
+        Some(i) => x.int_list_arg(i, nd, "dilation")?,
+        None => None,
+    }
+    .unwrap_or_else(|| vec![1; nd]);
     let ceil = x.flag(p.ceil_mode).unwrap_or(false);
     let lead = shape.len() - nd;
     let mut out = shape[..lead].to_vec();
@@ -142,7 +146,7 @@ pub(super) fn pool(x: &OpInputs, p: Pool) -> Result<OpCost, NoCost> {
 pub(super) fn adaptive(x: &OpInputs, nd: usize, max: bool) -> Result<OpCost, NoCost> {
     let (dt, shape) = input(x, nd)?;
     let size = x
-        .int_list(1, nd)
+        .int_list_arg(1, nd, "output_size")?
         .ok_or_else(|| shapes_err("output_size not recorded: no Concrete Inputs"))?;
     let out: Vec<u64> = shape[..shape.len() - nd]
         .iter()
@@ -180,6 +184,7 @@ mod tests {
             concrete: concrete.map(|c| c.iter().map(|s| s.to_string()).collect()),
             list_elem: None,
             derived: Derived::default(),
+            untyped: Vec::new(),
         };
         op_cost(name, &x)
     }

@@ -21,6 +21,46 @@ pub enum TraceError {
         "no \"traceEvents\" array: not a torch.profiler (Kineto) or Chrome trace (write it with prof.export_chrome_trace or tensorboard_trace_handler)"
     )]
     NoEvents,
+    /// A value (an event, or a top-level value read whole) beyond the limit on one value.
+    #[error(
+        "line {line}, byte offset {offset}: a value of more than {limit_mib} MiB (an event, or a top-level value read whole); no torch.profiler event is this large, so it is refused rather than held in memory"
+    )]
+    TooLarge {
+        /// 1-based line of its start.
+        line: usize,
+        /// Byte offset of its start in the (decompressed) text.
+        offset: u64,
+        /// The limit, MiB.
+        limit_mib: usize,
+    },
+    /// An event with a negative duration.
+    #[error(
+        "event {index} ({category} {name:?}) has a negative dur ({dur} µs); a duration cannot be"
+    )]
+    NegativeDuration {
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// Its category.
+        category: String,
+        /// Its name.
+        name: String,
+        /// The duration, µs.
+        dur: f64,
+    },
+    /// A profiler range's counter that is not a number.
+    #[error(
+        "event {index} (cuda_profiler_range {name:?}): counter {metric} = {value} is not a number"
+    )]
+    BadCounter {
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// The range's name.
+        name: String,
+        /// The metric.
+        metric: String,
+        /// The value, as JSON shows it (`"12"`), or what it is (`an array`).
+        value: String,
+    },
     /// An event the import needs lacks a field.
     #[error("event {index} ({category} {name:?}) has no {field}")]
     BadEvent {

@@ -84,6 +84,23 @@ pub(super) enum EventKey {
     Other,
 }
 
+impl EventKey {
+    /// A bit of its own and its name, for the keys the import reads.
+    fn bit(&self) -> Option<(u16, &'static str)> {
+        Some(match self {
+            EventKey::Ph => (1, "ph"),
+            EventKey::Cat => (1 << 1, "cat"),
+            EventKey::Name => (1 << 2, "name"),
+            EventKey::Pid => (1 << 3, "pid"),
+            EventKey::Tid => (1 << 4, "tid"),
+            EventKey::Ts => (1 << 5, "ts"),
+            EventKey::Dur => (1 << 6, "dur"),
+            EventKey::Args => (1 << 7, "args"),
+            EventKey::Other => return None,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for EventKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -175,7 +192,15 @@ impl<'de, S: EventSink> Visitor<'de> for EventSeed<'_, S> {
         let b = self.0;
         let mut ev = RawEvent::default();
         b.inputs().clear();
+        // The keys read so far, one bit each: a key twice is refused (which would count?).
+        let mut seen = 0u16;
         while let Some(k) = m.next_key::<EventKey>()? {
+            if let Some((bit, name)) = k.bit() {
+                if seen & bit != 0 {
+                    return Err(de::Error::duplicate_field(name));
+                }
+                seen |= bit;
+            }
             match k {
                 EventKey::Ph => ev.ph = m.next_value()?,
                 EventKey::Cat => ev.cat = m.next_value()?,
@@ -380,6 +405,9 @@ pub(super) struct RawArgs {
     pub(super) sequence: Option<i64>,
     pub(super) forward_thread: Option<i64>,
     pub(super) metrics: Vec<(String, f64)>,
+    /// Counter-like values (names with `__`) that are not numbers, with what they are
+    /// (`"12"`, `an array`): a profiler range refuses them.
+    pub(super) not_numbers: Vec<(String, String)>,
 }
 
 /// The recorded inputs as the operator rules read them, from their compact text (read again as
@@ -394,6 +422,7 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
     let dims = list(&text.dims)?;
     let types = list(&text.types).unwrap_or_default();
     let concrete = list(&text.concrete);
+    let mut untyped = Vec::new();
     let args = dims
         .iter()
         .enumerate()
@@ -401,6 +430,12 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
             let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
             match (Dtype::from_profiler(ty), shape(d)) {
                 (Some(dt), Some(s)) => Arg::Tensor(dt, s),
+                // A shape with a type the rules do not know: a tensor all the same (scalars,
+                // lists and `None` record no dimensions), kept to say so.
+                (None, Some(s)) if !s.is_empty() && !ty.is_empty() => {
+                    untyped.push((i, ty.into(), s));
+                    Arg::Other
+                }
                 (None, _) => match d {
                     serde_json::Value::Array(list)
                         if !list.is_empty() && list.iter().all(|x| x.is_array()) =>
@@ -426,6 +461,7 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
         concrete,
         list_elem: None,
         derived: Derived::default(),
+        untyped,
     })
 }
 
@@ -490,6 +526,76 @@ impl<'de> Deserialize<'de> for ArgKey {
             }
         }
         d.deserialize_bytes(V)
+    }
+}
+
+impl ArgKey {
+    /// A bit of its own and its name, for the keys read once (metrics aside).
+    fn bit(&self) -> Option<(u16, &'static str)> {
+        Some(match self {
+            ArgKey::ExternalId => (1, "External id"),
+            ArgKey::Correlation => (1 << 1, "correlation"),
+            ArgKey::Device => (1 << 2, "device"),
+            ArgKey::Stream => (1 << 3, "stream"),
+            ArgKey::Grid => (1 << 4, "grid"),
+            ArgKey::Block => (1 << 5, "block"),
+            ArgKey::Bytes => (1 << 6, "bytes"),
+            ArgKey::KernelFlop => (1 << 7, "kernel_flop"),
+            ArgKey::KernelNumGb => (1 << 8, "kernel_num_gb"),
+            ArgKey::Sequence => (1 << 9, "Sequence number"),
+            ArgKey::ForwardThread => (1 << 10, "Fwd thread id"),
+            ArgKey::Dims => (1 << 11, "Input Dims"),
+            ArgKey::Types => (1 << 12, "Input type"),
+            ArgKey::Concrete => (1 << 13, "Concrete Inputs"),
+            ArgKey::Metric(_) | ArgKey::Other => return None,
+        })
+    }
+}
+
+/// A counter's value: a number, or what else it is, for the message that refuses it.
+enum NumOrWhat {
+    Num(f64),
+    What(String),
+}
+
+impl<'de> Deserialize<'de> for NumOrWhat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NumOrWhat;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<NumOrWhat, E> {
+                Ok(NumOrWhat::Num(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumOrWhat, E> {
+                Ok(NumOrWhat::Num(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumOrWhat, E> {
+                Ok(NumOrWhat::Num(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<NumOrWhat, E> {
+                let shown: String = v.chars().take(40).collect();
+                let more = if shown.len() < v.len() { "…" } else { "" };
+                Ok(NumOrWhat::What(format!("\"{shown}{more}\"")))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<NumOrWhat, E> {
+                Ok(NumOrWhat::What(v.to_string()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<NumOrWhat, E> {
+                Ok(NumOrWhat::What("null".into()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<NumOrWhat, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(NumOrWhat::What("an array".into()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<NumOrWhat, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(NumOrWhat::What("an object".into()))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -615,7 +721,14 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<RawArgs>, A::Error> {
                 let text = self.0;
                 let mut a = RawArgs::default();
+                let mut seen = 0u16;
                 while let Some(k) = m.next_key::<ArgKey>()? {
+                    if let Some((bit, name)) = k.bit() {
+                        if seen & bit != 0 {
+                            return Err(de::Error::duplicate_field(name));
+                        }
+                        seen |= bit;
+                    }
                     match k {
                         ArgKey::ExternalId => a.external_id = int(m.next_value()?),
                         ArgKey::Correlation => a.correlation = int(m.next_value()?),
@@ -641,8 +754,14 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                             m.next_value_seed(Compact(&mut text.concrete))?;
                         }
                         ArgKey::Metric(name) => {
-                            if let Some(v) = m.next_value::<MaybeNum>()?.0 {
-                                a.metrics.push((name, v));
+                            if a.metrics.iter().any(|(n, _)| *n == name)
+                                || a.not_numbers.iter().any(|(n, _)| *n == name)
+                            {
+                                return Err(de::Error::custom(format!("duplicate field `{name}`")));
+                            }
+                            match m.next_value::<NumOrWhat>()? {
+                                NumOrWhat::Num(v) => a.metrics.push((name, v)),
+                                NumOrWhat::What(w) => a.not_numbers.push((name, w)),
                             }
                         }
                         ArgKey::Other => {

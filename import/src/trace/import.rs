@@ -53,12 +53,20 @@ pub struct ImportOptions {
 pub enum ImportError {
     /// Neither kernel events nor profiler ranges.
     #[error(
-        "the trace has no GPU kernel events and no cuda_profiler_range events, so there is nothing to put on a roofline{}; record it with ProfilerActivity.CUDA on a machine with a GPU (docs/pytorch.md)",
-        if *cpu_ops > 0 { format!(": it is a CPU-only trace ({cpu_ops} cpu_op events, no GPU activity)") } else { String::new() }
+        "the trace has no GPU kernel events and no cuda_profiler_range events, so there is nothing to put on a roofline{}",
+        if !other_phases.is_empty() {
+            format!(": its kernel events are of other phases ({other_phases}), which this import does not read: it reads complete events (\"ph\": \"X\"), as torch.profiler writes them")
+        } else if *cpu_ops > 0 {
+            format!(": it is a CPU-only trace ({cpu_ops} cpu_op events, no GPU activity); record it with ProfilerActivity.CUDA on a machine with a GPU (docs/pytorch.md)")
+        } else {
+            "; record it with ProfilerActivity.CUDA on a machine with a GPU (docs/pytorch.md)".to_string()
+        }
     )]
     NoKernels {
         /// The trace's `cpu_op` events (a CPU-only trace has them and nothing on a GPU).
         cpu_ops: usize,
+        /// Its events of read categories in other phases, as counts (empty when none).
+        other_phases: String,
     },
     /// Counter ranges, but none with a time.
     #[error(
@@ -92,7 +100,8 @@ pub enum ImportError {
         kernels: usize,
     },
     /// The ranges of a device could not be placed among the timing trace's launches.
-    #[error("device {}: {source}", device.map_or_else(|| "unknown".to_string(), |d| d.to_string()))]
+    // The mismatch is this error's source, which the caller prints after it: not repeated here.
+    #[error("device {}", device.map_or_else(|| "unknown".to_string(), |d| d.to_string()))]
     Join {
         /// The device (the ranges' `pid`).
         device: Option<i64>,
@@ -113,6 +122,9 @@ pub struct Stats {
     /// Launches whose launch call (the runtime event of their correlation id) is not in the
     /// trace: most often launched before the profiling window opened.
     pub no_launch_call: usize,
+    /// Launches whose correlation id names launch calls in several processes that their device
+    /// does not tell apart ([`crate::trace::link::Links::ambiguous`]).
+    pub ambiguous: usize,
     /// Launches replayed from a CUDA (or HIP) graph: one `cudaGraphLaunch` call for all the
     /// kernels of the graph, linked to the operator around that call.
     pub graph_replayed: usize,
@@ -322,7 +334,7 @@ fn import_impl(
     let mut notes: BTreeSet<String> = BTreeSet::new();
     let mut stats = Stats::default();
     let links = link(trace);
-    notes.extend(links.note.clone());
+    notes.extend(links.notes.iter().cloned());
     let from_ranges = links.from_ranges;
     let steps = Steps::of(trace);
     let parents = derive::parents(trace);
@@ -366,6 +378,7 @@ fn import_impl(
         stats.launches += 1;
         stats.time_s += k.time.total_s;
         match links.launch_rt[i] {
+            None if links.ambiguous.get(i).copied().unwrap_or(false) => stats.ambiguous += 1,
             None => stats.no_launch_call += 1,
             Some(r) => {
                 if GRAPH_LAUNCHES.contains(&trace.name(trace.runtimes[r].name)) {
@@ -405,6 +418,7 @@ fn import_impl(
         } else {
             ImportError::NoKernels {
                 cpu_ops: trace.ops.len(),
+                other_phases: other_phases(trace),
             }
         });
     }
@@ -831,10 +845,26 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
         } else {
             MISSING_LAUNCH_CALL
         };
-        let why = match (missing, unlinked - missing) {
-            (0, _) => "no cpu_op around their launch call".to_string(),
-            (_, 0) => missing_why.to_string(),
-            (m, o) => format!("{m} {missing_why}, and {o} with no cpu_op around their launch call"),
+        let ambiguous = stats.ambiguous;
+        let other = unlinked - missing - ambiguous;
+        let reasons: Vec<(usize, &str)> = [
+            (missing, missing_why),
+            (
+                ambiguous,
+                "whose correlation id is ambiguous between processes",
+            ),
+            (other, "with no cpu_op around their launch call"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .collect();
+        let why = match reasons[..] {
+            [(_, only)] => only.trim_start_matches("with ").to_string(),
+            _ => reasons
+                .iter()
+                .map(|(n, w)| format!("{n} {w}"))
+                .collect::<Vec<_>>()
+                .join(", and "),
         };
         parts.push(format!(
             "{unlinked} of {} kernel launches have no operator ({why})",
@@ -862,7 +892,11 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
     if !stats.no_shapes.is_empty() {
         parts.push(format!(
             "operators whose shapes were not recorded or did not fit their rule (kernel launches): {}",
-            join_counts_with(&stats.no_shapes, |(name, why), n| format!("{name} ×{n} ({why})"))
+            join_counts_with(&stats.no_shapes, |(name, why), n| format!(
+                "{} ×{n} ({})",
+                note_name(name),
+                note_name(why)
+            ))
         ));
     }
     if untimed > 0 {
@@ -881,23 +915,71 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
             join_counts(&m)
         ));
     }
+    if !trace.other_phases.is_empty() {
+        parts.push(format!(
+            "events not read, of a category read but in another phase than complete events (\"ph\": \"X\"): {}",
+            other_phases(trace)
+        ));
+    }
     (!parts.is_empty()).then(|| format!("not understood: {}", parts.join("; ")))
 }
 
 /// `a ×3, b ×1`, most frequent first.
 /// `name ×count`, largest count first, comma-separated.
 fn join_counts(m: &BTreeMap<String, usize>) -> String {
-    join_counts_with(m, |k, n| format!("{k} ×{n}"))
+    join_counts_with(m, |k, n| format!("{} ×{n}", note_name(k)))
 }
 
-/// Counts, largest first, each written by `label(key, count)`, comma-separated.
+/// How many entries a list in a note shows: the rest are summed up (`… and 981 more (1,204
+/// events)`), so that a trace with 200,000 categories or operators gives a note of a line.
+pub const NOTE_LIST_MAX: usize = 20;
+
+/// How many bytes of one name a note shows.
+pub const NOTE_NAME_MAX: usize = 120;
+
+/// A name as a note shows it: at most [`NOTE_NAME_MAX`] bytes (cut at a character), its
+/// length said when cut.
+pub fn note_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() <= NOTE_NAME_MAX {
+        return name.into();
+    }
+    let mut end = NOTE_NAME_MAX;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &name[..end], name.len()).into()
+}
+
+/// The trace's events of read categories in other phases, as counts.
+fn other_phases(trace: &Trace) -> String {
+    let m: BTreeMap<String, usize> = trace
+        .other_phases
+        .iter()
+        .map(|(k, v)| (k.clone(), *v as usize))
+        .collect();
+    join_counts(&m)
+}
+
+/// Counts, largest first, each written by `label(key, count)`, comma-separated; at most
+/// [`NOTE_LIST_MAX`] of them, the rest summed up.
 fn join_counts_with<K: Ord>(m: &BTreeMap<K, usize>, label: impl Fn(&K, usize) -> String) -> String {
     let mut v: Vec<(&K, &usize)> = m.iter().collect();
     v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    v.iter()
+    let mut shown: Vec<String> = v
+        .iter()
+        .take(NOTE_LIST_MAX)
         .map(|(k, n)| label(k, **n))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    if v.len() > NOTE_LIST_MAX {
+        let rest = &v[NOTE_LIST_MAX..];
+        let events: usize = rest.iter().map(|(_, n)| **n).fold(0, usize::saturating_add);
+        shown.push(format!(
+            "… and {} more ({events} event{})",
+            rest.len(),
+            if events == 1 { "" } else { "s" }
+        ));
+    }
+    shown.join(", ")
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -1508,5 +1590,168 @@ mod tests {
         );
         assert_eq!(ncu_metric_name("smsp__x.sum"), "sm__x.sum");
         assert_eq!(ncu_metric_name("smsp__x.avg"), "smsp__x.avg");
+    }
+
+    /// An event of process `pid` (every helper above writes pid 1).
+    fn ev_in(pid: u32, cat: &str, name: &str, tid: u32, ts: f64, dur: f64, args: &str) -> String {
+        ev(cat, name, tid, ts, dur, args).replacen("\"pid\": 1,", &format!("\"pid\": {pid},"), 1)
+    }
+
+    /// Issue 29: two processes in one trace (two ranks' traces merged) both use correlation
+    /// id 1: process 100's kernel was attached to process 200's operator, and process 100's
+    /// operator and its F vanished. Each kernel is linked within the process that launched it,
+    /// told by the device that process launches on; where that cannot tell, the kernel is left
+    /// without an operator, and a note says so.
+    #[test]
+    fn correlation_ids_are_read_per_process() {
+        let mm = r#""Input Dims": [[8, 6], [6, 5]], "Input type": ["float", "float"]"#;
+        let relu = r#""Input Dims": [[8, 5]], "Input type": ["float"]"#;
+        let mut events = vec![
+            // Process 100 on GPU 0: aten::mm (correlation 1), then a lone launch (correlation 5).
+            ev_in(100, "cpu_op", "aten::mm", 1, 10.0, 30.0, mm),
+            ev_in(
+                100,
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                12.0,
+                5.0,
+                r#""correlation": 1"#,
+            ),
+            ev_in(
+                0,
+                "kernel",
+                "gemm",
+                7,
+                20.0,
+                4.0,
+                r#""device": 0, "correlation": 1"#,
+            ),
+            ev_in(
+                100,
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                50.0,
+                5.0,
+                r#""correlation": 5"#,
+            ),
+            ev_in(
+                0,
+                "kernel",
+                "fill",
+                7,
+                60.0,
+                1.0,
+                r#""device": 0, "correlation": 5"#,
+            ),
+            // Process 200 on GPU 1: aten::relu (correlation 1), then a lone launch (6).
+            ev_in(200, "cpu_op", "aten::relu", 1, 11.0, 30.0, relu),
+            ev_in(
+                200,
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                13.0,
+                5.0,
+                r#""correlation": 1"#,
+            ),
+            ev_in(
+                1,
+                "kernel",
+                "relu_kernel",
+                7,
+                21.0,
+                2.0,
+                r#""device": 1, "correlation": 1"#,
+            ),
+            ev_in(
+                200,
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                1,
+                51.0,
+                5.0,
+                r#""correlation": 6"#,
+            ),
+            ev_in(
+                1,
+                "kernel",
+                "fill",
+                7,
+                61.0,
+                1.0,
+                r#""device": 1, "correlation": 6"#,
+            ),
+        ];
+        let imp = import_events(&events);
+        let by_name = |n: &str| imp.kernels.iter().find(|k| k.name == n).unwrap();
+        assert_eq!(op(by_name("gemm")).name, "aten::mm");
+        assert_eq!(op(by_name("relu_kernel")).name, "aten::relu");
+        assert_eq!(
+            op(by_name("gemm")).complexity.as_ref().map(|c| c.flops),
+            Some(2.0 * 8.0 * 6.0 * 5.0)
+        );
+        // Without the lone launches, nothing tells which process launched on which GPU.
+        events.retain(|e| !e.contains("\"fill\"") && !e.contains(": 5}") && !e.contains(": 6}"));
+        let imp = import_events(&events);
+        assert!(imp.kernels.iter().all(|k| k.operator.is_none()));
+        assert!(
+            imp.notes.iter().any(|n| n.contains(
+                "2 kernel launches whose correlation id names launch calls in several processes (100, 200), which their devices do not tell apart: left without an operator"
+            )),
+            "{:?}",
+            imp.notes
+        );
+    }
+
+    /// Issue 29: notes had no length limit (200,000 categories made one 3 MB line), and an event
+    /// without a category was listed as `  ×1`. Lists are capped, the rest summed up.
+    #[test]
+    fn notes_are_capped_and_name_what_has_no_name() {
+        let mut events: Vec<String> = launched("cudaLaunchKernel", 1, 10.0, "k", 0, "").to_vec();
+        for i in 0..1000 {
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "cat{i:04}", "name": "x", "ts": 1, "dur": 1}}"#
+            ));
+        }
+        events.push(r#"{"ph": "X", "name": "x", "ts": 1, "dur": 1}"#.into());
+        let imp = import_events(&events);
+        let s = summary(&imp);
+        assert!(s.len() < 2000, "{} bytes: {s}", s.len());
+        assert!(s.contains("(no category) ×1"), "{s}");
+        assert!(s.contains("… and 981 more (981 events)"), "{s}");
+        // A very long name is shortened in a note.
+        let long = "n".repeat(5000);
+        let mut events: Vec<String> = launched("cudaLaunchKernel", 1, 10.0, "k", 0, "").to_vec();
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "{long}", "name": "x", "ts": 1, "dur": 1}}"#
+        ));
+        let s = summary(&import_events(&events)).to_string();
+        assert!(s.len() < 600 && s.contains("… (5000 bytes)"), "{s}");
+    }
+
+    /// Issue 29: a trace whose kernels are all of another phase (begin/end pairs, instants) was
+    /// called "a CPU-only trace".
+    #[test]
+    fn kernels_of_another_phase_are_not_called_cpu_only() {
+        let text = r#"{"traceEvents": [
+          {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 9},
+          {"ph": "B", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2},
+          {"ph": "E", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3}
+        ]}"#;
+        let e = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap_err();
+        let e = e.to_string();
+        assert!(!e.contains("CPU-only"), "{e}");
+        assert!(
+            e.contains("its kernel events are of other phases (kernel events of phase \"B\" ×1, kernel events of phase \"E\" ×1)")
+                && e.contains("complete events (\"ph\": \"X\")"),
+            "{e}"
+        );
+        // Kept beside X kernels, they are noted.
+        let mut events: Vec<String> = launched("cudaLaunchKernel", 1, 10.0, "k", 0, "").to_vec();
+        events.push(r#"{"ph": "i", "cat": "kernel", "name": "k", "ts": 1, "s": "t"}"#.into());
+        let s = summary(&import_events(&events)).to_string();
+        assert!(s.contains("kernel events of phase \"i\" ×1"), "{s}");
     }
 }

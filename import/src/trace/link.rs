@@ -74,20 +74,114 @@ pub struct Links {
     pub rt_ann: Vec<Option<usize>>,
     /// Per runtime call, the innermost `nn.Module` around it.
     pub rt_mod: Vec<Option<usize>>,
-    /// How ranges were matched, when they were.
-    pub note: Option<String>,
+    /// How ranges were matched, when they were; launches whose correlation id was ambiguous.
+    pub notes: Vec<String>,
+    /// Per launch, whether its correlation id names launch calls in several processes that
+    /// its device does not tell apart (it then has no launch call).
+    pub ambiguous: Vec<bool>,
+}
+
+/// Each kernel's launch call, by its correlation id, within the process that launched it.
+///
+/// CUPTI numbers correlation ids per process, so a trace of several processes (ranks' traces
+/// merged) may hold one id several times. A kernel event says its device, not its process: of
+/// the calls with its id, those that started after it are not its own, and a process is known
+/// to launch on the devices its unambiguous launches ran on. When that leaves one call, it is
+/// the kernel's; otherwise the kernel is left without one (`ambiguous`). Within one process an
+/// id is unique; should it repeat, the last call is taken.
+fn launch_calls(trace: &Trace) -> (Vec<Option<usize>>, Vec<bool>, Option<String>) {
+    let process = |r: usize| {
+        trace
+            .thread_process
+            .get(trace.runtimes[r].thread as usize)
+            .copied()
+    };
+    let mut first: FxHashMap<i64, usize> = FxHashMap::default();
+    // Ids seen in several processes: one call per process.
+    let mut several: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+    for (i, r) in trace.runtimes.iter().enumerate() {
+        let Some(c) = r.correlation else { continue };
+        match first.get(&c).copied() {
+            None => {
+                first.insert(c, i);
+            }
+            Some(j) if process(j) == process(i) && !several.contains_key(&c) => {
+                first.insert(c, i);
+            }
+            Some(j) => {
+                let calls = several.entry(c).or_insert_with(|| vec![j]);
+                match calls.iter_mut().find(|k| process(**k) == process(i)) {
+                    Some(k) => *k = i,
+                    None => calls.push(i),
+                }
+            }
+        }
+    }
+    let mut launch_rt: Vec<Option<usize>> = trace
+        .kernels
+        .iter()
+        .map(|k| {
+            k.correlation
+                .filter(|c| !several.contains_key(c))
+                .and_then(|c| first.get(&c).copied())
+        })
+        .collect();
+    let mut ambiguous = vec![false; trace.kernels.len()];
+    if several.is_empty() {
+        return (launch_rt, ambiguous, None);
+    }
+    // The devices each process launched on, from the kernels whose call is certain.
+    let mut launches_on: FxHashMap<(Option<u32>, i64), ()> = FxHashMap::default();
+    for (k, r) in trace.kernels.iter().zip(&launch_rt) {
+        if let (Some(r), Some(d)) = (r, k.device) {
+            launches_on.insert((process(*r), d), ());
+        }
+    }
+    let mut processes: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for (i, k) in trace.kernels.iter().enumerate() {
+        let Some(calls) = k.correlation.and_then(|c| several.get(&c)) else {
+            continue;
+        };
+        let fits: Vec<usize> = calls
+            .iter()
+            .copied()
+            .filter(|&r| trace.runtimes[r].ts <= k.ts)
+            .filter(|&r| {
+                k.device
+                    .is_some_and(|d| launches_on.contains_key(&(process(r), d)))
+            })
+            .collect();
+        if let [r] = fits[..] {
+            launch_rt[i] = Some(r);
+        } else {
+            ambiguous[i] = true;
+            for &r in calls {
+                if let Some(p) = process(r) {
+                    processes.insert(&trace.processes[p as usize]);
+                }
+            }
+        }
+    }
+    let n = ambiguous.iter().filter(|a| **a).count();
+    let note = (n > 0).then(|| {
+        let mut shown: Vec<&str> = processes.iter().copied().take(8).collect();
+        if processes.len() > 8 {
+            shown.push("…");
+        }
+        format!(
+            "{n} kernel launches whose correlation id names launch calls in several processes ({}), which their devices do not tell apart: left without an operator (CUPTI numbers correlation ids per process; import each process's trace on its own to link them all)",
+            shown.join(", ")
+        )
+    });
+    (launch_rt, ambiguous, note)
 }
 
 /// Links every launch to its runtime call, operator, annotation and module.
 pub fn link(trace: &Trace) -> Links {
     let mut note = None;
+    let mut ambiguous = Vec::new();
+    let mut ambiguous_note = None;
     // Which runtime call launched what: by correlation for kernel events, in order for ranges.
-    let by_correlation: FxHashMap<i64, usize> = trace
-        .runtimes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.correlation.map(|c| (c, i)))
-        .collect();
     let from_ranges = trace.kernels.is_empty() && !trace.ranges.is_empty();
     let launch_rt: Vec<Option<usize>> = if from_ranges {
         let mut calls: Vec<usize> = (0..trace.runtimes.len())
@@ -115,12 +209,14 @@ pub fn link(trace: &Trace) -> Links {
                 trace.ranges.len()
             ));
         }
-        trace
-            .kernels
-            .iter()
-            .map(|k| k.correlation.and_then(|c| by_correlation.get(&c).copied()))
-            .collect()
+        let (rt, amb, n) = launch_calls(trace);
+        ambiguous = amb;
+        ambiguous_note = n;
+        rt
     };
+    if ambiguous.is_empty() {
+        ambiguous = vec![false; launch_rt.len()];
+    }
 
     // Runtime call → innermost operator, annotation, module on its thread.
     let rt_spans: Vec<(u32, Ns, Ns)> = trace
@@ -131,18 +227,20 @@ pub fn link(trace: &Trace) -> Links {
     let spans = |v: &mut dyn Iterator<Item = (u32, Ns, Ns)>| v.collect::<Vec<_>>();
     let op_spans = spans(&mut trace.ops.iter().map(|o| (o.thread, o.ts, o.end)));
     let mut rt_op = innermost(&op_spans, &rt_spans);
-    let by_external: FxHashMap<i64, usize> = trace
+    // External ids are numbered per process too: an operator of the call's own process.
+    let process = |thread: u32| trace.thread_process.get(thread as usize).copied();
+    let by_external: FxHashMap<(Option<u32>, i64), usize> = trace
         .ops
         .iter()
         .enumerate()
-        .filter_map(|(i, o)| o.external_id.map(|e| (e, i)))
+        .filter_map(|(i, o)| o.external_id.map(|e| ((process(o.thread), e), i)))
         .collect();
     for (i, r) in trace.runtimes.iter().enumerate() {
         if rt_op[i].is_none()
             && let Some(e) = r.external_id
             && r.correlation != Some(e)
         {
-            rt_op[i] = by_external.get(&e).copied();
+            rt_op[i] = by_external.get(&(process(r.thread), e)).copied();
         }
     }
     let ann_spans = spans(&mut trace.annotations.iter().map(|a| (a.thread, a.ts, a.end)));
@@ -157,7 +255,8 @@ pub fn link(trace: &Trace) -> Links {
         launch_op,
         rt_ann,
         rt_mod,
-        note,
+        notes: note.into_iter().chain(ambiguous_note).collect(),
+        ambiguous,
     }
 }
 

@@ -161,6 +161,10 @@ pub struct Trace {
     pub(super) names: Vec<String>,
     /// Interned (pid, tid) pairs as text, by id.
     pub threads: Vec<String>,
+    /// Per interned thread, its process (an index into [`Self::processes`]).
+    pub thread_process: Vec<u32>,
+    /// The processes (`pid`s, as text) of the CPU events, by id.
+    pub processes: Vec<String>,
     /// `deviceProperties`.
     pub devices: Vec<DeviceProps>,
     /// `distributedInfo.rank`.
@@ -194,6 +198,9 @@ pub struct Trace {
     pub events: u64,
     /// Events of categories the import does not know, by category (or phase).
     pub unknown: BTreeMap<String, u64>,
+    /// Events of a category the import reads, in another phase than `X` (a kernel as an
+    /// instant `i`, or as `B`/`E` pairs): not read, counted by `"{cat} events of phase …"`.
+    pub other_phases: BTreeMap<String, u64>,
 }
 
 impl Trace {

@@ -37,6 +37,7 @@ pub(super) struct Builder {
     pub(super) name_ids: FxHashMap<String, u32>,
     pub(super) input_ids: FxHashMap<String, u32>,
     pub(super) thread_ids: FxHashMap<(Id, Id), u32>,
+    pub(super) process_ids: FxHashMap<Id, u32>,
     pub(super) saw_events: bool,
     pub(super) error: Option<TraceError>,
     /// The current event's recorded inputs as compact JSON, reused from event to event.
@@ -98,7 +99,20 @@ impl Builder {
         }
         let id = self.trace.threads.len() as u32;
         self.trace.threads.push(format!("{}/{}", key.0, key.1));
+        let process = self.process(&key.0);
+        self.trace.thread_process.push(process);
         self.thread_ids.insert(key, id);
+        id
+    }
+
+    /// The interned id of a process (a `pid`), for [`Trace::thread_process`].
+    fn process(&mut self, pid: &Id) -> u32 {
+        if let Some(&id) = self.process_ids.get(pid) {
+            return id;
+        }
+        let id = self.trace.processes.len() as u32;
+        self.trace.processes.push(pid.to_string());
+        self.process_ids.insert(pid.clone(), id);
         id
     }
 
@@ -116,7 +130,17 @@ impl Builder {
                 self.trace.flows += 1;
                 return;
             }
-            "M" | "i" | "I" => return,
+            "M" => return,
+            // A kept category in another phase (an instant, begin and end): not read, counted.
+            _ if category(cat).is_some() => {
+                *self
+                    .trace
+                    .other_phases
+                    .entry(format!("{cat} events of phase {ph:?}"))
+                    .or_default() += 1;
+                return;
+            }
+            "i" | "I" => return,
             _ => {
                 *self
                     .trace
@@ -139,7 +163,12 @@ impl Builder {
                 return;
             }
             other => {
-                *self.trace.unknown.entry(other.to_string()).or_default() += 1;
+                let key = if other.trim().is_empty() {
+                    "(no category)"
+                } else {
+                    other
+                };
+                *self.trace.unknown.entry(key.to_string()).or_default() += 1;
                 return;
             }
         };
@@ -159,6 +188,18 @@ impl Builder {
         };
         let dur_us = match (ev.dur, kind) {
             (Some(d), _) if d.is_finite() && d >= 0.0 => d,
+            (Some(d), k) if d < 0.0 && k != Kind::Range => {
+                self.error = Some(TraceError::NegativeDuration {
+                    index,
+                    category: cat.to_string(),
+                    name: match ev.name {
+                        EventName::Id(id) => self.trace.names[id as usize].clone(),
+                        _ => String::new(),
+                    },
+                    dur: d,
+                });
+                return;
+            }
             (_, Kind::Range) => 0.0,
             _ => {
                 self.error = Some(missing("dur (a non-negative number)", &ev));
@@ -240,6 +281,15 @@ impl Builder {
                 }
             }
             Kind::Range => {
+                if let Some((metric, value)) = args.not_numbers.into_iter().next() {
+                    self.error = Some(TraceError::BadCounter {
+                        index,
+                        name: self.trace.name(name).to_string(),
+                        metric,
+                        value,
+                    });
+                    return;
+                }
                 let metrics = args
                     .metrics
                     .into_iter()
@@ -301,6 +351,7 @@ pub fn parse<R: Read>(reader: R) -> Result<Trace, TraceError> {
 /// the rest skipped. `input` is past the `{`.
 pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Result<(), TraceError> {
     let mut first = true;
+    let mut seen: Vec<String> = Vec::new();
     loop {
         match input.peek()? {
             Some(b'}') if first => {
@@ -313,6 +364,10 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
         }
         let len = input.value_len()?;
         let key: String = input.read_slice(len, |d| String::deserialize(d))?;
+        // A key twice is refused, as the bundle reader refuses it (which would count?).
+        if seen.contains(&key) {
+            return Err(input.error(0, &format!("duplicate field `{key}`")));
+        }
         input.pos += len;
         if input.peek()? != Some(b':') {
             return Err(input.error(0, "expected `:`"));
@@ -321,6 +376,7 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
         if input.peek()?.is_none() {
             return Err(input.error(0, "EOF while parsing a value"));
         }
+        seen.push(key.clone());
         if key == "traceEvents" {
             if input.peek()? != Some(b'[') {
                 return Err(input.error(0, "\"traceEvents\" is not an array of trace events"));
@@ -578,5 +634,131 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.kernels.len(), 1);
+    }
+
+    /// Issue 29: a second `traceEvents` imported both arrays, a second `dur` took the last.
+    /// Duplicate keys are refused, as the bundle reader refuses them, with where they are.
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let two_arrays = r#"{"traceEvents": [], "deviceProperties": [], "traceEvents": []}"#;
+        let e = parse(two_arrays.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, column 45: duplicate field `traceEvents`"
+        );
+        let two_durs = "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2, \"dur\": 9000}]}";
+        let e = parse(two_durs.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, TraceError::Json { line: 2, message, .. } if message == "duplicate field `dur`"),
+            "{e:?}"
+        );
+        for args in [
+            r#""correlation": 1, "correlation": 2"#,
+            r#""External id": 1, "External id": 1"#,
+            r#""smsp__x.sum": 1, "smsp__x.sum": 2"#,
+            r#""Input Dims": [[1]], "Input Dims": [[2]]"#,
+        ] {
+            let text = format!(
+                r#"{{"traceEvents": [{{"ph": "X", "cat": "cpu_op", "name": "k", "ts": 1, "dur": 2, "args": {{{args}}}}}]}}"#
+            );
+            let e = parse(text.as_bytes()).unwrap_err();
+            assert!(e.to_string().contains("duplicate field `"), "{args}: {e}");
+        }
+        // Keys the import does not read may repeat (it never looks at them).
+        let other = r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "k", "ts": 1, "dur": 2, "x": 1, "x": 2}]}"#;
+        assert!(parse(other.as_bytes()).is_ok());
+    }
+
+    /// Issue 29: counter values that are not numbers (`"12"`, `"lots"`) were dropped while the
+    /// join reported a match. Refused naming the event, the range and the metric.
+    #[test]
+    fn a_counter_that_is_not_a_number_is_refused() {
+        for (value, shown) in [
+            (r#""12""#, r#""12""#),
+            (r#""lots""#, r#""lots""#),
+            ("null", "null"),
+            ("[1]", "an array"),
+        ] {
+            let text = format!(
+                r#"{{"traceEvents": [{{"ph": "X", "cat": "cuda_profiler_range", "name": "sgemm", "ts": 1, "dur": 2, "args": {{"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": {value}}}}}]}}"#
+            );
+            let e = parse(text.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "event 0 (cuda_profiler_range \"sgemm\"): counter smsp__sass_thread_inst_executed_op_ffma_pred_on.sum = {shown} is not a number"
+                )
+            );
+        }
+    }
+
+    /// Issue 29: a negative `dur` was reported as missing.
+    #[test]
+    fn a_negative_duration_is_named() {
+        let text =
+            r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -5}]}"#;
+        let e = parse(text.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "event 0 (kernel \"k\") has a negative dur (-5 µs); a duration cannot be"
+        );
+    }
+
+    /// Issue 29: kernel events of another phase than `X` (instants `i`, begin and end `B`/`E`)
+    /// were dropped without a word, and a trace of only such kernels was called CPU-only.
+    #[test]
+    fn kernels_of_other_phases_are_counted() {
+        let text = r#"{"traceEvents": [
+          {"ph": "i", "cat": "kernel", "name": "k", "ts": 1, "s": "t"},
+          {"ph": "B", "cat": "kernel", "name": "k", "ts": 1},
+          {"ph": "E", "cat": "kernel", "name": "k", "ts": 3},
+          {"ph": "i", "cat": "cpu_instant_event", "name": "x", "ts": 1},
+          {"ph": "B", "cat": "mystery", "name": "x", "ts": 1}
+        ]}"#;
+        let t = parse(text.as_bytes()).unwrap();
+        assert!(t.kernels.is_empty());
+        let phases: Vec<(&str, u64)> = t
+            .other_phases
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(
+            phases,
+            [
+                ("kernel events of phase \"B\"", 1),
+                ("kernel events of phase \"E\"", 1),
+                ("kernel events of phase \"i\"", 1)
+            ]
+        );
+        // An event without a category is counted under a name, not an empty one.
+        let text = r#"{"traceEvents": [{"ph": "X", "name": "x", "ts": 1, "dur": 1}, {"ph": "X", "cat": "", "name": "y", "ts": 1, "dur": 1}]}"#;
+        let t = parse(text.as_bytes()).unwrap();
+        assert_eq!(t.unknown.get("(no category)"), Some(&2));
+    }
+
+    /// Issue 29: one event with a 1 GiB name took 3 GB. An event (or any top-level value read
+    /// whole) larger than [`super::super::window::MAX_VALUE_BYTES`] is refused with its byte
+    /// offset, having held no more than that in memory.
+    #[test]
+    fn an_event_larger_than_the_limit_is_refused_with_its_offset() {
+        let limit = super::super::window::MAX_VALUE_BYTES;
+        let head = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}, {"ph": "X", "cat": "kernel", "name": ""#;
+        let offset = head.rfind('{').unwrap();
+        let mut text = head.as_bytes().to_vec();
+        text.resize(text.len() + limit + 10, b'a');
+        text.extend_from_slice(br#"", "ts": 1, "dur": 1}]}"#);
+        let e = parse(&text[..]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line 1, byte offset {offset}: a value of more than {} MiB (an event, or a top-level value read whole); no torch.profiler event is this large, so it is refused rather than held in memory",
+                limit >> 20
+            )
+        );
+        // Just under the limit: read.
+        let mut text = head.as_bytes().to_vec();
+        text.resize(text.len() + limit - 200, b'a');
+        text.extend_from_slice(br#"", "ts": 1, "dur": 1}]}"#);
+        assert_eq!(parse(&text[..]).unwrap().kernels.len(), 2);
     }
 }

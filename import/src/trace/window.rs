@@ -20,6 +20,13 @@ pub(super) const STRUCTURAL: [bool; 256] = {
 /// How much is read from the reader at a time.
 pub(super) const CHUNK: usize = 1 << 20;
 
+/// The largest value read whole (one event, or a top-level value such as `deviceProperties`):
+/// 16 MiB. torch.profiler's largest events (an operator's recorded inputs over thousands of
+/// tensors, a long call stack) are a few hundred kilobytes; a larger one is refused with its
+/// byte offset, so that the window, and the memory of a trace's reading, stay bounded by about
+/// this much whatever the input.
+pub const MAX_VALUE_BYTES: usize = 16 << 20;
+
 /// A window over the reader: `buf()[pos..]` is not yet consumed. Bytes before `pos` are dropped
 /// when more are read, after counting their lines for error positions.
 pub(super) struct Input<R> {
@@ -33,6 +40,8 @@ pub(super) struct Input<R> {
     pub(super) line: usize,
     /// Bytes before `buf[0]` on its line.
     pub(super) column: usize,
+    /// Bytes before `buf[0]` in the whole text.
+    pub(super) offset: u64,
 }
 
 impl<R: Read> Input<R> {
@@ -45,6 +54,7 @@ impl<R: Read> Input<R> {
             eof: false,
             line: 1,
             column: 0,
+            offset: 0,
         }
     }
 
@@ -67,6 +77,7 @@ impl<R: Read> Input<R> {
                 }
                 None => self.column += dropped.len(),
             }
+            self.offset += self.pos as u64;
             self.storage.copy_within(self.pos..self.buf.len(), 0);
             self.buf = 0..self.buf.len() - self.pos;
             self.pos = 0;
@@ -108,8 +119,20 @@ impl<R: Read> Input<R> {
     }
 
     /// The length of the JSON value at `pos` (an object, array, string or scalar), reading as
-    /// much as it needs. Only its extent is found here; serde_json checks it when it reads it.
+    /// much as it needs, up to [`MAX_VALUE_BYTES`]. Only its extent is found here; serde_json
+    /// checks it when it reads it.
+    ///
+    /// # Errors
+    /// [`TraceError::TooLarge`] for a value longer than [`MAX_VALUE_BYTES`]; a syntax error at
+    /// the end of the input.
     pub(super) fn value_len(&mut self) -> Result<usize, TraceError> {
+        let len = self.extent()?;
+        self.within_limit(len)?;
+        Ok(len)
+    }
+
+    /// [`Self::value_len`] without the last check: the window stops growing past the limit.
+    fn extent(&mut self) -> Result<usize, TraceError> {
         let mut i = 0; // relative to pos: `fill` moves the window
         let (mut depth, mut in_string) = (0usize, false);
         match self.data()[self.pos] {
@@ -127,6 +150,7 @@ impl<R: Read> Input<R> {
                     }
                     i += 1;
                 }
+                self.within_limit(i)?;
                 if !self.fill()? {
                     return Ok(i);
                 }
@@ -181,10 +205,23 @@ impl<R: Read> Input<R> {
                 }
                 i += j;
             }
+            self.within_limit(i)?;
             if !self.fill()? {
                 return Err(self.error(i, "EOF while parsing a value"));
             }
         }
+    }
+
+    /// Refuses a value at `pos` that already spans more than [`MAX_VALUE_BYTES`].
+    fn within_limit(&self, len: usize) -> Result<(), TraceError> {
+        if len <= MAX_VALUE_BYTES {
+            return Ok(());
+        }
+        Err(TraceError::TooLarge {
+            line: self.position(0).0,
+            offset: self.offset + self.pos as u64,
+            limit_mib: MAX_VALUE_BYTES >> 20,
+        })
     }
 
     /// Deserializes `buf[pos..pos + len]` (borrowing its strings), errors placed in the text.
