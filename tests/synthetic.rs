@@ -71,6 +71,7 @@ fn machine(bandwidth_scale: f64, compute_scale: f64) -> Machine {
         ],
         launch_overhead: Some(LaunchOverhead::new(3e-6, Method::Empirical)),
         sweep: vec![],
+        ..Machine::default()
     }
 }
 

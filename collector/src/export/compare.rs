@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use roofline_model::Bundle;
 use roofline_model::bundle::Provenance;
 use roofline_model::chart::Analysed;
-use roofline_model::compare::{CompareRow, Comparison, Presence, bound_key, compare};
+use roofline_model::compare::{Comparison, Presence, compare};
 use roofline_model::geometry::si::format_si;
 
 use super::info::columns;
@@ -138,13 +138,6 @@ fn signed(v: f64) -> String {
     }
 }
 
-fn change(r: &CompareRow) -> String {
-    match r.presence {
-        Presence::Both => r.bound_change().unwrap_or_else(|| "–".into()),
-        p => p.key().into(),
-    }
-}
-
 /// The comparison as aligned text: the summary line, then the `top` kernels of the current run
 /// by time (all when `None`) and the kernels gone since the baseline; for runs on several
 /// devices, a line of totals over all devices, then one such section per device.
@@ -220,14 +213,46 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
             signed(r.delta_s()),
             r.speedup()
                 .map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
-            bound_key(r.current.as_ref().and_then(|s| s.bound)).into(),
-            change(r),
+            r.current
+                .as_ref()
+                .or(r.baseline.as_ref())
+                .and_then(|s| s.ceiling)
+                .unwrap_or("–")
+                .into(),
+            r.change(),
         ]);
     }
     out.push_str(&columns(
         &rows,
         &[false, true, true, true, true, false, false],
     ));
+    // What the marks of the change column mean, and each doubtful pair left apart, in words.
+    let doubts: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| r.presence == Presence::New)
+        .filter_map(|r| {
+            let d = r.doubt.as_ref()?;
+            Some(format!(
+                "  ? {} (new) and {} (gone): {}",
+                r.short_name(),
+                d.display,
+                d.reason
+            ))
+        })
+        .collect();
+    out.push_str(
+        "\n  bound: the binding ceiling (the current run's; a gone kernel's in the baseline). change: \
+         the binding ceiling before → after; ≈ paired by a name that differs in precision or \
+         numbers, launch counts agreeing; ? a doubtful counterpart left apart.\n",
+    );
+    if !doubts.is_empty() {
+        out.push_str("  doubtful pairs, left apart (compare them by hand in the viewer):\n");
+        for d in doubts {
+            out.push_str(&d);
+            out.push('\n');
+        }
+    }
 }
 
 /// RFC 4180 quoting.
@@ -240,8 +265,10 @@ fn field(s: &str) -> String {
 }
 
 /// The comparison as CSV, one row per kernel name of either run (per device), SI base units
-/// (seconds), empty cells for unknowns; the last column, `device`, is the device's id (empty
-/// when the runs declare none).
+/// (seconds), empty cells for unknowns; `device` is the device's id (empty when the runs declare
+/// none); after it (appended, the columns before are stable), what the pair rests on (`match`:
+/// `exact`, `precision`, `similar`, `manual`), the baseline kernel's name when it differs, a new
+/// or gone kernel's doubtful counterpart left apart, and both binding ceilings by name.
 ///
 /// # Errors
 /// As [`to_table`].
@@ -252,14 +279,14 @@ pub fn to_csv(
 ) -> Result<Vec<u8>, String> {
     let all = comparisons(current, baseline, device)?;
     let mut out = String::from(
-        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound,device\n",
+        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound,device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling\n",
     );
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:e}"));
     for d in &all {
         for r in &d.comparison.rows {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{:e},{},{},{},{}",
+                "{},{},{},{},{:e},{},{},{},{},{},{},{},{},{}",
                 field(&r.name),
                 r.presence.key(),
                 num(r.baseline.as_ref().map(|s| s.time_s)),
@@ -275,6 +302,14 @@ pub fn to_csv(
                     .and_then(|s| s.bound)
                     .map_or("", |b| b.key()),
                 field(d.id.as_deref().unwrap_or("")),
+                r.quality.map_or("", |q| q.key()),
+                field(r.baseline_name.as_deref().unwrap_or("")),
+                field(r.doubt.as_ref().map_or("", |d| d.name.as_str())),
+                r.baseline
+                    .as_ref()
+                    .and_then(|s| s.ceiling_key)
+                    .unwrap_or(""),
+                r.current.as_ref().and_then(|s| s.ceiling_key).unwrap_or(""),
             );
         }
     }
@@ -321,8 +356,56 @@ mod tests {
             line.contains(&format!("{:e}", matched.speedup().unwrap())),
             "{line}"
         );
-        // The table lists 5 current kernels and every gone one.
-        assert_eq!(table.lines().count(), 2 + 1 + 5 + c.summary.gone, "{table}");
+        // The table lists 5 current kernels and every gone one, then what its marks mean and
+        // the doubtful pairs left apart.
+        let doubts = if c.summary.doubtful > 0 {
+            1 + c.summary.doubtful
+        } else {
+            0
+        };
+        assert_eq!(
+            table.lines().count(),
+            2 + 1 + 5 + c.summary.gone + 2 + doubts,
+            "{table}"
+        );
+        // Colliding short names are told apart, as plain `info` tells them apart, and a name is
+        // never both new and gone.
+        let new_or_gone = |w: &str| {
+            table
+                .lines()
+                .filter(|l| l.split("  ").last().is_some_and(|x| x.trim() == w))
+                .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+        };
+        let (new, gone) = (new_or_gone("new"), new_or_gone("gone"));
+        assert!(new.iter().all(|n| !gone.contains(n)), "{new:?} {gone:?}");
+        assert!(!table.contains("implicit_convolve_sgemm  "), "{table}");
+        // The DeepCAM showcase: the FP32 batch-norm kernel pairs with its 60-launch _fp16
+        // counterpart, not with the 1-launch half-precision template.
+        let bn = c
+            .rows
+            .iter()
+            .find(|r| {
+                r.name
+                    .contains("bn_fw_tr_1C11_singleread_fp16<512, 1, 2, 0>")
+            })
+            .unwrap();
+        assert!(
+            bn.baseline_name
+                .as_deref()
+                .unwrap()
+                .contains("singleread<float")
+        );
+        let half = c
+            .rows
+            .iter()
+            .find(|r| r.name.contains("bn_fw_tr_1C11_singleread<__half"))
+            .unwrap();
+        assert_eq!(half.presence, Presence::New);
+        assert!(table.contains("doubtful pairs, left apart"), "{table}");
+        assert!(csv.lines().next().unwrap().ends_with(
+            ",device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling"
+        ));
     }
 
     /// A SYNTHETIC run on two devices, one kernel each: `us` µs on device 0, `us` on device 1.
@@ -361,11 +444,13 @@ mod tests {
         let csv = String::from_utf8(to_csv(&cur, &base, None).unwrap()).unwrap();
         let rows: Vec<&str> = csv.lines().skip(1).collect();
         assert_eq!(rows.len(), 2, "{csv}");
+        // The device column (the ninth; columns appended since come after it).
+        let device = |row: &str| row.split(',').nth(8).unwrap_or_default().to_string();
         assert!(
-            rows[0].starts_with("gemm,both,3e-4,2e-4,") && rows[0].ends_with(",0"),
+            rows[0].starts_with("gemm,both,3e-4,2e-4,") && device(rows[0]) == "0",
             "{csv}"
         );
-        assert!(rows[1].ends_with(",1"), "{csv}");
+        assert_eq!(device(rows[1]), "1", "{csv}");
         // One device, asked for by id, and said.
         let one = String::from_utf8(to_table(&cur, &base, None, Some("1")).unwrap()).unwrap();
         assert!(

@@ -167,8 +167,18 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
     let names = report.display_names();
     let mut rows = vec![
         [
-            "share", "time", "launches", "FLOP/s", "AI L1", "AI L2", "AI HBM", "bound", "headroom",
-            "region", "T/Tbound", "kernel",
+            "share",
+            "time",
+            "launches",
+            "FLOP/s",
+            "AI L1",
+            "AI L2",
+            "AI HBM",
+            "bound",
+            "headroom",
+            "time bound",
+            "T/Tbound",
+            "kernel",
         ]
         .map(String::from)
         .to_vec(),
@@ -185,10 +195,10 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
             intensity(a.ai[2]),
             a.hierarchical
                 .as_ref()
-                .map_or("–", |h| h.bound.key())
+                .map_or("–", |h| h.ceiling_label())
                 .to_string(),
             ratio(a.headroom),
-            a.time_bound.map_or("–", |t| t.region.key()).to_string(),
+            a.time_ceiling_label().unwrap_or("–").to_string(),
             ratio(a.gap),
             printable(&names[a.index]),
         ]);
@@ -213,8 +223,10 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
         );
     }
     out.push_str(
-        "\n  AI: FLOP/byte at each level. bound: the ceiling that limits the kernel (hierarchical roofline).\n  \
-         headroom: attainable/achieved. region and T/Tbound: the time-based roofline (Wang et al. 2020).\n",
+        "\n  AI: FLOP/byte at each level. bound: the ceiling that limits the kernel (hierarchical roofline):\n  \
+         a memory level (HBM, L2, L1) or the compute roof of its precision mix (FP32, Tensor FP16, …).\n  \
+         headroom: attainable/achieved. time bound and T/Tbound: the time-based roofline (Wang et al. 2020):\n  \
+         the term of T_bound that binds (the compute roof, HBM, or launch overhead).\n",
     );
     out.into_bytes()
 }

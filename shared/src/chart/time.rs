@@ -295,19 +295,26 @@ fn balance_lines(
         let t = 0.9 - 0.17 * (j % 4) as f64;
         // Then farther along the line, else below it, clear of markers and labels.
         let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
+        // Where the whole text finds no place, a shorter one ("FP32 18.3 FLOP/B").
+        let balance = format_plain(crate::time_based::machine_balance(pk, bw));
+        let mut candidates = along(
+            &format!("{} balance {balance} FLOP/B", d.label()),
+            role,
+            Anchor::End,
+            ((x0, y0), (x1, y1)),
+            Some(first),
+            &fractions(0.98, 0.02, 49),
+        );
+        candidates.extend(along(
+            &format!("{} {balance} FLOP/B", d.label()),
+            role,
+            Anchor::End,
+            ((x0, y0), (x1, y1)),
+            None,
+            &fractions(0.98, 0.02, 49),
+        ));
         pending.push(LabelCandidates {
-            candidates: along(
-                &format!(
-                    "{} balance {} FLOP/B",
-                    d.label(),
-                    format_plain(crate::time_based::machine_balance(pk, bw))
-                ),
-                role,
-                Anchor::End,
-                ((x0, y0), (x1, y1)),
-                Some(first),
-                &fractions(0.98, 0.02, 49),
-            ),
+            candidates,
             required: true,
         });
     }
