@@ -56,6 +56,7 @@ fn synthetic_bundle() -> Bundle {
         compute: vec![cp(Datapath::Fp32, 60e12), cp(Datapath::TensorBf16, 900e12)],
         launch_overhead: Some(LaunchOverhead::new(3e-6, Method::Empirical)),
         sweep: vec![],
+        ..Machine::default()
     });
     let names: Vec<String> = (0..NAMES)
         .map(|i| {

@@ -79,6 +79,7 @@ fn before() -> Bundle {
         compute: vec![cp(Datapath::Fp32, 60e12), cp(Datapath::TensorBf16, 700e12)],
         launch_overhead: Some(LaunchOverhead::new(3e-6, Method::Empirical)),
         sweep: vec![],
+        ..Machine::default()
     });
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
     b.kernels = (0..KERNELS)

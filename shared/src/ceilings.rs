@@ -1,10 +1,24 @@
 //! Resolving a machine characterization into the ceilings charts and analyses use.
 //!
 //! A bundle may hold several ceilings for one level or datapath (our own kernel, a library GEMM,
-//! the theoretical figure). The ceiling used for plots and bounds is the highest empirical one;
-//! a theoretical figure is used only where nothing was measured, and is marked as such.
+//! the theoretical figure), and a measured ceiling may hold two figures: its burst `value` and,
+//! since issue 33, a `sustained` one (the rate held about 2 s after the clock settled). The one
+//! rule, [`Ceilings::from_machine`]:
+//!
+//! 1. The candidates are the empirical ceilings with a finite, positive figure. Unless the
+//!    machine says `chart_figure: burst`, when at least one candidate of the level or datapath
+//!    has a sustained figure, only those compete, each at its sustained figure: like with like,
+//!    a burst (taken at a cooler clock) never beats a sustained figure. Otherwise every candidate
+//!    competes at its burst `value` (bundles written before sustained figures existed read as
+//!    they always did).
+//! 2. The highest wins, and its [`Pick`] says which figure it is and whether it is marked
+//!    "best reach" (a [`crate::bundle::Limit`]).
+//! 3. With no empirical candidate, a theoretical ceiling: the datasheet row where there is one
+//!    (NVIDIA's quoted figure), else the highest.
 
-use crate::bundle::{Bundle, Datapath, Machine, MemoryLevel, Method};
+use crate::bundle::{
+    Bundle, ChartFigure, ClockSource, Datapath, LimitKind, Machine, MemoryLevel, Method,
+};
 
 /// One resolved ceiling: its value and how it was obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,11 +29,42 @@ pub struct Ceiling {
     pub method: Method,
 }
 
+/// Which figure of a ceiling was picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureKind {
+    /// A measured ceiling's burst `value` (the only figure of bundles written before issue 33).
+    Burst,
+    /// A measured ceiling's sustained figure.
+    Sustained,
+    /// A theoretical figure.
+    Theoretical,
+}
+
+/// How a resolved ceiling was picked, for labels and notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pick {
+    /// The figure used.
+    pub figure: FigureKind,
+    /// Why it is the best this toolkit reached rather than the hardware's, if it is.
+    pub limit: Option<LimitKind>,
+    /// For a theoretical figure, its clock, where the bundle says.
+    pub clock_source: Option<ClockSource>,
+}
+
+impl Pick {
+    /// Whether the chart marks it "best reach".
+    pub fn best_reach(&self) -> bool {
+        self.limit.is_some()
+    }
+}
+
 /// The ceilings of one device, one per memory level and per datapath at most, plus `t_launch`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ceilings {
     bandwidth: [Option<Ceiling>; MemoryLevel::ALL.len()],
     compute: [Option<Ceiling>; Datapath::ALL.len()],
+    bandwidth_picks: [Option<Pick>; MemoryLevel::ALL.len()],
+    compute_picks: [Option<Pick>; Datapath::ALL.len()],
     /// Kernel launch overhead, seconds.
     pub launch_overhead_s: Option<f64>,
 }
@@ -33,16 +78,73 @@ fn datapath_index(d: Datapath) -> usize {
     d as usize
 }
 
-/// Keeps the better of two candidates: empirical beats theoretical, then the higher value.
-fn better(current: Option<Ceiling>, candidate: Ceiling) -> Option<Ceiling> {
-    if !(candidate.value.is_finite() && candidate.value > 0.0) {
-        return current;
+/// One ceiling as the rule sees it.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    method: Method,
+    value: f64,
+    sustained: Option<f64>,
+    limit: Option<LimitKind>,
+    clock_source: Option<ClockSource>,
+}
+
+fn usable(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// The rule of the module's documentation over one level's or datapath's candidates.
+fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pick)> {
+    let empirical: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.method == Method::Empirical && usable(c.value))
+        .collect();
+    let sustained: Vec<(&Candidate, f64)> = empirical
+        .iter()
+        .filter_map(|c| Some((*c, c.sustained.filter(|v| usable(*v))?)))
+        .collect();
+    let (pool, kind): (Vec<(&Candidate, f64)>, FigureKind) =
+        if figure == ChartFigure::Sustained && !sustained.is_empty() {
+            (sustained, FigureKind::Sustained)
+        } else {
+            (
+                empirical.iter().map(|c| (*c, c.value)).collect(),
+                FigureKind::Burst,
+            )
+        };
+    let best = pool
+        .into_iter()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a });
+    if let Some((c, v)) = best {
+        return Some((
+            Ceiling {
+                value: v,
+                method: Method::Empirical,
+            },
+            Pick {
+                figure: kind,
+                limit: c.limit,
+                clock_source: None,
+            },
+        ));
     }
-    let rank = |c: &Ceiling| (c.method == Method::Empirical, c.value);
-    match current {
-        Some(c) if rank(&c) >= rank(&candidate) => Some(c),
-        _ => Some(candidate),
-    }
+    let rank = |c: &Candidate| (c.clock_source == Some(ClockSource::Datasheet), c.value);
+    candidates
+        .iter()
+        .filter(|c| c.method == Method::Theoretical && usable(c.value))
+        .reduce(|a, b| if rank(b) > rank(a) { b } else { a })
+        .map(|c| {
+            (
+                Ceiling {
+                    value: c.value,
+                    method: Method::Theoretical,
+                },
+                Pick {
+                    figure: FigureKind::Theoretical,
+                    limit: c.limit,
+                    clock_source: c.clock_source,
+                },
+            )
+        })
 }
 
 impl Ceilings {
@@ -52,29 +154,49 @@ impl Ceilings {
         bundle.machine_of(device).map(Ceilings::from_machine)
     }
 
-    /// Resolves a machine: the highest empirical ceiling per level and datapath, else the highest
-    /// theoretical one.
+    /// Resolves a machine by the rule of the module's documentation: per level and datapath the
+    /// highest empirical figure (the sustained ones where any exists, unless the machine says
+    /// `chart_figure: burst`), else a theoretical one.
     pub fn from_machine(m: &Machine) -> Self {
+        let figure = m.chart_figure.unwrap_or(ChartFigure::Sustained);
         let mut c = Ceilings::default();
-        for b in &m.bandwidth {
-            let i = level_index(b.level);
-            c.bandwidth[i] = better(
-                c.bandwidth[i],
-                Ceiling {
-                    value: b.value,
+        for level in MemoryLevel::ALL {
+            let candidates: Vec<Candidate> = m
+                .bandwidth
+                .iter()
+                .filter(|b| b.level == level)
+                .map(|b| Candidate {
                     method: b.method,
-                },
-            );
+                    value: b.value,
+                    sustained: b.sustained_value(),
+                    limit: None,
+                    clock_source: b.clock_source,
+                })
+                .collect();
+            if let Some((ceiling, pick)) = resolve(&candidates, figure) {
+                let i = level_index(level);
+                c.bandwidth[i] = Some(ceiling);
+                c.bandwidth_picks[i] = Some(pick);
+            }
         }
-        for p in &m.compute {
-            let i = datapath_index(p.datapath);
-            c.compute[i] = better(
-                c.compute[i],
-                Ceiling {
-                    value: p.value,
+        for d in Datapath::ALL {
+            let candidates: Vec<Candidate> = m
+                .compute
+                .iter()
+                .filter(|p| p.datapath == d)
+                .map(|p| Candidate {
                     method: p.method,
-                },
-            );
+                    value: p.value,
+                    sustained: p.sustained_value(),
+                    limit: p.limit.as_ref().map(|l| l.kind),
+                    clock_source: p.clock_source,
+                })
+                .collect();
+            if let Some((ceiling, pick)) = resolve(&candidates, figure) {
+                let i = datapath_index(d);
+                c.compute[i] = Some(ceiling);
+                c.compute_picks[i] = Some(pick);
+            }
         }
         c.launch_overhead_s = m
             .launch_overhead
@@ -94,6 +216,11 @@ impl Ceilings {
         self.bandwidth[level_index(level)]
     }
 
+    /// How a level's ceiling was picked (`None` for a what-if value or no ceiling).
+    pub fn bandwidth_pick(&self, level: MemoryLevel) -> Option<Pick> {
+        self.bandwidth_picks[level_index(level)]
+    }
+
     /// The compute peak of a datapath, FLOP/s.
     pub fn peak(&self, d: Datapath) -> Option<f64> {
         self.peak_ceiling(d).map(|c| c.value)
@@ -104,14 +231,32 @@ impl Ceilings {
         self.compute[datapath_index(d)]
     }
 
-    /// Overrides a bandwidth ceiling (what-if edits in the viewer); `None` removes it.
-    pub fn set_bandwidth(&mut self, level: MemoryLevel, c: Option<Ceiling>) {
-        self.bandwidth[level_index(level)] = c;
+    /// How a datapath's peak was picked (`None` for a what-if value or no peak).
+    pub fn peak_pick(&self, d: Datapath) -> Option<Pick> {
+        self.compute_picks[datapath_index(d)]
     }
 
-    /// Overrides a compute peak (what-if edits in the viewer); `None` removes it.
+    /// Whether any resolved ceiling is a sustained figure (the charts then say so).
+    pub fn uses_sustained(&self) -> bool {
+        self.bandwidth_picks
+            .iter()
+            .chain(self.compute_picks.iter())
+            .flatten()
+            .any(|p| p.figure == FigureKind::Sustained)
+    }
+
+    /// Overrides a bandwidth ceiling (what-if edits in the viewer); `None` removes it. The
+    /// override has no pick: it is nobody's measurement.
+    pub fn set_bandwidth(&mut self, level: MemoryLevel, c: Option<Ceiling>) {
+        self.bandwidth[level_index(level)] = c;
+        self.bandwidth_picks[level_index(level)] = None;
+    }
+
+    /// Overrides a compute peak (what-if edits in the viewer); `None` removes it. The override
+    /// has no pick.
     pub fn set_peak(&mut self, d: Datapath, c: Option<Ceiling>) {
         self.compute[datapath_index(d)] = c;
+        self.compute_picks[datapath_index(d)] = None;
     }
 
     /// Levels with a ceiling, closest to the cores first.
@@ -147,7 +292,7 @@ impl Ceilings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{BandwidthCeiling, ComputeCeiling};
+    use crate::bundle::{BandwidthCeiling, ComputeCeiling, Limit, Sustained};
 
     #[test]
     fn indices_follow_the_all_arrays() {
@@ -190,5 +335,102 @@ mod tests {
         );
         assert_eq!(c.top_peak(), Some(7.5e14));
         assert_eq!(c.top_bandwidth(), Some(3.0e12));
+    }
+
+    fn sustained(value: f64) -> Option<Sustained> {
+        Some(Sustained {
+            value,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        })
+    }
+
+    /// Made-up unit-test figures: where any candidate has a sustained figure only sustained
+    /// figures compete (a higher burst-only figure does not win), the pick says so and carries
+    /// the winner's limit; `chart_figure: burst` reads every ceiling at its burst value.
+    #[test]
+    fn sustained_figures_compete_among_themselves_by_default() {
+        let mut own = ComputeCeiling::new(Datapath::TensorInt8, 5.0e14, Method::Empirical);
+        own.sustained = sustained(4.8e14);
+        own.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "mma.sync".into(),
+        });
+        let mut gemm = ComputeCeiling::new(Datapath::TensorInt8, 9.5e14, Method::Empirical);
+        gemm.reference = true;
+        gemm.sustained = sustained(9.0e14);
+        let burst_only = ComputeCeiling::new(Datapath::TensorInt8, 9.9e14, Method::Empirical);
+        let mut hbm = BandwidthCeiling::new(MemoryLevel::Hbm, 3.0e12, Method::Empirical);
+        hbm.sustained = sustained(2.95e12);
+        let plateau = BandwidthCeiling::new(MemoryLevel::Hbm, 3.1e12, Method::Empirical);
+        let old = BandwidthCeiling::new(MemoryLevel::L2, 9.0e12, Method::Empirical);
+        let mut m = Machine {
+            device: "0".into(),
+            bandwidth: vec![hbm, plateau, old],
+            compute: vec![own.clone(), gemm, burst_only],
+            ..Machine::default()
+        };
+        let c = Ceilings::from_machine(&m);
+        assert_eq!(c.peak(Datapath::TensorInt8), Some(9.0e14));
+        let pick = c.peak_pick(Datapath::TensorInt8).unwrap();
+        assert_eq!(pick.figure, FigureKind::Sustained);
+        assert!(!pick.best_reach());
+        assert_eq!(c.bandwidth(MemoryLevel::Hbm), Some(2.95e12));
+        // A level with no sustained figure reads at its burst value, as before issue 33.
+        assert_eq!(c.bandwidth(MemoryLevel::L2), Some(9.0e12));
+        assert_eq!(
+            c.bandwidth_pick(MemoryLevel::L2).unwrap().figure,
+            FigureKind::Burst
+        );
+        assert!(c.uses_sustained());
+
+        m.chart_figure = Some(ChartFigure::Burst);
+        let b = Ceilings::from_machine(&m);
+        assert_eq!(b.peak(Datapath::TensorInt8), Some(9.9e14));
+        assert_eq!(b.bandwidth(MemoryLevel::Hbm), Some(3.1e12));
+        assert!(!b.uses_sustained());
+
+        // The winner's limit travels with the pick: the chart marks it "best reach".
+        let only_own = Machine {
+            device: "0".into(),
+            compute: vec![own],
+            ..Machine::default()
+        };
+        let o = Ceilings::from_machine(&only_own);
+        assert!(o.peak_pick(Datapath::TensorInt8).unwrap().best_reach());
+        // A what-if value is nobody's measurement: no pick.
+        let mut edited = o;
+        edited.set_peak(
+            Datapath::TensorInt8,
+            Some(Ceiling {
+                value: 1.0e15,
+                method: Method::Empirical,
+            }),
+        );
+        assert_eq!(edited.peak_pick(Datapath::TensorInt8), None);
+    }
+
+    /// Where nothing was measured, the datasheet's theoretical row is used over a higher one at
+    /// the device's maximum clock (made-up figures).
+    #[test]
+    fn a_datasheet_row_is_preferred_among_theoretical_ones() {
+        let mut at_max = ComputeCeiling::new(Datapath::TensorFp8, 2.14e15, Method::Theoretical);
+        at_max.clock_source = Some(ClockSource::DeviceMax);
+        let mut sheet = ComputeCeiling::new(Datapath::TensorFp8, 1.979e15, Method::Theoretical);
+        sheet.clock_source = Some(ClockSource::Datasheet);
+        let m = Machine {
+            device: "0".into(),
+            compute: vec![at_max, sheet],
+            ..Machine::default()
+        };
+        let c = Ceilings::from_machine(&m);
+        assert_eq!(c.peak(Datapath::TensorFp8), Some(1.979e15));
+        let pick = c.peak_pick(Datapath::TensorFp8).unwrap();
+        assert_eq!(pick.figure, FigureKind::Theoretical);
+        assert_eq!(pick.clock_source, Some(ClockSource::Datasheet));
     }
 }

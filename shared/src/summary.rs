@@ -1,12 +1,15 @@
 //! The machine summary: per memory level and datapath, our own measurement beside its same-run
-//! reference and the theoretical figure, with their ratios.
+//! reference and the theoretical figures, with their ratios.
 //!
 //! "Own" is the best empirical ceiling not marked `reference` (our microbenchmarks); "reference"
-//! the best one marked `reference` (the driver's device-to-device copy, cuBLASLt GEMMs);
-//! "theoretical" the best theoretical one (see [`crate::theoretical`]). The ceiling charts use is
-//! the one [`crate::ceilings::Ceilings`] resolves: the highest empirical figure.
+//! the best one marked `reference` (the driver's device-to-device copy, cuBLASLt GEMMs); "best"
+//! follows [`crate::ceilings`]' rule (sustained figures first where any exists). Each figure
+//! keeps its burst and sustained values and its "best reach" mark. "Theoretical" is the best
+//! theoretical figure at the clock measured (or the device's maximum), "datasheet" the one at
+//! NVIDIA's datasheet clock (see [`crate::theoretical`]). The ceiling charts use is the one
+//! [`crate::ceilings::Ceilings`] resolves.
 
-use crate::bundle::{Datapath, Machine, MemoryLevel, Method};
+use crate::bundle::{ClockSource, Datapath, Machine, MemoryLevel, Method, Sustained};
 
 /// What a summary row is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,10 +33,23 @@ impl Subject {
 /// One figure with what produced it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// Byte/s or FLOP/s.
+    /// Byte/s or FLOP/s: the burst figure of a measured ceiling.
     pub value: f64,
+    /// The sustained figure, when measured.
+    pub sustained: Option<f64>,
     /// The ceiling's `implementation`, if recorded.
     pub implementation: Option<String>,
+    /// Why it is the best this toolkit reached rather than the hardware's, if it is.
+    pub best_reach: Option<String>,
+    /// An indicative reference (`--quick`, too few shapes).
+    pub indicative: bool,
+}
+
+impl Figure {
+    /// The figure charts use: the sustained one where measured, else the burst one.
+    pub fn chart_value(&self) -> f64 {
+        self.sustained.unwrap_or(self.value)
+    }
 }
 
 /// One row of the summary.
@@ -45,36 +61,117 @@ pub struct Row {
     pub own: Option<Figure>,
     /// The best same-run reference measurement.
     pub reference: Option<Figure>,
-    /// The best theoretical figure.
+    /// The best theoretical figure at the clock measured or the device's maximum.
     pub theoretical: Option<Figure>,
+    /// The theoretical figure at the datasheet's clock, for the GPUs whose datasheet is known.
+    pub datasheet: Option<Figure>,
 }
 
 impl Row {
-    /// `own / reference`.
+    /// `own / reference`, each at its chart figure (sustained where measured).
     pub fn own_over_reference(&self) -> Option<f64> {
-        Some(self.own.as_ref()?.value / self.reference.as_ref()?.value)
+        Some(self.own.as_ref()?.chart_value() / self.reference.as_ref()?.chart_value())
     }
-    /// `best empirical / theoretical`.
+
+    /// The better of own and reference, by the charts' rule (sustained figures first).
+    pub fn best(&self) -> Option<&Figure> {
+        pick(
+            [self.own.as_ref(), self.reference.as_ref()]
+                .into_iter()
+                .flatten(),
+        )
+    }
+
+    /// `best empirical burst figure / theoretical` (the theoretical figure is at the clock the
+    /// burst ran at, where our kernel stamped one).
     pub fn empirical_over_theoretical(&self) -> Option<f64> {
-        let e = match (&self.own, &self.reference) {
-            (Some(o), Some(r)) => o.value.max(r.value),
-            (Some(o), None) => o.value,
-            (None, Some(r)) => r.value,
-            (None, None) => return None,
-        };
+        let e = [self.own.as_ref(), self.reference.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|f| f.value)
+            .reduce(f64::max)?;
         Some(e / self.theoretical.as_ref()?.value)
+    }
+
+    /// Whether the figure the charts use here is marked "best reach".
+    pub fn best_reach(&self) -> Option<&str> {
+        self.best()?.best_reach.as_deref()
     }
 }
 
-fn keep_best(slot: &mut Option<Figure>, value: f64, implementation: &Option<String>) {
-    if !(value.is_finite() && value > 0.0) {
-        return;
+/// The charts' rule over figures: where any has a sustained figure, the highest sustained one;
+/// else the highest burst one.
+fn pick<'a>(figures: impl Iterator<Item = &'a Figure>) -> Option<&'a Figure> {
+    let all: Vec<&Figure> = figures.collect();
+    let with_sustained = all.iter().any(|f| f.sustained.is_some());
+    all.into_iter()
+        .filter(|f| !with_sustained || f.sustained.is_some())
+        .reduce(|a, b| {
+            if b.chart_value() > a.chart_value() {
+                b
+            } else {
+                a
+            }
+        })
+}
+
+fn usable(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// The figure of one ceiling.
+fn figure(
+    value: f64,
+    sustained: Option<&Sustained>,
+    implementation: &Option<String>,
+    best_reach: Option<String>,
+    indicative: bool,
+) -> Option<Figure> {
+    usable(value).then(|| Figure {
+        value,
+        sustained: sustained.map(|s| s.value).filter(|v| usable(*v)),
+        implementation: implementation.clone(),
+        best_reach,
+        indicative,
+    })
+}
+
+/// Sorts one ceiling's figure into its row's slots.
+#[derive(Default)]
+struct Slots {
+    own: Vec<Figure>,
+    reference: Vec<Figure>,
+    theoretical: Vec<Figure>,
+    datasheet: Vec<Figure>,
+}
+
+impl Slots {
+    fn push(&mut self, method: Method, reference: bool, clock: Option<ClockSource>, f: Figure) {
+        match (method, reference, clock) {
+            (Method::Theoretical, _, Some(ClockSource::Datasheet)) => self.datasheet.push(f),
+            (Method::Theoretical, _, _) => self.theoretical.push(f),
+            (Method::Empirical, true, _) => self.reference.push(f),
+            (Method::Empirical, false, _) => self.own.push(f),
+        }
     }
-    if slot.as_ref().is_none_or(|f| value > f.value) {
-        *slot = Some(Figure {
-            value,
-            implementation: implementation.clone(),
-        });
+
+    fn row(self, subject: Subject) -> Option<Row> {
+        let highest = |v: Vec<Figure>| {
+            v.into_iter()
+                .reduce(|a, b| if b.value > a.value { b } else { a })
+        };
+        let row = Row {
+            subject,
+            own: pick(self.own.iter()).cloned(),
+            reference: pick(self.reference.iter()).cloned(),
+            theoretical: highest(self.theoretical),
+            datasheet: highest(self.datasheet),
+        };
+        (row.own.is_some()
+            || row.reference.is_some()
+            || row.theoretical.is_some()
+            || row.datasheet.is_some())
+        .then_some(row)
     }
 }
 
@@ -83,42 +180,35 @@ fn keep_best(slot: &mut Option<Figure>, value: f64, implementation: &Option<Stri
 pub fn rows(m: &Machine) -> Vec<Row> {
     let mut out = Vec::new();
     for level in MemoryLevel::ALL {
-        let mut row = Row {
-            subject: Subject::Level(level),
-            own: None,
-            reference: None,
-            theoretical: None,
-        };
+        let mut slots = Slots::default();
         for b in m.bandwidth.iter().filter(|b| b.level == level) {
-            let slot = match (b.method, b.reference) {
-                (Method::Theoretical, _) => &mut row.theoretical,
-                (Method::Empirical, true) => &mut row.reference,
-                (Method::Empirical, false) => &mut row.own,
-            };
-            keep_best(slot, b.value, &b.implementation);
+            if let Some(f) = figure(
+                b.value,
+                b.sustained.as_ref(),
+                &b.implementation,
+                None,
+                false,
+            ) {
+                slots.push(b.method, b.reference, b.clock_source, f);
+            }
         }
-        if row.own.is_some() || row.reference.is_some() || row.theoretical.is_some() {
-            out.push(row);
-        }
+        out.extend(slots.row(Subject::Level(level)));
     }
     for d in Datapath::ALL {
-        let mut row = Row {
-            subject: Subject::Datapath(d),
-            own: None,
-            reference: None,
-            theoretical: None,
-        };
+        let mut slots = Slots::default();
         for c in m.compute.iter().filter(|c| c.datapath == d) {
-            let slot = match (c.method, c.reference) {
-                (Method::Theoretical, _) => &mut row.theoretical,
-                (Method::Empirical, true) => &mut row.reference,
-                (Method::Empirical, false) => &mut row.own,
-            };
-            keep_best(slot, c.value, &c.implementation);
+            let reach = c.limit.as_ref().map(|l| l.reason.clone());
+            if let Some(f) = figure(
+                c.value,
+                c.sustained.as_ref(),
+                &c.implementation,
+                reach,
+                c.indicative,
+            ) {
+                slots.push(c.method, c.reference, c.clock_source, f);
+            }
         }
-        if row.own.is_some() || row.reference.is_some() || row.theoretical.is_some() {
-            out.push(row);
-        }
+        out.extend(slots.row(Subject::Datapath(d)));
     }
     out
 }
@@ -169,5 +259,53 @@ mod tests {
         assert!((r[0].empirical_over_theoretical().unwrap() - 3.0 / 3.35).abs() < 1e-12);
         assert!((r[1].own_over_reference().unwrap() - 6.0 / 7.0).abs() < 1e-12);
         assert_eq!(r[1].empirical_over_theoretical(), None);
+    }
+
+    /// Made-up unit-test figures: sustained figures are kept beside the burst ones, the best
+    /// follows the charts' rule, a "best reach" mark and the datasheet row have their own
+    /// places.
+    #[test]
+    fn rows_keep_burst_sustained_best_reach_and_datasheet() {
+        use crate::bundle::{Limit, LimitKind};
+        let sustained = |value| Sustained {
+            value,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        };
+        let mut m = Machine::default();
+        let mut own = ComputeCeiling::new(Datapath::TensorInt8, 500e12, Method::Empirical);
+        own.sustained = Some(sustained(480e12));
+        own.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "mma.sync on sm_90".into(),
+        });
+        m.compute.push(own);
+        let mut gemm = ComputeCeiling::new(Datapath::TensorInt8, 460e12, Method::Empirical);
+        gemm.reference = true;
+        gemm.indicative = true;
+        m.compute.push(gemm);
+        let mut at_clock = ComputeCeiling::new(Datapath::TensorInt8, 1900e12, Method::Theoretical);
+        at_clock.clock_source = Some(ClockSource::Measured);
+        m.compute.push(at_clock);
+        let mut sheet = ComputeCeiling::new(Datapath::TensorInt8, 1979e12, Method::Theoretical);
+        sheet.clock_source = Some(ClockSource::Datasheet);
+        m.compute.push(sheet);
+        let r = rows(&m);
+        assert_eq!(r.len(), 1);
+        let row = &r[0];
+        let own = row.own.as_ref().unwrap();
+        assert_eq!((own.value, own.sustained), (500e12, Some(480e12)));
+        assert!(row.reference.as_ref().unwrap().indicative);
+        assert_eq!(row.theoretical.as_ref().unwrap().value, 1900e12);
+        assert_eq!(row.datasheet.as_ref().unwrap().value, 1979e12);
+        // Our sustained figure is the best: the reference has none.
+        assert_eq!(row.best().unwrap().value, 500e12);
+        assert_eq!(row.best_reach(), Some("mma.sync on sm_90"));
+        assert!((row.own_over_reference().unwrap() - 480.0 / 460.0).abs() < 1e-12);
+        assert!((row.empirical_over_theoretical().unwrap() - 500.0 / 1900.0).abs() < 1e-12);
     }
 }

@@ -22,6 +22,20 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     hierarchical_of(&analysed(bundle, o), o)
 }
 
+/// The note of a chart whose ceilings include sustained figures ([`crate::ceilings`]' rule).
+pub const SUSTAINED_NOTE: &str = "ceilings: the sustained figure (held after the clock settled) where one was measured, else the burst one";
+
+/// A compute roof's label: [`ceiling_label`]'s text, marked "best reach" when the figure is the
+/// best the toolkit reached rather than the hardware's (a [`crate::bundle::Limit`]).
+fn roof_label(c: &crate::ceilings::Ceilings, d: Datapath, peak: f64, theo: bool) -> String {
+    let reach = c.peak_pick(d).is_some_and(|p| p.best_reach());
+    format!(
+        "{}{}",
+        ceiling_label(d.label(), peak, "FLOP/s", theo),
+        if reach { " (best reach)" } else { "" }
+    )
+}
+
 /// Whether a kernel has a point on the hierarchical chart: FLOPs over a time, and an intensity
 /// at one of `levels`.
 pub(super) fn has_point(a: &crate::analysis::KernelAnalysis, levels: &[MemoryLevel]) -> bool {
@@ -139,7 +153,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             // At the roof's right end, else farther left along it, else below it.
             pending.push(LabelCandidates {
                 candidates: along(
-                    &ceiling_label(d.label(), peak, "FLOP/s", theo),
+                    &roof_label(c, d, peak, theo),
                     role,
                     Anchor::End,
                     ((x0, y0), (x1, y1)),
@@ -199,6 +213,9 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
     }));
 
     let mut notes = common_notes(p, drawn.len());
+    if c.uses_sustained() {
+        notes.push(SUSTAINED_NOTE.into());
+    }
     if levels.is_empty() {
         notes.push("no bandwidth ceiling: measure the machine to see memory bounds".into());
     }
@@ -285,4 +302,59 @@ fn count_bounds(kernels: &[SceneKernel]) -> String {
     }
     let parts: Vec<String> = counts.iter().map(|(b, n)| format!("{n} {b}")).collect();
     format!("binding ceilings: {}", parts.join(", "))
+}
+
+#[cfg(test)]
+mod best_reach_tests {
+    use super::*;
+    use crate::bundle::{
+        ComputeCeiling, Device, Limit, LimitKind, Machine, Method, Provenance, Sustained,
+    };
+
+    /// Made-up unit-test figures: a roof marked as our best reach says so in its label, and a
+    /// chart whose ceilings are sustained figures says so in a note.
+    #[test]
+    fn a_best_reach_roof_is_labelled_and_sustained_figures_are_noted() {
+        let mut b = Bundle::new(Provenance::default());
+        b.devices.push(Device::new("0", "test GPU"));
+        let mut int8 = ComputeCeiling::new(Datapath::TensorInt8, 9.0e14, Method::Empirical);
+        int8.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "wgmma only".into(),
+        });
+        int8.sustained = Some(Sustained {
+            value: 8.8e14,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        });
+        let fp32 = ComputeCeiling::new(Datapath::Fp32, 6.0e13, Method::Empirical);
+        b.machines.push(Machine {
+            device: "0".into(),
+            compute: vec![int8, fp32],
+            ..Machine::default()
+        });
+        let s = hierarchical(&b, &ChartOptions::default()).unwrap();
+        let texts: Vec<String> = s
+            .label_candidates
+            .iter()
+            .flat_map(|c| c.candidates.first().map(|l| l.text.clone()))
+            .collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("Tensor INT8 ") && t.ends_with(" (best reach)")),
+            "{texts:?}"
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("FP32 ") && !t.contains("best reach")),
+            "{texts:?}"
+        );
+        assert!(s.notes.iter().any(|n| n == SUSTAINED_NOTE), "{:?}", s.notes);
+    }
 }
