@@ -1,9 +1,11 @@
 // Shared helpers for the microbenchmarks, prepended to every kernel source by the collector
 // (NVRTC compiles each source on its own, with no include path).
 //
-// Every benchmark kernel takes `unsigned long long* stamps` last: block 0, thread 0 writes the
-// SM cycles (%clock64) and nanoseconds (%globaltimer) that passed while it ran, so the collector
-// knows the SM clock during the measurement: clock = cycles / nanoseconds.
+// Every benchmark kernel takes `unsigned long long* stamps` last: block 0, thread 0 adds the SM
+// cycles (%clock64) and nanoseconds (%globaltimer) that passed while it ran to stamps[0] and
+// stamps[1], so the collector knows the SM clock during a measurement: clock = cycles /
+// nanoseconds, summed over every launch between two clearings of the stamps (an interval of N
+// back-to-back launches gives their average clock, weighted by time).
 
 #define STAMP_BEGIN                                                              \
   unsigned long long stamp_c0 = 0, stamp_t0 = 0;                                 \
@@ -18,8 +20,8 @@
     unsigned long long c1, t1;                                                   \
     asm volatile("mov.u64 %0, %%clock64;" : "=l"(c1));                           \
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));                       \
-    stamps[0] = c1 - stamp_c0;                                                   \
-    stamps[1] = t1 - stamp_t0;                                                   \
+    atomicAdd(&stamps[0], c1 - stamp_c0);                                        \
+    atomicAdd(&stamps[1], t1 - stamp_t0);                                        \
   }
 
 // A value the compiler cannot prove unused: written only if it equals a runtime sentinel that

@@ -1,55 +1,67 @@
 //! `roofline machine`: measures a GPU's ceilings with our own microbenchmarks (kernels in
 //! `kernels/`), beside same-run references (the driver's device-to-device copy, cuBLASLt GEMMs)
-//! and theoretical figures at the clock observed while measuring.
+//! and theoretical figures at the clock observed while measuring and at the datasheet's clock.
 //!
 //! Phases, in order: device attributes, HBM, L2, L1 and shared memory, CUDA-core FMA peaks,
-//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the ERT-style sweep. Every time
-//! is a CUDA-event interval after warm-up ([`crate::gpu::Session::time`]); a ceiling's value is
-//! the median of its repeats, with the repeats kept as `samples`; every FLOP and byte counted
-//! comes from the launch's work ([`crate::gpu::launch`], from the kernel's work formula). A
-//! kernel that cannot run on this GPU, or that the SASS audit refused there
+//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the ERT-style sweep. Every
+//! ceiling is timed by [`crate::gpu::Session::measure`] under the plan of [`crate::gpu::timing`]
+//! (issue 33): its own warm-up, intervals of back-to-back launches between two events (no host
+//! launch latency inside), a burst figure (the median interval's rate, `value`, with the
+//! intervals' rates as `samples`) and a sustained one after the rate settled (`sustained`), with
+//! NVML's SM clock, power and clock-event reasons over both windows where NVML can be read.
+//! Every GEMM and `mma.sync` operand, and every buffer a bandwidth kernel or the sweep reads, is
+//! bounded random data written on the GPU once per run (`kernels/init.cu`). The cuBLASLt
+//! references are the best of several shapes and heuristic algorithms per datapath. Every FLOP
+//! and byte counted comes from the launch's work ([`crate::gpu::launch`], from the kernel's work
+//! formula). A kernel that cannot run on this GPU, or that the SASS audit refused there
 //! ([`kernels::refusal`]), is recorded under `skipped`. A phase that fails stops the run: what
 //! was measured before is written in a bundle marked incomplete, and the command exits non-zero.
 //!
 //! This module only describes what to measure: the GPU work itself is in [`crate::gpu`].
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::time::Instant;
 
+use cudarc::driver::CudaSlice;
 use cudarc::driver::sys::CUdevice_attribute as A;
+use cudarc::driver::sys::CUfunction_attribute_enum as F;
 use roofline_model::bundle::{
-    BandwidthCeiling, Bundle, ComputeCeiling, Datapath, Device, LaunchOverhead, Machine,
-    MemoryLevel, Method, Skipped, SweepPoint,
+    BandwidthCeiling, Bundle, ComputeCeiling, Datapath, Device, GemmAlgorithm, GemmCandidate,
+    GemmChoice, LaunchOverhead, Limit, LimitKind, Machine, MemoryLevel, Method, Operands, Skipped,
+    Sustained, SweepPoint, SweepTiming, Telemetry, TimingInfo,
 };
 use roofline_model::stats::median_or_nan;
 
 use crate::gpu::blaslt::{self, BlasLtError, Gemm};
 use crate::gpu::kernels::{
-    self, BW_UNROLL, Compiled, FMA_CHAINS, Kernel, LaunchWork, MMA_ACC, Source, VECTOR_BYTES,
-    stream_work, sweep_fmas, sweep_work,
+    self, BW_UNROLL, Compiled, FMA_CHAINS, FMA_UNROLL, Fill, Kernel, LaunchWork, MMA_ACC, MMA_SETS,
+    RANDOM_WORDS, Source, UNIT_FLOAT_WORDS, VECTOR_BYTES, mma_operands, stream_work, sweep_fmas,
+    sweep_work,
 };
 use crate::gpu::launch::Launcher;
+use crate::gpu::launch::fill::Fill as FillLaunch;
 use crate::gpu::launch::micro::{Empty, FmaPeak, Hbm, L2Read, MmaPeak, Resident, Sweep};
-use crate::gpu::{DeviceError, Session, Timing};
+use crate::gpu::nvml::throttle_text;
+use crate::gpu::timing::{CandidatePlan, MeasurePlan, SweepPlan};
+use crate::gpu::{DeviceError, Measurement, Session};
 use crate::progress;
 
 /// How much to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// `--quick`: smaller buffers, fewer repeats, a coarser sweep.
+    /// `--quick`: smaller buffers, shorter windows, fewer GEMM shapes and algorithms, a coarser
+    /// sweep.
     pub quick: bool,
     /// `--diagnose-refused`: time the kernels the SASS audit refuses here too, and note their
     /// rates (never as ceilings).
     pub diagnose_refused: bool,
 }
 
+/// One reference GEMM shape, `(m, n, k)` in cuBLAS's column-major terms (TN: `D = Aᵀ·B`).
+pub type Shape = (u64, u64, u64);
+
 impl Plan {
-    fn repeats(self) -> usize {
-        if self.quick { 5 } else { 11 }
-    }
-    fn warmup(self) -> usize {
-        if self.quick { 1 } else { 2 }
-    }
     /// Bytes of each HBM buffer.
     fn hbm_bytes(self) -> usize {
         if self.quick { 512 << 20 } else { 2 << 30 }
@@ -80,6 +92,62 @@ impl Plan {
         }
         v
     }
+
+    /// The shapes of a datapath's reference GEMM search: a square 8192³ baseline, then the
+    /// non-square shapes published as Hopper's best (stas00/ml-engineering's MAMF finder tables:
+    /// BF16 2048×2048×13312 on H100 SXM and 1024×15360×4096 on GH200, FP8 1024×9216×14336,
+    /// 1280×4096×12032 and 1024×14336×14336, given there as `torch.mm(M×K, K×N)`, i.e. cuBLAS
+    /// `m = N`, `n = M`), and larger squares. `--quick` keeps the first two (never below 8192³,
+    /// where launch and tail effects dominate) and its references are marked indicative. Every
+    /// `k` stays within [`kernels::MAX_K_FP16`], so bounded random FP16 operands cannot overflow.
+    pub fn gemm_shapes(self, d: Datapath) -> Vec<Shape> {
+        const SQUARE: Shape = (8192, 8192, 8192);
+        let full: Vec<Shape> = match d {
+            Datapath::TensorFp16 | Datapath::TensorBf16 => vec![
+                SQUARE,
+                (2048, 2048, 13312),
+                (15360, 1024, 4096),
+                (16384, 8192, 8192),
+                (4096, 16384, 16384),
+            ],
+            Datapath::TensorTf32 => vec![
+                SQUARE,
+                (2048, 2048, 13312),
+                (15360, 1024, 4096),
+                (16384, 8192, 8192),
+            ],
+            Datapath::TensorFp8 => vec![
+                SQUARE,
+                (9216, 1024, 14336),
+                (4096, 1280, 12032),
+                (14336, 1024, 14336),
+                (16384, 16384, 16384),
+            ],
+            Datapath::TensorInt8 => vec![
+                SQUARE,
+                (14336, 1024, 14336),
+                (9216, 1024, 14336),
+                (16384, 16384, 16384),
+            ],
+            Datapath::TensorFp64 => vec![SQUARE, (12288, 12288, 12288), (4096, 4096, 16384)],
+            _ => vec![],
+        };
+        if self.quick {
+            if d == Datapath::TensorTf32 {
+                vec![full[0], full[2]]
+            } else {
+                full.into_iter().take(2).collect()
+            }
+        } else {
+            full
+        }
+    }
+
+    /// Heuristic algorithms timed per shape: 8 (NVIDIA's `LtSgemmSimpleAutoTuning` sample asks
+    /// for 8), 4 with `--quick`.
+    pub fn gemm_algorithms(self) -> usize {
+        if self.quick { 4 } else { 8 }
+    }
 }
 
 /// What stopped a run.
@@ -103,19 +171,115 @@ pub struct Outcome {
     pub wall_s: f64,
 }
 
-/// Everything a phase needs: the timing session and the compiled microbenchmarks.
+/// Everything a phase needs: the timing session, the plans and the compiled kernels.
 struct Rig {
     session: Session,
     plan: Plan,
+    measure: MeasurePlan,
     bandwidth: Compiled,
     fma: Compiled,
     mma: Compiled,
     ert: Compiled,
+    init: Compiled,
+    /// The run's seed; every buffer gets the next value.
+    seed: Cell<u64>,
     /// What the run noticed about its own launches (for the bundle's notes).
     notes: Vec<String>,
 }
 
+/// A measured ceiling's figures, from a [`Measurement`] and one launch's work.
+struct Figures {
+    value: f64,
+    samples: Vec<f64>,
+    clock_hz: Option<f64>,
+    timing: TimingInfo,
+    telemetry: Option<Telemetry>,
+    sustained: Option<Sustained>,
+}
+
+impl Figures {
+    fn of(session: &Session, m: &Measurement, work: f64) -> Figures {
+        let samples = m.burst.rates(work);
+        let sustained = m.window.as_ref().map(|w| Sustained {
+            value: w.overall_rate(work),
+            window_s: w.seconds(),
+            settle_s: m.settle_s,
+            settled: m.settled,
+            samples: w.rates(work),
+            clock_hz: w.clock_hz,
+            telemetry: session.telemetry(w.wall),
+        });
+        Figures {
+            value: median_or_nan(&samples),
+            samples,
+            clock_hz: m.burst.clock_hz,
+            timing: TimingInfo {
+                warmup_s: m.warmup_s,
+                launch_s: m.launch_s,
+                launches_per_interval: m.burst.launches,
+                interval_s: m.burst.median_s(),
+                intervals: u32::try_from(m.burst.intervals.len()).unwrap_or(u32::MAX),
+            },
+            telemetry: session.telemetry(m.burst.wall),
+            sustained,
+        }
+    }
+
+    /// The SM clock NVML saw during the burst (median), Hz: the clock of a library kernel,
+    /// which stamps none.
+    fn nvml_clock(&self) -> Option<f64> {
+        self.telemetry
+            .as_ref()
+            .and_then(|t| t.sm_clock_hz)
+            .map(|s| s.median)
+    }
+}
+
+/// The note when a sustained figure is more than 3% under its burst: with the clock-event
+/// reasons NVML gave over the window, or saying none was recorded.
+fn sustained_note(what: &str, burst: f64, sustained: &Sustained) -> Option<String> {
+    if !(burst > 0.0 && sustained.value < 0.97 * burst) {
+        return None;
+    }
+    let why = match sustained.telemetry.as_ref().map(throttle_text) {
+        Some(t) if !t.is_empty() => format!("clock-event reasons over the window: {t}"),
+        Some(_) => "NVML recorded no clock-event reason over the window".into(),
+        None => "NVML was not sampled".into(),
+    };
+    Some(format!(
+        "{what}: sustained {:.1}% under burst ({why})",
+        (1.0 - sustained.value / burst) * 100.0
+    ))
+}
+
 impl Rig {
+    /// The next buffer's seed.
+    fn next_seed(&self) -> u64 {
+        let s = self.seed.get();
+        self.seed.set(s.wrapping_add(0x9E37_79B9_7F4A_7C15));
+        s
+    }
+
+    /// Fills the first `values` values of `buf` by `kind` on the GPU and waits for it.
+    fn fill(&self, buf: &CudaSlice<u8>, kind: Fill, values: u64) -> Result<(), DeviceError> {
+        let blocks = self.session.sm_count() * 8;
+        let l = FillLaunch::new(&self.init, kind, buf, values, self.next_seed(), blocks)?;
+        l.launch(&self.session)?;
+        self.session.synchronize("filling operands")
+    }
+
+    /// A buffer of `bytes` filled by `kind` (as many whole values as fit).
+    fn alloc_filled(
+        &self,
+        bytes: usize,
+        kind: Fill,
+        what: &str,
+    ) -> Result<CudaSlice<u8>, DeviceError> {
+        let buf = self.session.alloc_zeros::<u8>(bytes, what)?;
+        self.fill(&buf, kind, bytes as u64 / kind.value_bytes())?;
+        Ok(buf)
+    }
+
     /// Notes when `kernel`, compiled here, cannot hold the blocks per SM that `cfg` plans
     /// resident at once (more registers or shared memory than the SASS audit saw): the launch
     /// then runs in more than one wave and its figure may come out low. The driver's occupancy
@@ -127,6 +291,7 @@ impl Rig {
             Source::Fma => &self.fma,
             Source::Mma => &self.mma,
             Source::Ert | Source::Dl => &self.ert,
+            Source::Init => &self.init,
         };
         let planned = cfg.grid_dim.0.div_ceil(self.session.sm_count().max(1));
         let fits = compiled.function(kernel.entry()).ok().and_then(|f| {
@@ -146,13 +311,47 @@ impl Rig {
         }
     }
 
-    fn time<E: From<DeviceError>>(
+    /// How many blocks of `threads` of `kernel` fit on one SM at once, at most `wanted` (the
+    /// driver's occupancy calculator; `wanted` when it cannot say).
+    fn resident_blocks(&self, kernel: Kernel, threads: u32, wanted: u32) -> u32 {
+        let compiled = match kernel.source() {
+            Source::Mma => &self.mma,
+            Source::Fma => &self.fma,
+            _ => &self.bandwidth,
+        };
+        compiled
+            .function(kernel.entry())
+            .ok()
+            .and_then(|f| {
+                f.occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+                    .ok()
+            })
+            .filter(|b| *b > 0)
+            .map_or(wanted, |b| b.min(wanted))
+    }
+
+    /// One ceiling's measurement under the run's plan.
+    fn measure<E: From<DeviceError>>(
         &mut self,
         what: &str,
         run: impl FnMut(&Session) -> Result<(), E>,
-    ) -> Result<Timing, E> {
-        let (warmup, repeats) = (self.plan.warmup(), self.plan.repeats());
-        self.session.time(what, warmup, repeats, run)
+    ) -> Result<Measurement, E> {
+        let plan = self.measure;
+        self.session.measure(what, &plan, run)
+    }
+
+    /// The figures of a measurement of launches doing `work` each, noting a sustained figure
+    /// well under its burst.
+    fn figures(&mut self, what: &str, m: &Measurement, work: f64) -> Figures {
+        let f = Figures::of(&self.session, m, work);
+        if let Some(n) = f
+            .sustained
+            .as_ref()
+            .and_then(|s| sustained_note(what, f.value, s))
+        {
+            self.notes.push(n);
+        }
+        f
     }
 
     /// With `--diagnose-refused`, the SASS audit's reason for refusing `kernel` here when that is
@@ -166,19 +365,24 @@ impl Rig {
         kernels::audit_refusal(kernel, &kernels::arch_name(cc.0, cc.1))
     }
 
-    /// Notes how fast a kernel the SASS audit refuses ran (`--diagnose-refused`), or how its
-    /// run failed: a diagnostic never stops the measurement.
-    fn diagnose(
-        &mut self,
-        kernel: Kernel,
-        reason: &str,
-        timed: Result<(Timing, LaunchWork), DeviceError>,
-    ) {
+    /// Times a kernel the SASS audit refuses here (`--diagnose-refused`, burst only) and notes
+    /// how fast it ran, or how its run failed: a diagnostic never stops the measurement.
+    fn diagnose(&mut self, l: Result<&dyn Launcher, &DeviceError>, kernel: Kernel, reason: &str) {
+        let plan = self.measure.burst_only();
+        let timed = match l {
+            Ok(l) => self
+                .session
+                .measure(kernel.entry(), &plan, |s| l.launch(s))
+                .map(|m| (m, l.work()))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         match timed {
-            Ok((t, work)) => {
-                if let Some(c) = peak(&t, work, String::new()) {
+            Ok((m, work)) => {
+                if let Some((d, flops)) = work.flops {
+                    let rate = m.burst.median_rate(flops);
                     self.notes
-                        .push(diagnostic_note(kernel.entry(), reason, c.datapath, c.value));
+                        .push(diagnostic_note(kernel.entry(), reason, d, rate));
                 }
             }
             Err(e) => self.notes.push(format!(
@@ -225,54 +429,77 @@ fn residency_note(entry: &str, planned: u32, fits: Option<(u32, Option<i32>)>) -
     }
 }
 
-/// A bandwidth ceiling from a timing and the bytes one launch moves.
-fn bw(t: &Timing, work: LaunchWork, implementation: String) -> BandwidthCeiling {
-    let samples = t.rates(work.bytes);
+/// A bandwidth ceiling from a measurement's figures and the bytes one launch moves.
+fn bw(
+    f: Figures,
+    work: LaunchWork,
+    operands: Operands,
+    implementation: String,
+) -> BandwidthCeiling {
     let level = work.level.unwrap_or(MemoryLevel::Hbm);
-    let mut c = BandwidthCeiling::new(level, median_or_nan(&samples), Method::Empirical);
+    let mut c = BandwidthCeiling::new(level, f.value, Method::Empirical);
     c.implementation = Some(implementation);
-    c.clock_hz = t.clock();
-    c.samples = samples;
+    c.clock_hz = f.clock_hz;
+    c.samples = f.samples;
+    c.operands = Some(operands);
+    c.timing = Some(f.timing);
+    c.telemetry = f.telemetry;
+    c.sustained = f.sustained;
     c
 }
 
-/// A compute ceiling from a timing and the FLOPs one launch does.
-fn peak(t: &Timing, work: LaunchWork, implementation: String) -> Option<ComputeCeiling> {
-    let (d, flops) = work.flops?;
-    let samples = t.rates(flops);
-    let mut c = ComputeCeiling::new(d, median_or_nan(&samples), Method::Empirical);
+/// A compute ceiling from a measurement's figures on a datapath.
+fn peak(f: Figures, d: Datapath, operands: Operands, implementation: String) -> ComputeCeiling {
+    let mut c = ComputeCeiling::new(d, f.value, Method::Empirical);
     c.implementation = Some(implementation);
-    c.clock_hz = t.clock();
-    c.samples = samples;
-    Some(c)
+    c.clock_hz = f.clock_hz;
+    c.samples = f.samples;
+    c.operands = Some(operands);
+    c.timing = Some(f.timing);
+    c.telemetry = f.telemetry;
+    c.sustained = f.sustained;
+    c
+}
+
+/// nvbandwidth's figure for the same copy: its `device_local_copy` counts each copied byte once
+/// (`bandwidth = size × loopCount / time`, NVIDIA/nvbandwidth `memcpy.cpp`), where we count the
+/// bytes read plus written (the HBM traffic the roofline needs): half ours.
+fn nvbandwidth_words(read_plus_written: f64) -> String {
+    format!(
+        "nvbandwidth's device_local_copy counts each byte once: {:.2} TB/s on its convention",
+        read_plus_written / 2.0 / 1e12
+    )
 }
 
 /// HBM: read, write and copy kernels over buffers far larger than L2, and the driver's
-/// device-to-device copy as the reference (bytes read plus written).
+/// device-to-device copy as the reference (bytes read plus written), over random data.
 fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
     let bytes = rig.plan.hbm_bytes().max(rig.session.l2_bytes() * 16);
     let elements = (bytes / VECTOR_BYTES as usize) as u64;
     let mib = bytes >> 20;
-    let src = rig.session.alloc_zeros::<u8>(bytes, "HBM")?;
+    let src = rig.alloc_filled(bytes, RANDOM_WORDS, "HBM")?;
     let mut dst = rig.session.alloc_zeros::<u8>(bytes, "HBM")?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cfg = rig.session.grid(8, 256, 0);
     let cases = [
         (
             Kernel::HbmRead,
+            Operands::RandomBits,
             format!("read-only kernel, {VECTOR_BYTES}-byte streaming loads, {mib} MiB"),
         ),
         (
             Kernel::HbmWrite,
+            Operands::Constant,
             format!("write-only kernel, {VECTOR_BYTES}-byte streaming stores, {mib} MiB"),
         ),
         (
             Kernel::HbmCopy,
+            Operands::RandomBits,
             format!("copy kernel, bytes read + written, {mib} MiB"),
         ),
     ];
     let mut copy_bytes = None;
-    for (kernel, implementation) in cases {
+    for (kernel, operands, implementation) in cases {
         if rig.refused(kernel, format!("HBM {} kernel", kernel.entry()), skipped) {
             continue;
         }
@@ -282,28 +509,36 @@ fn hbm(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         };
         rig.check_residency(kernel, &cfg);
         let l = Hbm::new(&rig.bandwidth, kernel, cfg, elements, a, b, &sink)?;
-        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-        if kernel == Kernel::HbmCopy {
+        let t = rig.measure(kernel.entry(), |s| l.launch(s))?;
+        let f = rig.figures(kernel.entry(), &t, l.work().bytes);
+        let implementation = if kernel == Kernel::HbmCopy {
             copy_bytes = Some(l.work());
-        }
-        m.bandwidth.push(bw(&t, l.work(), implementation));
+            format!("{implementation} ({})", nvbandwidth_words(f.value))
+        } else {
+            implementation
+        };
+        m.bandwidth.push(bw(f, l.work(), operands, implementation));
     }
     // The driver's copy over the same buffers moves what our copy kernel does.
     let work =
         copy_bytes.unwrap_or_else(|| stream_work(Kernel::HbmCopy, elements, 1).unwrap_or_default());
-    let t = rig.time("cuMemcpyDtoD", |s| {
+    let t = rig.measure("cuMemcpyDtoD", |s| {
         s.stream()
             .memcpy_dtod(&src, &mut dst)
             .map_err(crate::gpu::session::driver("cuMemcpyDtoDAsync"))
     })?;
+    let f = rig.figures("cuMemcpyDtoD", &t, work.bytes);
+    let clock = f.nvml_clock();
+    let words = nvbandwidth_words(f.value);
     let mut c = bw(
-        &t,
+        f,
         work,
+        Operands::RandomBits,
         format!(
-            "driver device-to-device copy (cuMemcpyDtoDAsync), bytes read + written, {mib} MiB"
+            "driver device-to-device copy (cuMemcpyDtoDAsync), bytes read + written, {mib} MiB ({words})"
         ),
     );
-    c.clock_hz = None;
+    c.clock_hz = clock;
     c.reference = true;
     m.bandwidth.push(c);
     Ok(())
@@ -321,20 +556,20 @@ fn l2(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), 
     let k = ((rig.session.l2_bytes() as u64 / 4) / (per_pass * u64::from(VECTOR_BYTES))).max(1);
     let elements = per_pass * k;
     let set_bytes = (elements * u64::from(VECTOR_BYTES)) as usize;
-    // Each timed launch lasts about a millisecond or more on an H100 (quick: a quarter), so that
-    // the few microseconds between the start event and the kernel weigh little.
+    // Each launch lasts about a millisecond on an H100 (quick: a quarter); the timing plan
+    // puts as many back to back as an interval needs.
     let reps: i32 = if rig.plan.quick { 256 } else { 1024 };
-    let buf = rig
-        .session
-        .alloc_zeros::<u8>(set_bytes, "the L2 working set")?;
+    let buf = rig.alloc_filled(set_bytes, RANDOM_WORDS, "the L2 working set")?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cfg = rig.session.grid(4, 256, 0);
     rig.check_residency(Kernel::L2Read, &cfg);
     let l = L2Read::new(&rig.bandwidth, cfg, elements, reps, &buf, &sink)?;
-    let t = rig.time("l2_read", |s| l.launch(s))?;
+    let t = rig.measure("l2_read", |s| l.launch(s))?;
+    let f = rig.figures("l2_read", &t, l.work().bytes);
     m.bandwidth.push(bw(
-        &t,
+        f,
         l.work(),
+        Operands::RandomBits,
         format!(
             "reread through L2 only (ld.global.cg), {:.1} MiB working set of {:.0} MiB L2",
             set_bytes as f64 / 1048576.0,
@@ -342,6 +577,15 @@ fn l2(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), 
         ),
     ));
     Ok(())
+}
+
+/// The shared-memory carve-out each resident kernel asks for
+/// (`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`, a percentage of the largest shared
+/// memory; a hint the driver may override): `l1_read` the largest L1 (0: without it the driver
+/// may pick a split that leaves too little L1 for the blocks' 2 × 32 KiB, and the "L1" figure
+/// would be L2's), `shared_read` the largest shared memory (100).
+fn carveout(kernel: Kernel) -> i32 {
+    if kernel == Kernel::L1Read { 0 } else { 100 }
 }
 
 /// L1 and shared memory: every block rereads its own 32 KiB, resident in its SM.
@@ -355,8 +599,9 @@ fn l1_shared(
     let reps: i32 = if rig.plan.quick { 1024 } else { 4096 };
     let cfg = rig.session.grid(2, threads, 0);
     let blocks = u64::from(cfg.grid_dim.0);
-    let buf = rig.session.alloc_zeros::<u8>(
+    let buf = rig.alloc_filled(
         (blocks * u64::from(slice) * u64::from(VECTOR_BYTES)) as usize,
+        RANDOM_WORDS,
         "the L1 working set",
     )?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
@@ -365,27 +610,39 @@ fn l1_shared(
         (
             Kernel::L1Read,
             Some(&buf),
+            Operands::RandomBits,
             format!(
-                "per-SM resident {} KiB reread with ld.global.ca, {VECTOR_BYTES}-byte loads",
+                "per-SM resident {} KiB reread with ld.global.ca, {VECTOR_BYTES}-byte loads, carve-out: largest L1",
                 2 * kib
             ),
         ),
         (
             Kernel::SharedRead,
             None,
+            Operands::Constant,
             format!(
                 "{kib} KiB of shared memory per block reread, {VECTOR_BYTES}-byte ld.shared, conflict-free"
             ),
         ),
     ];
-    for (kernel, b, implementation) in cases {
+    for (kernel, b, operands, implementation) in cases {
         if rig.refused(kernel, format!("{} kernel", kernel.entry()), skipped) {
             continue;
         }
         let l = Resident::new(&rig.bandwidth, kernel, cfg, slice, reps, b, &sink)?;
+        if let Err(e) = l.function().set_attribute(
+            F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            carveout(kernel),
+        ) {
+            rig.notes.push(format!(
+                "{}: the driver refused the shared-memory carve-out hint ({e}); it ran with the driver's choice",
+                kernel.entry()
+            ));
+        }
         rig.check_residency(kernel, &l.config());
-        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-        m.bandwidth.push(bw(&t, l.work(), implementation));
+        let t = rig.measure(kernel.entry(), |s| l.launch(s))?;
+        let f = rig.figures(kernel.entry(), &t, l.work().bytes);
+        m.bandwidth.push(bw(f, l.work(), operands, implementation));
     }
     Ok(())
 }
@@ -394,34 +651,36 @@ fn l1_shared(
 fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
     let cfg = rig.session.grid(8, 256, 0);
     let scale = if rig.plan.quick { 1 } else { 2 };
+    // The work of one launch is kept whatever the unroll: iterations × FMA_UNROLL constant.
+    let per = |base: i32| base * scale * 16 / FMA_UNROLL as i32;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cases = [
-        (Kernel::FmaF64, 512 * scale),
-        (Kernel::FmaF32, 1024 * scale),
-        (Kernel::FmaF16x2, 1024 * scale),
-        (Kernel::FmaBf16x2, 1024 * scale),
+        (Kernel::FmaF64, per(512)),
+        (Kernel::FmaF32, per(1024)),
+        (Kernel::FmaF16x2, per(1024)),
+        (Kernel::FmaBf16x2, per(1024)),
     ];
     for (kernel, iterations) in cases {
-        let label = match kernel.work() {
-            kernels::Work::Fma { datapath, .. } => datapath.label(),
-            _ => kernel.entry(),
+        let kernels::Work::Fma { datapath, .. } = kernel.work() else {
+            continue;
         };
-        if rig.refused(kernel, format!("{label} FMA peak"), skipped) {
+        if rig.refused(kernel, format!("{} FMA peak", datapath.label()), skipped) {
             if let Some(reason) = rig.diagnosable(kernel) {
-                let timed = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)
-                    .and_then(|l| Ok((rig.time(kernel.entry(), |s| l.launch(s))?, l.work())));
-                rig.diagnose(kernel, &reason, timed);
+                let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink);
+                rig.diagnose(l.as_ref().map(|l| l as &dyn Launcher), kernel, &reason);
             }
             continue;
         }
         rig.check_residency(kernel, &cfg);
         let l = FmaPeak::new(&rig.fma, kernel, cfg, iterations, &sink)?;
-        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-        m.compute.extend(peak(
-            &t,
-            l.work(),
+        let t = rig.measure(kernel.entry(), |s| l.launch(s))?;
+        let f = rig.figures(kernel.entry(), &t, l.work().flop_count());
+        m.compute.push(peak(
+            f,
+            datapath,
+            Operands::Constant,
             format!(
-                "FMA chains ({}), {FMA_CHAINS} independent per thread, full occupancy",
+                "FMA chains ({}), {FMA_CHAINS} independent per thread, {FMA_UNROLL} steps unrolled, full occupancy",
                 kernel.entry()
             ),
         ));
@@ -429,12 +688,24 @@ fn fma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
     Ok(())
 }
 
-/// Tensor Core peaks with our own `mma.sync` kernels.
+/// The most blocks of 256 threads per SM an `mma.sync` kernel is launched with: FP64 m16n8k16
+/// needs about twice the registers of the others (122 on sm_90), so two; four otherwise. Fewer
+/// when the driver's occupancy calculator says fewer fit ([`Rig::resident_blocks`]), so that a
+/// launch is one wave (the FP16 kernel takes 70 registers on sm_80 to sm_89: three).
+fn mma_blocks_per_sm(kernel: Kernel) -> u32 {
+    if kernel == Kernel::MmaF64M16n8k16 {
+        2
+    } else {
+        4
+    }
+}
+
+/// Tensor Core peaks with our own `mma.sync` kernels, on bounded random operands.
 fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(), MachineError> {
-    let cfg = rig.session.grid(4, 256, 0);
     let scale = if rig.plan.quick { 1 } else { 4 };
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
-    let cases = [
+    let cc = rig.session.compute_capability();
+    let mut cases = vec![
         (Kernel::MmaF16, 2048 * scale),
         (Kernel::MmaBf16, 2048 * scale),
         (Kernel::MmaTf32, 2048 * scale),
@@ -442,32 +713,66 @@ fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
         (Kernel::MmaInt8, 1024 * scale),
         (Kernel::MmaF64, 2048 * scale),
     ];
+    // m16n8k16 for FP64 exists from sm_90 (PTX ISA 7.8): 8× the work of m8n8k4 per instruction.
+    if cc >= Kernel::MmaF64M16n8k16.min_compute_capability() {
+        cases.push((Kernel::MmaF64M16n8k16, 512 * scale));
+    }
     for (kernel, iterations) in cases {
-        let label = match kernel.work() {
-            kernels::Work::Mma { datapath, .. } => datapath.label(),
-            _ => kernel.entry(),
+        let kernels::Work::Mma {
+            datapath, shape, ..
+        } = kernel.work()
+        else {
+            continue;
         };
-        if rig.refused(kernel, format!("{label} own mma.sync kernel"), skipped) {
+        let Some((per_thread, fill)) = mma_operands(kernel) else {
+            continue;
+        };
+        let blocks = rig.resident_blocks(kernel, 256, mma_blocks_per_sm(kernel));
+        let cfg = rig.session.grid(blocks, 256, 0);
+        let ops_bytes = (per_thread * crate::gpu::launch::threads(&cfg)) as usize;
+        let what = format!(
+            "{} own mma.sync kernel ({})",
+            datapath.label(),
+            kernel.entry()
+        );
+        if rig.refused(kernel, what, skipped) {
             if let Some(reason) = rig.diagnosable(kernel) {
-                let timed = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)
-                    .and_then(|l| Ok((rig.time(kernel.entry(), |s| l.launch(s))?, l.work())));
-                rig.diagnose(kernel, &reason, timed);
+                // The operands of a refused kernel: FP8 below sm_89 has no fill; raw words then.
+                let kind = if cc >= Kernel::FillE4m3.min_compute_capability() {
+                    fill
+                } else {
+                    RANDOM_WORDS
+                };
+                let ops = rig.alloc_filled(ops_bytes, kind, "mma.sync operands")?;
+                let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &ops, &sink);
+                rig.diagnose(l.as_ref().map(|l| l as &dyn Launcher), kernel, &reason);
             }
             continue;
         }
+        let ops = rig.alloc_filled(ops_bytes, fill, "mma.sync operands")?;
         rig.check_residency(kernel, &cfg);
-        let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &sink)?;
-        let t = rig.time(kernel.entry(), |s| l.launch(s))?;
-        m.compute.extend(peak(
-            &t,
-            l.work(),
+        let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &ops, &sink)?;
+        let t = rig.measure(kernel.entry(), |s| l.launch(s))?;
+        let f = rig.figures(kernel.entry(), &t, l.work().flop_count());
+        let sets = if kernel == Kernel::MmaF64M16n8k16 {
+            kernels::MMA_SETS_DMMA16
+        } else {
+            MMA_SETS
+        };
+        m.compute.push(peak(
+            f,
+            datapath,
+            fill.operands(),
             format!(
-                "own mma.sync kernel ({}), {MMA_ACC} accumulators per warp",
-                kernel.entry()
+                "own mma.sync kernel ({}, m{}n{}k{}), {MMA_ACC} accumulators per warp, {sets} operand sets of bounded random data per thread",
+                kernel.entry(),
+                shape.m,
+                shape.n,
+                shape.k
             ),
         ));
     }
-    if rig.session.compute_capability().0 >= 9 {
+    if cc.0 >= 9 {
         skipped.push(Skipped {
             what: "wgmma (Hopper warpgroup MMA) own kernels".into(),
             reason: "not implemented yet: on sm_90 our Tensor Core figures use mma.sync, which cannot reach the warpgroup datapath's peak; the cuBLASLt reference does".into(),
@@ -476,7 +781,71 @@ fn mma(rig: &mut Rig, m: &mut Machine, skipped: &mut Vec<Skipped>) -> Result<(),
     Ok(())
 }
 
-/// The cuBLASLt reference per Tensor Core datapath: the best of a few large square GEMMs.
+/// How a datapath's reference GEMM operands are filled.
+fn gemm_fill(d: Datapath) -> Fill {
+    match d {
+        Datapath::TensorFp16 => Fill::F16,
+        Datapath::TensorBf16 => Fill::Bf16,
+        Datapath::TensorFp8 => Fill::E4m3,
+        Datapath::TensorInt8 => RANDOM_WORDS,
+        Datapath::TensorFp64 => Fill::F64,
+        _ => Fill::F32,
+    }
+}
+
+/// The best candidate so far of a datapath's GEMM search.
+struct Best {
+    gemm: Gemm,
+    algorithm: usize,
+    rate: f64,
+}
+
+/// Fills a GEMM's A and B with real data.
+fn fill_gemm(rig: &Rig, g: &Gemm, fill: Fill) -> Result<(), DeviceError> {
+    for (buf, values) in g.operands() {
+        // Values of the element type; INT8's raw words cover four bytes each.
+        let n = if fill == RANDOM_WORDS {
+            values / 4
+        } else {
+            values
+        };
+        rig.fill(buf, fill, n)?;
+    }
+    Ok(())
+}
+
+/// One candidate (shape, algorithm): untimed calls, then burst intervals. `Ok(Err(e))` when
+/// cuBLASLt cannot run it.
+fn time_candidate(
+    rig: &mut Rig,
+    g: &mut Gemm,
+    label: &str,
+) -> Result<Result<f64, BlasLtError>, MachineError> {
+    let plan = CandidatePlan::of(rig.plan.quick);
+    for _ in 0..plan.untimed {
+        if let Err(e) = g.launch() {
+            return Ok(Err(e));
+        }
+    }
+    rig.session.synchronize("running a cuBLASLt GEMM")?;
+    let flops = g.flops();
+    match rig.session.burst(
+        label,
+        plan.interval_min_s,
+        plan.max_launches,
+        plan.intervals,
+        |_| g.launch().map_err(MachineError::BlasLt),
+    ) {
+        Ok((_, p)) => Ok(Ok(p.median_rate(flops))),
+        Err(MachineError::BlasLt(e)) => Ok(Err(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The cuBLASLt reference per Tensor Core datapath: every shape of [`Plan::gemm_shapes`] with
+/// up to [`Plan::gemm_algorithms`] of the heuristic's algorithms each, timed as bursts on
+/// bounded random operands; the fastest is then measured as a ceiling (warm-up, burst,
+/// sustained), with its shape, algorithm and every candidate recorded.
 fn cublaslt(
     rig: &mut Rig,
     m: &mut Machine,
@@ -489,7 +858,6 @@ fn cublaslt(
         });
         return Ok(());
     }
-    let n: u64 = if rig.plan.quick { 4096 } else { 8192 };
     let datapaths = [
         (Datapath::TensorFp16, (7, 0)),
         (Datapath::TensorBf16, (8, 0)),
@@ -511,49 +879,144 @@ fn cublaslt(
         let Some(spec) = blaslt::Spec::tensor(d) else {
             continue;
         };
-        let mut g = match Gemm::new(rig.session.stream(), spec, (n, n, n)) {
-            Ok(g) => g,
-            Err(e @ (BlasLtError::NoAlgorithm(_) | BlasLtError::Call { .. })) => {
+        let fill = gemm_fill(d);
+        let shapes = rig.plan.gemm_shapes(d);
+        let mut candidates = Vec::new();
+        let mut best: Option<Best> = None;
+        let mut shapes_tried = 0u32;
+        let mut last_error = None;
+        for &(mm, n, k) in &shapes {
+            let candidate = |rank: u32, value: Option<f64>, error: Option<String>| GemmCandidate {
+                m: mm,
+                n,
+                k,
+                heuristic_rank: rank,
+                value,
+                error,
+            };
+            let mut g = match Gemm::with_algorithms(
+                rig.session.stream(),
+                spec,
+                (mm, n, k),
+                rig.plan.gemm_algorithms(),
+            ) {
+                Ok(g) => g,
+                Err(
+                    e @ (BlasLtError::NoAlgorithm(_)
+                    | BlasLtError::Call { .. }
+                    | BlasLtError::Alloc { .. }),
+                ) => {
+                    candidates.push(candidate(0, None, Some(e.to_string())));
+                    last_error = Some(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            shapes_tried += 1;
+            fill_gemm(rig, &g, fill)?;
+            let mut shape_best: Option<(usize, f64)> = None;
+            for i in 0..g.algorithms() {
+                g.select(i);
+                let rank = u32::try_from(i).unwrap_or(u32::MAX);
+                let label = format!("cuBLASLt {} {mm}×{n}×{k} algorithm {i}", d.label());
+                match time_candidate(rig, &mut g, &label)? {
+                    Ok(rate) => {
+                        candidates.push(candidate(rank, Some(rate), None));
+                        if rate.is_finite() && shape_best.is_none_or(|(_, r)| rate > r) {
+                            shape_best = Some((i, rate));
+                        }
+                    }
+                    Err(e) => {
+                        last_error = Some(e.to_string());
+                        candidates.push(candidate(rank, None, Some(e.to_string())));
+                    }
+                }
+            }
+            if let Some((i, rate)) = shape_best
+                && best.as_ref().is_none_or(|b| rate > b.rate)
+            {
+                best = Some(Best {
+                    gemm: g,
+                    algorithm: i,
+                    rate,
+                });
+            }
+        }
+        let Some(Best {
+            gemm: mut g,
+            algorithm,
+            ..
+        }) = best
+        else {
+            skipped.push(Skipped {
+                what,
+                reason: last_error.unwrap_or_else(|| "no shape ran".into()),
+            });
+            continue;
+        };
+        g.select(algorithm);
+        let flops = g.flops();
+        let (mm, n, k) = g.size;
+        let version = g.version;
+        let algo = g.algorithm(algorithm).unwrap_or(GemmAlgorithm {
+            heuristic_rank: u32::try_from(algorithm).unwrap_or(u32::MAX),
+            id: None,
+            tile: None,
+            stages: None,
+            split_k: None,
+            reduction_scheme: None,
+            swizzle: None,
+            custom_option: None,
+            inner_shape: None,
+            cluster_shape: None,
+            workspace_bytes: 0,
+            waves: None,
+        });
+        let label = format!("cuBLASLt {}", d.label());
+        let t = match rig.measure(&label, |_| g.launch().map_err(MachineError::BlasLt)) {
+            Ok(t) => t,
+            // A failing GEMM launch means cuBLASLt cannot run this one here: skipped, with its
+            // error; a driver failure around it stops the run.
+            Err(MachineError::BlasLt(e)) => {
                 skipped.push(Skipped {
                     what,
                     reason: e.to_string(),
                 });
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
-        let work = LaunchWork {
-            flops: Some((d, g.flops())),
-            ..LaunchWork::default()
-        };
-        let version = g.version;
+        let f = rig.figures(&label, &t, flops);
+        let clock = f.nvml_clock();
         let accumulation = if spec.fast_accumulation {
             ", fast accumulation"
         } else {
             ""
         };
-        // A failing GEMM launch means cuBLASLt cannot run this one here: skipped, with its
-        // error; a driver failure around it stops the run.
-        match rig.time(&format!("cuBLASLt {}", d.label()), |_| {
-            g.launch().map_err(MachineError::BlasLt)
-        }) {
-            Ok(t) => {
-                if let Some(mut c) = peak(
-                    &t,
-                    work,
-                    format!("cuBLASLt {version} GEMM {n}³ (TN{accumulation})"),
-                ) {
-                    c.clock_hz = None;
-                    c.reference = true;
-                    m.compute.push(c);
-                }
-            }
-            Err(MachineError::BlasLt(e)) => skipped.push(Skipped {
-                what,
-                reason: e.to_string(),
-            }),
-            Err(e) => return Err(e),
-        }
+        let tried = candidates.iter().filter(|c| c.value.is_some()).count();
+        let mut c = peak(
+            f,
+            d,
+            fill.operands(),
+            format!(
+                "cuBLASLt {version} GEMM {mm}×{n}×{k} (TN{accumulation}), heuristic algorithm {algorithm}{}, the best of {shapes_tried} shapes × up to {} algorithms ({tried} timed)",
+                algo.id.map(|i| format!(" (id {i})")).unwrap_or_default(),
+                rig.plan.gemm_algorithms()
+            ),
+        );
+        c.clock_hz = clock;
+        c.reference = true;
+        c.indicative = rig.plan.quick || shapes_tried < 3;
+        c.gemm = Some(GemmChoice {
+            m: mm,
+            n,
+            k,
+            algorithm: algo,
+            shapes_tried,
+            algorithms_tried: u32::try_from(tried).unwrap_or(u32::MAX),
+            candidates,
+        });
+        m.compute.push(c);
     }
     Ok(())
 }
@@ -644,7 +1107,9 @@ pub fn sweep_repeats(per_sweep: LaunchWork, traffic_target: f64) -> i32 {
     }
 }
 
-/// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings.
+/// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings. Each point is
+/// timed as a burst ([`Session::burst`]: a lead launch, then intervals of back-to-back launches
+/// of at least 1 ms), its time the median interval over its launches.
 fn sweep(
     rig: &mut Rig,
     m: &mut Machine,
@@ -654,13 +1119,15 @@ fn sweep(
     let sets = rig.plan.sweep_working_sets();
     let fpes = rig.plan.sweep_flops_per_element();
     let top = *sets.last().unwrap_or(&(1 << 30));
-    let buf = rig.session.alloc_zeros::<u8>(top, "the sweep")?;
+    let buf = rig.alloc_filled(top, UNIT_FLOAT_WORDS, "the sweep")?;
     let full = u64::from(rig.session.sm_count()) * 2048;
     let traffic_target = if rig.plan.quick {
         64.0 * 1048576.0
     } else {
         256.0 * 1048576.0
     };
+    let plan = SweepPlan::of(rig.plan.quick);
+    let mut launches = (u32::MAX, 0u32);
     for kernel in [Kernel::ErtF32, Kernel::ErtF64] {
         let kernels::Work::Sweep { datapath, .. } = kernel.work() else {
             continue;
@@ -681,7 +1148,14 @@ fn sweep(
                 let reps = sweep_repeats(per_sweep, traffic_target);
                 let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
                 rig.check_residency(kernel, &l.config());
-                let t = rig.time(kernel.entry(), |s| l.launch(s))?;
+                let (_, p) = rig.session.burst(
+                    kernel.entry(),
+                    plan.interval_min_s,
+                    plan.max_launches,
+                    plan.intervals,
+                    |s| l.launch(s),
+                )?;
+                launches = (launches.0.min(p.launches), launches.1.max(p.launches));
                 let work = l.work();
                 m.sweep.push(SweepPoint {
                     datapath,
@@ -689,11 +1163,19 @@ fn sweep(
                     flops_per_element: f64::from(fpe),
                     flops: work.flop_count(),
                     bytes: work.bytes,
-                    time_s: t.median_s(),
+                    time_s: p.median_s() / f64::from(p.launches),
                 });
                 bar.inc(1);
             }
         }
+    }
+    if launches.1 > 0 {
+        m.sweep_timing = Some(SweepTiming {
+            interval_min_s: plan.interval_min_s,
+            intervals_per_point: u32::try_from(plan.intervals).unwrap_or(u32::MAX),
+            launches_per_interval_min: launches.0,
+            launches_per_interval_max: launches.1,
+        });
     }
     // Plateaus of the FP32 sweep become "ERT" ceilings, beside the dedicated kernels'.
     let best = roofline_model::plateau::best_bandwidth_per_working_set(&m.sweep, Datapath::Fp32);
@@ -701,11 +1183,12 @@ fn sweep(
     for (level, p) in roofline_model::plateau::attribute(&plateaus, rig.session.l2_bytes() as f64) {
         let mut c = BandwidthCeiling::new(level, p.bandwidth, Method::Empirical);
         c.implementation = Some(format!(
-            "ERT-style sweep plateau, {} to {} working set ({} points)",
+            "ERT-style sweep plateau, {} to {} working set ({} points; burst figures)",
             human_bytes(p.from_bytes),
             human_bytes(p.to_bytes),
             p.points
         ));
+        c.operands = Some(Operands::RandomUnitFloats);
         m.bandwidth.push(c);
     }
     Ok(())
@@ -734,17 +1217,20 @@ fn describe(s: &Session) -> Device {
         attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).and_then(|w| u32::try_from(w).ok());
     d.memory_bytes = s.total_mem().map(|b| b as f64);
     d.l2_bytes = Some(s.l2_bytes() as f64).filter(|b| *b > 0.0);
+    d.power_limit_w = s.power_limit_w();
     d
 }
 
 /// Theoretical ceilings: each compute datapath at the SM clock our own kernel observed on it (the
 /// device's reported clock where we measured nothing), L1/shared at the clock seen by the L1
-/// kernel, HBM from bus width and memory clock.
+/// kernel, HBM from bus width and memory clock; and, for a GPU whose datasheet is known
+/// ([`roofline_model::theoretical::DATASHEETS`]), every datapath at the datasheet's clock and
+/// the datasheet's HBM figure, each row labelled with its clock.
 fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
     let measured_clock = |pick: &dyn Fn(&&ComputeCeiling) -> bool| {
         m.compute
             .iter()
-            .filter(|c| !c.reference)
+            .filter(|c| !c.reference && c.method == Method::Empirical)
             .find(pick)
             .and_then(|c| c.clock_hz)
     };
@@ -765,10 +1251,121 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
         let (_, cs, _) = roofline_model::theoretical::ceilings(device, clock);
         compute.extend(cs.into_iter().filter(|c| c.datapath == d));
     }
+    let (sheet_bw, sheet_compute) = roofline_model::theoretical::datasheet_ceilings(device);
+    if sheet_compute.is_empty() && device.compute_capability.as_deref() == Some("9.0") {
+        notes.push(format!(
+            "no datasheet row for {}: its product is not among the known datasheets, so theoretical figures are at the measured or reported clock only",
+            device.name
+        ));
+    }
     m.bandwidth.extend(bw_at_l1);
+    m.bandwidth.extend(sheet_bw);
     m.compute.extend(compute);
+    m.compute.extend(sheet_compute);
 }
 
+/// Below this fraction of the theoretical figure at its own clock, a Tensor Core ceiling with
+/// no known cause is marked as our best reach (`unexplained_shortfall`).
+pub const SHORTFALL: f64 = 0.8;
+/// Below this fraction, a ceiling on a path known not to reach the hardware's rate is marked as
+/// our best reach (`instruction`).
+pub const KNOWN_SHORT: f64 = 0.9;
+
+/// Why a Tensor Core figure on a GPU of compute capability `cc` is the best we reached rather
+/// than the hardware's, if it is: `own` is our `mma.sync` kernel (else the cuBLASLt reference),
+/// `value` the burst figure and `theoretical` the figure at the same clock.
+///
+/// - sm_90, our own `mma.sync` for FP16, BF16, TF32, FP8 and INT8: only `wgmma` (sm_90a) drives
+///   Hopper's Tensor Cores at full rate (Luo et al., "Benchmarking and Dissecting the Nvidia
+///   Hopper GPU Architecture", arXiv 2402.13499);
+/// - sm_90 INT8, either path, under 0.9 of theoretical: full-rate INT8 needs `wgmma` (IGMMA);
+///   `mma.sync`'s IMMA and cuBLASLt's INT8 kernels reach about half (issue 33; the H100 host
+///   survey's `torch._int_mm`, 946 of 1979 TOP/s);
+/// - sm_90 FP64 Tensor, either path, under 0.9: DMMA through `mma.sync` is the only FP64 Tensor
+///   path (`wgmma` has no FP64), and no figure near the datasheet's has been shown for it (the
+///   survey's cuBLAS DGEMM: 54.7 of 66.9 TFLOP/s);
+/// - any Tensor Core figure under [`SHORTFALL`] of its theoretical figure: unexplained.
+pub fn limit_of(
+    d: Datapath,
+    cc: (i32, i32),
+    own: bool,
+    value: f64,
+    theoretical: Option<f64>,
+) -> Option<Limit> {
+    if !d.is_tensor() {
+        return None;
+    }
+    let ratio = theoretical
+        .filter(|t| *t > 0.0)
+        .map(|t| value / t)
+        .filter(|r| r.is_finite());
+    let of = |r: f64| format!("{r:.2} of the theoretical figure at its clock");
+    let hopper = cc == (9, 0);
+    let short = ratio.is_some_and(|r| r < KNOWN_SHORT);
+    let instruction = |reason: String| {
+        Some(Limit {
+            kind: LimitKind::Instruction,
+            reason,
+        })
+    };
+    if hopper && own && d != Datapath::TensorFp64 {
+        return instruction(format!(
+            "mma.sync, not Hopper's full-rate path: only wgmma (sm_90a) reaches the {} rate{}",
+            d.label(),
+            ratio.map(|r| format!("; {}", of(r))).unwrap_or_default()
+        ));
+    }
+    if hopper && d == Datapath::TensorInt8 && short {
+        return instruction(format!(
+            "INT8 at full rate on sm_90 needs wgmma (IGMMA); mma.sync's IMMA and cuBLASLt's INT8 kernels reach about half ({})",
+            ratio.map(of).unwrap_or_default()
+        ));
+    }
+    if hopper && d == Datapath::TensorFp64 && short {
+        return instruction(format!(
+            "FP64 Tensor on sm_90 runs through mma.sync DMMA only (wgmma has no FP64), and no figure near the datasheet's has been shown for it ({})",
+            ratio.map(of).unwrap_or_default()
+        ));
+    }
+    match ratio {
+        Some(r) if r < SHORTFALL => Some(Limit {
+            kind: LimitKind::UnexplainedShortfall,
+            reason: format!("{}, and no known cause", of(r)),
+        }),
+        _ => None,
+    }
+}
+
+/// Marks the Tensor Core ceilings that are our best reach rather than the hardware's
+/// ([`limit_of`]), each against the theoretical figure at its own clock (the SM clock our
+/// kernel stamped or NVML saw, else the device's maximum).
+fn mark_limits(device: &Device, m: &mut Machine) {
+    let cc = device
+        .compute_capability
+        .as_deref()
+        .and_then(|c| c.split_once('.'))
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+    let (Some(cc), Some(rates), Some(sms)) = (
+        cc,
+        device
+            .compute_capability
+            .as_deref()
+            .and_then(roofline_model::theoretical::rates),
+        device.sm_count,
+    ) else {
+        return;
+    };
+    for c in m
+        .compute
+        .iter_mut()
+        .filter(|c| c.method == Method::Empirical && c.datapath.is_tensor())
+    {
+        let theoretical = c.clock_hz.or(device.sm_clock_hz).and_then(|clock| {
+            roofline_model::theoretical::compute_peak(rates, c.datapath, sms, clock)
+        });
+        c.limit = limit_of(c.datapath, cc, !c.reference, c.value, theoretical);
+    }
+}
 /// Measures device `ordinal`. Never panics on a driver failure: the phases measured before a
 /// failure are returned in a bundle marked incomplete, with the failure.
 ///
@@ -780,16 +1377,33 @@ pub fn run(
     provenance: roofline_model::bundle::Provenance,
 ) -> Result<Outcome, MachineError> {
     let started = Instant::now();
-    let session = Session::new(ordinal)?;
+    let mut session = Session::new(ordinal)?;
+    // NVML is sampled during every measurement where it can be read; without it, a note.
+    let nvml = session.start_telemetry().err();
+    // One seed per run (the clock's nanoseconds), recorded; each buffer gets the next value.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0x5EED, |d| d.as_nanos() as u64);
     let mut rig = Rig {
         bandwidth: session.compile(Source::Bandwidth)?,
         fma: session.compile(Source::Fma)?,
         mma: session.compile(Source::Mma)?,
         ert: session.compile(Source::Ert)?,
+        init: session.compile(Source::Init)?,
         session,
         plan,
+        measure: MeasurePlan::of(plan.quick),
+        seed: Cell::new(seed),
         notes: Vec::new(),
     };
+    if let Some(why) = nvml {
+        rig.notes.push(format!(
+            "NVML unavailable ({why}): SM clock, power and clock-event reasons not sampled"
+        ));
+    }
+    rig.notes.push(format!(
+        "operands: bounded random data written on the GPU once per run (kernels/init.cu), seed {seed:#018x}; FMA chains and the HBM write kernel use constants"
+    ));
     let device = describe(&rig.session);
     let mut bundle = Bundle::new(provenance);
     let (driver, cuda) = crate::gpu::driver_versions();
@@ -802,6 +1416,7 @@ pub fn run(
     ));
     let mut m = Machine {
         device: device.id.clone(),
+        chart_figure: Some(roofline_model::bundle::ChartFigure::Sustained),
         ..Machine::default()
     };
     let mut skipped = Vec::new();
@@ -854,8 +1469,9 @@ pub fn run(
     })
 }
 
-/// Completes a run's bundle: theoretical ceilings at the observed clocks, the device, the machine,
-/// what was skipped, the wall time, and whether (and why) the run is incomplete.
+/// Completes a run's bundle: theoretical ceilings at the observed clocks and the datasheet's, the
+/// "best reach" marks, the device, the machine, what was skipped, the wall time, and whether (and
+/// why) the run is incomplete.
 pub fn assemble(
     mut bundle: Bundle,
     device: Device,
@@ -866,6 +1482,7 @@ pub fn assemble(
 ) -> Bundle {
     let mut notes = Vec::new();
     theoretical(&device, &mut m, &mut notes);
+    mark_limits(&device, &mut m);
     notes.push(format!("wall time of the run: {wall_s:.1} s"));
     if let Some(f) = failure {
         notes.push(format!("incomplete: {f}"));
@@ -963,6 +1580,226 @@ mod tests {
         };
         assert!(quick.sweep_working_sets().len() < ws.len() / 2 + 1);
         assert_eq!(quick.sweep_flops_per_element(), [1, 4, 16, 64, 256, 1024]);
+    }
+
+    /// The reference GEMM search: 3 to 6 shapes per Tensor datapath (8192³ first), 8 heuristic
+    /// algorithms each; `--quick` keeps two shapes (one for FP64), 8192³ first, and 4
+    /// algorithms. Every reduction depth stays within what FP16 holds for our operands.
+    #[test]
+    fn gemm_searches_cover_several_shapes_and_algorithms() {
+        let full = Plan {
+            quick: false,
+            diagnose_refused: false,
+        };
+        let quick = Plan {
+            quick: true,
+            diagnose_refused: false,
+        };
+        assert_eq!((full.gemm_algorithms(), quick.gemm_algorithms()), (8, 4));
+        let tensor: Vec<Datapath> = Datapath::ALL
+            .into_iter()
+            .filter(|d| d.is_tensor())
+            .collect();
+        for d in tensor {
+            let shapes = full.gemm_shapes(d);
+            assert!((3..=6).contains(&shapes.len()), "{d:?}: {shapes:?}");
+            assert_eq!(shapes[0], (8192, 8192, 8192));
+            let q = quick.gemm_shapes(d);
+            assert!(!q.is_empty() && q.len() <= 2, "{d:?}");
+            for (m, n, k) in shapes.iter().chain(&q) {
+                assert!(*k <= kernels::MAX_K_FP16, "{d:?}: k = {k}");
+                assert!(m % 256 == 0 && n % 256 == 0 && k % 128 == 0, "{d:?}");
+            }
+            // Quick keeps the square baseline (its references are marked indicative).
+            assert_eq!(q[0], (8192, 8192, 8192));
+        }
+        assert!(full.gemm_shapes(Datapath::Fp32).is_empty());
+        assert_eq!(
+            quick.gemm_shapes(Datapath::TensorTf32),
+            [(8192, 8192, 8192), (15360, 1024, 4096)]
+        );
+        assert_eq!(
+            full.gemm_shapes(Datapath::TensorFp8)[1],
+            (9216, 1024, 14336),
+            "MAMF's torch 1024×9216×14336 is cuBLAS m = 9216, n = 1024"
+        );
+    }
+
+    /// Best reach, by hand (made-up unit-test figures): on sm_90 our own mma.sync (not FP64)
+    /// is marked by its instruction whatever its figure; INT8 and FP64 Tensor under 0.9 of the
+    /// theoretical figure at their clock are marked on either path, above it not; anything
+    /// under 0.8 with no known cause is an unexplained shortfall; CUDA-core figures never.
+    #[test]
+    fn best_reach_marks_follow_the_rules() {
+        let h = (9, 0);
+        let kind = |l: Option<Limit>| l.map(|l| l.kind);
+        let own = limit_of(Datapath::TensorBf16, h, true, 600e12, Some(1000e12)).unwrap();
+        assert_eq!(own.kind, LimitKind::Instruction);
+        assert!(
+            own.reason.contains("wgmma") && own.reason.contains("0.60"),
+            "{}",
+            own.reason
+        );
+        assert_eq!(
+            kind(limit_of(
+                Datapath::TensorBf16,
+                h,
+                false,
+                850e12,
+                Some(1000e12)
+            )),
+            None
+        );
+        let int8 = limit_of(Datapath::TensorInt8, h, false, 946e12, Some(1900e12)).unwrap();
+        assert_eq!(int8.kind, LimitKind::Instruction);
+        assert!(int8.reason.contains("IGMMA"), "{}", int8.reason);
+        assert_eq!(
+            kind(limit_of(
+                Datapath::TensorFp64,
+                h,
+                false,
+                54.7e12,
+                Some(66.9e12)
+            )),
+            Some(LimitKind::Instruction)
+        );
+        assert_eq!(
+            kind(limit_of(
+                Datapath::TensorFp64,
+                h,
+                true,
+                62e12,
+                Some(66.9e12)
+            )),
+            None
+        );
+        assert_eq!(
+            kind(limit_of(
+                Datapath::TensorFp16,
+                (8, 0),
+                false,
+                200e12,
+                Some(312e12)
+            )),
+            Some(LimitKind::UnexplainedShortfall)
+        );
+        assert_eq!(
+            kind(limit_of(
+                Datapath::TensorFp16,
+                (8, 0),
+                true,
+                280e12,
+                Some(312e12)
+            )),
+            None
+        );
+        assert_eq!(
+            kind(limit_of(Datapath::Fp32, h, true, 1e12, Some(60e12))),
+            None
+        );
+        assert_eq!(
+            kind(limit_of(Datapath::TensorFp16, (8, 0), true, 1e12, None)),
+            None
+        );
+    }
+
+    /// A sustained figure more than 3% under its burst is noted with the reasons NVML gave.
+    #[test]
+    fn a_sagging_sustained_figure_is_noted_with_its_reasons() {
+        use roofline_model::bundle::{ClockEventReason, ClockEventShare};
+        let mut s = Sustained {
+            value: 98.0,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        };
+        assert_eq!(sustained_note("x", 100.0, &s), None);
+        s.value = 90.0;
+        assert_eq!(
+            sustained_note("mma_bf16", 100.0, &s).as_deref(),
+            Some("mma_bf16: sustained 10.0% under burst (NVML was not sampled)")
+        );
+        s.telemetry = Some(Telemetry {
+            samples: 100,
+            window_s: 2.0,
+            sm_clock_hz: None,
+            power_w: None,
+            energy_power_w: None,
+            temperature_c_max: None,
+            clock_event_reasons: vec![ClockEventShare {
+                reason: ClockEventReason::SwPowerCap,
+                fraction: 0.85,
+            }],
+        });
+        assert_eq!(
+            sustained_note("mma_bf16", 100.0, &s).as_deref(),
+            Some(
+                "mma_bf16: sustained 10.0% under burst (clock-event reasons over the window: sw_power_cap 85%)"
+            )
+        );
+    }
+
+    #[test]
+    fn copies_state_nvbandwidths_convention_and_l1_asks_for_the_largest_l1() {
+        assert_eq!(
+            nvbandwidth_words(5.8e12),
+            "nvbandwidth's device_local_copy counts each byte once: 2.90 TB/s on its convention"
+        );
+        assert_eq!(carveout(Kernel::L1Read), 0);
+        assert_eq!(carveout(Kernel::SharedRead), 100);
+        assert_eq!(mma_blocks_per_sm(Kernel::MmaF64M16n8k16), 2);
+        assert_eq!(mma_blocks_per_sm(Kernel::MmaBf16), 4);
+    }
+
+    /// Made-up unit-test inputs (not measurements) for an H100 SXM: the theoretical rows come at
+    /// the measured clock and at the datasheet's (1830 MHz for Tensor FP16: 989.4 TFLOP/s), each
+    /// labelled; our own mma.sync INT8 figure is marked "best reach"; the bundle validates.
+    #[test]
+    fn an_h100_gets_datasheet_rows_and_best_reach_marks() {
+        use roofline_model::bundle::{ClockSource, Provenance};
+        let mut d = Device::new("gpu0", "NVIDIA H100 80GB HBM3");
+        d.compute_capability = Some("9.0".into());
+        d.sm_count = Some(132);
+        d.sm_clock_hz = Some(1.98e9);
+        d.memory_bus_width_bits = Some(5120);
+        d.memory_clock_hz = Some(2.619e9);
+        let mut m = Machine {
+            device: "gpu0".into(),
+            ..Machine::default()
+        };
+        let mut int8 = ComputeCeiling::new(Datapath::TensorInt8, 900e12, Method::Empirical);
+        int8.clock_hz = Some(1.755e9);
+        m.compute.push(int8);
+        let b = assemble(Bundle::new(Provenance::default()), d, m, vec![], None, 1.0);
+        let mc = &b.machines[0];
+        let theo = |dp: Datapath, src: ClockSource| {
+            mc.compute
+                .iter()
+                .find(|c| c.datapath == dp && c.clock_source == Some(src))
+                .map(|c| c.value)
+        };
+        let sheet = theo(Datapath::TensorFp16, ClockSource::Datasheet).unwrap();
+        assert!((sheet / 1e12 - 989.4).abs() < 1.0, "{sheet}");
+        assert_eq!(
+            theo(Datapath::TensorInt8, ClockSource::Measured),
+            Some(132.0 * 8192.0 * 1.755e9)
+        );
+        assert!(theo(Datapath::TensorFp16, ClockSource::DeviceMax).is_some());
+        assert!(mc.bandwidth.iter().any(|c| c.level == MemoryLevel::Hbm
+            && c.clock_source == Some(ClockSource::Datasheet)
+            && c.value == 3.35e12));
+        let own = mc
+            .compute
+            .iter()
+            .find(|c| c.method == Method::Empirical)
+            .unwrap();
+        assert_eq!(own.limit.as_ref().unwrap().kind, LimitKind::Instruction);
+        roofline_model::validate(&b).unwrap();
+        let json = roofline_model::to_json(&b).unwrap();
+        assert_eq!(roofline_model::parse_bundle(&json).unwrap(), b);
     }
 
     /// Fixed, made-up unit-test inputs (not measurements): the assembled bundle carries the

@@ -1,10 +1,14 @@
-"""Issue 16's targets, checked against what scripts/gpu/validate.sh left in its work directory.
+"""Issue 16's and issue 33's targets, checked against what scripts/gpu/validate.sh left in its
+work directory.
 
     python scripts/gpu/check.py WORK
 
 Prints one line per target with the figures behind it and MET, SHORT (a figure misses its
 target) or MISSING (the part that produces it did not run or failed), then the figures a target
 does not judge (Tensor Core ceilings against cuBLASLt, the sweep's plateaus, profiling overhead).
+Issue 33's points (docs/measurements/methodology.md), for each machine bundle: random operands on
+every Tensor ceiling, sustained within 3% of burst or a throttle reason named, the GEMM shapes and
+algorithms tried, NVML sampled, launches per interval, best-reach marks, datasheet rows.
 Reads only files; needs no GPU. Exits 0 whatever it finds: the verdicts are for the
 measurements page, written by a person, with their causes.
 """
@@ -125,7 +129,9 @@ def check_machine(st):
     if best:
         print("         FP32 sweep, best TB/s per working set: " + ", ".join(
             f"{ws / 2**20:g} MiB {v / 1e12:.2f}" for ws, v in sorted(best.items())))
-    for name, limit in [("machine", 30), ("machine-quick", 5)]:
+    # Issue 33 gives every ceiling its own warm-up and a sustained window (about 3 s each) and
+    # searches the GEMM shapes and algorithms: the budgets of issue 16 (30 s, 5 s) no longer hold.
+    for name, limit in [("machine", 300), ("machine-quick", 120)]:
         if name in st:
             rc, s = st[name]
             line(f"{name} under {limit} s", verdict(rc == 0 and s < limit), f"{s:.1f} s, rc={rc}")
@@ -143,6 +149,109 @@ def check_machine(st):
     diagnostics = [n for n in b.get("notes", []) if n.startswith("diagnostic, not a ceiling")]
     line("SASS audit: refused kernels timed for diagnosis", "MET" if diagnostics else "MISSING",
          f"{len(diagnostics)} (compare each with its datapath's reference above)")
+
+
+THROTTLES = {"applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
+             "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "other"}
+
+
+def check_issue33(name, quick):
+    """Issue 33's points on one machine bundle (machine.json or machine-quick.json)."""
+    b = load(name)
+    if b is None:
+        line(f"{name}: issue 33", "MISSING", f"no {name}")
+        return
+    m = (b.get("machines") or [{}])[0]
+    tag = name.replace(".json", "")
+    empirical = [("bandwidth", c) for c in m.get("bandwidth", []) if c["method"] == "empirical"]
+    empirical += [("compute", c) for c in m.get("compute", []) if c["method"] == "empirical"]
+    key = lambda kind, c: c["level"] if kind == "bandwidth" else c["datapath"]
+    impl = lambda c: (c.get("implementation") or "")[:48]
+
+    # Random operands on every Tensor ceiling (own mma.sync and cuBLASLt).
+    tensor = [c for k, c in empirical if k == "compute" and c["datapath"].startswith("tensor_")]
+    bad = [f"{c['datapath']} {impl(c)} ({c.get('operands', 'unrecorded')})" for c in tensor
+           if c.get("operands") not in ("bounded_normal", "random_bits")]
+    line(f"{tag}: random operands on Tensor ceilings",
+         "MISSING" if not tensor else verdict(not bad),
+         f"{len(tensor)} Tensor ceilings" + (f"; not random: {'; '.join(bad)}" if bad else ""))
+
+    # Sustained within 3% of burst, or a throttle reason named over the window.
+    timed = [(k, c) for k, c in empirical if c.get("timing")]
+    no_sustained = [f"{key(k, c)} {impl(c)}" for k, c in timed if not c.get("sustained")]
+    unexplained = []
+    for k, c in timed:
+        s = c.get("sustained")
+        if not s:
+            continue
+        r = s["value"] / c["value"] if c["value"] else float("nan")
+        reasons = [x for x in (s.get("telemetry") or {}).get("clock_event_reasons", [])
+                   if x["reason"] in THROTTLES]
+        shown = ", ".join(f"{x['reason']} {x['fraction']:.0%}" for x in reasons)
+        print(f"         {key(k, c):12} burst {c['value'] / 1e12:9.2f} T  sustained "
+              f"{s['value'] / 1e12:9.2f} T  {r:6.3f}  settled={s.get('settled')} "
+              f"settle {s.get('settle_s', 0):.2f} s  {shown}")
+        if r < 0.97 and not reasons:
+            unexplained.append(f"{key(k, c)} {r:.3f}")
+    line(f"{tag}: every timed ceiling has a sustained figure", verdict(timed and not no_sustained),
+         f"{len(timed)} timed" + (f"; without: {'; '.join(no_sustained)}" if no_sustained else ""))
+    line(f"{tag}: sustained >= 0.97 burst or throttle named", verdict(timed and not unexplained),
+         "; ".join(unexplained) or "all")
+
+    # Timing without launch latency: launches per interval and interval lengths.
+    floor = 1e-3 if quick else 2e-3
+    short = [f"{key(k, c)} {c['timing']['interval_s'] * 1e3:.2f} ms x{c['timing']['launches_per_interval']}"
+             for k, c in timed if c["timing"]["interval_s"] < 0.95 * floor
+             and c["timing"]["launches_per_interval"] < 64]
+    ns = sorted({c["timing"]["launches_per_interval"] for _, c in timed})
+    line(f"{tag}: intervals >= {floor * 1e3:.0f} ms of back-to-back launches",
+         "MISSING" if not timed else verdict(not short),
+         f"launches per interval {ns}" + (f"; short: {'; '.join(short)}" if short else ""))
+    st = m.get("sweep_timing")
+    if st:
+        print(f"         sweep: {st['intervals_per_point']} intervals of >= "
+              f"{st['interval_min_s'] * 1e3:.0f} ms per point, "
+              f"{st['launches_per_interval_min']} to {st['launches_per_interval_max']} launches each")
+
+    # NVML sampled.
+    with_t = [c for _, c in timed if c.get("telemetry")]
+    nvml_note = [n for n in b.get("notes", []) if n.startswith("NVML unavailable")]
+    line(f"{tag}: NVML sampled during every measurement",
+         verdict(timed and len(with_t) == len(timed)) if not nvml_note else "MISSING",
+         f"{len(with_t)} of {len(timed)} with telemetry" + (f"; {nvml_note[0]}" if nvml_note else "")
+         + (f"; power limit {b['devices'][0].get('power_limit_w')} W" if b.get("devices") else ""))
+
+    # The library's best: shapes and algorithms tried.
+    refs = [c for _, c in empirical if c.get("reference") and c.get("gemm")]
+    few = []
+    for c in refs:
+        g = c["gemm"]
+        a = g["algorithm"]
+        print(f"         {c['datapath']:12} best {g['m']}x{g['n']}x{g['k']} algorithm rank "
+              f"{a['heuristic_rank']} id {a.get('id')} tile {a.get('tile')} stages {a.get('stages')} "
+              f"split-k {a.get('split_k')}: {c['value'] / 1e12:.1f} T of {g['shapes_tried']} shapes, "
+              f"{g['algorithms_tried']} timed{' (indicative)' if c.get('indicative') else ''}")
+        want_algos = 4 if quick else 8
+        if not quick and (g["shapes_tried"] < 3 or g["algorithms_tried"] < want_algos):
+            few.append(c["datapath"])
+        if quick and not c.get("indicative"):
+            few.append(c["datapath"] + " (quick, not marked indicative)")
+    line(f"{tag}: references tried >= 3 shapes x several algorithms",
+         "MISSING" if not refs else verdict(not few), ", ".join(few) or f"{len(refs)} references")
+
+    # Best reach, theoretical rows at the datasheet clock.
+    for c in m.get("compute", []):
+        if c.get("limit"):
+            print(f"         best reach: {c['datapath']} {impl(c)}: {c['limit']['kind']}: "
+                  f"{c['limit']['reason']}")
+    sheet = [c for c in m.get("compute", []) if c.get("clock_source") == "datasheet"]
+    name_ = (b.get("devices") or [{}])[0].get("name", "")
+    if "H100" in name_ or "H200" in name_:
+        line(f"{tag}: theoretical rows at the datasheet clock", verdict(bool(sheet)),
+             f"{len(sheet)} rows")
+    for n in b.get("notes", []):
+        if "sustained" in n and "under burst" in n:
+            print(f"         note: {n}")
 
 
 def check_suite(st):
@@ -238,6 +347,9 @@ def main():
         print("failed steps:", ", ".join(failed))
     print("\n# machine")
     check_machine(st)
+    print("\n# machine, issue 33")
+    check_issue33("machine.json", quick=False)
+    check_issue33("machine-quick.json", quick=True)
     print("\n# suite")
     check_suite(st)
     print("\n# profile, known work")

@@ -11,7 +11,7 @@
 #   torch    scripts/gpu/torch.sh bf16 fp32 with MACHINE (traces, imports, the ncu profile of
 #            one training step), plus the same step timed without a profiler
 #   shots    the viewer's screenshots of every bundle, in headless Chromium where there is one
-#   check    scripts/gpu/check.py: every target of issue 16, met or not, with the figures
+#   check    scripts/gpu/check.py: every target of issues 16 and 33, met or not, with the figures
 #
 # A later part uses the machine bundle an earlier one wrote to $WORK, or $MACHINE, or measures it
 # again (--quick) when neither exists (a new device call starts on a bare machine). Each step's

@@ -1,25 +1,57 @@
-//! The summary table `roofline machine` prints: per level and datapath, our own figure, its
-//! same-run reference and the theoretical one, with ratios (rows from
+//! The summary table `roofline machine` prints: per level and datapath, our own figure and its
+//! same-run reference, each as burst / sustained, the theoretical figures at the clock measured
+//! and at the datasheet's clock, the ratios, and a "best reach" mark (rows from
 //! [`roofline_model::summary`]).
 
 use std::fmt::Write as _;
 
 use roofline_model::Bundle;
-use roofline_model::summary::{self, Subject};
+use roofline_model::summary::{self, Figure, Subject};
+
+/// `v` in the row's unit, without the unit.
+fn number(v: f64, subject: Subject) -> String {
+    match subject {
+        Subject::Level(_) => format!("{:.2}", v / 1e12),
+        Subject::Datapath(_) => format!("{:.1}", v / 1e12),
+    }
+}
+
+fn unit(subject: Subject) -> &'static str {
+    match subject {
+        Subject::Level(_) => "TB/s",
+        Subject::Datapath(_) => "TFLOP/s",
+    }
+}
+
+/// A figure as `burst / sustained unit` (or `burst unit` without a sustained figure).
+fn burst_sustained(f: Option<&Figure>, subject: Subject) -> String {
+    match f {
+        Some(f) => match f.sustained {
+            Some(s) => format!(
+                "{} / {} {}",
+                number(f.value, subject),
+                number(s, subject),
+                unit(subject)
+            ),
+            None => format!("{} {}", number(f.value, subject), unit(subject)),
+        },
+        None => "–".into(),
+    }
+}
 
 fn scaled(v: Option<f64>, subject: Subject) -> String {
-    match (v, subject) {
-        (Some(v), Subject::Level(_)) => format!("{:.2} TB/s", v / 1e12),
-        (Some(v), Subject::Datapath(_)) => format!("{:.1} TFLOP/s", v / 1e12),
-        (None, _) => "–".into(),
-    }
+    v.map_or_else(
+        || "–".into(),
+        |v| format!("{} {}", number(v, subject), unit(subject)),
+    )
 }
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "–".into(), |r| format!("{r:.3}"))
 }
 
-/// The table, one block per device, then launch overhead, skipped measurements and notes.
+/// The table, one block per device, then launch overhead, the "best reach" reasons, skipped
+/// measurements and notes.
 pub fn summary(bundle: &Bundle, wall_s: f64) -> String {
     let mut out = String::new();
     for m in &bundle.machines {
@@ -31,21 +63,52 @@ pub fn summary(bundle: &Bundle, wall_s: f64) -> String {
         let _ = writeln!(out, "\n{name} ({}), measured in {wall_s:.1} s", m.device);
         let _ = writeln!(
             out,
-            "{:<14} {:>16} {:>16} {:>9} {:>16} {:>9}",
-            "ceiling", "ours", "reference", "ours/ref", "theoretical", "emp/theo"
+            "{:<12} {:>25} {:>25} {:>8} {:>16} {:>16} {:>8}  mark",
+            "ceiling",
+            "ours: burst / sustained",
+            "reference",
+            "ours/ref",
+            "theoretical",
+            "datasheet",
+            "emp/theo"
         );
-        for row in summary::rows(m) {
+        let rows = summary::rows(m);
+        let mut reasons = Vec::new();
+        for row in &rows {
             let s = row.subject;
+            let mut marks = Vec::new();
+            if let Some(r) = row.best_reach() {
+                marks.push("best reach");
+                reasons.push(format!("best reach: {}: {r}", s.label()));
+            }
+            if row.reference.as_ref().is_some_and(|f| f.indicative) {
+                marks.push("reference indicative");
+            }
             let _ = writeln!(
                 out,
-                "{:<14} {:>16} {:>16} {:>9} {:>16} {:>9}",
+                "{:<12} {:>25} {:>25} {:>8} {:>16} {:>16} {:>8}  {}",
                 s.label(),
-                scaled(row.own.as_ref().map(|f| f.value), s),
-                scaled(row.reference.as_ref().map(|f| f.value), s),
+                burst_sustained(row.own.as_ref(), s),
+                burst_sustained(row.reference.as_ref(), s),
                 ratio(row.own_over_reference()),
                 scaled(row.theoretical.as_ref().map(|f| f.value), s),
+                scaled(row.datasheet.as_ref().map(|f| f.value), s),
                 ratio(row.empirical_over_theoretical()),
+                marks.join(", ")
             );
+        }
+        if rows.iter().any(|r| {
+            [r.own.as_ref(), r.reference.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|f| f.sustained.is_some())
+        }) {
+            out.push_str(
+                "burst: median of the first intervals after warm-up; sustained: the rate over about 2 s after the clock settled, which the charts use; ours/ref compares the figures the charts use, emp/theo the burst against the theoretical figure at its clock\n",
+            );
+        }
+        for r in reasons {
+            let _ = writeln!(out, "{r}");
         }
         if let Some(l) = &m.launch_overhead {
             let _ = write!(
@@ -77,6 +140,46 @@ mod tests {
     use roofline_model::bundle::{
         BandwidthCeiling, Device, Machine, MemoryLevel, Method, Provenance,
     };
+
+    /// Made-up unit-test figures: burst and sustained side by side, the datasheet column, and a
+    /// "best reach" mark with its reason.
+    #[test]
+    fn summary_shows_burst_sustained_datasheet_and_best_reach() {
+        use roofline_model::bundle::{
+            ClockSource, ComputeCeiling, Datapath, Limit, LimitKind, Sustained,
+        };
+        let mut b = Bundle::new(Provenance::default());
+        b.devices.push(Device::new("gpu0", "Test GPU"));
+        let mut m = Machine {
+            device: "gpu0".into(),
+            ..Machine::default()
+        };
+        let mut own = ComputeCeiling::new(Datapath::TensorInt8, 500e12, Method::Empirical);
+        own.sustained = Some(Sustained {
+            value: 480e12,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        });
+        own.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "mma.sync".into(),
+        });
+        m.compute.push(own);
+        let mut sheet = ComputeCeiling::new(Datapath::TensorInt8, 1979e12, Method::Theoretical);
+        sheet.clock_source = Some(ClockSource::Datasheet);
+        m.compute.push(sheet);
+        b.machines.push(m);
+        let s = summary(&b, 1.0);
+        assert!(s.contains("500.0 / 480.0 TFLOP/s"), "{s}");
+        assert!(s.contains("1979.0 TFLOP/s"), "{s}");
+        assert!(s.contains("best reach"), "{s}");
+        assert!(s.contains("best reach: Tensor INT8: mma.sync"), "{s}");
+        assert!(s.contains("sustained: the rate over about 2 s"), "{s}");
+    }
 
     #[test]
     fn summary_shows_ratios() {

@@ -1,5 +1,8 @@
-//! A small safe wrapper over cudarc's raw cuBLASLt bindings: one large GEMM per Tensor Core
-//! datapath, the library-achievable reference for our own `mma.sync` kernels.
+//! A small safe wrapper over cudarc's raw cuBLASLt bindings: the GEMMs of `roofline suite`, and
+//! `roofline machine`'s references, the library's best per Tensor Core datapath (issue 33: a
+//! few shapes, each with several of the heuristic's algorithms, the fastest kept with its shape
+//! and algorithm recorded, as NVIDIA's own `LtSgemmSimpleAutoTuning` sample times the
+//! heuristic's first 8 answers rather than trusting the first).
 //!
 //! cudarc's safe `Matmul` covers FP32/FP16/BF16 only; TF32, FP64, FP8 and INT8 need the compute
 //! and data types set by hand (cuBLASLt documentation, `cublasLtMatmul`: FP8 and INT8 require
@@ -11,7 +14,7 @@ use std::sync::Arc;
 
 use cudarc::cublaslt::sys as lt;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
-use roofline_model::bundle::Datapath;
+use roofline_model::bundle::{Datapath, GemmAlgorithm};
 use roofline_model::dl::Precision;
 
 /// Why a cuBLASLt GEMM could not run.
@@ -178,11 +181,13 @@ impl Spec {
     }
 }
 
-/// A ready GEMM of one type and size: handle, descriptors, algorithm, matrices, workspace.
+/// A ready GEMM of one type and size: handle, descriptors, the heuristic's algorithms (one of
+/// them selected), matrices, workspace.
 pub struct Gemm {
     spec: Spec,
     objects: Objects,
-    algo: lt::cublasLtMatmulAlgo_t,
+    algos: Vec<lt::cublasLtMatmulHeuristicResult_t>,
+    selected: usize,
     a: CudaSlice<u8>,
     b: CudaSlice<u8>,
     d: CudaSlice<u8>,
@@ -194,7 +199,9 @@ pub struct Gemm {
     pub version: usize,
 }
 
-const WORKSPACE: usize = 64 << 20;
+/// The workspace every GEMM may use, bytes: above the 32 MiB the cuBLAS documentation
+/// recommends on Hopper (`cublasSetWorkspace`; PyTorch raised its default to it, pytorch#120925).
+pub const WORKSPACE: usize = 64 << 20;
 
 /// cuBLASLt's objects of one GEMM, each destroyed on drop when it was created: when the GEMM
 /// goes, and when [`Gemm::new`] fails half-way (the suite skips many configurations that way).
@@ -247,7 +254,8 @@ fn check(
 }
 
 impl Gemm {
-    /// Sets up an `m × n × k` GEMM of type `spec` (TN, column-major), matrices zeroed.
+    /// Sets up an `m × n × k` GEMM of type `spec` (TN, column-major), matrices zeroed, with the
+    /// heuristic's first algorithm.
     ///
     /// # Errors
     /// [`BlasLtError::Missing`] without the library; [`BlasLtError::NoAlgorithm`] when cuBLASLt
@@ -255,7 +263,21 @@ impl Gemm {
     pub fn new(
         stream: &Arc<CudaStream>,
         spec: Spec,
+        size: (u64, u64, u64),
+    ) -> Result<Self, BlasLtError> {
+        Self::with_algorithms(stream, spec, size, 1)
+    }
+
+    /// As [`Gemm::new`], keeping up to `max_algorithms` of the heuristic's answers (in its
+    /// order; the first selected).
+    ///
+    /// # Errors
+    /// As [`Gemm::new`].
+    pub fn with_algorithms(
+        stream: &Arc<CudaStream>,
+        spec: Spec,
         (m, n, k): (u64, u64, u64),
+        max_algorithms: usize,
     ) -> Result<Self, BlasLtError> {
         if !present() {
             return Err(BlasLtError::Missing);
@@ -349,13 +371,15 @@ impl Gemm {
             )
         };
         check(status, "cublasLtMatmulPreferenceSetAttribute", datapath)?;
+        let wanted = max_algorithms.clamp(1, 64);
         #[allow(unsafe_code)]
         // SAFETY: zeroed is a valid bit pattern for this plain C struct; it is only read after
         // cuBLASLt has filled it.
-        let mut heuristic: lt::cublasLtMatmulHeuristicResult_t = unsafe { std::mem::zeroed() };
+        let zero: lt::cublasLtMatmulHeuristicResult_t = unsafe { std::mem::zeroed() };
+        let mut heuristics = vec![zero; wanted];
         let mut found = 0i32;
         // SAFETY: the handle, descriptor, layouts and preference were created above and are
-        // alive; `heuristic` has room for the one result asked for, `found` is a valid
+        // alive; `heuristics` has room for the `wanted` results asked for, `found` is a valid
         // out-pointer.
         #[allow(unsafe_code)]
         let status = unsafe {
@@ -367,19 +391,22 @@ impl Gemm {
                 o.layouts[2],
                 o.layouts[2],
                 o.pref,
-                1,
-                &mut heuristic,
+                i32::try_from(wanted).unwrap_or(1),
+                heuristics.as_mut_ptr(),
                 &mut found,
             )
         };
         check(status, "cublasLtMatmulAlgoGetHeuristic", datapath)?;
-        if found == 0 || heuristic.state != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        heuristics.truncate(usize::try_from(found).unwrap_or(0));
+        heuristics.retain(|h| h.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS);
+        if heuristics.is_empty() {
             return Err(BlasLtError::NoAlgorithm(datapath));
         }
         Ok(Gemm {
             spec,
             objects: o,
-            algo: heuristic.algo,
+            algos: heuristics,
+            selected: 0,
             a,
             b,
             d,
@@ -394,6 +421,81 @@ impl Gemm {
     /// output into the next one's input (the LSTM's step-by-step chain).
     pub fn a_and_d(&mut self) -> (&mut CudaSlice<u8>, &CudaSlice<u8>) {
         (&mut self.a, &self.d)
+    }
+
+    /// The A and B operands (stored K×M and K×N) and how many values each holds, for the
+    /// caller to fill with real data.
+    pub fn operands(&self) -> [(&CudaSlice<u8>, u64); 2] {
+        let (m, n, k) = self.size;
+        [(&self.a, k * m), (&self.b, k * n)]
+    }
+
+    /// How many algorithms the heuristic gave.
+    pub fn algorithms(&self) -> usize {
+        self.algos.len()
+    }
+
+    /// Selects the heuristic's `i`-th algorithm (from 0) for the following launches; an index
+    /// out of range keeps the current one.
+    pub fn select(&mut self, i: usize) {
+        if i < self.algos.len() {
+            self.selected = i;
+        }
+    }
+
+    /// The heuristic's `i`-th algorithm as cuBLASLt describes it
+    /// (`cublasLtMatmulAlgoConfigGetAttribute`); `None` out of range.
+    pub fn algorithm(&self, i: usize) -> Option<GemmAlgorithm> {
+        use lt::cublasLtMatmulAlgoConfigAttributes_t as A;
+        let h = self.algos.get(i)?;
+        let get = |attr: A, signed: bool| -> Option<i64> {
+            let mut size = 0usize;
+            // SAFETY: `h.algo` is an algorithm the heuristic returned, alive with this GEMM; a
+            // size of 0 with a null buffer asks for the attribute's size only.
+            #[allow(unsafe_code)]
+            let status = unsafe {
+                lt::cublasLtMatmulAlgoConfigGetAttribute(
+                    &h.algo,
+                    attr,
+                    std::ptr::null_mut(),
+                    0,
+                    &mut size,
+                )
+            };
+            if status != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS || !(1..=8).contains(&size) {
+                return None;
+            }
+            let mut buf = [0u8; 8];
+            let mut written = 0usize;
+            // SAFETY: `buf` holds 8 bytes, at least the attribute's `size`, passed exactly as
+            // cuBLASLt requires.
+            #[allow(unsafe_code)]
+            let status = unsafe {
+                lt::cublasLtMatmulAlgoConfigGetAttribute(
+                    &h.algo,
+                    attr,
+                    buf.as_mut_ptr().cast::<c_void>(),
+                    size,
+                    &mut written,
+                )
+            };
+            (status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
+                .then(|| attribute_value(&buf[..size], signed))
+        };
+        Some(GemmAlgorithm {
+            heuristic_rank: u32::try_from(i).unwrap_or(u32::MAX),
+            id: get(A::CUBLASLT_ALGO_CONFIG_ID, true),
+            tile: get(A::CUBLASLT_ALGO_CONFIG_TILE_ID, false),
+            stages: get(A::CUBLASLT_ALGO_CONFIG_STAGES_ID, false),
+            split_k: get(A::CUBLASLT_ALGO_CONFIG_SPLITK_NUM, true),
+            reduction_scheme: get(A::CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, false),
+            swizzle: get(A::CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, false),
+            custom_option: get(A::CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, false),
+            inner_shape: get(A::CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, false),
+            cluster_shape: get(A::CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, false),
+            workspace_bytes: h.workspaceSize as u64,
+            waves: Some(f64::from(h.wavesCount)).filter(|w| w.is_finite() && *w > 0.0),
+        })
     }
 
     /// `2·M·N·K`.
@@ -441,12 +543,43 @@ impl Gemm {
                 self.objects.layouts[2],
                 d as *mut c_void,
                 self.objects.layouts[2],
-                &self.algo,
+                &self.algos[self.selected].algo,
                 w as *mut c_void,
                 WORKSPACE,
                 stream.cu_stream() as lt::cudaStream_t,
             )
         };
         check(status, "cublasLtMatmul", datapath)
+    }
+}
+
+/// A cuBLASLt attribute's bytes (little-endian, 1 to 8 of them) as a number, sign-extended when
+/// the attribute is a signed type.
+fn attribute_value(bytes: &[u8], signed: bool) -> i64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    let raw = u64::from_le_bytes(b);
+    let bits = 8 * bytes.len() as u32;
+    if signed && bits < 64 && raw >> (bits - 1) & 1 == 1 {
+        (raw | (u64::MAX << bits)) as i64
+    } else {
+        raw as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_are_read_at_their_width() {
+        assert_eq!(attribute_value(&[5, 0, 0, 0], true), 5);
+        assert_eq!(attribute_value(&[0xff, 0xff, 0xff, 0xff], true), -1);
+        assert_eq!(
+            attribute_value(&[0xff, 0xff, 0xff, 0xff], false),
+            0xffff_ffff
+        );
+        assert_eq!(attribute_value(&[0x34, 0x12], false), 0x1234);
+        assert_eq!(attribute_value(&[1, 0, 0, 0, 0, 0, 0, 0], true), 1);
     }
 }

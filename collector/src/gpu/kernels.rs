@@ -16,9 +16,21 @@ const COMMON: &str = include_str!("../../../kernels/common.cuh");
 /// Independent FMA chains per thread in `fma.cu` (`-DFMA_CHAINS`).
 pub const FMA_CHAINS: u32 = 8;
 /// Steps of every chain unrolled in one iteration of `fma.cu`'s timed loop (`-DFMA_UNROLL`).
-pub const FMA_UNROLL: u32 = 16;
+/// At 16 (8 chains: 128 FMAs a pass) the loop's own `UIADD3, ISETP, BRA` took 3 of every 131
+/// issue slots on sm_90 (97.7% of the FMA rate at best, 97.0% for the packed kernels, which also
+/// reload their operands); at 64 they take 3 of 515 (99.4%; issue 33, SASS checked with NVRTC
+/// 13.2 and ptxas 12.9).
+pub const FMA_UNROLL: u32 = 64;
 /// Independent accumulators per warp in `mma.cu`: `mma.sync` per iteration (`-DMMA_ACC`).
 pub const MMA_ACC: u32 = 8;
+/// Operand sets each thread of an `mma.cu` kernel loads from its operand buffer before the timed
+/// loop (`-DMMA_SETS`); accumulator `k` uses set `k % MMA_SETS`, so consecutive MMAs change
+/// operands. Two keep the 32-bit-register kernels at 64 registers on sm_90 (four blocks of 256
+/// threads per SM; 70 on sm_80 to sm_89: three), where four took 96 (SASS audit, ptxas 12.9).
+pub const MMA_SETS: u32 = 2;
+/// The same for FP64 m16n8k16 (`-DMMA_SETS_DMMA16`), whose set is 12 doubles (24 registers):
+/// two keep it within 128 registers.
+pub const MMA_SETS_DMMA16: u32 = 2;
 /// 16-byte loads in flight per thread per iteration of the read kernels of `bandwidth.cu`
 /// (`-DBW_UNROLL`); the copy kernel moves half as many (a load and a store each).
 pub const BW_UNROLL: u32 = 4;
@@ -43,16 +55,20 @@ pub enum Source {
     Ert,
     /// `dl.cu`: our own direct convolutions and LSTM cell (`roofline suite`).
     Dl,
+    /// `init.cu`: the operand fills (bounded random data written on the GPU once per run,
+    /// untimed).
+    Init,
 }
 
 impl Source {
     /// Every source.
-    pub const ALL: [Source; 5] = [
+    pub const ALL: [Source; 6] = [
         Source::Bandwidth,
         Source::Fma,
         Source::Mma,
         Source::Ert,
         Source::Dl,
+        Source::Init,
     ];
 
     /// The file name under `kernels/`.
@@ -63,6 +79,7 @@ impl Source {
             Source::Mma => "mma.cu",
             Source::Ert => "ert.cu",
             Source::Dl => "dl.cu",
+            Source::Init => "init.cu",
         }
     }
 
@@ -74,6 +91,7 @@ impl Source {
             Source::Mma => include_str!("../../../kernels/mma.cu"),
             Source::Ert => include_str!("../../../kernels/ert.cu"),
             Source::Dl => include_str!("../../../kernels/dl.cu"),
+            Source::Init => include_str!("../../../kernels/init.cu"),
         }
     }
 
@@ -84,9 +102,14 @@ impl Source {
         match self {
             Source::Bandwidth => vec![("BW_UNROLL", BW_UNROLL)],
             Source::Fma => vec![("FMA_CHAINS", FMA_CHAINS), ("FMA_UNROLL", FMA_UNROLL)],
-            Source::Mma => vec![("MMA_ACC", MMA_ACC)],
+            Source::Mma => vec![
+                ("MMA_ACC", MMA_ACC),
+                ("MMA_SETS", MMA_SETS),
+                ("MMA_SETS_DMMA16", MMA_SETS_DMMA16),
+            ],
             Source::Ert => vec![],
             Source::Dl => vec![("IG_BM", IG_TILE), ("IG_BN", IG_TILE), ("IG_BK", IG_DEPTH)],
+            Source::Init => vec![],
         }
     }
 
@@ -201,6 +224,12 @@ pub enum Work {
     /// A DL kernel: its work is the operation's analytical F and B (`roofline_model::dl`), not
     /// an instruction count; arithmetic in FP32 on CUDA cores.
     Analytical,
+    /// An operand fill of `init.cu` (untimed): a grid-stride loop storing one value of `bytes`
+    /// bytes per pass.
+    Fill {
+        /// Bytes of one value stored.
+        bytes: u32,
+    },
 }
 
 impl Work {
@@ -323,12 +352,26 @@ pub enum Kernel {
     MmaInt8,
     /// `mma_f64`: m8n8k4, FP64.
     MmaF64,
+    /// `mma_f64_16816`: m16n8k16, FP64 (sm_90 and later).
+    MmaF64M16n8k16,
     /// `ert_f32`.
     ErtF32,
     /// `ert_f64`.
     ErtF64,
     /// A `dl.cu` entry point with its storage precision.
     Dl(DlOp, Precision),
+    /// `fill_words`: raw 32-bit words (masked).
+    FillWords,
+    /// `fill_f32`: bounded normal FP32 values.
+    FillF32,
+    /// `fill_f64`: bounded normal FP64 values.
+    FillF64,
+    /// `fill_f16`: bounded normal FP16 values.
+    FillF16,
+    /// `fill_bf16`: bounded normal BF16 values.
+    FillBf16,
+    /// `fill_e4m3`: bounded normal FP8 E4M3 values (sm_89 and later).
+    FillE4m3,
 }
 
 impl Kernel {
@@ -336,14 +379,33 @@ impl Kernel {
     pub fn all() -> Vec<Kernel> {
         use Kernel::*;
         let mut v = vec![
-            HbmRead, HbmWrite, HbmCopy, L2Read, L1Read, SharedRead, FmaF64, FmaF32, FmaF16x2,
-            FmaBf16x2, Empty, MmaF16, MmaBf16, MmaTf32, MmaFp8, MmaInt8, MmaF64, ErtF32, ErtF64,
+            HbmRead,
+            HbmWrite,
+            HbmCopy,
+            L2Read,
+            L1Read,
+            SharedRead,
+            FmaF64,
+            FmaF32,
+            FmaF16x2,
+            FmaBf16x2,
+            Empty,
+            MmaF16,
+            MmaBf16,
+            MmaTf32,
+            MmaFp8,
+            MmaInt8,
+            MmaF64,
+            MmaF64M16n8k16,
+            ErtF32,
+            ErtF64,
         ];
         for p in Precision::ALL {
             for op in DlOp::ALL {
                 v.push(Dl(op, p));
             }
         }
+        v.extend([FillWords, FillF32, FillF64, FillF16, FillBf16, FillE4m3]);
         v
     }
 
@@ -353,9 +415,10 @@ impl Kernel {
         match self {
             HbmRead | HbmWrite | HbmCopy | L2Read | L1Read | SharedRead => Source::Bandwidth,
             FmaF64 | FmaF32 | FmaF16x2 | FmaBf16x2 | Empty => Source::Fma,
-            MmaF16 | MmaBf16 | MmaTf32 | MmaFp8 | MmaInt8 | MmaF64 => Source::Mma,
+            MmaF16 | MmaBf16 | MmaTf32 | MmaFp8 | MmaInt8 | MmaF64 | MmaF64M16n8k16 => Source::Mma,
             ErtF32 | ErtF64 => Source::Ert,
             Dl(..) => Source::Dl,
+            FillWords | FillF32 | FillF64 | FillF16 | FillBf16 | FillE4m3 => Source::Init,
         }
     }
 
@@ -380,9 +443,16 @@ impl Kernel {
             MmaFp8 => "mma_fp8",
             MmaInt8 => "mma_int8",
             MmaF64 => "mma_f64",
+            MmaF64M16n8k16 => "mma_f64_16816",
             ErtF32 => "ert_f32",
             ErtF64 => "ert_f64",
             Dl(op, p) => dl_entry(op, p),
+            FillWords => "fill_words",
+            FillF32 => "fill_f32",
+            FillF64 => "fill_f64",
+            FillF16 => "fill_f16",
+            FillBf16 => "fill_bf16",
+            FillE4m3 => "fill_e4m3",
         }
     }
 
@@ -392,7 +462,8 @@ impl Kernel {
         use Kernel::*;
         match self {
             FmaBf16x2 | MmaF16 | MmaBf16 | MmaTf32 | MmaInt8 | MmaF64 => (8, 0),
-            MmaFp8 => (8, 9),
+            MmaFp8 | FillE4m3 => (8, 9),
+            MmaF64M16n8k16 => (9, 0),
             _ => (7, 0),
         }
     }
@@ -439,6 +510,7 @@ impl Kernel {
             MmaFp8 => mma(Datapath::TensorFp8, (16, 8, 32)),
             MmaInt8 => mma(Datapath::TensorInt8, (16, 8, 32)),
             MmaF64 => mma(Datapath::TensorFp64, (8, 8, 4)),
+            MmaF64M16n8k16 => mma(Datapath::TensorFp64, (16, 8, 16)),
             ErtF32 => Work::Sweep {
                 datapath: Datapath::Fp32,
                 lanes: VECTOR_BYTES / 4,
@@ -448,6 +520,10 @@ impl Kernel {
                 lanes: VECTOR_BYTES / 8,
             },
             Dl(..) => Work::Analytical,
+            FillWords | FillF32 => Work::Fill { bytes: 4 },
+            FillF64 => Work::Fill { bytes: 8 },
+            FillF16 | FillBf16 => Work::Fill { bytes: 2 },
+            FillE4m3 => Work::Fill { bytes: 1 },
         }
     }
 }
@@ -472,6 +548,101 @@ impl LaunchWork {
     pub fn flop_count(&self) -> f64 {
         self.flops.map_or(0.0, |(_, f)| f)
     }
+}
+
+/// How an operand buffer is filled (`init.cu`, untimed, once per run): the fill kernel and its
+/// arguments. Bounded normal values are scaled by [`NORMAL_SCALE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Raw 32-bit words, `(hash & keep) | set` (`fill_words`).
+    Words {
+        /// Bits kept from the hash.
+        keep: u32,
+        /// Bits set.
+        set: u32,
+    },
+    /// Bounded normal FP32 values (`fill_f32`; TF32 operands too).
+    F32,
+    /// Bounded normal FP64 values (`fill_f64`).
+    F64,
+    /// Bounded normal FP16 values (`fill_f16`).
+    F16,
+    /// Bounded normal BF16 values (`fill_bf16`).
+    Bf16,
+    /// Bounded normal FP8 E4M3 values (`fill_e4m3`, sm_89 and later).
+    E4m3,
+}
+
+/// Raw random words: the bandwidth kernels' buffers and INT8 operands (any byte is an int8).
+pub const RANDOM_WORDS: Fill = Fill::Words {
+    keep: u32::MAX,
+    set: 0,
+};
+/// Words that are FP32 values in [1, 2) (random mantissa) and, read in pairs, normal FP64
+/// values: the ERT-style sweep's buffer, which its FP32 and FP64 kernels both compute on.
+pub const UNIT_FLOAT_WORDS: Fill = Fill::Words {
+    keep: 0x007F_FFFF,
+    set: 0x3F80_0000,
+};
+/// The scale of the bounded normal fills: values within ±2√3 × 0.5 = ±1.732, so |a·b| ≤ 3 and
+/// a K-long dot product stays within 3·K, under FP16's largest finite value (65504) for K up to
+/// [`MAX_K_FP16`]: no overflow and no NaN in any GEMM or MMA the collector times.
+pub const NORMAL_SCALE: f32 = 0.5;
+/// The bound of one bounded normal value before scaling: 2√3 (four uniforms summed, centred,
+/// scaled to unit variance; `init.cu`).
+pub const NORMAL_BOUND: f64 = 3.464_101_615_137_754_4;
+/// The longest reduction an FP16 result can take from operands of [`NORMAL_SCALE`] without
+/// overflowing: `floor(65504 / (bound × scale)²)`.
+pub const MAX_K_FP16: u64 = 21_834;
+
+impl Fill {
+    /// The fill kernel.
+    pub fn kernel(self) -> Kernel {
+        match self {
+            Fill::Words { .. } => Kernel::FillWords,
+            Fill::F32 => Kernel::FillF32,
+            Fill::F64 => Kernel::FillF64,
+            Fill::F16 => Kernel::FillF16,
+            Fill::Bf16 => Kernel::FillBf16,
+            Fill::E4m3 => Kernel::FillE4m3,
+        }
+    }
+
+    /// Bytes of one value it writes.
+    pub fn value_bytes(self) -> u64 {
+        match self.kernel().work() {
+            Work::Fill { bytes } => u64::from(bytes),
+            _ => 4,
+        }
+    }
+
+    /// What the bundle says of the data (`operands` of a ceiling).
+    pub fn operands(self) -> roofline_model::bundle::Operands {
+        use roofline_model::bundle::Operands;
+        match self {
+            Fill::Words { keep: u32::MAX, .. } => Operands::RandomBits,
+            Fill::Words { .. } => Operands::RandomUnitFloats,
+            _ => Operands::BoundedNormal,
+        }
+    }
+}
+
+/// The operand buffer of an `mma.cu` kernel: bytes per launched thread and how it is filled;
+/// `None` for other kernels. [`MMA_SETS`] sets per thread of the A and B registers of one MMA:
+/// four 32-bit words of A and two of B for the 32-bit-register shapes, one double each for FP64
+/// m8n8k4, eight and four doubles for FP64 m16n8k16 ([`MMA_SETS_DMMA16`] sets).
+pub fn mma_operands(kernel: Kernel) -> Option<(u64, Fill)> {
+    let words = |sets: u32, per_set: u32| u64::from(sets * per_set * 4);
+    Some(match kernel {
+        Kernel::MmaF16 => (words(MMA_SETS, 6), Fill::F16),
+        Kernel::MmaBf16 => (words(MMA_SETS, 6), Fill::Bf16),
+        Kernel::MmaTf32 => (words(MMA_SETS, 6), Fill::F32),
+        Kernel::MmaFp8 => (words(MMA_SETS, 6), Fill::E4m3),
+        Kernel::MmaInt8 => (words(MMA_SETS, 6), RANDOM_WORDS),
+        Kernel::MmaF64 => (words(MMA_SETS, 4), Fill::F64),
+        Kernel::MmaF64M16n8k16 => (words(MMA_SETS_DMMA16, 24), Fill::F64),
+        _ => return None,
+    })
 }
 
 /// FLOPs of an FMA-peak launch: `flops_per_iteration × iterations × threads`.
@@ -922,7 +1093,7 @@ mod tests {
         assert_eq!(fma, Some(f64::from(2 * 2 * FMA_CHAINS * FMA_UNROLL)));
         let mma = Kernel::MmaBf16.work().flops_per_iteration();
         assert_eq!(mma, Some(4096.0 * f64::from(MMA_ACC)));
-        assert_eq!(Kernel::all().len(), 19 + 24);
+        assert_eq!(Kernel::all().len(), 20 + 24 + 6);
         for k in Kernel::all() {
             assert!(
                 k.source()
@@ -936,20 +1107,21 @@ mod tests {
     fn threads(blocks: u64, per_block: u64) -> u64 {
         blocks * per_block
     }
-    /// FMA peaks, by hand: fma_f32 on 132 SMs × 8 blocks × 256 threads, 2048 iterations of 8
-    /// chains × 16 steps: 2 FLOPs × 128 × 2048 × 270,336 threads.
+    /// FMA peaks, by hand: fma_f32 on 132 SMs × 8 blocks × 256 threads, 512 iterations of 8
+    /// chains × 64 steps: 2 FLOPs × 512 × 512 × 270,336 threads.
     #[test]
     fn fma_flops_per_launch_match_a_hand_count() {
         let t = threads(132 * 8, 256);
         assert_eq!(t, 270_336);
-        let w = fma_work(Kernel::FmaF32, t, 2048).unwrap();
+        assert_eq!(FMA_CHAINS * FMA_UNROLL, 512);
+        let w = fma_work(Kernel::FmaF32, t, 512).unwrap();
         assert_eq!(
             w.flops,
-            Some((Datapath::Fp32, 2.0 * 128.0 * 2048.0 * 270_336.0))
+            Some((Datapath::Fp32, 2.0 * 512.0 * 512.0 * 270_336.0))
         );
         assert_eq!(w.bytes, 0.0);
         // Packed half2: two lanes per instruction, twice the FLOPs.
-        let h = fma_work(Kernel::FmaF16x2, t, 2048).unwrap();
+        let h = fma_work(Kernel::FmaF16x2, t, 512).unwrap();
         assert_eq!(h.flop_count(), 2.0 * w.flop_count());
         assert_eq!(h.flops.unwrap().0, Datapath::Fp16);
         assert_eq!(
@@ -957,6 +1129,34 @@ mod tests {
             f64::from(2 * FMA_CHAINS * FMA_UNROLL)
         );
         assert!(fma_work(Kernel::MmaF16, 1, 1).is_none());
+    }
+
+    /// The operand bound, by hand: values within ±2√3 × 0.5, so |a·b| ≤ 3 and FP16 holds a
+    /// 21,834-term dot product; every reference GEMM shape stays within it. The operand buffers
+    /// hold MMA_SETS sets of the A and B registers per thread.
+    #[test]
+    fn operands_are_bounded_and_sized_per_thread() {
+        let bound = NORMAL_BOUND * f64::from(NORMAL_SCALE);
+        assert!((NORMAL_BOUND - 12f64.sqrt()).abs() < 1e-12);
+        assert_eq!(MAX_K_FP16, (65504.0 / (bound * bound)).floor() as u64);
+        assert_eq!(mma_operands(Kernel::MmaF16), Some((48, Fill::F16)));
+        assert_eq!(mma_operands(Kernel::MmaInt8), Some((48, RANDOM_WORDS)));
+        assert_eq!(mma_operands(Kernel::MmaF64), Some((32, Fill::F64)));
+        assert_eq!(mma_operands(Kernel::MmaF64M16n8k16), Some((192, Fill::F64)));
+        assert_eq!(mma_operands(Kernel::FmaF32), None);
+        assert_eq!(Fill::E4m3.value_bytes(), 1);
+        assert_eq!(Fill::F64.value_bytes(), 8);
+        assert_eq!(RANDOM_WORDS.value_bytes(), 4);
+        use roofline_model::bundle::Operands;
+        assert_eq!(RANDOM_WORDS.operands(), Operands::RandomBits);
+        assert_eq!(UNIT_FLOAT_WORDS.operands(), Operands::RandomUnitFloats);
+        assert_eq!(Fill::Bf16.operands(), Operands::BoundedNormal);
+        // FP64 m16n8k16 does the work of eight m8n8k4.
+        let per_warp = |k: Kernel| mma_work(k, 32, 1).unwrap().flop_count();
+        assert_eq!(
+            per_warp(Kernel::MmaF64M16n8k16),
+            8.0 * per_warp(Kernel::MmaF64)
+        );
     }
 
     /// mma.sync peaks, by hand: m16n8k16 is 2·16·8·16 = 4096 FLOPs; 8 accumulators; 132 SMs ×

@@ -13,10 +13,15 @@
 //!   refusals it gives (a leaf: the catalogue reads it, the audit writes it).
 //! - [`sass`]: the SASS audit itself (pure functions; the `roofline-sass-audit` binary drives
 //!   NVIDIA's tools), which checks each kernel's machine code against its work formula.
-//! - [`session`]: one timing session (context, stream, events, warm-up and repeats, the SM
-//!   clock stamps) and the one error type of GPU work, [`DeviceError`].
+//! - [`session`]: one timing session (context, stream, a ring of events, the SM clock stamps,
+//!   the NVML sampler) that streams launches back to back and times them in intervals, and the
+//!   one error type of GPU work, [`DeviceError`].
 //! - [`launch`]: the typed launchers behind one trait, each with the work one launch does; the
 //!   collector's one unsafe kernel launch.
+//! - [`timing`]: the timing plan (pure): warm-up, launches per interval, burst, settling and
+//!   the sustained window of every ceiling.
+//! - [`nvml`]: NVML loaded at run time, and the thread that samples the SM clock, power and
+//!   clock-event reasons during every measurement.
 //! - [`blaslt`] and [`dnn`]: safe wrappers over cudarc's raw cuBLASLt and cuDNN bindings.
 
 pub mod audit_table;
@@ -25,10 +30,12 @@ pub mod cudalibs;
 pub mod dnn;
 pub mod kernels;
 pub mod launch;
+pub mod nvml;
 pub mod sass;
 pub mod session;
+pub mod timing;
 
-pub use session::{DeviceError, Session, Timing};
+pub use session::{DeviceError, Measurement, Phase, Session};
 
 use cudarc::driver::result as cu;
 

@@ -1,20 +1,32 @@
-//! One timing session on one GPU: the context, its one stream, two timing events and the clock
-//! stamps our kernels write, and the two ways runs are timed (a fixed warm-up and repeat count
-//! for the microbenchmarks of `roofline machine`, an adaptive one for the study configurations of
-//! `roofline suite`). Every time is a CUDA-event interval around one run (CUDA C Programming
-//! Guide, "Events"); the SM clock during a kernel comes from its own `clock64`/`globaltimer`
-//! stamps (`kernels/common.cuh`).
+//! One timing session on one GPU: the context, its one stream, a ring of timing events, the
+//! clock stamps our kernels write and, where NVML can be read, the thread sampling the board,
+//! and the two ways runs are timed:
+//!
+//! - `roofline machine`'s ceilings ([`Session::measure`], [`Session::burst`]): launches
+//!   streamed back to back, each interval N launches between two events of the ring behind one
+//!   untimed lead launch, so that no host launch latency falls inside an interval; the warm-up,
+//!   the burst, the settling and the sustained window of [`crate::gpu::timing`]'s plan;
+//! - `roofline suite`'s configurations ([`Session::time_adaptive`]): one run between two
+//!   events, an adaptive number of repeats.
+//!
+//! Times are CUDA-event intervals (CUDA C Programming Guide, "Events"); the SM clock during our
+//! kernels comes from their own `clock64`/`globaltimer` stamps, summed over every launch between
+//! two clearings (`kernels/common.cuh`), and from NVML for library kernels.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     ValidAsZeroBits,
 };
+use roofline_model::bundle::Telemetry;
 use roofline_model::stats::median;
 
 use crate::gpu::kernels::{self, Compiled, KernelError, Source};
+use crate::gpu::nvml::{self, Nvml, Sampler};
+use crate::gpu::timing::{MeasurePlan, Settle, launches_for};
 
 /// Why GPU work failed: a driver call, a kernel that could not be made ready, or a launch
 /// whose arguments do not fit its kernel.
@@ -74,30 +86,63 @@ pub fn clock_hz(stamps: [u64; 2]) -> Option<f64> {
     (stamps[0] > 0 && stamps[1] > 0).then(|| stamps[0] as f64 / stamps[1] as f64 * 1e9)
 }
 
-/// Repeated timings of one measurement.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Timing {
-    /// Seconds per repeat (CUDA-event intervals).
-    pub times: Vec<f64>,
-    /// The SM clock each repeat's kernel observed, Hz (only repeats whose kernel stamps).
-    pub clocks: Vec<f64>,
+/// One phase of a measurement: intervals of `launches` back-to-back launches each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    /// Seconds per interval (CUDA events).
+    pub intervals: Vec<f64>,
+    /// Launches per interval.
+    pub launches: u32,
+    /// When the phase began and ended (host wall time), for the NVML samples of its window.
+    pub wall: (Instant, Instant),
+    /// The SM clock our kernels stamped over the phase (its lead launch included), Hz.
+    pub clock_hz: Option<f64>,
 }
 
-impl Timing {
-    /// The median time, seconds (NaN when nothing was timed).
+impl Phase {
+    /// `launches × work / interval` per interval: a rate per second for `work` per launch.
+    pub fn rates(&self, work: f64) -> Vec<f64> {
+        let per = f64::from(self.launches) * work;
+        self.intervals.iter().map(|t| per / t).collect()
+    }
+
+    /// The median rate (NaN when nothing was timed).
+    pub fn median_rate(&self, work: f64) -> f64 {
+        median(&self.rates(work)).unwrap_or(f64::NAN)
+    }
+
+    /// The whole phase's rate: all its work over all its time.
+    pub fn overall_rate(&self, work: f64) -> f64 {
+        let t: f64 = self.intervals.iter().sum();
+        f64::from(self.launches) * work * self.intervals.len() as f64 / t
+    }
+
+    /// Seconds of GPU time in all.
+    pub fn seconds(&self) -> f64 {
+        self.intervals.iter().sum()
+    }
+
+    /// The median interval, seconds (NaN when nothing was timed).
     pub fn median_s(&self) -> f64 {
-        median(&self.times).unwrap_or(f64::NAN)
+        median(&self.intervals).unwrap_or(f64::NAN)
     }
+}
 
-    /// The median clock, Hz, when the kernel stamped one.
-    pub fn clock(&self) -> Option<f64> {
-        median(&self.clocks).filter(|c| *c > 0.0)
-    }
-
-    /// `amount / time` per repeat (a rate per second).
-    pub fn rates(&self, amount: f64) -> Vec<f64> {
-        self.times.iter().map(|t| amount / t).collect()
-    }
+/// One ceiling timed by [`Session::measure`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// The warm-up, seconds of GPU time.
+    pub warmup_s: f64,
+    /// One launch's time at the end of the warm-up, seconds.
+    pub launch_s: f64,
+    /// The burst.
+    pub burst: Phase,
+    /// Seconds streamed waiting for the rate to settle.
+    pub settle_s: f64,
+    /// Whether it settled before the plan's limit.
+    pub settled: bool,
+    /// The sustained window, when the plan asks for one.
+    pub window: Option<Phase>,
 }
 
 /// How many timed repeats follow the first, timed, run of an adaptive schedule: runs under
@@ -123,13 +168,28 @@ impl Adaptive {
     }
 }
 
+/// Whether NVML's latest SM clock is at least `fraction` of its maximum (`None`: unknown, no
+/// sampler).
+fn clock_near_max(sampler: Option<&Sampler>, fraction: f64) -> Option<bool> {
+    let s = sampler?;
+    let max = s.device().max_sm_clock_hz()?;
+    let now = s.latest()?.sm_clock_hz?;
+    Some(now >= fraction * max)
+}
+
 /// One GPU, ready to time work on one stream.
 pub struct Session {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     start: CudaEvent,
     end: CudaEvent,
+    /// The events that bound the intervals of a phase, reused in turn.
+    ring: Vec<CudaEvent>,
     stamps: CudaSlice<u64>,
+    /// NVML's sampler, once [`Session::start_telemetry`] has started it.
+    sampler: Option<Sampler>,
+    /// Whether a measurement has warmed up yet (the first one warms up longer).
+    measured: bool,
     ordinal: usize,
     name: String,
     cc: (i32, i32),
@@ -143,6 +203,9 @@ pub struct Session {
 /// so that an idle GPU's clocks have ramped up (a fixed count of one or two millisecond-long
 /// launches can end before they have); later timings follow on a busy GPU.
 pub const FIRST_WARMUP: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Events in the ring: at most `RING - 1` intervals are in flight.
+const RING: usize = 8;
 
 impl Session {
     /// Creates the context on device `ordinal`, one stream, two timing events and the stamp
@@ -176,9 +239,18 @@ impl Session {
             .map_err(driver("reading the compute capability"))?;
         let name = ctx.name().map_err(driver("reading the device name"))?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        // The ring's events block the waiting host thread rather than spin, leaving the CPU to
+        // the NVML sampler.
+        let blocking = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC);
+        let ring = (0..RING)
+            .map(|_| ctx.new_event(blocking).map_err(driver("creating an event")))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Session {
             start: ctx.new_event(timing).map_err(driver("creating an event"))?,
             end: ctx.new_event(timing).map_err(driver("creating an event"))?,
+            ring,
+            sampler: None,
+            measured: false,
             stamps: stream
                 .alloc_zeros::<u64>(2)
                 .map_err(driver("allocating the clock stamps"))?,
@@ -306,7 +378,7 @@ impl Session {
         if self.warmed.swap(true, Ordering::Relaxed) {
             return Ok(());
         }
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         while started.elapsed() < FIRST_WARMUP {
             run(self)?;
             self.stream
@@ -338,38 +410,262 @@ impl Session {
         Ok(f64::from(ms) / 1e3)
     }
 
-    /// Runs `run` `warmup` times untimed (in the session's first timing, then on for at least
-    /// [`FIRST_WARMUP`]), then `repeats` times each between two events,
-    /// clearing the clock stamps before and reading them after each repeat.
+    /// The device's PCI bus id, `0000:01:00.0` (`cuDeviceGetPCIBusId`), to find it in NVML.
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn pci_bus_id(&self) -> Result<String, DeviceError> {
+        let mut buf = [0 as std::ffi::c_char; 64];
+        // SAFETY: the buffer holds 64 bytes, its length passed as such; the device is the
+        // context's own.
+        #[allow(unsafe_code)]
+        unsafe {
+            cudarc::driver::sys::cuDeviceGetPCIBusId(
+                buf.as_mut_ptr(),
+                buf.len() as i32,
+                self.ctx.cu_device(),
+            )
+        }
+        .result()
+        .map_err(driver("reading the PCI bus id"))?;
+        // SAFETY: the driver wrote a NUL-terminated string into `buf` (64 bytes, more than the
+        // 13 of `dddd:bb:dd.f`).
+        #[allow(unsafe_code)]
+        let id = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+        Ok(id.to_string_lossy().into_owned())
+    }
+
+    /// Starts sampling the board through NVML for the rest of the session.
+    ///
+    /// # Errors
+    /// Why not, as a note for the bundle: NVML missing or failing, or the device not found.
+    pub fn start_telemetry(&mut self) -> Result<(), String> {
+        let bus = self.pci_bus_id().map_err(|e| e.to_string())?;
+        let device = Nvml::load()
+            .and_then(|n| n.device(&bus))
+            .map_err(|e| e.to_string())?;
+        self.sampler = Some(Sampler::start(device, nvml::PERIOD));
+        Ok(())
+    }
+
+    /// NVML over a window of host wall time, when it is sampled.
+    pub fn telemetry(&self, (from, to): (Instant, Instant)) -> Option<Telemetry> {
+        self.sampler.as_ref()?.window(from, to)
+    }
+
+    /// The board's enforced power limit (NVML), W.
+    pub fn power_limit_w(&self) -> Option<f64> {
+        self.sampler.as_ref()?.device().power_limit_w()
+    }
+
+    /// Reads interval `k` of the ring (its end event waited for).
+    fn read_interval(&self, what: &str, k: usize) -> Result<f64, DeviceError> {
+        let (a, b) = (&self.ring[k % RING], &self.ring[(k + 1) % RING]);
+        let ms = a
+            .elapsed_ms(b)
+            .map_err(driver(format!("{what}: running")))?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
+    /// One phase: optionally clears the clock stamps, makes one untimed lead launch, then
+    /// enqueues intervals of `n` launches back to back between events of the ring (at most
+    /// `RING - 1` in flight, reading finished ones as it goes) until `stop` says so given the
+    /// intervals read, or `max` intervals were enqueued; then reads the rest.
     ///
     /// # Errors
     /// `run`'s error, or the driver's.
-    pub fn time<E: From<DeviceError>>(
+    fn phase<E: From<DeviceError>>(
         &mut self,
         what: &str,
-        warmup: usize,
-        repeats: usize,
-        mut run: impl FnMut(&Session) -> Result<(), E>,
-    ) -> Result<Timing, E> {
-        for _ in 0..warmup {
-            run(self)?;
-        }
-        self.warm_up_once(what, &mut run)?;
-        let mut t = Timing::default();
-        for _ in 0..repeats {
+        n: u32,
+        max: usize,
+        stamps: bool,
+        mut stop: impl FnMut(&[f64]) -> bool,
+        run: &mut impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<Phase, E> {
+        let fail = |during: &str| driver(format!("{what}: {during}"));
+        let began = Instant::now();
+        if stamps {
             self.stream
                 .memset_zeros(&mut self.stamps)
-                .map_err(driver(format!("{what}: clearing the clock stamps")))?;
-            t.times.push(self.interval(what, &mut run)?);
+                .map_err(fail("clearing the clock stamps"))?;
+        }
+        run(self)?;
+        self.ring[0]
+            .record(&self.stream)
+            .map_err(fail("recording an event"))?;
+        let mut enqueued = 0usize;
+        let mut done: Vec<f64> = Vec::new();
+        loop {
+            // Boundary `enqueued + 1` reuses the slot of boundary `enqueued + 1 - RING`: every
+            // interval using it must have been read.
+            while enqueued + 1 >= RING && done.len() < enqueued + 2 - RING {
+                done.push(self.read_interval(what, done.len())?);
+            }
+            for _ in 0..n {
+                run(self)?;
+            }
+            enqueued += 1;
+            self.ring[enqueued % RING]
+                .record(&self.stream)
+                .map_err(fail("recording an event"))?;
+            // Read what has finished, without waiting, so that `stop` sees fresh intervals.
+            while done.len() < enqueued
+                && self.ring[(done.len() + 1) % RING]
+                    .try_is_complete()
+                    .map_err(fail("running"))?
+            {
+                done.push(self.read_interval(what, done.len())?);
+            }
+            if enqueued >= max || stop(&done) {
+                break;
+            }
+        }
+        while done.len() < enqueued {
+            done.push(self.read_interval(what, done.len())?);
+        }
+        let clock_hz = if stamps {
             let s = self
                 .stream
                 .clone_dtoh(&self.stamps)
-                .map_err(driver(format!("{what}: reading the clock stamps")))?;
-            if let [cycles, ns] = s[..] {
-                t.clocks.extend(clock_hz([cycles, ns]));
+                .map_err(fail("reading the clock stamps"))?;
+            match s[..] {
+                [cycles, ns] => clock_hz([cycles, ns]),
+                _ => None,
             }
+        } else {
+            None
+        };
+        Ok(Phase {
+            intervals: done,
+            launches: n,
+            wall: (began, Instant::now()),
+            clock_hz,
+        })
+    }
+
+    /// Times `run` as one ceiling by `plan` ([`crate::gpu::timing`]): a warm-up of single
+    /// launches back to back (the session's first one longer, and until NVML's SM clock nears
+    /// its maximum), launches per interval from the last launches' median time, the burst, then
+    /// (when the plan says) settling and the sustained window.
+    ///
+    /// # Errors
+    /// `run`'s error, or the driver's.
+    pub fn measure<E: From<DeviceError>>(
+        &mut self,
+        what: &str,
+        plan: &MeasurePlan,
+        mut run: impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<Measurement, E> {
+        let first = !std::mem::replace(&mut self.measured, true);
+        let (least, most) = if first {
+            (
+                plan.first_warmup_s.max(plan.warmup_s),
+                plan.first_warmup_max_s.max(plan.warmup_s),
+            )
+        } else {
+            (plan.warmup_s, plan.warmup_s)
+        };
+        let fraction = plan.first_warmup_clock;
+        // The sampler is lent to the warm-up's predicate while the phase holds the session.
+        let sampler = self.sampler.take();
+        let warm = self.phase(
+            what,
+            1,
+            usize::MAX,
+            false,
+            |done| {
+                let t: f64 = done.iter().sum();
+                if t < least {
+                    return false;
+                }
+                t >= most || !first || clock_near_max(sampler.as_ref(), fraction).unwrap_or(true)
+            },
+            &mut run,
+        );
+        self.sampler = sampler;
+        let warm = warm?.intervals;
+        let warmup_s: f64 = warm.iter().sum();
+        let tail = &warm[warm.len().saturating_sub(5)..];
+        let launch_s = median(tail).unwrap_or(f64::NAN);
+        let n = plan.launches_per_interval(launch_s);
+        let burst = self.phase(
+            what,
+            n,
+            plan.burst_intervals.max(1),
+            true,
+            |_| false,
+            &mut run,
+        )?;
+        if !plan.sustained {
+            return Ok(Measurement {
+                warmup_s,
+                launch_s,
+                burst,
+                settle_s: 0.0,
+                settled: false,
+                window: None,
+            });
         }
-        Ok(t)
+        let mut settle = Settle::new(plan);
+        let max_s = plan.settle_max_s;
+        let launches = f64::from(n);
+        let mut seen = 0usize;
+        let settling = self.phase(
+            what,
+            n,
+            usize::MAX,
+            false,
+            |done| {
+                let mut settled = settle.settled();
+                for &t in &done[seen..] {
+                    settled = settle.push(t, launches);
+                }
+                seen = done.len();
+                settled || settle.elapsed_s >= max_s
+            },
+            &mut run,
+        )?;
+        let settled = settle.settled();
+        let window_s = plan.window_s;
+        let window = self.phase(
+            what,
+            n,
+            usize::MAX,
+            true,
+            |done| done.iter().sum::<f64>() >= window_s,
+            &mut run,
+        )?;
+        Ok(Measurement {
+            warmup_s,
+            launch_s,
+            burst,
+            settle_s: settling.seconds(),
+            settled,
+            window: Some(window),
+        })
+    }
+
+    /// Times `run` as a burst only, with no warm-up beyond the lead launch: one launch timed
+    /// (behind its own lead) to plan the launches per interval
+    /// (`⌈interval_min_s / launch⌉ ≤ max`), then `intervals` intervals. For the sweep's points
+    /// and the GEMM candidates. Returns the launch's time and the phase.
+    ///
+    /// # Errors
+    /// `run`'s error, or the driver's.
+    pub fn burst<E: From<DeviceError>>(
+        &mut self,
+        what: &str,
+        interval_min_s: f64,
+        max: u32,
+        intervals: usize,
+        mut run: impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<(f64, Phase), E> {
+        let one = self.phase(what, 1, 1, false, |_| true, &mut run)?;
+        let launch_s = one.median_s();
+        let n = launches_for(launch_s, interval_min_s, max);
+        let p = self.phase(what, n, intervals.max(1), true, |_| false, &mut run)?;
+        Ok((launch_s, p))
     }
 
     /// Times `run` on an [`Adaptive`] schedule: one timed warm-up decides how many repeats
@@ -405,13 +701,24 @@ mod tests {
         assert_eq!(clock_hz([1_500_000_000, 1_000_000_000]), Some(1.5e9));
         assert_eq!(clock_hz([0, 10]), None);
         assert_eq!(clock_hz([10, 0]), None);
-        let t = Timing {
-            times: vec![2.0, 1.0, 4.0],
-            clocks: vec![],
+    }
+
+    /// A phase's rates count every launch of an interval: 4 launches of 2 units in 2, 1 and 4
+    /// seconds; the overall rate is all work over all time.
+    #[test]
+    fn phase_rates_count_the_launches_per_interval() {
+        let now = Instant::now();
+        let p = Phase {
+            intervals: vec![2.0, 1.0, 4.0],
+            launches: 4,
+            wall: (now, now),
+            clock_hz: None,
         };
-        assert_eq!(t.median_s(), 2.0);
-        assert_eq!(t.clock(), None);
-        assert_eq!(t.rates(8.0), [4.0, 8.0, 2.0]);
+        assert_eq!(p.median_s(), 2.0);
+        assert_eq!(p.rates(2.0), [4.0, 8.0, 2.0]);
+        assert_eq!(p.median_rate(2.0), 4.0);
+        assert_eq!(p.overall_rate(2.0), 24.0 / 7.0);
+        assert_eq!(p.seconds(), 7.0);
     }
 
     #[test]

@@ -16,8 +16,8 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 
 use super::{Args, Launcher, check_family, check_len, one_per_element, refuse, threads};
 use crate::gpu::kernels::{
-    Compiled, Kernel, LaunchWork, VECTOR_BYTES, Work, fma_work, mma_work, per_thread_work,
-    stream_work, sweep_fmas, sweep_work,
+    Compiled, Kernel, LaunchWork, VECTOR_BYTES, Work, fma_work, mma_operands, mma_work,
+    per_thread_work, stream_work, sweep_fmas, sweep_work,
 };
 use crate::gpu::session::{DeviceError, Session};
 
@@ -80,8 +80,10 @@ fn resident_checks(
     Ok(cfg)
 }
 
-/// The checks of [`MmaPeak::new`]: an `mma.sync` kernel on blocks of whole warps.
-fn mma_checks(kernel: Kernel, cfg: &LaunchConfig) -> Result<(), DeviceError> {
+/// The checks of [`MmaPeak::new`]: an `mma.sync` kernel on blocks of whole warps, with an
+/// operand buffer of `ops` bytes holding every launched thread's operand sets
+/// ([`mma_operands`]).
+fn mma_checks(kernel: Kernel, cfg: &LaunchConfig, ops: usize) -> Result<(), DeviceError> {
     check_family(
         kernel,
         matches!(kernel.work(), Work::Mma { .. }),
@@ -90,7 +92,8 @@ fn mma_checks(kernel: Kernel, cfg: &LaunchConfig) -> Result<(), DeviceError> {
     if !cfg.block_dim.0.is_multiple_of(32) || cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 {
         return Err(refuse(kernel, "blocks must be whole warps"));
     }
-    Ok(())
+    let per_thread = mma_operands(kernel).map_or(0, |(bytes, _)| bytes);
+    check_len(kernel, "the operand buffer", ops, per_thread * threads(cfg))
 }
 
 /// The checks of [`Sweep::new`]: a sweep kernel, a buffer holding the working set, and a FLOP
@@ -444,34 +447,38 @@ impl Launcher for FmaPeak<'_> {
 }
 
 /// The Tensor Core peaks with `mma.sync`: `mma_f16`, `mma_bf16`, `mma_tf32`, `mma_fp8`,
-/// `mma_int8`, `mma_f64`.
+/// `mma_int8`, `mma_f64`, `mma_f64_16816`.
 pub struct MmaPeak<'b> {
     kernel: Kernel,
     f: CudaFunction,
     cfg: LaunchConfig,
     iterations: i32,
+    ops: &'b CudaSlice<u8>,
     sink: &'b CudaSlice<u64>,
 }
 
 impl<'b> MmaPeak<'b> {
-    /// `iterations` of the timed loop per warp; `sink` takes one value of at most 8 bytes.
+    /// `iterations` of the timed loop per warp; `ops` holds every thread's operand sets, filled
+    /// with the kernel's input type ([`mma_operands`]); `sink` takes one value of at most 8 bytes.
     ///
     /// # Errors
-    /// [`DeviceError::Arguments`] for a kernel that is not an `mma.sync` peak, or a block that
-    /// is not whole warps.
+    /// [`DeviceError::Arguments`] for a kernel that is not an `mma.sync` peak, a block that is
+    /// not whole warps, or an operand buffer too small.
     pub fn new(
         compiled: &Compiled,
         kernel: Kernel,
         cfg: LaunchConfig,
         iterations: i32,
+        ops: &'b CudaSlice<u8>,
         sink: &'b CudaSlice<u64>,
     ) -> Result<Self, DeviceError> {
-        mma_checks(kernel, &cfg)?;
+        mma_checks(kernel, &cfg, ops.len())?;
         Ok(MmaPeak {
             kernel,
             f: compiled.function(kernel.entry())?,
             cfg,
             iterations,
+            ops,
             sink,
         })
     }
@@ -496,11 +503,11 @@ impl Launcher for MmaPeak<'_> {
     }
 
     fn push<'a>(&'a self, s: &'a Session, a: &mut Args<'a, '_>) {
-        // mma_*(iters, sink, sentinel, stamps), the sentinel in the accumulator's type.
-        a.arg(&self.iterations).arg(self.sink);
+        // mma_*(ops, iters, sink, sentinel, stamps), the sentinel in the accumulator's type.
+        a.arg(self.ops).arg(&self.iterations).arg(self.sink);
         match self.kernel {
             Kernel::MmaInt8 => a.arg(&SENTINEL_I32),
-            Kernel::MmaF64 => a.arg(&SENTINEL_F64),
+            Kernel::MmaF64 | Kernel::MmaF64M16n8k16 => a.arg(&SENTINEL_F64),
             _ => a.arg(&SENTINEL_F32),
         };
         a.arg(s.stamps());
@@ -668,9 +675,15 @@ mod tests {
         assert!(resident_checks(Kernel::L1Read, cfg, 2048, Some(3 * 2048 * 16)).is_err());
         assert!(resident_checks(Kernel::HbmRead, cfg, 2048, Some(1 << 30)).is_err());
 
-        assert!(mma_checks(Kernel::MmaF16, &grid(4, 256)).is_ok());
-        assert!(mma_checks(Kernel::MmaF16, &grid(4, 48)).is_err());
-        assert!(mma_checks(Kernel::FmaF32, &grid(4, 256)).is_err());
+        // 1024 threads × MMA_SETS (2) sets × 6 words × 4 bytes of operands.
+        let ops = 1024 * 48;
+        assert!(mma_checks(Kernel::MmaF16, &grid(4, 256), ops).is_ok());
+        assert!(mma_checks(Kernel::MmaF16, &grid(4, 256), ops - 1).is_err());
+        assert!(mma_checks(Kernel::MmaF16, &grid(4, 48), ops).is_err());
+        assert!(mma_checks(Kernel::FmaF32, &grid(4, 256), ops).is_err());
+        // FP64 m16n8k16: 2 sets × 12 doubles per thread.
+        assert!(mma_checks(Kernel::MmaF64M16n8k16, &grid(4, 256), 1024 * 192).is_ok());
+        assert!(mma_checks(Kernel::MmaF64M16n8k16, &grid(4, 256), 1024 * 191).is_err());
 
         for fpe in [1, 2, 64, 1024] {
             assert!(sweep_checks(Kernel::ErtF32, n, fpe, bytes).is_ok(), "{fpe}");

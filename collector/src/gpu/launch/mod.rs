@@ -10,7 +10,8 @@
 //! - [`micro`]: the microbenchmarks of `roofline machine` (HBM, L2, L1 and shared memory, FMA and
 //!   `mma.sync` peaks, the empty kernel, the ERT-style sweep);
 //! - [`dl`]: our own DL kernels of `roofline suite` (direct and implicit-GEMM convolutions, the
-//!   LSTM cell).
+//!   LSTM cell);
+//! - [`fill`]: the untimed operand fills (bounded random data, written once per run).
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
@@ -18,6 +19,7 @@ use super::kernels::{DlOp, Kernel, LaunchWork};
 use super::session::{DeviceError, Session, driver};
 
 pub mod dl;
+pub mod fill;
 pub mod micro;
 
 /// A typed launcher of one entry point (see the module's documentation). Its constructor has
@@ -90,10 +92,10 @@ pub fn params(kernel: Kernel) -> Vec<Param> {
         Kernel::FmaF32 => vec![F32, F32, I32, Ptr, F32, Ptr],
         Kernel::FmaF16x2 | Kernel::FmaBf16x2 => vec![U32, U32, I32, Ptr, U32, Ptr],
         Kernel::Empty => vec![],
-        Kernel::MmaInt8 => vec![I32, Ptr, I32, Ptr],
-        Kernel::MmaF64 => vec![I32, Ptr, F64, Ptr],
+        Kernel::MmaInt8 => vec![Ptr, I32, Ptr, I32, Ptr],
+        Kernel::MmaF64 | Kernel::MmaF64M16n8k16 => vec![Ptr, I32, Ptr, F64, Ptr],
         Kernel::MmaF16 | Kernel::MmaBf16 | Kernel::MmaTf32 | Kernel::MmaFp8 => {
-            vec![I32, Ptr, F32, Ptr]
+            vec![Ptr, I32, Ptr, F32, Ptr]
         }
         Kernel::ErtF32 => vec![Ptr, U64, I32, I32, F32, Ptr],
         Kernel::ErtF64 => vec![Ptr, U64, I32, I32, F64, Ptr],
@@ -105,6 +107,12 @@ pub fn params(kernel: Kernel) -> Vec<Param> {
             DlOp::ConvSum => vec![Ptr, Ptr, U64, I32],
             DlOp::LstmCell => vec![Ptr, Ptr, Ptr, Ptr, I32, I32, U64, I32],
         },
+        Kernel::FillWords => vec![Ptr, U64, U64, U32, U32],
+        Kernel::FillF32
+        | Kernel::FillF64
+        | Kernel::FillF16
+        | Kernel::FillBf16
+        | Kernel::FillE4m3 => vec![Ptr, U64, U64, F32],
     }
 }
 

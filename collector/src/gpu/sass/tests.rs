@@ -284,3 +284,42 @@ fn a_missing_function_or_stub_is_reported() {
     let f = check(Kernel::MmaBf16, "sm_70", MMA_BF16_SM90);
     assert_eq!(f.verdict, Verdict::Fail);
 }
+
+/// The loop exit ptxas writes on sm_80 to sm_89 for long loops, `@P1 CALL.REL.NOINC` to the
+/// instruction after the backward branch, is no call; a call anywhere else in the loop is (a
+/// hand-written listing in nvdisasm's layout: parser and audit input, not compiler output).
+#[test]
+fn a_loop_exit_through_call_rel_noinc_is_no_call() {
+    let listing = |target: &str| {
+        format!(
+            ".text.fma_f32:\n\
+             \x20       /*0000*/                   MOV R1, RZ ;\n\
+             .L_x_1:\n\
+             \x20       /*0010*/                   FFMA R1, R1, R2, R3 ;\n\
+             \x20       /*0020*/                   FFMA R4, R4, R2, R3 ;\n\
+             \x20       /*0030*/                   ISETP.LE.AND P1, PT, R0, UR4, PT ;\n\
+             \x20       /*0040*/               @P1 CALL.REL.NOINC `({target}) ;\n\
+             \x20       /*0050*/                   BRA `(.L_x_1) ;\n\
+             .L_x_0:\n\
+             \x20       /*0060*/                   EXIT ;\n\
+             .L_x_2:\n\
+             \x20       /*0070*/                   RET.REL.NODEC R20 `(fma_f32) ;\n"
+        )
+    };
+    let work = Work::Fma {
+        datapath: Datapath::Fp32,
+        lanes: 1,
+        per_iteration: 2,
+    };
+    let run = |text: &str| {
+        audit_with(
+            Kernel::FmaF32,
+            work,
+            "sm_80",
+            Some(&function(text)),
+            Some(clean()),
+        )
+    };
+    green(&run(&listing(".L_x_0")));
+    red(&run(&listing(".L_x_2")), "1 CALL in the timed loop");
+}
