@@ -323,8 +323,9 @@ fn compare(s: &mut String, overlay: &Overlay) {
     {
         let _ = writeln!(
             s,
-            r#"<line class="arrow" data-kernel="{}" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}" stroke="{}" stroke-opacity="0.85" stroke-width="1.4" marker-end="url(#arrowhead)"/>"#,
+            r#"<line class="arrow" data-kernel="{}" data-kind="{}" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}" stroke="{}" stroke-opacity="0.85" stroke-width="1.4" marker-end="url(#arrowhead)"/>"#,
             esc(&a.kernel),
+            marker_kind_key(a.kind),
             a.from.0,
             a.from.1,
             tip.0,
@@ -717,8 +718,9 @@ mod tests {
         let a = &overlay.arrows[0];
         let tip = a.tip().unwrap();
         assert!(svg.contains(&format!(
-            r#"<line class="arrow" data-kernel="{}" x1="150.0" y1="300.0" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}""#,
+            r#"<line class="arrow" data-kernel="{}" data-kind="{}" x1="150.0" y1="300.0" x2="{:.1}" y2="{:.1}" data-to-x="{:.1}" data-to-y="{:.1}""#,
             esc(&a.kernel),
+            marker_kind_key(a.kind),
             tip.0,
             tip.1,
             a.to.0,

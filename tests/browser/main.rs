@@ -14,7 +14,7 @@ use roofline_collector::commands::plot;
 use roofline_model::bundle::{Bundle, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{self, ChartOptions, MarkerKind};
-use roofline_model::compare::{compare, compare_scene};
+use roofline_model::compare::{Presence, Summary, compare, compare_scene};
 use roofline_tests::repo;
 use roofline_tests::webdriver::{Browser, serve};
 use serde_json::json;
@@ -44,6 +44,14 @@ const WAIT_CHART: &str = "return document.querySelectorAll('#chart circle.marker
 /// How far a drawn position may lie from the model's, pixels: the renderer
 /// (`roofline_model::svg`) writes positions to a tenth of a pixel.
 const PX: f64 = 0.051;
+
+/// The viewer's chart options on this page: sized to the width the page gives the chart (the
+/// model draws the chart at its pixel size, `ChartOptions::browser_sized`), read from the drawn
+/// chart's view box.
+fn page_options(b: &Browser) -> ChartOptions {
+    let w = b.js("return document.getElementById('chart').viewBox.baseVal.width");
+    ChartOptions::browser_sized(w.as_f64().unwrap())
+}
 
 /// The kernel table's figure cells (every cell but the names, which are cut with an ellipsis):
 /// how many there are, how many are laid out (rows off screen are skipped until asked), and
@@ -79,8 +87,17 @@ fn the_viewer_draws_what_the_model_computes() {
     let bundle = v100();
     let options = ChartOptions {
         ceilings: bundle.machines.first().map(Ceilings::from_machine),
-        ..ChartOptions::browser()
+        ..page_options(&b)
     };
+    // The chart uses the width the page has (1280 px less the page's padding and scroll bar),
+    // at its pixel size: not a fixed 900 px scaled.
+    assert!(options.width > 1100.0, "{}", options.width);
+    let drawn_width = b.js("return document.getElementById('chart').getBoundingClientRect().width");
+    assert!(
+        (drawn_width.as_f64().unwrap() - options.width).abs() < 1.0,
+        "{drawn_width} drawn for {}",
+        options.width
+    );
     let scene = chart::hierarchical(&bundle, &options).unwrap();
     assert_eq!(n.as_u64().unwrap() as usize, scene.markers.len());
     let drawn = b.js(
@@ -133,6 +150,35 @@ fn the_viewer_draws_what_the_model_computes() {
         "{text}"
     );
     assert!(text.as_str().unwrap().contains("headroom"), "{text}");
+    // The tooltip names the binding ceiling, and the kernel's path to it is drawn.
+    let hovered = scene
+        .kernels
+        .iter()
+        .find(|k| k.full_name == tip.as_str().unwrap())
+        .unwrap();
+    let ceiling = hovered
+        .analysis
+        .hierarchical
+        .as_ref()
+        .unwrap()
+        .ceiling_label();
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains(&format!("bound by {ceiling}")),
+        "{text}"
+    );
+    let path = b.wait(
+        "const t = document.querySelector('#chart .bound-path text'); return t && t.textContent",
+        "the path to the binding ceiling",
+    );
+    let p = hovered.bound_path.as_ref().unwrap();
+    assert_eq!(path, json!(p.text));
+    let ends = b.js("const l = document.querySelector('#chart .bound-path line'); return [+l.getAttribute('x2'), +l.getAttribute('y2')]");
+    assert!(
+        (ends[0].as_f64().unwrap() - p.to.0).abs() < 0.01
+            && (ends[1].as_f64().unwrap() - p.to.1).abs() < 0.01
+    );
     b.screenshot("hover");
 
     // Toggling L1 off removes every L1 marker and the L1 ceiling.
@@ -212,7 +258,8 @@ fn what_if_swap_url_state_and_bad_input() {
     b.go(&format!("{base}?{EXAMPLE}"));
     b.wait(WAIT_CHART, "the chart");
     let bound = "return [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title.startsWith('Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128')).children[8].textContent";
-    assert_eq!(b.js(bound), json!("compute"));
+    // The table names the binding ceiling: the Tensor Core roof.
+    assert_eq!(b.js(bound), json!("Tensor FP16"));
     b.choose_file("#file-input", &slow_path);
     b.wait(
         "return document.querySelectorAll('#machine-select option').length === 3",
@@ -222,7 +269,7 @@ fn what_if_swap_url_state_and_bad_input() {
     b.js("const s = document.getElementById('bundle-select'); s.value = '0'; s.dispatchEvent(new Event('change'));");
     b.js("const s = document.getElementById('machine-select'); s.value = '1'; s.dispatchEvent(new Event('change'));");
     b.wait(
-        &format!("{} === 'hbm'", bound.trim_end_matches(';')),
+        &format!("{} === 'HBM'", bound.trim_end_matches(';')),
         "the swapped bound",
     );
     b.screenshot("what-if");
@@ -288,7 +335,9 @@ fn what_if_swap_url_state_and_bad_input() {
     assert_eq!(cell, json!(true));
 
     // The embed page: chart only.
-    b.go(&format!("http://127.0.0.1:{port}/embed.html?chart=time"));
+    b.go(&format!(
+        "http://127.0.0.1:{port}/embed.html?{EXAMPLE}&chart=time"
+    ));
     b.wait(WAIT_CHART, "the embedded chart");
     assert_eq!(
         b.js("return document.querySelectorAll('header, #kernel-table').length"),
@@ -385,11 +434,14 @@ fn long_tables_machine_view_and_hand_edits() {
     );
     b.screenshot("machine");
     let bound = "[...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title.startsWith('Volta_hmma_implicit_gemm_fprop_fp32_nhwc_128x128')).children[8].textContent";
-    assert_eq!(b.js(&format!("return {bound}")), json!("compute"));
+    assert_eq!(b.js(&format!("return {bound}")), json!("Tensor FP16"));
     b.js("const e = document.getElementById('edit-hbm'); e.value = '5'; e.dispatchEvent(new Event('change', {bubbles: true}));");
-    b.wait(&format!("return {bound} === 'hbm'"), "the edited bound");
+    b.wait(&format!("return {bound} === 'HBM'"), "the edited bound");
     b.js("document.getElementById('reset-edits').click()");
-    b.wait(&format!("return {bound} === 'compute'"), "the bound again");
+    b.wait(
+        &format!("return {bound} === 'Tensor FP16'"),
+        "the bound again",
+    );
 }
 
 #[test]
@@ -452,11 +504,12 @@ fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shot
         ("time", chart::time_based_of),
     ] {
         b.js(&format!("document.getElementById('tab-{tab}').click()"));
-        let (_, overlay) = compare_scene(&cur, &base, draw, &ChartOptions::browser()).unwrap();
+        let (_, overlay) = compare_scene(&cur, &base, draw, &page_options(b)).unwrap();
+        // Drawn: the arrows longer than the current marker they point at.
         let expected: Vec<_> = overlay
             .arrows
             .iter()
-            .filter(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1) > 0.5)
+            .filter(|a| a.tip().is_some())
             .collect();
         assert!(expected.len() >= 3, "{tab}: {} arrows", expected.len());
         b.wait(
@@ -467,7 +520,7 @@ fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shot
             &format!("the {tab} arrows"),
         );
         let drawn = b.js(
-            "return [...document.querySelectorAll('#chart line.arrow')].map(l => [l.dataset.kernel, +l.getAttribute('x1'), +l.getAttribute('y1'), +l.getAttribute('x2'), +l.getAttribute('y2')])",
+            "return [...document.querySelectorAll('#chart line.arrow')].map(l => [l.dataset.kernel, +l.getAttribute('x1'), +l.getAttribute('y1'), +l.dataset.toX, +l.dataset.toY])",
         );
         for a in &expected {
             let found = drawn.as_array().unwrap().iter().any(|d| {
@@ -488,15 +541,42 @@ fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shot
         assert_eq!(new, json!(overlay.new_markers.len()), "{tab}");
         let gone = b.js("return document.querySelectorAll('#chart circle.gone').length");
         assert_eq!(gone, json!(overlay.gone.len()), "{tab}");
+        // A faint marker where each arrow starts, and the arrowheads show: each head ends
+        // outside its current marker, and no marker is drawn over it.
+        let faint = b.js("return document.querySelectorAll('#chart circle.baseline').length");
+        assert_eq!(faint, json!(overlay.arrows.len()), "{tab}");
+        let hidden_heads = b.js(
+            "const svg = document.getElementById('chart'); const r = svg.getBoundingClientRect(); \
+             const k = r.width / svg.viewBox.baseVal.width; \
+             return [...svg.querySelectorAll('line.arrow')].filter(l => { \
+               const x = r.left + (+l.getAttribute('x2')) * k, y = r.top + (+l.getAttribute('y2')) * k; \
+               const top = document.elementFromPoint(x, y); \
+               return top && top.classList.contains('marker') && top.dataset.kernel === l.dataset.kernel && top.dataset.kind === l.dataset.kind; }).length",
+        );
+        assert_eq!(
+            hidden_heads,
+            json!(0),
+            "{tab}: arrowheads under their own markers"
+        );
         b.screenshot(&format!("{shots}-{tab}"));
     }
     // The summary line and the table's speed-ups are what shared computes.
     let summary = b.js("return document.getElementById('compare-summary').textContent");
+    let summary = summary.as_str().unwrap();
     assert!(
-        summary.as_str().unwrap().contains(&c.summary.line()),
+        summary.contains(&c.summary.headline()),
         "{summary} vs {}",
-        c.summary.line()
+        c.summary.headline()
     );
+    // Each split lists every part, and the parts add up to the totals.
+    for groups in [&c.summary.by_bound, &c.summary.by_datapath] {
+        assert!(summary.contains(&Summary::split(groups)), "{summary}");
+        let (before, after): (f64, f64) = groups
+            .iter()
+            .fold((0.0, 0.0), |(b, a), m| (b + m.before_s, a + m.after_s));
+        assert!((before - c.summary.before_s).abs() <= 1e-12 * c.summary.before_s.max(1.0));
+        assert!((after - c.summary.after_s).abs() <= 1e-12 * c.summary.after_s.max(1.0));
+    }
     let rows = b.js(
         "return [...document.querySelectorAll('#kernel-table tbody tr')].map(r => [r.title, r.querySelector('td.speedup').textContent, r.querySelector('td.bound-change').textContent])",
     );
@@ -518,8 +598,9 @@ fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shot
 }
 
 /// Every label's rectangle as the browser laid it out (`getBBox()` in the text's own space, taken
-/// through its rotation by `getScreenCTM()` into the SVG's units), every marker's, whether any two
-/// overlap (separating axes), and each label's measured width, ascent and descent.
+/// through its rotation by `getScreenCTM()` into the SVG's units), every marker's (and a
+/// comparison's rings and faint markers), whether any two overlap or a label lies on a ceiling
+/// line or an arrow (separating axes), and each label's measured width, ascent and descent.
 /// `svg` names the chart's root element; labels are `text.ceiling-label` and `text.{names}`,
 /// markers `circle.marker`.
 fn measure_labels(svg: &str, names: &str) -> String {
@@ -541,10 +622,20 @@ const MEASURE_LABELS: &str = "const svg = SVG_ROOT;
  const texts = [...svg.querySelectorAll('text.ceiling-label, text.kernel-label')].map(t => ({
    n: t.textContent, kind: t.classList.contains('kernel-label') ? 'kernel' : 'ceiling',
    q: quad(t), b: t.getBBox(), y: +t.getAttribute('y') }));
- const marks = [...svg.querySelectorAll('circle.marker')].map(c => ({ k: c.dataset.kernel, q: quad(c) }));
+ const marks = [...svg.querySelectorAll('circle.marker, circle.gone, circle.baseline')].map(c => ({ k: c.classList[0] + ' of ' + c.dataset.kernel, q: quad(c) }));
+ const pts = e => { const m = inv.multiply(e.getScreenCTM()); return [...e.points].map(p => [m.a * p.x + m.c * p.y + m.e, m.b * p.x + m.d * p.y + m.f]); };
+ const segs = [];
+ svg.querySelectorAll('polyline.line').forEach(l => { if (!l.dataset.role.startsWith('KernelLink')) {
+   const p = pts(l); for (let i = 0; i + 1 < p.length; i++) segs.push({ r: l.dataset.role, a: p[i], b: p[i + 1] }); } });
+ svg.querySelectorAll('line.arrow').forEach(l => segs.push({ r: 'arrow of ' + l.dataset.kernel,
+   a: [+l.getAttribute('x1'), +l.getAttribute('y1')], b: [+l.getAttribute('x2'), +l.getAttribute('y2')] }));
+ const cross = (q, s) => { const axes = [[q[1][0] - q[0][0], q[1][1] - q[0][1]], [q[3][0] - q[0][0], q[3][1] - q[0][1]], [s.a[1] - s.b[1], s.b[0] - s.a[0]]];
+   return axes.every(([ax, ay]) => { const d = q.map(v => v[0] * ax + v[1] * ay); const x = s.a[0] * ax + s.a[1] * ay, y = s.b[0] * ax + s.b[1] * ay;
+     return Math.min(x, y) < Math.max(...d) && Math.min(...d) < Math.max(x, y); }); };
  const bad = [];
  texts.forEach((a, i) => {
-   marks.forEach(m => { if (hit(a.q, m.q)) bad.push(a.kind + ' label ' + a.n + ' covers a marker of ' + m.k); });
+   marks.forEach(m => { if (hit(a.q, m.q)) bad.push(a.kind + ' label ' + a.n + ' covers a ' + m.k); });
+   segs.forEach(g => { if (cross(a.q, g)) bad.push(a.kind + ' label ' + a.n + ' on the line ' + g.r); });
    texts.slice(i + 1).forEach(c => { if (hit(a.q, c.q)) bad.push(a.kind + ' label ' + a.n + ' on ' + c.n); });
  });
  return { bad, sizes: texts.map(t => [t.n, t.b.width, t.y - t.b.y, t.b.y + t.b.height - t.y]),
@@ -553,7 +644,8 @@ const MEASURE_LABELS: &str = "const svg = SVG_ROOT;
 
 /// Every sample the viewer lists, both charts, with the default number of kernel names and with
 /// 20, and the CLI's SVG of each: no label (kernel name, rank or ceiling) covers a marker or
-/// another label, as the browser measures them; and the model's text extents
+/// another label or sits on a ceiling line, as the browser measures them; and the model's text
+/// extents
 /// (`roofline_model::chart::text_width`, `text_height`) are never smaller than the browser's.
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
@@ -695,7 +787,10 @@ fn every_bad_bundle_of_the_corpus_explains_itself() {
             let p = e.unwrap().path();
             let name = p.file_name()?.to_str()?.to_owned();
             let expected = std::fs::read_to_string(corpus.join(format!("{name}.expected"))).ok()?;
-            name.ends_with(".json").then(|| {
+            // Cases with a command line of their own or a trace go through the CLI's import.
+            let import_only =
+                name.starts_with("trace-") || corpus.join(format!("{name}.args")).is_file();
+            (name.ends_with(".json") && !import_only).then(|| {
                 (
                     format!("/fixtures/bad/{name}"),
                     expected.trim_end().to_owned(),
@@ -736,10 +831,11 @@ fn a_trace_bundle_groups_by_operator() {
         output: &out,
         machine: None,
         arch: None,
-        convention: roofline_import::ncu::Convention::Current,
+        convention: None,
         ncu: None,
         allow_partial: false,
         counters: None,
+        allow_machine_mismatch: false,
     })
     .unwrap();
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -785,9 +881,10 @@ fn a_trace_bundle_groups_by_operator() {
         "return !Array.from(document.querySelectorAll('#kernel-table td.name')).some(n => n.textContent === 'aten::mm') || null",
         "the kernel rows",
     );
+    // Asked for per kernel: the URL says so (a link keeps the choice).
     b.wait(
-        "return !location.href.includes('group=')",
-        "the URL without a grouping",
+        "return location.href.includes('group=kernel')",
+        "the URL with the grouping asked for",
     );
     // The grouping survives a saved page: written by the CLI, opened from disk.
     let page = extra.path().join("trace.html");
@@ -953,10 +1050,10 @@ fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
     b.go(&format!("file://{}", page.display()));
     b.wait(ARROWS, "the saved page's arrows");
     assert_eq!(b.js("return location.protocol"), json!("file:"));
-    // No sample picker on a page with no samples beside it.
+    // No samples in the open picker on a page with no samples beside it: a file only.
     assert_eq!(
-        b.js("return document.getElementById('sample-select') === null"),
-        json!(true)
+        b.js("return document.querySelectorAll('#open-select option').length"),
+        json!(2)
     );
     let from_disk = drawn_chart(&b);
     b.screenshot("standalone-file");
@@ -1010,4 +1107,519 @@ fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
     ));
     assert_eq!(found, json!(true));
     b.screenshot("standalone-hostile-name");
+}
+
+/// Saves a screenshot (`Browser::screenshot`) and, when `ROOFLINE_DOC_SCREENSHOTS` is set, copies
+/// it to `docs/screenshots/` (the README's pictures; committed by hand after a look).
+fn doc_shot(b: &Browser, name: &str) {
+    b.screenshot(name);
+    if std::env::var_os("ROOFLINE_DOC_SCREENSHOTS").is_some() {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| repo().join("target"), |t| repo().join(t));
+        let dir = repo().join("docs/screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            target
+                .join("browser-screenshots")
+                .join(format!("{name}.png")),
+            dir.join(format!("{name}.png")),
+        )
+        .unwrap();
+    }
+}
+
+/// Resizes the browser's window (W3C WebDriver's Set Window Rect).
+fn window(b: &Browser, width: u32, height: u32) {
+    b.cmd(
+        "POST",
+        "window/rect",
+        Some(&json!({"width": width, "height": height})),
+    );
+}
+
+/// `#rrggbb` of a computed CSS colour (`rgb(r, g, b)`).
+fn hex(css: &str) -> String {
+    let v: Vec<u8> = css
+        .trim_start_matches("rgba(")
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .take(3)
+        .map(|x| x.trim().parse().unwrap_or(0))
+        .collect();
+    format!("#{:02x}{:02x}{:02x}", v[0], v[1], v[2])
+}
+
+/// The chart's text labels (ceiling labels and kernel names) with their computed fill and halo,
+/// the roofs and ceilings with their computed stroke, and the background's fill.
+const INKS: &str = "const svg = document.getElementById('chart'); const c = e => getComputedStyle(e);
+ return { bg: c(svg.querySelector('rect.bg')).fill,
+   texts: [...svg.querySelectorAll('text.ceiling-label, text.kernel-label, .bound-path text')].map(t => [t.textContent, c(t).fill, c(t).stroke]),
+   lines: [...svg.querySelectorAll('polyline.line')].filter(l => /^(Compute|Bandwidth|MachineBalance|LaunchBox)/.test(l.dataset.role)).map(l => [l.dataset.role, c(l).stroke]) };";
+
+/// Every label of the chart shown reads against its halo and the background at WCAG AA's
+/// 4.5:1, and every roof and ceiling line against the background.
+fn assert_contrast(b: &Browser, what: &str) {
+    use roofline_model::chart::style::contrast;
+    let r = b.js(INKS);
+    let bg = hex(r["bg"].as_str().unwrap());
+    let texts = r["texts"].as_array().unwrap();
+    let lines = r["lines"].as_array().unwrap();
+    assert!(texts.len() >= 4 && lines.len() >= 3, "{what}: {r}");
+    for t in texts {
+        let (fill, halo) = (hex(t[1].as_str().unwrap()), hex(t[2].as_str().unwrap()));
+        for (against, which) in [(&halo, "halo"), (&bg, "background")] {
+            let x = contrast(&fill, against).unwrap();
+            assert!(
+                x >= 4.5,
+                "{what}: {} {fill} on its {which} {against}: {x:.2}:1",
+                t[0]
+            );
+        }
+    }
+    for l in lines {
+        let stroke = hex(l[1].as_str().unwrap());
+        let x = contrast(&stroke, &bg).unwrap();
+        assert!(x >= 4.5, "{what}: {} {stroke} on {bg}: {x:.2}:1", l[0]);
+    }
+}
+
+/// The font sizes of the chart's text as drawn, pixels: each text's computed size times the
+/// chart's scale on the page.
+const DRAWN_FONT_SIZES: &str = "const svg = document.getElementById('chart');
+ const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+ return [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * k);";
+
+/// Readable: in the dark theme and the light one every label and roof reads against the
+/// background (a contrast check on the page's computed colours), in both charts and in a
+/// comparison; the chart uses the width it has (at 1400 px) and keeps its text at 11 px or more
+/// at 500 px, with fewer names, the table's last column reachable and whole, names of more than
+/// 25 characters; the words say what the controls do; a favicon.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn readable_in_the_dark_and_at_any_width() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let base = format!("http://127.0.0.1:{port}/");
+    for theme in ["", "&theme=dark"] {
+        for chart in ["hierarchical", "time"] {
+            for baseline in ["", "&baseline=samples/deepcam-v100-fp32-fw.json"] {
+                b.go(&format!(
+                    "{base}?bundle=samples/deepcam-v100-amp-fw.json&chart={chart}{theme}{baseline}"
+                ));
+                b.wait(WAIT_CHART, "the chart");
+                if !baseline.is_empty() {
+                    b.wait(ARROWS, "the arrows");
+                }
+                let shot = format!(
+                    "{}-{chart}{}",
+                    if baseline.is_empty() {
+                        "viewer"
+                    } else {
+                        "compare"
+                    },
+                    if theme.is_empty() { "-light" } else { "-dark" }
+                );
+                doc_shot(&b, &shot);
+                // Hover the largest marker: the path's text is checked too.
+                b.js("const c = [...document.querySelectorAll('#chart circle.marker')].sort((a, b) => b.r.baseVal.value - a.r.baseVal.value)[0];
+                      const r = c.getBoundingClientRect();
+                      document.getElementById('chart').dispatchEvent(new MouseEvent('mousemove', {clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, bubbles: true}));");
+                b.wait("return document.querySelector('.tooltip')", "the tooltip");
+                let what = format!("{chart}{theme}{baseline}");
+                assert_contrast(&b, &what);
+                if baseline.is_empty() && chart == "hierarchical" {
+                    doc_shot(
+                        &b,
+                        &format!("hover{}", if theme.is_empty() { "-light" } else { "-dark" }),
+                    );
+                }
+            }
+        }
+    }
+
+    // 1400 px: the chart takes the width it has.
+    window(&b, 1400, 1200);
+    b.go(&format!("{base}?{EXAMPLE}"));
+    b.wait(WAIT_CHART, "the chart at 1400 px");
+    let (chart_w, page_w) = (
+        b.js("return document.getElementById('chart').getBoundingClientRect().width"),
+        b.js("return document.documentElement.clientWidth"),
+    );
+    assert!(
+        chart_w.as_f64().unwrap() >= page_w.as_f64().unwrap() - 40.0,
+        "{chart_w} of {page_w}"
+    );
+    // The words say what the controls do, and the page has an icon.
+    let note = b.js("return document.querySelector('.notes').textContent");
+    assert!(note.as_str().unwrap().contains("kernels plotted"), "{note}");
+    let toolbar = b.js("return document.querySelector('.toolbar').textContent");
+    for words in ["Kernels plotted", "Named on the chart"] {
+        assert!(toolbar.as_str().unwrap().contains(words), "{toolbar}");
+    }
+    assert_eq!(
+        b.js("return document.querySelector('link[rel=icon]') !== null"),
+        json!(true)
+    );
+    // One picker for samples and files.
+    assert_eq!(
+        b.js("return [!!document.getElementById('open-select'), !document.getElementById('sample-select'), document.getElementById('file-input').hidden]"),
+        json!([true, true, true])
+    );
+
+    // 500 px: a stacked page, the chart's text at 11 px or more, fewer names, the table whole.
+    window(&b, 500, 1400);
+    b.go(&format!(
+        "{base}?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json"
+    ));
+    b.wait(ARROWS, "the arrows at 500 px");
+    let sizes = b.js(DRAWN_FONT_SIZES);
+    let smallest = sizes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        smallest >= 10.99,
+        "text drawn at {smallest:.2} px at 500 px"
+    );
+    let names = b.js("return document.querySelectorAll('#chart text.kernel-label').length");
+    assert!(names.as_u64().unwrap() <= 4, "{names} names at 500 px");
+    let scrolled = b.js(
+        "const s = document.querySelector('.table-scroll'); s.scrollLeft = s.scrollWidth; \
+         const c = document.querySelector('#kernel-table tbody td.bound-change').getBoundingClientRect(); \
+         const r = s.getBoundingClientRect(); return [c.right <= r.right + 1, c.left >= r.left - 1]",
+    );
+    assert_eq!(scrolled, json!([true, true]), "the last column at 500 px");
+    assert_cells_fit(&b, "500 px table");
+    // Names keep more than 25 characters.
+    let shown = b.js(
+        "const td = [...document.querySelectorAll('#kernel-table td.name')].find(t => t.textContent.length > 30); \
+         const ctx = document.createElement('canvas').getContext('2d'); ctx.font = getComputedStyle(td).font; \
+         const pad = parseFloat(getComputedStyle(td).paddingLeft) + parseFloat(getComputedStyle(td).paddingRight); \
+         return [ctx.measureText(td.textContent.slice(0, 26)).width, td.clientWidth - pad]",
+    );
+    assert!(
+        shown[0].as_f64().unwrap() <= shown[1].as_f64().unwrap(),
+        "26 characters need {} px, the name column has {}",
+        shown[0],
+        shown[1]
+    );
+    doc_shot(&b, "compare-500px");
+    window(&b, 1280, 1400);
+}
+
+/// `embed.html`: without a bundle it says so (never a sample in its place); a failed fetch gives
+/// its error without the "open a bundle" prompt; with a baseline, the compare summary and the
+/// legend of arrows and rings.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn the_embed_page_says_what_it_shows() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let embed = format!("http://127.0.0.1:{port}/embed.html");
+    b.go(&embed);
+    let text = b.wait(
+        "const e = document.getElementById('empty-state'); return e && e.textContent",
+        "the embed's message",
+    );
+    assert!(text.as_str().unwrap().contains("names no bundle"), "{text}");
+    assert_eq!(
+        b.js("return document.querySelectorAll('#chart, .error').length"),
+        json!(0)
+    );
+    b.go(&format!("{embed}?bundle=/extra/missing.json"));
+    let text = b.wait(
+        "const e = document.querySelector('.error'); return e && e.textContent",
+        "the failed fetch",
+    );
+    assert!(text.as_str().unwrap().contains("HTTP 404"), "{text}");
+    assert_eq!(
+        b.js("return document.getElementById('empty-state') === null && !document.body.textContent.includes('open a bundle')"),
+        json!(true)
+    );
+    b.go(&format!(
+        "{embed}?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json&chart=time"
+    ));
+    b.wait(ARROWS, "the embedded comparison");
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    assert!(
+        summary.as_str().unwrap().contains("kernels matched"),
+        "{summary}"
+    );
+    let legend = b.js("return document.querySelector('.legend').textContent");
+    for words in ["arrow:", "faint marker", "thick ring", "dashed ring"] {
+        assert!(legend.as_str().unwrap().contains(words), "{legend}");
+    }
+    assert_eq!(
+        b.js("return document.querySelectorAll('header, #kernel-table').length"),
+        json!(0)
+    );
+    doc_shot(&b, "embed-compare");
+}
+
+/// The DeepCAM showcase (apex O1 mixed precision against FP32, forward pass): no doubtful pair
+/// is shown as a plain match, the FP32 batch-norm kernel is paired with its `_fp16` counterpart,
+/// tooltips say baseline → current with the speed-up, and a pair made by hand is drawn, said and
+/// kept in the URL.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn compare_shows_doubtful_pairs_and_pairs_by_hand() {
+    let read = |f: &str| {
+        roofline_model::parse_bundle(&roofline_tests::fixture_text(&format!("bundles/{f}")))
+            .unwrap()
+    };
+    let (cur, base) = (
+        chart::Analysed::new(&read("deepcam-v100-amp-fw.json"), None, None),
+        chart::Analysed::new(&read("deepcam-v100-fp32-fw.json"), None, None),
+    );
+    let c = compare(&cur, &base);
+    assert!(c.summary.doubtful >= 1);
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let url = format!(
+        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json"
+    );
+    b.go(&url);
+    b.wait(ARROWS, "the arrows");
+    b.js("document.getElementById('show-all') && document.getElementById('show-all').click()");
+    let rows = b.js(
+        "return [...document.querySelectorAll('#kernel-table tbody tr')].map(r => [r.title, r.querySelector('td.speedup').textContent, r.querySelector('td.bound-change').textContent, r.querySelector('td.bound-change').className])",
+    );
+    let rows = rows.as_array().unwrap();
+    let mut doubtful = 0;
+    for r in rows {
+        let row = c
+            .rows
+            .iter()
+            .find(|x| x.name == r[0].as_str().unwrap())
+            .unwrap();
+        if row.doubt.is_some() {
+            doubtful += 1;
+            // Flagged, never a plain match: no speed-up, a "?" and its class.
+            assert_eq!(r[1], json!("–"), "{}", row.name);
+            assert!(r[2].as_str().unwrap().ends_with('?'), "{r}");
+            assert!(r[3].as_str().unwrap().contains("doubtful"), "{r}");
+        }
+        if row.presence == Presence::New {
+            assert_eq!(r[1], json!("–"), "a new kernel with a speed-up: {r}");
+        }
+    }
+    assert!(doubtful >= 1, "no doubtful row shown");
+    // The batch-norm kernel's real counterpart, not the 1-launch half template.
+    let bn = rows
+        .iter()
+        .find(|r| {
+            r[0].as_str()
+                .unwrap()
+                .contains("bn_fw_tr_1C11_singleread_fp16<512, 1, 2, 0>")
+        })
+        .unwrap();
+    assert_eq!(bn[1], json!("1.62×"));
+    assert!(bn[2].as_str().unwrap().starts_with('≈'), "{bn}");
+    let half = rows
+        .iter()
+        .find(|r| {
+            r[0].as_str()
+                .unwrap()
+                .contains("bn_fw_tr_1C11_singleread<__half")
+        })
+        .unwrap();
+    assert_eq!(half[1], json!("–"));
+    // A matched kernel's tooltip: baseline → current with the speed-up.
+    let tip = b.js(
+        "const c = [...document.querySelectorAll('#chart circle.marker')].find(c => c.dataset.kernel.includes('bn_fw_tr_1C11_singleread_fp16<512, 1, 2, 0>'));
+         const r = c.getBoundingClientRect();
+         document.getElementById('chart').dispatchEvent(new MouseEvent('mousemove', {clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, bubbles: true}));
+         return true",
+    );
+    assert_eq!(tip, json!(true));
+    let text = b.wait(
+        "const t = document.querySelector('.tooltip'); return t && t.textContent",
+        "the tooltip",
+    );
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("baseline 4.2 ms → 2.59 ms (1.62× speed-up)"),
+        "{text}"
+    );
+
+    // Pair by hand: the Tensor Core convolution that replaced the FP32 cuDNN one.
+    let new = "volta_fp16_s884cudnn_fp16_256x128_ldg8_relu_filter1x1_stg8_interior_nchw_nn_v1";
+    let gone = "volta_scudnn_128x64_relu_interior_nn_v1";
+    b.js(&format!(
+        "[...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title === '{new}').click()"
+    ));
+    b.wait(
+        "return document.querySelector('#pair-bar.can-pair')",
+        "the pairing bar",
+    );
+    doc_shot(&b, "compare-pair-by-hand");
+    b.js(&format!(
+        "const s = document.getElementById('pair-select'); s.value = '{gone}'; s.dispatchEvent(new Event('change')); document.getElementById('pair-button').click()"
+    ));
+    // The change cell of the new kernel's row starts with `prefix`.
+    let change_is = |prefix: &str| {
+        format!(
+            "const r = [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title === '{new}'); \
+             return !!r && r.querySelector('td.bound-change').textContent.startsWith('{prefix}')"
+        )
+    };
+    b.wait(&change_is("✋"), "the pair by hand");
+    let speedup = b.js(&format!(
+        "return [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title === '{new}').querySelector('td.speedup').textContent"
+    ));
+    assert_ne!(speedup, json!("–"));
+    b.wait(
+        &format!("return [...document.querySelectorAll('#chart circle.baseline')].some(l => l.dataset.kernel === '{new}')"),
+        "its faint baseline marker",
+    );
+    b.wait(
+        "return decodeURIComponent(location.search.replace(/\\+/g, ' ')).includes('pair=volta_fp16_s884cudnn')",
+        "the pair in the URL",
+    );
+    // The link keeps it.
+    let href = b.js("return location.href");
+    b.go(href.as_str().unwrap());
+    b.wait(ARROWS, "the arrows again");
+    b.wait(&change_is("✋"), "the pair after a reload");
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    assert!(summary.as_str().unwrap().contains("1 by hand"), "{summary}");
+    // Undone.
+    b.js(&format!(
+        "const r = [...document.querySelectorAll('#kernel-table tbody tr')].find(r => r.title === '{new}'); if (!r.classList.contains('selected')) r.click()"
+    ));
+    b.wait("return document.querySelector('#pair-bar.by-hand')", "undo");
+    b.js("document.getElementById('undo-pair').click()");
+    b.wait(&change_is("new"), "the pair undone");
+    b.wait(
+        "return !location.search.includes('pair=')",
+        "the URL without the pair",
+    );
+}
+
+/// Two torch.profiler trace bundles compared: per operator by default (both carry operators),
+/// each operator with the kernels it launched before and after. The second trace is a
+/// SYNTHETIC copy of the first whose aten::mm kernels are renamed (another GEMM kernel) and take
+/// half the time.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn two_traces_compare_per_operator_with_their_kernels() {
+    use roofline_model::group::{GroupBy, group};
+    let extra = tempfile::tempdir().unwrap();
+    let out = extra.path().join("trace.json");
+    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
+        files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
+        output: &out,
+        machine: None,
+        arch: None,
+        convention: None,
+        ncu: None,
+        allow_partial: false,
+        counters: None,
+        allow_machine_mismatch: false,
+    })
+    .unwrap();
+    let before = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // aten::mm's kernels before, by name, largest time first.
+    let mut mm_before: Vec<(String, String, f64)> = Vec::new();
+    for k in before
+        .kernels
+        .iter()
+        .filter(|k| k.operator.as_ref().is_some_and(|o| o.name == "aten::mm"))
+    {
+        match mm_before.iter_mut().find(|(n, _, _)| *n == k.name) {
+            Some(x) => x.2 += k.time.total_s,
+            None => mm_before.push((k.name.clone(), k.short_name(), k.time.total_s)),
+        }
+    }
+    mm_before.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let largest = mm_before[0].1.clone();
+    assert!(!mm_before.is_empty());
+    let mut after = before;
+    after.description = Some(
+        "SYNTHETIC: the trace with aten::mm's kernels renamed (another GEMM) and 2× faster".into(),
+    );
+    for k in &mut after.kernels {
+        if k.operator.as_ref().is_some_and(|o| o.name == "aten::mm") {
+            k.name = "cutlass_tensorop_synthetic_gemm_128x128".into();
+            k.display_name = None;
+            k.time.total_s /= 2.0;
+            k.time.per_launch = None;
+        }
+    }
+    std::fs::write(
+        extra.path().join("after-SYNTHETIC.json"),
+        roofline_model::to_json(&after).unwrap(),
+    )
+    .unwrap();
+    let ops = group(&after.kernels, GroupBy::Operator);
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let url = format!(
+        "http://127.0.0.1:{port}/?bundle=/extra/after-SYNTHETIC.json&baseline=/extra/trace.json&chart=time"
+    );
+    b.go(&url);
+    let speedup = b.wait(
+        "const r = [...document.querySelectorAll('#kernel-table tr')].find(r => { const n = r.querySelector('td.name'); return n && n.textContent === 'aten::mm'; }); return r && r.querySelector('td.speedup') && r.querySelector('td.speedup').textContent",
+        "the aten::mm row, per operator by default",
+    );
+    assert_eq!(speedup, json!("2.00×"));
+    assert_eq!(
+        b.js("return document.getElementById('group-select').value"),
+        json!("op")
+    );
+    let summary = b.js("return document.getElementById('compare-summary').textContent");
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} operators matched", ops.len())),
+        "{summary}"
+    );
+    // The operator's kernels before and after.
+    b.js("[...document.querySelectorAll('#kernel-table tr')].find(r => { const n = r.querySelector('td.name'); return n && n.textContent === 'aten::mm'; }).click()");
+    let launched = b.wait(
+        "const l = document.getElementById('launched'); return l && getComputedStyle(l).display !== 'none' && l.textContent",
+        "the kernels aten::mm launched",
+    );
+    let launched = launched.as_str().unwrap();
+    assert!(
+        launched.contains("after: cutlass_tensorop_synthetic_gemm_128x128"),
+        "{launched}"
+    );
+    assert!(
+        launched.contains(&format!("before: {largest} (")),
+        "{launched}"
+    );
+    // The tooltip says it too.
+    b.js("const c = [...document.querySelectorAll('#chart circle.marker')].find(c => c.dataset.kernel === 'aten::mm');
+          const r = c.getBoundingClientRect();
+          document.getElementById('chart').dispatchEvent(new MouseEvent('mousemove', {clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, bubbles: true}));");
+    let tip = b.wait(
+        "const t = document.querySelector('.tooltip'); return t && t.textContent",
+        "the tooltip",
+    );
+    assert!(
+        tip.as_str()
+            .unwrap()
+            .contains("after: cutlass_tensorop_synthetic_gemm_128x128"),
+        "{tip}"
+    );
+    doc_shot(&b, "compare-per-operator");
+    // Asked per kernel: the renamed kernels are new and gone, and the URL keeps the choice.
+    b.js("const s = document.getElementById('group-select'); s.value = 'kernel'; s.dispatchEvent(new Event('change'))");
+    b.wait(
+        "return location.search.includes('group=kernel')",
+        "group=kernel in the URL",
+    );
+    b.wait(
+        "return [...document.querySelectorAll('#kernel-table tr')].some(r => r.title === 'cutlass_tensorop_synthetic_gemm_128x128' && r.querySelector('td.bound-change').textContent.startsWith('new'))",
+        "the renamed kernel, new per kernel",
+    );
 }

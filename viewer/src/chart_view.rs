@@ -125,8 +125,7 @@ pub fn ChartView(
             return;
         }
         hover.set(
-            nearest_point((sx, sy), &marker_px_move, 12.0)
-                .map(|i| (lx + 14.0, ly + 14.0, tips[i].clone(), i)),
+            nearest_point((sx, sy), &marker_px_move, 12.0).map(|i| (lx, ly, tips[i].clone(), i)),
         );
     };
     let on_click = move |ev: web_sys::MouseEvent| {
@@ -226,8 +225,14 @@ pub fn ChartView(
                 hover
                     .get()
                     .map(|(x, y, t, _)| {
+                        // Beside the pointer, on the side of the chart with more room.
+                        let place = if x > w / 2.0 {
+                            format!("right:calc(100% - {:.0}px);top:{:.0}px", x - 14.0, y + 14.0)
+                        } else {
+                            format!("left:{:.0}px;top:{:.0}px", x + 14.0, y + 14.0)
+                        };
                         view! {
-                            <div class="tooltip" role="tooltip" style=format!("left:{x:.0}px;top:{y:.0}px")>
+                            <div class="tooltip" role="tooltip" style=place>
                                 {t}
                             </div>
                         }

@@ -29,5 +29,15 @@ pub fn start() {
         .and_then(|d| d.body())
         .and_then(|b| b.get_attribute("data-embed"))
         .is_some_and(|v| v == "true");
+    if !embed {
+        // The page keeps its scroll bar's room from the start, so that the width measured for
+        // the chart is the width it gets once the page grows taller than the window.
+        if let Some(html) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+        {
+            let _ = html.set_attribute("style", "overflow-y: scroll");
+        }
+    }
     leptos::mount::mount_to_body(move || leptos::view! { <app::App embed=embed /> });
 }

@@ -321,8 +321,8 @@ fn balance_lines(
 }
 
 /// The launch-overhead boxes, dashed, each labelled where its label fits: inside the box's top
-/// edge, else just above it, at its right end, else at its left end, else in between; else not
-/// at all. The labels are placed with the others ([`super::place_ceiling_labels`]): never on a
+/// edge, else just above it, at its right end, else at its left end, else in between, else
+/// beside its corner outside the box; else not at all. The labels are placed with the others ([`super::place_ceiling_labels`]): never on a
 /// marker, a line (another box's edge) or another label.
 fn launch_box_lines(
     lines: &mut Vec<Line>,
@@ -363,6 +363,9 @@ fn launch_box_lines(
             candidates.push(((area.x + 4.0, y), Anchor::Start));
             candidates.push(((middle, y), Anchor::Middle));
         }
+        // Outside the box, beside its right edge under the corner (nested boxes leave no room
+        // above or inside; the corner lies on the balance line, which rises to the right).
+        candidates.push(((corner_px.0 + 4.0, inside), Anchor::Start));
         pending.push(LabelCandidates {
             candidates: candidates
                 .into_iter()

@@ -97,13 +97,19 @@ impl Side {
     }
 }
 
-/// The datapath with the most FLOPs of a kernel, `None` when it did none.
+/// The datapath with the most FLOPs of a kernel; without counted FLOPs, the datapath of its
+/// analytical F (a torch.profiler import's operator rule); `None` when neither says.
 pub fn main_datapath(k: &Kernel) -> Option<Datapath> {
     Datapath::ALL
         .into_iter()
         .filter_map(|d| k.flops.get(d).filter(|f| *f > 0.0).map(|f| (d, f)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(d, _)| d)
+        .or_else(|| {
+            k.complexity
+                .filter(|c| c.flops > 0.0 && k.flops.is_unknown())
+                .and_then(|c| c.datapath)
+        })
 }
 
 /// A datapath as the comparison's summary names it: Tensor Core datapaths by their name
@@ -139,17 +145,27 @@ pub struct Launched {
     pub after: Vec<LaunchedKernel>,
 }
 
+/// How many of an operator's kernels [`Launched::line`] names on each side.
+const LAUNCHED_NAMED: usize = 3;
+
 impl Launched {
-    /// One line for a person: `before: a (61×, 4.2 ms), b; after: c (60×, 2.6 ms)`.
+    /// One line for a person: `before: a (61×, 4.2 ms), b (…); after: c (60×, 2.6 ms)`, the
+    /// [`LAUNCHED_NAMED`] largest of each side by time, then how many more.
     pub fn line(&self) -> String {
         let list = |ks: &[LaunchedKernel]| {
             if ks.is_empty() {
                 return "none".to_string();
             }
-            ks.iter()
+            let mut s = ks
+                .iter()
+                .take(LAUNCHED_NAMED)
                 .map(|k| format!("{} ({}×, {})", k.name, k.launches, format_si(k.time_s, "s")))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", ");
+            if ks.len() > LAUNCHED_NAMED {
+                s.push_str(&format!(" and {} more", ks.len() - LAUNCHED_NAMED));
+            }
+            s
         };
         format!(
             "before: {}; after: {}",

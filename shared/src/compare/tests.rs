@@ -608,3 +608,77 @@ fn arrows_go_from_baseline_to_current_points_in_both_charts() {
         }
     }
 }
+
+/// Per operator, each row lists the kernels its operator launched before and after, largest
+/// time first, the first three named.
+#[test]
+fn operator_rows_list_the_kernels_they_launched() {
+    use crate::group::{GroupBy, group};
+    let (cur, base) = op_pair();
+    let c = compare_with(
+        &run(group(&cur, GroupBy::Operator)),
+        &run(group(&base, GroupBy::Operator)),
+        &CompareOptions {
+            launches: Some((&cur, &base)),
+            ..CompareOptions::default()
+        },
+    );
+    let mm = c.row("aten::mm").unwrap().launched.as_ref().unwrap();
+    let names = |ks: &[LaunchedKernel]| ks.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&mm.before),
+        ["volta_sgemm_128x64_nn", "volta_sgemm_64x64_nn"]
+    );
+    assert_eq!(names(&mm.after), ["cutlass_80_tensorop_s1688gemm"]);
+    assert_eq!(
+        mm.line(),
+        "before: volta_sgemm_128x64_nn (1×, 3 ms), volta_sgemm_64x64_nn (1×, 1 ms); after: cutlass_80_tensorop_s1688gemm (1×, 1 ms)"
+    );
+    // A gone operator's kernels: before only.
+    let relu = c.row("aten::relu").unwrap().launched.as_ref().unwrap();
+    assert!(relu.after.is_empty() && relu.before.len() == 1);
+    // Beyond three kernels a side, a count.
+    let many = Launched {
+        before: (0..5)
+            .map(|i| LaunchedKernel {
+                name: format!("k{i}"),
+                full_name: format!("k{i}"),
+                launches: 1,
+                time_s: 1e-3,
+            })
+            .collect(),
+        after: Vec::new(),
+    };
+    assert!(
+        many.line().starts_with(
+            "before: k0 (1×, 1 ms), k1 (1×, 1 ms), k2 (1×, 1 ms) and 2 more; after: none"
+        ),
+        "{}",
+        many.line()
+    );
+    // Read per kernel, nothing is listed.
+    let k = compare_with(
+        &run(cur.clone()),
+        &run(base.clone()),
+        &CompareOptions {
+            launches: Some((&cur, &base)),
+            ..CompareOptions::default()
+        },
+    );
+    assert!(k.rows.iter().all(|r| r.launched.is_none()));
+}
+
+/// Without counters, the datapath of a kernel is its analytical F's (a trace's operator rule).
+#[test]
+fn the_datapath_of_uncounted_work_is_its_complexitys() {
+    let mut k = Kernel::new("gemm", 1e-3, DataSource::Import);
+    assert_eq!(main_datapath(&k), None);
+    k.complexity = Some(crate::bundle::Complexity {
+        flops: 1e9,
+        bytes: 1e6,
+        datapath: Some(Datapath::TensorBf16),
+    });
+    assert_eq!(main_datapath(&k), Some(Datapath::TensorBf16));
+    k.flops.fp32 = Some(5e8);
+    assert_eq!(main_datapath(&k), Some(Datapath::Fp32));
+}
