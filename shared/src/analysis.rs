@@ -163,8 +163,16 @@ fn analyze_in_order(
 /// baseline.
 pub fn largest_first(kernels: &[Kernel]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..kernels.len()).collect();
-    order.sort_by(|&x, &y| kernels[y].time.total_s.total_cmp(&kernels[x].time.total_s));
+    sort_indices(&mut order, &|x, y| {
+        kernels[y].time.total_s.total_cmp(&kernels[x].time.total_s)
+    });
     order
+}
+
+/// Sorts positions by `cmp`, stably: the one sort of positions (the viewer's wasm holds each
+/// sort once per comparator type, a few kilobytes each; a comparator behind `dyn` is one type).
+pub fn sort_indices(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering) {
+    order.sort_by(|&a, &b| cmp(a, b));
 }
 
 /// The kernels' summed time, seconds: the denominator of each one's share of time.

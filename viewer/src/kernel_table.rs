@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use roofline_model::analysis::sort_indices;
 use roofline_model::chart::Analysed;
 use roofline_model::compare::{CompareRow, Comparison, Presence};
 use roofline_model::geometry::si::{format_plain, format_si};
@@ -301,7 +302,9 @@ fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize>
     }
     if by == SortBy::Name {
         let names = r.display_names();
-        order.sort_by(|&a, &b| names[r.top[a].index].cmp(&names[r.top[b].index]));
+        sort_indices(&mut order, &|a, b| {
+            names[r.top[a].index].cmp(&names[r.top[b].index])
+        });
     } else {
         let key = |i: usize| -> f64 {
             let a = &r.top[i];
@@ -314,7 +317,7 @@ fn table_order(r: &Analysed, needle: &str, by: SortBy, desc: bool) -> Vec<usize>
                 SortBy::Gap => a.gap.unwrap_or(-1.0),
             }
         };
-        order.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
+        sort_indices(&mut order, &|a, b| key(a).total_cmp(&key(b)));
     }
     if desc {
         order.reverse();

@@ -187,7 +187,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             });
         }
         if pts.len() > 1 {
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            super::sort_by_x(&mut pts);
             lines.push(Line {
                 role: LineRole::KernelLink { kernel: si },
                 points: pts,
@@ -195,7 +195,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             });
         }
     }
-    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    super::largest_markers_first(&mut markers);
     for k in &mut kernels {
         k.bound_path = bound_path(&k.analysis, &o.levels, &vp);
     }

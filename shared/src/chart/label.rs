@@ -394,12 +394,10 @@ fn unique_names(scene: &Scene, kernels: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// Labels for the `n` largest kernels of `scene` (by rank) that have a free place. Each label's
-/// `role` is the kernel's [`LineRole::KernelLink`].
+/// Labels for the `n` largest kernels of `scene` (by rank: a scene's kernels are in rank order)
+/// that have a free place. Each label's `role` is the kernel's [`LineRole::KernelLink`].
 pub fn kernel_labels(scene: &Scene, n: usize) -> Vec<Label> {
-    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
-    order.sort_by_key(|&k| scene.kernels[k].rank);
-    order.truncate(n);
+    let order: Vec<usize> = (0..scene.kernels.len().min(n)).collect();
     let names = unique_names(scene, &order);
     place_beside(scene, &order, names)
 }
@@ -432,8 +430,7 @@ pub fn names_for_width(asked: usize, width: f64) -> usize {
 /// has a free place, placed as [`kernel_labels`] places names: what the CLI's SVG draws, whose
 /// side panel lists the kernels by rank.
 pub fn rank_labels(scene: &Scene) -> Vec<Label> {
-    let mut order: Vec<usize> = (0..scene.kernels.len()).collect();
-    order.sort_by_key(|&k| scene.kernels[k].rank);
+    let order: Vec<usize> = (0..scene.kernels.len()).collect();
     let ranks = order
         .iter()
         .map(|&k| scene.kernels[k].rank.to_string())
@@ -457,8 +454,8 @@ fn place_beside(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label
     segments.extend(scene.avoid.segments.iter().copied());
     let mut out = Vec::new();
     for (&k, text) in order.iter().zip(texts) {
-        let mut markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
-        markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+        // Largest first: the scene's markers are in that order.
+        let markers: Vec<_> = scene.markers.iter().filter(|m| m.kernel == k).collect();
         // The text's middle is 0.35 em above its baseline.
         let half = LABEL_FONT_PX * 0.35;
         // Next to a marker first, else a little farther out (rings 8 and 16 px wider).

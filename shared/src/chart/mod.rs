@@ -558,6 +558,17 @@ fn performance_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
     })
 }
 
+/// Sorts markers largest first (stably), so that small ones are drawn last and stay visible:
+/// one sort shared by the charts.
+fn largest_markers_first(markers: &mut [Marker]) {
+    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+}
+
+/// Sorts points by their x (stably): one sort shared by the charts.
+fn sort_by_x(points: &mut [(f64, f64)]) {
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+}
+
 fn marker_radius(share: f64) -> f64 {
     MARKER_MIN + MARKER_SCALE * share.clamp(0.0, 1.0).sqrt()
 }

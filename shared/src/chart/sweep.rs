@@ -53,7 +53,7 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     for (_, pts) in &mut series {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        super::sort_by_x(pts);
     }
     let xs = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
     let ys: Vec<f64> = series

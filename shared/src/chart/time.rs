@@ -263,7 +263,7 @@ fn markers_and_links(
             });
         }
     }
-    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    super::largest_markers_first(&mut markers);
     (markers, links)
 }
 

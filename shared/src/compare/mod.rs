@@ -541,42 +541,75 @@ fn grouping_note(current: GroupBy, baseline: GroupBy) -> Option<String> {
     })
 }
 
-/// The kernels each operator (or module) of `launches` launched, by the group's name (as
-/// [`crate::group::group`] names it: `(no operator) <kernel>` for a kernel without one),
-/// aggregated by kernel name, largest time first.
-fn launched_by_group(launches: &[Kernel], by: GroupBy) -> FxHashMap<String, Vec<LaunchedKernel>> {
-    let mut groups: FxHashMap<String, Vec<LaunchedKernel>> = FxHashMap::default();
-    for k in launches {
-        let key = match by.group_of(k) {
-            Some(g) => g.to_string(),
-            None => format!("(no {}) {}", by.noun(), k.name),
+/// The kernels each operator (or module) of `launches` launched, aggregated by kernel name,
+/// largest time first; found by the group's name as [`crate::group::group`] names it
+/// ([`LaunchedByGroup::get`]).
+struct LaunchedByGroup<'a> {
+    /// The group each operator (or module) name's kernels are in.
+    grouped: FxHashMap<&'a str, usize>,
+    /// The group of each kernel without an operator (or module), by kernel name.
+    alone: FxHashMap<&'a str, usize>,
+    /// The groups' kernels.
+    lists: Vec<Vec<LaunchedKernel>>,
+    /// The prefix of the names of kernels without a group: `(no operator) `.
+    prefix: String,
+}
+
+impl<'a> LaunchedByGroup<'a> {
+    fn new(launches: &'a [Kernel], by: GroupBy) -> Self {
+        // Two maps of the same type as the matching's (one instantiation in the viewer's wasm).
+        let mut l = LaunchedByGroup {
+            grouped: FxHashMap::default(),
+            alone: FxHashMap::default(),
+            lists: Vec::new(),
+            prefix: format!("(no {}) ", by.noun()),
         };
-        let list = groups.entry(key).or_default();
-        let at = match list.iter().position(|x| x.full_name == k.name) {
-            Some(i) => {
-                list[i].launches += k.launches;
-                list[i].time_s += k.time.total_s;
-                i
+        for k in launches {
+            let (map, key) = match by.group_of(k) {
+                Some(g) => (&mut l.grouped, g),
+                None => (&mut l.alone, k.name.as_str()),
+            };
+            let next = l.lists.len();
+            let g = *map.entry(key).or_insert(next);
+            if g == next {
+                l.lists.push(Vec::new());
             }
-            None => {
-                list.push(LaunchedKernel {
-                    name: k.short_name(),
-                    full_name: k.name.clone(),
-                    launches: k.launches,
-                    time_s: k.time.total_s,
-                });
-                list.len() - 1
+            let list = &mut l.lists[g];
+            let at = match list.iter().position(|x| x.full_name == k.name) {
+                Some(i) => {
+                    list[i].launches += k.launches;
+                    list[i].time_s += k.time.total_s;
+                    i
+                }
+                None => {
+                    list.push(LaunchedKernel {
+                        name: k.short_name(),
+                        full_name: k.name.clone(),
+                        launches: k.launches,
+                        time_s: k.time.total_s,
+                    });
+                    list.len() - 1
+                }
+            };
+            // Largest time first: the kernel moves up past those it now outweighs (a few
+            // kernels per operator: no sort needed).
+            let mut i = at;
+            while i > 0 && list[i - 1].time_s < list[i].time_s {
+                list.swap(i - 1, i);
+                i -= 1;
             }
-        };
-        // Largest time first: the kernel moves up past those it now outweighs (a few kernels
-        // per operator: no sort needed).
-        let mut i = at;
-        while i > 0 && list[i - 1].time_s < list[i].time_s {
-            list.swap(i - 1, i);
-            i -= 1;
         }
+        l
     }
-    groups
+
+    /// The kernels of the group named `name`.
+    fn get(&self, name: &str) -> Option<&Vec<LaunchedKernel>> {
+        let g = match name.strip_prefix(self.prefix.as_str()) {
+            Some(kernel) => self.alone.get(kernel),
+            None => self.grouped.get(name),
+        };
+        g.map(|&g| &self.lists[g])
+    }
 }
 
 /// Matches the kernels of `current` and `baseline` ([`matching`]) and adds up where the time
@@ -607,7 +640,7 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
     let launched = o
         .launches
         .filter(|_| unit != GroupBy::Kernel && unit == base_unit)
-        .map(|(c, b)| (launched_by_group(c, unit), launched_by_group(b, unit)));
+        .map(|(c, b)| (LaunchedByGroup::new(c, unit), LaunchedByGroup::new(b, unit)));
     let launched_for = |cur: Option<&str>, base: Option<&str>| {
         launched.as_ref().map(|(c, b)| Launched {
             before: base.and_then(|n| b.get(n)).cloned().unwrap_or_default(),
