@@ -120,64 +120,92 @@ fn check_machine(input: &[Device], m: &MachineArg<'_>) -> Result<Vec<String>, Er
     Ok(notes)
 }
 
-/// Puts imported kernels and a machine (if any) in one bundle. Kernels on the CSV's only device
-/// go to the machine's only device; otherwise device ids must match. A machine of another GPU
-/// is refused ([`check_machine`]).
+/// Where imported kernels go: the bundle's devices and machines (the input's, or the
+/// machine's), whether kernels name their device, and what was noted about it.
+struct Placement {
+    devices: Vec<Device>,
+    machines: Vec<roofline_model::bundle::Machine>,
+    /// One device or none: kernels need not repeat it.
+    drop_device: bool,
+    notes: Vec<String>,
+}
+
+impl Placement {
+    /// Kernels on the input's only device go to the machine's only device; otherwise device ids
+    /// must match. A machine of another GPU is refused ([`check_machine`]).
+    fn new(input: Vec<Device>, machine: Option<MachineArg<'_>>) -> Result<Self, Error> {
+        let Some(arg) = machine else {
+            return Ok(Placement {
+                drop_device: input.len() <= 1,
+                devices: input,
+                machines: Vec::new(),
+                notes: vec![
+                    "no machine characterization: bounds and headroom need one (`roofline machine`, then pass it with --machine)".into(),
+                ],
+            });
+        };
+        let mut notes = check_machine(&input, &arg)?;
+        let m = arg.bundle;
+        let ids: Vec<&str> = input.iter().map(|d| d.id.as_str()).collect();
+        let drop_device = m.devices.len() == 1 && ids.len() <= 1;
+        if drop_device {
+            if let Some(id) = ids.first()
+                && *id != m.devices[0].id
+            {
+                notes.push(format!(
+                    "kernels profiled on device {id} are placed against the machine of device {} ({})",
+                    m.devices[0].id, m.devices[0].name
+                ));
+            }
+        } else if let Some(missing) = ids.iter().find(|d| !m.devices.iter().any(|x| x.id == **d)) {
+            return Err(Error::Usage(format!(
+                "the profile has kernels on device {missing}, which the machine bundle does not describe (it has {})",
+                m.devices
+                    .iter()
+                    .map(|d| d.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(Placement {
+            devices: m.devices,
+            machines: m.machines,
+            drop_device,
+            notes,
+        })
+    }
+
+    /// A kernel as the bundle holds it.
+    fn place(&self, k: &mut roofline_model::bundle::Kernel) {
+        if self.drop_device {
+            k.device = None;
+        }
+    }
+
+    /// The bundle's shell: everything but its kernels, `notes` first, then the placement's.
+    fn shell(&self, mut notes: Vec<String>) -> Bundle {
+        let mut bundle = Bundle::new(crate::provenance::current());
+        bundle.devices.clone_from(&self.devices);
+        bundle.machines.clone_from(&self.machines);
+        notes.extend(self.notes.iter().cloned());
+        bundle.notes = notes;
+        bundle
+    }
+}
+
+/// Puts imported kernels and a machine (if any) in one bundle ([`Placement`]).
 fn assemble(
     imported: model_ncu::Imported,
     machine: Option<MachineArg<'_>>,
     mut notes: Vec<String>,
 ) -> Result<Bundle, Error> {
-    let mut bundle = Bundle::new(crate::provenance::current());
-    bundle.kernels = imported.kernels;
+    let placement = Placement::new(imported.devices, machine)?;
     notes.extend(imported.notes);
-    match machine {
-        None => {
-            bundle.devices = imported.devices;
-            if bundle.devices.len() <= 1 {
-                // One device or none: kernels need not repeat it.
-                for k in &mut bundle.kernels {
-                    k.device = None;
-                }
-            }
-            notes.push(
-                "no machine characterization: bounds and headroom need one (`roofline machine`, then pass it with --machine)".into(),
-            );
-        }
-        Some(arg) => {
-            notes.extend(check_machine(&imported.devices, &arg)?);
-            let m = arg.bundle;
-            let csv_devices: Vec<String> = imported.devices.iter().map(|d| d.id.clone()).collect();
-            if m.devices.len() == 1 && csv_devices.len() <= 1 {
-                for k in &mut bundle.kernels {
-                    k.device = None;
-                }
-                if let Some(csv) = csv_devices.first()
-                    && *csv != m.devices[0].id
-                {
-                    notes.push(format!(
-                        "kernels profiled on device {csv} are placed against the machine of device {} ({})",
-                        m.devices[0].id, m.devices[0].name
-                    ));
-                }
-            } else if let Some(missing) = csv_devices
-                .iter()
-                .find(|d| !m.devices.iter().any(|x| x.id == **d))
-            {
-                return Err(Error::Usage(format!(
-                    "the profile has kernels on device {missing}, which the machine bundle does not describe (it has {})",
-                    m.devices
-                        .iter()
-                        .map(|d| d.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            bundle.devices = m.devices;
-            bundle.machines = m.machines;
-        }
+    let mut bundle = placement.shell(notes);
+    bundle.kernels = imported.kernels;
+    for k in &mut bundle.kernels {
+        placement.place(k);
     }
-    bundle.notes = notes;
     Ok(bundle)
 }
 
@@ -271,40 +299,15 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
                 trace.display()
             )));
         }
-        let imported = crate::trace::import(
+        let counter_arch = arch.or_else(|| machine_arch(machine.as_ref()));
+        return import_trace(
             trace,
-            arch.or_else(|| machine_arch(machine.as_ref())),
-            convention.unwrap_or_default(),
+            output,
+            machine,
+            counter_arch,
+            (arch.is_some(), convention),
             counters,
-        )?;
-        if !imported.counters {
-            // Both only change how counters are read; a trace without any is not changed.
-            let given = [arch.map(|_| "--arch"), convention.map(|_| "--convention")];
-            if let Some(option) = given.into_iter().flatten().next() {
-                return Err(Error::Usage(format!(
-                    "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {} has none{}; leave it out",
-                    trace.display(),
-                    if counters.is_none() {
-                        " (nor was --counters given)"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-        }
-        let launches = imported.launches;
-        let mut bundle = assemble(imported.imported, machine, Vec::new())?;
-        bundle.description = Some(match counters {
-            Some(c) => format!(
-                "imported from a torch.profiler trace: {}, with the counters of {}",
-                trace.display(),
-                c.display()
-            ),
-            None => format!("imported from a torch.profiler trace: {}", trace.display()),
-        });
-        write_bundle(output, &bundle)?;
-        report_written(output, &bundle, launches as u64);
-        return Ok(());
+        );
     }
     if let Some(c) = counters {
         return Err(Error::Usage(format!(
@@ -358,8 +361,96 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
     report_written(
         output,
         &bundle,
-        launches.iter().map(|l| l.launches).sum::<u64>(),
+        launches
+            .iter()
+            .map(|l| l.launches)
+            .fold(0, u64::saturating_add),
+        bundle.kernels.len(),
     );
+    Ok(())
+}
+
+/// `roofline import` of a torch.profiler trace, written as it is imported: each kernel entry
+/// goes to the file as it is made ([`roofline_import::trace::import_each`],
+/// [`crate::io::BundleOut`]), so that a trace of a million launches never holds its bundle.
+/// `given` says whether `--arch` was given, and `--convention` if it was.
+fn import_trace(
+    trace: &Path,
+    output: &Path,
+    machine: Option<MachineArg<'_>>,
+    arch: Option<Arch>,
+    given: (bool, Option<Convention>),
+    counters: Option<&Path>,
+) -> Result<(), Error> {
+    let t = crate::trace::read(trace)?;
+    let ct = match counters {
+        Some(c) => {
+            if !crate::trace::is_trace(c)? {
+                return Err(Error::Usage(format!(
+                    "--counters {}: not a torch.profiler trace (JSON, gzip or not)",
+                    c.display()
+                )));
+            }
+            Some(crate::trace::read(c)?)
+        }
+        None => None,
+    };
+    if t.ranges.is_empty() && ct.as_ref().is_none_or(|c| c.ranges.is_empty()) {
+        // Both only change how counters are read; a trace without any is not changed.
+        let option = [given.0.then_some("--arch"), given.1.map(|_| "--convention")];
+        if let Some(option) = option.into_iter().flatten().next() {
+            return Err(Error::Usage(format!(
+                "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {} has none{}; leave it out",
+                trace.display(),
+                if counters.is_none() {
+                    " (nor was --counters given)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    let placement = Placement::new(roofline_import::trace::launch_devices(&t), machine)?;
+    let mut shell = placement.shell(Vec::new());
+    shell.description = Some(match counters {
+        Some(c) => format!(
+            "imported from a torch.profiler trace: {}, with the counters of {}",
+            trace.display(),
+            c.display()
+        ),
+        None => format!("imported from a torch.profiler trace: {}", trace.display()),
+    });
+    let opts = roofline_import::trace::ImportOptions {
+        convention: given.1.unwrap_or_default(),
+        arch,
+    };
+    let mut out = crate::io::BundleOut::create(output, &shell)?;
+    let mut failed = None;
+    let mut entries = 0usize;
+    let summary = roofline_import::trace::import_each(&t, ct.as_ref(), &opts, &mut |mut k| {
+        placement.place(&mut k);
+        entries += 1;
+        match out.kernel(&k) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let summary = summary.map_err(|source| Error::TraceImport {
+        path: trace.to_path_buf(),
+        source: Box::new(source),
+    })?;
+    // The import's notes first, then the placement's (as `assemble` orders them).
+    let mut notes = summary.notes;
+    notes.extend(placement.notes.iter().cloned());
+    shell.notes = notes;
+    out.finish(&shell)?;
+    report_written(output, &shell, summary.stats.launches as u64, entries);
     Ok(())
 }
 
@@ -374,17 +465,12 @@ fn machine_arch(machine: Option<&MachineArg<'_>>) -> Option<Arch> {
         .map(|(a, _)| a)
 }
 
-fn report_written(output: &Path, bundle: &Bundle, launches: u64) {
+fn report_written(output: &Path, bundle: &Bundle, launches: u64, entries: usize) {
     message(&format!(
-        "wrote {} ({launches} launch{}, {} kernel entr{}{})",
+        "wrote {} ({launches} launch{}, {entries} kernel entr{}{})",
         describe(output),
         if launches == 1 { "" } else { "es" },
-        bundle.kernels.len(),
-        if bundle.kernels.len() == 1 {
-            "y"
-        } else {
-            "ies"
-        },
+        if entries == 1 { "y" } else { "ies" },
         if bundle.machines.is_empty() {
             "; no machine"
         } else {
@@ -591,7 +677,11 @@ fn profile_into(
     report_written(
         &c.output,
         &bundle,
-        launches.iter().map(|l| l.launches).sum::<u64>(),
+        launches
+            .iter()
+            .map(|l| l.launches)
+            .fold(0, u64::saturating_add),
+        bundle.kernels.len(),
     );
     if let Some(first) = ncu_errors.first() {
         Err(Error::NcuErrors {

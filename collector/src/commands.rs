@@ -38,11 +38,9 @@ pub fn run(config: Config) -> Result<(), Error> {
             group_by,
             device,
         } => {
-            let mut bundle = read_bundle(&file)?;
-            regroup(&mut bundle, group_by);
+            let (bundle, entries) = read_grouped(&file, group_by)?;
             if let Some(b) = baseline {
-                let mut base = read_bundle(&b)?;
-                regroup(&mut base, group_by);
+                let (base, _) = read_grouped(&b, group_by)?;
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
                     _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),
@@ -51,7 +49,7 @@ pub fn run(config: Config) -> Result<(), Error> {
                 return write_output(output.as_deref(), &bytes);
             }
             let bytes = match format {
-                InfoFormat::Table => export::info::to_table(&bundle, top),
+                InfoFormat::Table => export::info::to_table_of(&bundle, top, entries),
                 InfoFormat::Csv => export::info::to_csv(&bundle),
                 InfoFormat::Json => export::info::to_json(&bundle),
             };
@@ -124,6 +122,31 @@ pub fn run(config: Config) -> Result<(), Error> {
             output,
         } => suite(&plan, machine.as_deref(), &output),
     }
+}
+
+/// Reads a bundle for `info`, its kernels grouped as asked, and how many kernel entries it held.
+/// By kernel name the kernels are aggregated as they are read, so that a bundle of a million
+/// launches is never in memory (the reports aggregate by name anyway, and aggregating twice
+/// changes nothing); per operator or module, they are read whole and regrouped.
+///
+/// # Errors
+/// As [`read_bundle`].
+fn read_grouped(
+    path: &Path,
+    group_by: roofline_model::group::GroupBy,
+) -> Result<(Bundle, usize), Error> {
+    use roofline_model::aggregate::Aggregator;
+    if group_by == roofline_model::group::GroupBy::Kernel {
+        let (streamed, agg) =
+            crate::io::read_bundle_reduced::<Aggregator>(path, |a, k| a.push(&k))?;
+        let mut bundle = streamed.shell;
+        bundle.kernels = agg.finish();
+        return Ok((bundle, streamed.entries));
+    }
+    let mut bundle = read_bundle(path)?;
+    let entries = bundle.kernels.len();
+    regroup(&mut bundle, group_by);
+    Ok((bundle, entries))
 }
 
 /// `roofline machine`: measures each requested device, writes one bundle, then prints the
@@ -245,19 +268,24 @@ fn suite(plan: &crate::suite::Plan, machine: Option<&Path>, output: &Path) -> Re
 fn validate(files: &[PathBuf]) -> Result<(), Error> {
     let mut failed = 0;
     for f in files {
-        match read_bundle(f) {
-            Ok(b) => crate::io::stdout(
+        // Read in one pass, kernels checked and dropped as they come: never held whole.
+        match crate::io::read_bundle_reduced::<()>(f, |(), _| {}) {
+            Ok((s, ())) => crate::io::stdout(
                 format!(
                     "{}: ok (schema v{}, {}, {} device{}, {} machine{}, {} kernel entr{})\n",
                     f.display(),
-                    b.schema_version,
-                    if b.complete { "complete" } else { "incomplete" },
-                    b.devices.len(),
-                    if b.devices.len() == 1 { "" } else { "s" },
-                    b.machines.len(),
-                    if b.machines.len() == 1 { "" } else { "s" },
-                    b.kernels.len(),
-                    if b.kernels.len() == 1 { "y" } else { "ies" },
+                    s.shell.schema_version,
+                    if s.shell.complete {
+                        "complete"
+                    } else {
+                        "incomplete"
+                    },
+                    s.shell.devices.len(),
+                    if s.shell.devices.len() == 1 { "" } else { "s" },
+                    s.shell.machines.len(),
+                    if s.shell.machines.len() == 1 { "" } else { "s" },
+                    s.entries,
+                    if s.entries == 1 { "y" } else { "ies" },
                 )
                 .as_bytes(),
             )?,
@@ -443,6 +471,38 @@ fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
 mod tests {
     use super::*;
     use roofline_model::bundle::Provenance;
+
+    #[test]
+    fn info_aggregated_while_reading_says_what_info_of_the_whole_bundle_says() {
+        // A bundle of one entry per launch (797), read in one pass and aggregated as it comes:
+        // every report the same as from the bundle read whole, the entries counted as they were.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/bundles/deepcam-v100-amp-fw.json");
+        let whole = read_bundle(&path).unwrap();
+        let (aggregated, entries) =
+            read_grouped(&path, roofline_model::group::GroupBy::Kernel).unwrap();
+        assert_eq!(entries, whole.kernels.len());
+        assert!(aggregated.kernels.len() < entries);
+        assert_eq!(
+            export::info::to_table_of(&aggregated, Some(10), entries),
+            export::info::to_table(&whole, Some(10))
+        );
+        assert_eq!(
+            export::info::to_csv(&aggregated),
+            export::info::to_csv(&whole)
+        );
+        assert_eq!(
+            export::info::to_json(&aggregated),
+            export::info::to_json(&whole)
+        );
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/bundles/deepcam-v100-fp32-fw.json");
+        let (base_agg, _) = read_grouped(&base, roofline_model::group::GroupBy::Kernel).unwrap();
+        assert_eq!(
+            export::compare::to_csv(&aggregated, &base_agg, None),
+            export::compare::to_csv(&whole, &read_bundle(&base).unwrap(), None)
+        );
+    }
 
     #[test]
     fn the_machine_bundle_is_written_before_the_summary_is_shown() {

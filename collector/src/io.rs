@@ -224,17 +224,22 @@ pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
 }
 
 /// Serializes a bundle (validating it first) and writes it atomically, or to standard output
-/// for `-`.
+/// for `-`, kernel by kernel: its text is never held whole ([`BundleOut`]).
 ///
 /// # Errors
 /// [`Error::InvalidOutput`] if the bundle holds impossible figures; the errors of
 /// [`write_output`].
 pub fn write_bundle(path: &Path, bundle: &Bundle) -> Result<(), Error> {
-    let json = roofline_model::to_json(bundle).map_err(|source| Error::InvalidOutput {
+    // Every problem at once, and nothing written (not even to standard output) when there is one.
+    roofline_model::validate(bundle).map_err(|source| Error::InvalidOutput {
         path: path.to_path_buf(),
         source,
     })?;
-    write_output(Some(path), json.as_bytes())
+    let mut out = BundleOut::create(path, bundle)?;
+    for k in &bundle.kernels {
+        out.kernel(k)?;
+    }
+    out.finish(bundle)
 }
 
 /// Where a write lands once symbolic links are followed.
@@ -295,49 +300,242 @@ fn resolve_target(path: &Path) -> Result<Target, Error> {
 /// [`Error::WriteFile`] naming the target: it is not a regular file, or the directory, the disk
 /// or a file-size limit refused the bytes.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let err = |source| Error::WriteFile {
-        path: path.to_path_buf(),
-        source,
-    };
-    let target = resolve_target(path)?;
-    let dir = match target.path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .path
-        .file_name()
-        .ok_or_else(|| err(std::io::Error::other("the path names no file")))?;
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // A new file gets what `File::create` would give (0666 less the umask).
-        builder.permissions(
-            target
-                .permissions
-                .clone()
-                .unwrap_or_else(|| fs::Permissions::from_mode(0o666)),
-        );
+    let mut out = Atomic::create(path)?;
+    out.file()
+        .write_all(bytes)
+        .map_err(|source| Error::WriteFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    out.persist()
+}
+
+/// A file being written atomically: a temporary file beside the target (see [`write_atomic`]),
+/// removed when dropped unless [`Atomic::persist`] renamed it over the target.
+pub struct Atomic {
+    /// The path as given, for messages.
+    path: PathBuf,
+    /// Where the bytes go once complete.
+    target: Target,
+    tmp: tempfile::NamedTempFile,
+    dir: PathBuf,
+}
+
+impl Atomic {
+    /// Creates the temporary file for `path` (through symlinks, keeping the target's mode).
+    ///
+    /// # Errors
+    /// [`Error::WriteFile`] as [`write_atomic`].
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let err = |source| Error::WriteFile {
+            path: path.to_path_buf(),
+            source,
+        };
+        let target = resolve_target(path)?;
+        let dir = match target.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target
+            .path
+            .file_name()
+            .ok_or_else(|| err(std::io::Error::other("the path names no file")))?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // A new file gets what `File::create` would give (0666 less the umask).
+            builder.permissions(
+                target
+                    .permissions
+                    .clone()
+                    .unwrap_or_else(|| fs::Permissions::from_mode(0o666)),
+            );
+        }
+        // Dropped on any error below, which deletes it.
+        let tmp = builder.tempfile_in(&dir).map_err(err)?;
+        if let Some(p) = &target.permissions {
+            // The umask applied at creation; the replaced file's bits are restored exactly.
+            tmp.as_file().set_permissions(p.clone()).map_err(err)?;
+        }
+        Ok(Atomic {
+            path: path.to_path_buf(),
+            target,
+            tmp,
+            dir,
+        })
     }
-    // Dropped on any error below, which deletes it.
-    let mut tmp = builder.tempfile_in(&dir).map_err(err)?;
-    if let Some(p) = target.permissions {
-        // The umask applied at creation; the replaced file's bits are restored exactly.
-        tmp.as_file().set_permissions(p).map_err(err)?;
+
+    /// The temporary file, to write to.
+    pub fn file(&mut self) -> &mut fs::File {
+        self.tmp.as_file_mut()
     }
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(&target.path).map_err(|e| err(e.error))?;
-    // Make the rename itself durable; a directory that cannot be synced loses nothing written.
-    if let Ok(d) = fs::File::open(&dir) {
-        let _ = d.sync_all();
+
+    /// Syncs the temporary file and renames it over the target.
+    ///
+    /// # Errors
+    /// [`Error::WriteFile`] naming the target (the temporary file is removed).
+    pub fn persist(self) -> Result<(), Error> {
+        let err = |source| Error::WriteFile {
+            path: self.path.clone(),
+            source,
+        };
+        self.tmp.as_file().sync_all().map_err(err)?;
+        self.tmp
+            .persist(&self.target.path)
+            .map_err(|e| err(e.error))?;
+        // Make the rename itself durable; a directory that cannot be synced loses nothing written.
+        if let Ok(d) = fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// A bundle written kernel by kernel ([`roofline_model::stream::Writer`]) to a file, atomically
+/// (or to standard output for `-`): [`BundleOut::create`] with everything but the kernels,
+/// [`BundleOut::kernel`] for each, [`BundleOut::finish`] with the final notes. Dropped without
+/// finishing, it leaves nothing behind.
+pub struct BundleOut {
+    path: PathBuf,
+    writer: roofline_model::stream::Writer<std::io::BufWriter<Sink>>,
+}
+
+/// Where a streamed bundle goes.
+enum Sink {
+    File(Atomic),
+    Stdout(std::io::Stdout),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::File(a) => a.file().write(buf),
+            Sink::Stdout(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::File(a) => a.file().flush(),
+            Sink::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+impl BundleOut {
+    /// Starts the bundle at `path` (`-`: standard output) with `shell`'s fields before the
+    /// kernels (its kernels are ignored).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOutput`] for impossible figures; [`Error::WriteFile`].
+    pub fn create(path: &Path, shell: &Bundle) -> Result<Self, Error> {
+        let sink = if is_stdout(path) {
+            Sink::Stdout(std::io::stdout())
+        } else {
+            Sink::File(Atomic::create(path)?)
+        };
+        let w = std::io::BufWriter::with_capacity(1 << 20, sink);
+        let writer =
+            roofline_model::stream::Writer::begin(w, shell).map_err(|e| stream_error(path, e))?;
+        Ok(BundleOut {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    /// Checks and writes one kernel.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOutput`] naming the kernel's JSON path; [`Error::WriteFile`].
+    pub fn kernel(&mut self, k: &roofline_model::bundle::Kernel) -> Result<(), Error> {
+        self.writer
+            .kernel(k)
+            .map_err(|e| stream_error(&self.path, e))
+    }
+
+    /// Writes the rest of `shell` (its notes as they are now) and puts the file in place.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOutput`]; [`Error::WriteFile`]; for standard output, as [`stdout`].
+    pub fn finish(self, shell: &Bundle) -> Result<(), Error> {
+        let path = self.path;
+        let w = self
+            .writer
+            .finish(shell)
+            .map_err(|e| stream_error(&path, e))?;
+        let sink = w.into_inner().map_err(|e| Error::WriteFile {
+            path: path.clone(),
+            source: e.into_error(),
+        })?;
+        match sink {
+            Sink::File(a) => a.persist(),
+            Sink::Stdout(_) => Ok(()),
+        }
+    }
+}
+
+/// A streamed write's failure as the collector's error.
+fn stream_error(path: &Path, e: roofline_model::stream::WriteError) -> Error {
+    use roofline_model::stream::WriteError;
+    match e {
+        WriteError::Invalid(source) => Error::InvalidOutput {
+            path: path.to_path_buf(),
+            source,
+        },
+        WriteError::Io(source) if is_stdout(path) => {
+            if source.kind() == ErrorKind::BrokenPipe {
+                Error::StdoutClosed
+            } else {
+                Error::Stdout(source)
+            }
+        }
+        WriteError::Io(source) => Error::WriteFile {
+            path: path.to_path_buf(),
+            source,
+        },
+        WriteError::ShellChanged => Error::WriteFile {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        },
+    }
+}
+
+/// Reads a bundle in one pass without holding it whole ([`roofline_model::stream::read`]): each
+/// kernel goes into the accumulator `A` through `push`; the bundle comes back without kernels,
+/// with how many it held. A bundle the one pass cannot read is read whole for the diagnosis
+/// (and, should that read succeed after all, its kernels go into a fresh accumulator).
+///
+/// # Errors
+/// As [`read_bundle`].
+pub fn read_bundle_reduced<A: Default>(
+    path: &Path,
+    push: impl Fn(&mut A, roofline_model::bundle::Kernel),
+) -> Result<(roofline_model::stream::Streamed, A), Error> {
+    let file = open_regular(path)?;
+    let mut acc = A::default();
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    match roofline_model::stream::read(reader, &mut |k| push(&mut acc, k)) {
+        Ok(s) => Ok((s, acc)),
+        Err(_) => {
+            let mut whole = read_bundle(path)?;
+            let mut acc = A::default();
+            let entries = whole.kernels.len();
+            for k in std::mem::take(&mut whole.kernels) {
+                push(&mut acc, k);
+            }
+            Ok((
+                roofline_model::stream::Streamed {
+                    shell: whole,
+                    entries,
+                },
+                acc,
+            ))
+        }
+    }
 }
 
 /// Writes to the file if one is given (standard output for `-` or none), atomically.

@@ -1,12 +1,12 @@
 //! `roofline import` of torch.profiler (Kineto) traces: recognising one by its content, gzip or
-//! not, and streaming it through `roofline_import::trace` (which never sees the whole text).
+//! not (and telling what else an input is), and streaming it through `roofline_import::trace`
+//! (which never sees the whole text); `capture` imports it.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
-use roofline_import::ncu::{Arch, Convention, Imported};
-use roofline_import::trace::{self, ImportOptions};
+use roofline_import::trace;
 
 use crate::error::Error;
 
@@ -157,65 +157,12 @@ pub fn looks_like_trace(path: &Path) -> bool {
 }
 
 /// Reads one trace as a stream.
-fn read(path: &Path) -> Result<trace::Trace, Error> {
+///
+/// # Errors
+/// [`Error::ReadFile`]; [`Error::Trace`] (not a trace, a broken one).
+pub fn read(path: &Path) -> Result<trace::Trace, Error> {
     trace::parse(open_text(path)?).map_err(|source| Error::Trace {
         path: path.to_path_buf(),
         source: Box::new(source),
     })
-}
-
-/// Reads and converts one trace into the pieces `capture` assembles into a bundle; with
-/// `counters`, a range-profiler trace whose counters join it ([`trace::import_with_counters`]).
-///
-/// # Errors
-/// [`Error::ReadFile`], [`Error::Trace`] (not a trace, a broken one) and
-/// [`Error::TraceImport`] (nothing to import, or traces that do not join).
-pub fn import(
-    path: &Path,
-    arch: Option<Arch>,
-    convention: Convention,
-    counters: Option<&Path>,
-) -> Result<TraceImported, Error> {
-    let t = read(path)?;
-    let opts = ImportOptions { convention, arch };
-    let mut has_counters = !t.ranges.is_empty();
-    let imp = match counters {
-        Some(c) => {
-            if !is_trace(c)? {
-                return Err(Error::Usage(format!(
-                    "--counters {}: not a torch.profiler trace (JSON, gzip or not)",
-                    c.display()
-                )));
-            }
-            let ct = read(c)?;
-            has_counters |= !ct.ranges.is_empty();
-            trace::import_with_counters(&t, &ct, &opts)
-        }
-        None => trace::import(&t, &opts),
-    }
-    .map_err(|source| Error::TraceImport {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    })?;
-    Ok(TraceImported {
-        launches: imp.stats.launches,
-        counters: has_counters,
-        imported: Imported {
-            kernels: imp.kernels,
-            devices: imp.devices,
-            notes: imp.notes,
-        },
-    })
-}
-
-/// A trace imported: the bundle's pieces and what the import saw.
-#[derive(Debug)]
-pub struct TraceImported {
-    /// Kernels, devices and notes.
-    pub imported: Imported,
-    /// Kernel launches read.
-    pub launches: usize,
-    /// Whether any counters were read (the trace's or `--counters`' profiler ranges): only
-    /// then do `--arch` and `--convention` change anything.
-    pub counters: bool,
 }

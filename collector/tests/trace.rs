@@ -164,12 +164,13 @@ fn info_compares_runs_per_operator() {
         String::from_utf8_lossy(&csv.stderr)
     );
     let csv = String::from_utf8(csv.stdout).unwrap();
-    // The seven figures and the device never hold a comma; a quoted kernel name may.
+    // Only the first column, a (quoted) name, may hold a comma.
+    let columns = csv.lines().next().unwrap().split(',').count();
     let rows: Vec<Vec<&str>> = csv
         .lines()
         .skip(1)
         .map(|l| {
-            let mut r: Vec<&str> = l.rsplitn(9, ',').collect();
+            let mut r: Vec<&str> = l.rsplitn(columns, ',').collect();
             r.reverse();
             r
         })

@@ -35,14 +35,40 @@ struct Acc {
 /// range, display name and tags are kept where every member agrees. Aggregating an aggregated
 /// list changes nothing, so a reader may aggregate once on load and again later.
 pub fn aggregate_by_name<'a>(kernels: impl IntoIterator<Item = &'a Kernel>) -> Vec<Kernel> {
-    let mut index: FxHashMap<(Option<&str>, &str), usize> = FxHashMap::default();
-    let mut out: Vec<Kernel> = Vec::new();
-    let mut accs: Vec<Acc> = Vec::new();
+    let mut a = Aggregator::default();
     for k in kernels {
-        let next = out.len();
-        let i = *index
-            .entry((k.device.as_deref(), k.name.as_str()))
-            .or_insert(next);
+        a.push(k);
+    }
+    a.finish()
+}
+
+/// [`aggregate_by_name`] one kernel at a time, for kernels that are never all in memory (a
+/// bundle read as a stream): [`Aggregator::push`] each, then [`Aggregator::finish`]. The result
+/// is the same as `aggregate_by_name` of the same kernels in the same order.
+#[derive(Default)]
+pub struct Aggregator {
+    /// Per kernel name, its groups: (device, index into `out`).
+    index: FxHashMap<String, Vec<(Option<String>, usize)>>,
+    out: Vec<Kernel>,
+    accs: Vec<Acc>,
+}
+
+impl Aggregator {
+    /// Adds one kernel to its group.
+    pub fn push(&mut self, k: &Kernel) {
+        let next = self.out.len();
+        let groups = match self.index.get_mut(k.name.as_str()) {
+            Some(g) => g,
+            None => self.index.entry(k.name.clone()).or_default(),
+        };
+        let i = match groups.iter().find(|(d, _)| *d == k.device) {
+            Some(&(_, i)) => i,
+            None => {
+                groups.push((k.device.clone(), next));
+                next
+            }
+        };
+        let (out, accs) = (&mut self.out, &mut self.accs);
         if i == next {
             if k.launches > 1 {
                 // An already-aggregated entry is copied as it is: merging it alone would give the
@@ -52,7 +78,7 @@ pub fn aggregate_by_name<'a>(kernels: impl IntoIterator<Item = &'a Kernel>) -> V
                     copied: true,
                     ..Acc::default()
                 });
-                continue;
+                return;
             }
             out.push(empty_group(k));
             accs.push(Acc::new());
@@ -65,10 +91,15 @@ pub fn aggregate_by_name<'a>(kernels: impl IntoIterator<Item = &'a Kernel>) -> V
         }
         merge_into(&mut out[i], &mut accs[i], k);
     }
-    for (agg, acc) in out.iter_mut().zip(accs) {
-        finish(agg, acc);
+
+    /// The groups, in order of first appearance.
+    pub fn finish(self) -> Vec<Kernel> {
+        let mut out = self.out;
+        for (agg, acc) in out.iter_mut().zip(self.accs) {
+            finish(agg, acc);
+        }
+        out
     }
-    out
 }
 
 /// A group's entry before any member is merged: `k`'s identity, nothing summed.

@@ -12,6 +12,7 @@
 //! - [`dl`]: analytical complexity of GEMM, conv2d and LSTM, and the suite's study configurations;
 //! - [`group`]: kernel lists read per operator or module;
 //! - [`merge`]: joining bundles (one per rank);
+//! - [`stream`]: bundles written and read kernel by kernel, never whole;
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`stats`]: the one median of repeated measurements;
@@ -38,6 +39,7 @@ pub mod report;
 pub mod schema;
 pub mod standalone;
 pub mod stats;
+pub mod stream;
 pub mod summary;
 pub mod svg;
 pub mod theoretical;

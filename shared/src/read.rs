@@ -722,6 +722,48 @@ pub fn to_json(bundle: &Bundle) -> Result<String, ReadError> {
     Ok(s)
 }
 
+/// The problems of one kernel, `$.kernels[index]`, as [`validate`] finds them in a bundle whose
+/// devices `known` says are declared, `n_devices` of them (0: device references not checked).
+pub(crate) fn kernel_issues(
+    index: usize,
+    k: &Kernel,
+    known: &dyn Fn(&str) -> bool,
+    n_devices: usize,
+) -> Vec<Issue> {
+    let mut v = Validator::default();
+    v.kernel(index, k, known, n_devices);
+    v.issues
+}
+
+/// Serializes `value` as `to_json` does (pretty, no negative zero), without a final line break.
+pub(crate) fn pretty<T: serde::Serialize + ?Sized>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, NoNegativeZero::default());
+    value.serialize(&mut ser)
+}
+
+/// The formatter [`to_json`] writes with.
+pub(crate) fn formatter() -> impl serde_json::ser::Formatter {
+    NoNegativeZero::default()
+}
+
+/// Checks everything in a bundle but its kernels (which may be many, and are checked one by
+/// one as they are written: [`crate::stream`]).
+///
+/// # Errors
+/// [`ReadError::Invalid`] listing every problem with its path.
+pub(crate) fn validate_shell(bundle: &Bundle) -> Result<(), ReadError> {
+    let mut v = Validator::default();
+    v.shell(bundle);
+    if v.issues.is_empty() {
+        Ok(())
+    } else {
+        Err(ReadError::Invalid(v.issues))
+    }
+}
+
 /// serde_json's pretty formatter, except that `-0.0` is written `0.0`: no output of the toolkit
 /// holds a negative zero (an imported `-0` is a zero like any other).
 #[derive(Default)]
@@ -932,6 +974,12 @@ impl Validator {
     }
 
     fn bundle(&mut self, b: &Bundle) {
+        let ids = self.shell(b);
+        self.kernels(b, &ids);
+    }
+
+    /// Everything but the kernels; returns the device ids.
+    fn shell<'b>(&mut self, b: &'b Bundle) -> HashSet<&'b str> {
         let mut ids = HashSet::new();
         for (i, d) in b.devices.iter().enumerate() {
             let p = format!("$.devices[{i}]");
@@ -989,10 +1037,14 @@ impl Validator {
                 self.positive(&|| format!("{q}.time_s"), s.time_s);
             }
         }
+        ids
+    }
+
+    fn kernels(&mut self, b: &Bundle, ids: &HashSet<&str>) {
         let mut launches: u64 = 0;
         let mut overflowed = false;
         for (i, k) in b.kernels.iter().enumerate() {
-            self.kernel(i, k, &ids, b.devices.len());
+            self.kernel(i, k, &|d| ids.contains(d), b.devices.len());
             match launches.checked_add(k.launches) {
                 Some(n) => launches = n,
                 None if !overflowed => {
@@ -1008,7 +1060,9 @@ impl Validator {
         }
     }
 
-    fn kernel(&mut self, i: usize, k: &Kernel, ids: &HashSet<&str>, n_devices: usize) {
+    /// Checks kernel `i`: `known` says whether a device id is declared; with `n_devices` 0 the
+    /// device references are left to the caller (a stream whose devices come later).
+    fn kernel(&mut self, i: usize, k: &Kernel, known: &dyn Fn(&str) -> bool, n_devices: usize) {
         let p = format!("$.kernels[{i}]");
         if k.name.is_empty() {
             self.push(format!("{p}.name"), Problem::Empty);
@@ -1017,7 +1071,7 @@ impl Validator {
             self.push(format!("{p}.launches"), Problem::NoLaunches);
         }
         match &k.device {
-            Some(d) if !ids.contains(d.as_str()) => {
+            Some(d) if !known(d.as_str()) => {
                 self.push(format!("{p}.device"), Problem::UnknownDevice(d.clone()));
             }
             None if n_devices > 1 => self.push(format!("{p}.device"), Problem::AmbiguousDevice),

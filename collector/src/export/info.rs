@@ -79,6 +79,12 @@ fn intensity(v: Option<f64>) -> String {
 
 /// The human-readable table: devices and ceilings, then the `top` kernels by share of time.
 pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
+    to_table_of(bundle, top, bundle.kernels.len())
+}
+
+/// [`to_table`] of a bundle whose kernels were aggregated as it was read, which held `entries`
+/// kernel entries (the figure the first line gives).
+pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u8> {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -91,12 +97,8 @@ pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
         },
         bundle.devices.len(),
         if bundle.devices.len() == 1 { "" } else { "s" },
-        bundle.kernels.len(),
-        if bundle.kernels.len() == 1 {
-            "y"
-        } else {
-            "ies"
-        },
+        entries,
+        if entries == 1 { "y" } else { "ies" },
     );
     if let Some(d) = &bundle.description {
         let _ = writeln!(out, "  {}", printable(d));

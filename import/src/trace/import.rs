@@ -81,6 +81,9 @@ pub enum ImportError {
     /// The counter conversion failed.
     #[error(transparent)]
     Counters(#[from] NcuError),
+    /// The caller of [`import_each`] stopped it (its own error says why).
+    #[error("stopped by the caller")]
+    Stopped,
     /// A join's timing trace holds no kernel events.
     #[error(
         "the timing trace has no kernel events{}: record it with ProfilerActivity.CUDA and without the range profiler (docs/pytorch.md)",
@@ -242,7 +245,66 @@ struct OpInfo {
 /// # Errors
 /// [`ImportError`]: no kernels at all, or counter ranges without a time.
 pub fn import(trace: &Trace, opts: &ImportOptions) -> Result<TraceImport, ImportError> {
-    import_impl(trace, opts, None)
+    collected(|each| import_impl(trace, opts, None, each))
+}
+
+/// What an import found besides its kernels (which went, one by one, to the caller).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The devices the kernels ran on, from `deviceProperties` where listed.
+    pub devices: Vec<Device>,
+    /// What was done, assumed and not understood.
+    pub notes: Vec<String>,
+    /// Counts.
+    pub stats: Stats,
+}
+
+/// An import whose kernels are collected into a [`TraceImport`].
+fn collected(
+    run: impl FnOnce(&mut dyn FnMut(Kernel) -> bool) -> Result<Summary, ImportError>,
+) -> Result<TraceImport, ImportError> {
+    let mut kernels = Vec::new();
+    let s = run(&mut |k| {
+        kernels.push(k);
+        true
+    })?;
+    Ok(TraceImport {
+        kernels,
+        devices: s.devices,
+        notes: s.notes,
+        stats: s.stats,
+    })
+}
+
+/// [`import`], or with `counters` [`import_with_counters`], handing each kernel entry to `each`
+/// as it is made instead of collecting them: a trace of a million launches never holds its
+/// bundle's kernels in memory. `each` returns false to stop ([`ImportError::Stopped`]).
+///
+/// # Errors
+/// As [`import`] and [`import_with_counters`]; [`ImportError::Stopped`].
+pub fn import_each(
+    trace: &Trace,
+    counters: Option<&Trace>,
+    opts: &ImportOptions,
+    each: &mut dyn FnMut(Kernel) -> bool,
+) -> Result<Summary, ImportError> {
+    match counters {
+        None => import_impl(trace, opts, None, each),
+        Some(c) => with_counters(trace, c, opts, each),
+    }
+}
+
+/// The devices a trace's launches ran on (kernel events, or profiler ranges when it has none),
+/// as [`import`] names them: before any kernel is made, so that a bundle can be written from its
+/// start as they come. A device listed here may end with no kernel entry (its only launches had
+/// no time), never the other way round.
+pub fn launch_devices(trace: &Trace) -> Vec<Device> {
+    let used: BTreeSet<i64> = if trace.kernels.is_empty() {
+        trace.ranges.iter().filter_map(|r| r.device).collect()
+    } else {
+        trace.kernels.iter().filter_map(|g| g.device).collect()
+    };
+    devices(trace, used, &mut BTreeSet::new())
 }
 
 /// Counters for a timing trace's kernel events, from a range-profiler trace.
@@ -267,6 +329,15 @@ pub fn import_with_counters(
     counters: &Trace,
     opts: &ImportOptions,
 ) -> Result<TraceImport, ImportError> {
+    collected(|each| with_counters(timing, counters, opts, each))
+}
+
+fn with_counters(
+    timing: &Trace,
+    counters: &Trace,
+    opts: &ImportOptions,
+    each: &mut dyn FnMut(Kernel) -> bool,
+) -> Result<Summary, ImportError> {
     if timing.kernels.is_empty() {
         return Err(ImportError::JoinWithoutKernels {
             ranges: timing.ranges.len(),
@@ -321,7 +392,7 @@ pub fn import_with_counters(
             },
         ));
     }
-    let mut imp = import_impl(timing, opts, Some(&Joined { counters, range_of }))?;
+    let mut imp = import_impl(timing, opts, Some(&Joined { counters, range_of }), each)?;
     imp.notes.extend(notes);
     Ok(imp)
 }
@@ -330,7 +401,8 @@ fn import_impl(
     trace: &Trace,
     opts: &ImportOptions,
     joined: Option<&Joined<'_>>,
-) -> Result<TraceImport, ImportError> {
+    each: &mut dyn FnMut(Kernel) -> bool,
+) -> Result<Summary, ImportError> {
     let mut notes: BTreeSet<String> = BTreeSet::new();
     let mut stats = Stats::default();
     let links = link(trace);
@@ -341,8 +413,7 @@ fn import_impl(
     let derived = derive::derive(trace, &parents);
     let costs = OpCosts::of(trace, &links.launch_op, from_ranges, &derived);
 
-    // Kernel entries.
-    let mut kernels = Vec::new();
+    // Kernel entries, handed out one by one.
     let mut used_devices: BTreeSet<i64> = BTreeSet::new();
     let mut untimed = 0usize;
     let mut inductor = false;
@@ -401,10 +472,12 @@ fn import_impl(
             stats.linked += 1;
             inductor |= costs.link(trace, o, &mut k, &mut stats);
         }
-        kernels.push(k);
+        if !each(k) {
+            return Err(ImportError::Stopped);
+        }
     }
 
-    if kernels.is_empty() {
+    if stats.launches == 0 {
         return Err(if from_ranges && untimed > 0 {
             let metrics: BTreeSet<&str> = trace
                 .ranges
@@ -432,8 +505,7 @@ fn import_impl(
         &mut notes,
     );
     let devices = devices(trace, used_devices, &mut notes);
-    Ok(TraceImport {
-        kernels,
+    Ok(Summary {
         devices,
         notes: notes.into_iter().collect(),
         stats,

@@ -23,6 +23,8 @@ pub mod parse;
 mod window;
 
 pub use error::TraceError;
-pub use import::{ImportOptions, TraceImport, import, import_with_counters};
+pub use import::{
+    ImportOptions, Summary, TraceImport, import, import_each, import_with_counters, launch_devices,
+};
 pub use model::Trace;
 pub use parse::parse;
