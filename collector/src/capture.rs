@@ -218,12 +218,7 @@ fn options(convention: Convention, arch: Option<Arch>, source: DataSource) -> Im
 }
 
 fn capture_notes(name: &str, cap: &model_ncu::Capture, notes: &mut Vec<String>) {
-    if !cap.ignored_columns.is_empty() {
-        notes.push(format!(
-            "{name}: ignored columns this build does not know: {}",
-            cap.ignored_columns.join(", ")
-        ));
-    }
+    notes.extend(cap.ignored_note(name));
     if !cap.skipped_lines.is_empty() {
         notes.push(format!(
             "{name}: {} line(s) inside the table were not CSV rows and were skipped",

@@ -515,3 +515,31 @@ fn import_refuses_the_same_file_twice() {
     assert!(e.contains("are the same file"), "{e}");
     assert!(!out.exists());
 }
+
+/// Issue 29: launch counts whose sum leaves a `u64` wrapped in totals ("233 launches") while the
+/// rows saturated. Every sum is checked where a bundle is read or written: two bundles whose
+/// launches together pass 2^64 − 1 are not merged into one no total could count.
+#[test]
+fn merge_refuses_launches_no_total_could_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = |name: &str, description: &str| {
+        let mut b =
+            roofline_model::parse_bundle(&std::fs::read_to_string(v100()).unwrap()).unwrap();
+        b.description = Some(description.into());
+        b.kernels.truncate(1);
+        b.kernels[0].launches = 1 << 63;
+        let p = dir.path().join(name);
+        std::fs::write(&p, roofline_model::to_json(&b).unwrap()).unwrap();
+        p
+    };
+    let (a, b) = (big("a.json", "rank 0"), big("b.json", "rank 1"));
+    let out = dir.path().join("ab.json");
+    let o = roofline(&["merge", arg(&a), arg(&b), "-o", arg(&out)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("`$.kernels[1].launches`: the launches of all kernel entries up to this one sum beyond 18446744073709551615"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}

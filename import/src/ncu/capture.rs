@@ -52,6 +52,27 @@ pub struct Capture {
     pub broken_rows: Vec<crate::ncu::csv::BrokenRow>,
 }
 
+impl Capture {
+    /// The note on the columns this build does not know (`None` when there is none): the first
+    /// 20 named, the rest counted, so that a table of thousands of columns gives a line.
+    pub fn ignored_note(&self, source_name: &str) -> Option<String> {
+        const SHOWN: usize = 20;
+        if self.ignored_columns.is_empty() {
+            return None;
+        }
+        let mut list = self.ignored_columns[..self.ignored_columns.len().min(SHOWN)].join(", ");
+        if self.ignored_columns.len() > SHOWN {
+            list.push_str(&format!(
+                " … and {} more",
+                self.ignored_columns.len() - SHOWN
+            ));
+        }
+        Some(format!(
+            "{source_name}: ignored columns this build does not know: {list}"
+        ))
+    }
+}
+
 /// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
 const IDENTITY: [&str; 23] = [
     "ID",

@@ -641,3 +641,21 @@ fn a_negative_zero_is_read_as_zero() {
     let v = c.launches[0].metrics["dram__bytes.sum"];
     assert!(v == 0.0 && v.is_sign_positive(), "{v}");
 }
+
+/// Issue 29: notes had no length limit. A capture with thousands of columns this build does not
+/// know lists a few of them and counts the rest.
+#[test]
+fn a_note_of_ignored_columns_is_capped() {
+    let mut header = String::from("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"");
+    let mut units = String::from("\"\",\"\",\"ns\"");
+    let mut row = String::from("\"0\",\"k\",\"5\"");
+    for i in 0..5000 {
+        header.push_str(&format!(",\"Column {i}\""));
+        units.push_str(",\"\"");
+        row.push_str(",\"x\"");
+    }
+    let c = parse_capture(&format!("{header}\n{units}\n{row}\n"), "c.csv").unwrap();
+    let note = c.ignored_note("c.csv").unwrap();
+    assert!(note.len() < 1000, "{} bytes", note.len());
+    assert!(note.ends_with("… and 4980 more"), "{note}");
+}
