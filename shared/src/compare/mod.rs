@@ -647,18 +647,10 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             after: cur.and_then(|n| c.get(n)).cloned().unwrap_or_default(),
         })
     };
-    // Display names told apart across both runs (as `roofline info` tells one run's apart): a
-    // kernel keeps its name in both, and a new kernel never reads like a gone one.
-    let names = {
-        let entries: Vec<(String, &str)> = current
-            .kernels
-            .iter()
-            .chain(baseline.kernels.iter())
-            .map(|k| (k.short_name(), k.name.as_str()))
-            .collect();
-        crate::names::disambiguate(&entries)
-    };
-    let (cur_names, base_names) = names.split_at(current.kernels.len());
+    // Display names: the current run's as its table shows them (computed once per analysis);
+    // a gone kernel's short name; then told apart where a new and a gone kernel (or two gone
+    // ones) would read alike ([`tell_apart`]).
+    let cur_names = current.display_names();
     let mut doubt_of_current: Vec<Option<&Doubt>> = vec![None; current.kernels.len()];
     let mut doubt_of_baseline: Vec<Option<&Doubt>> = vec![None; baseline.kernels.len()];
     for d in &doubts {
@@ -691,7 +683,7 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             quality: quality.get(a.index).copied().flatten(),
             doubt: doubt_of_current[a.index].map(|d| RowDoubt {
                 name: baseline.kernels[d.baseline].name.clone(),
-                display: base_names[d.baseline].clone(),
+                display: baseline.kernels[d.baseline].short_name(),
                 reason: d.reason.clone(),
             }),
             launched: launched_for(Some(&k.name), base_name),
@@ -702,7 +694,7 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             let k = &baseline.kernels[b.index];
             rows.push(CompareRow {
                 name: k.name.clone(),
-                display_name: Some(base_names[b.index].clone()),
+                display_name: Some(k.short_name()),
                 baseline_name: None,
                 presence: Presence::Gone,
                 baseline: Some(Side::of(k, b)),
@@ -717,11 +709,78 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             });
         }
     }
+    tell_apart(&mut rows);
     let summary = summarise(&rows, unit, base_unit, doubts.len());
     Comparison {
         rows,
         summary,
         pairs,
+    }
+}
+
+/// Tells apart the new and gone rows whose display names read like another row's while their
+/// kernels differ (`implicit_convolve_sgemm` new and `implicit_convolve_sgemm` gone), as
+/// `roofline info` tells one run's names apart ([`crate::names::disambiguate`]), and names each
+/// doubtful counterpart as its own row is named. Only the unpaired rows are renamed, and only
+/// the groups of alike names are told apart: a comparison of ten thousand kernels does not tell
+/// twenty thousand names apart again.
+fn tell_apart(rows: &mut [CompareRow]) {
+    let unpaired: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].presence != Presence::Both)
+        .collect();
+    if unpaired.is_empty() {
+        return;
+    }
+    // Every row's name, so that a gone kernel is told apart from a matched one too; only the
+    // unpaired rows are renamed (a matched kernel keeps its run's name).
+    let mut by_display: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let d = r.display_name.as_deref().unwrap_or_default();
+        let next = groups.len();
+        let g = *by_display.entry(d).or_insert(next);
+        if g == next {
+            groups.push(Vec::new());
+        }
+        groups[g].push(i);
+    }
+    let mut renamed: Vec<(usize, String)> = Vec::new();
+    for members in groups.iter().filter(|m| m.len() > 1) {
+        if members.iter().all(|&i| rows[i].presence == Presence::Both) {
+            continue;
+        }
+        let entries: Vec<(String, &str)> = members
+            .iter()
+            .map(|&i| (rows[i].short_name(), rows[i].name.as_str()))
+            .collect();
+        renamed.extend(
+            members
+                .iter()
+                .copied()
+                .zip(crate::names::disambiguate(&entries))
+                .filter(|(i, _)| rows[*i].presence != Presence::Both),
+        );
+    }
+    for (i, name) in renamed {
+        rows[i].display_name = Some(name);
+    }
+    // A doubtful counterpart is named as its row is.
+    let mut display_of: FxHashMap<&str, usize> = FxHashMap::default();
+    for &i in &unpaired {
+        display_of.insert(rows[i].name.as_str(), i);
+    }
+    let names: Vec<(usize, String)> = unpaired
+        .iter()
+        .filter_map(|&i| {
+            let d = rows[i].doubt.as_ref()?;
+            let other = *display_of.get(d.name.as_str())?;
+            Some((i, rows[other].short_name()))
+        })
+        .collect();
+    for (i, name) in names {
+        if let Some(d) = rows[i].doubt.as_mut() {
+            d.display = name;
+        }
     }
 }
 

@@ -332,8 +332,8 @@ fn pairs_by_hand_win() {
     );
 }
 
-/// Colliding short names are told apart as `roofline info` tells them apart, across both runs:
-/// a kernel keeps its name in both, and a new one never reads like a gone one.
+/// Colliding short names are told apart as `roofline info` tells them apart: a current kernel
+/// keeps its run's name, and a new or gone one never reads like another row.
 #[test]
 fn rows_carry_the_runs_display_names() {
     let a = "void at::native::vectorized_elementwise_kernel<4, at::native::mul_kernel_cuda>(int)";
@@ -344,15 +344,28 @@ fn rows_carry_the_runs_display_names() {
     ]);
     let cur = run(vec![kernel(a, 1e-3, 1e6, 0.0, 1e8)]);
     let c = compare(&cur, &base);
+    // The matched kernel keeps its run's name (its run has no other of that short name); the
+    // gone one is told apart from it.
     assert_eq!(
         c.row(a).unwrap().short_name(),
-        "vectorized_elementwise_kernel [mul_kernel_cuda]"
+        "vectorized_elementwise_kernel"
     );
     assert_eq!(
         c.row(b).unwrap().short_name(),
         "vectorized_elementwise_kernel [add_kernel_cuda]"
     );
     assert_eq!(c.row(b).unwrap().presence, Presence::Gone);
+    // A new and a gone kernel of one short name: both told apart.
+    let cur = run(vec![kernel(a, 1e-3, 1e6, 0.0, 1e8)]);
+    let base = run(vec![kernel(b, 1e-3, 1e6, 0.0, 1e8)]);
+    let c = compare(&cur, &base);
+    let (new, gone) = (c.row(a).unwrap(), c.row(b).unwrap());
+    assert_eq!(
+        (new.presence, gone.presence),
+        (Presence::New, Presence::Gone)
+    );
+    assert_ne!(new.short_name(), gone.short_name());
+    assert!(gone.short_name().ends_with("[add_kernel_cuda]"));
 }
 
 fn op(name: &str, op: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
