@@ -8,12 +8,7 @@
 //! Pure: the caller hands a [`std::io::Write`] or a [`std::io::Read`].
 
 use std::collections::HashSet;
-use std::fmt;
 use std::io::{self, Read, Write};
-use std::marker::PhantomData;
-
-use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 use crate::read::{Issue, Problem, ReadError, kernel_issues, pretty};
@@ -265,42 +260,102 @@ pub struct Streamed {
 /// (brought up to date and checked as [`crate::parse_bundle`] does) and keeping the rest. A
 /// UTF-8 byte-order mark is skipped.
 ///
+/// The text goes through a window: a byte scan finds where each value of the top-level object
+/// ends; each element of `kernels` is read from its own slice (serde_json's fast path), the other
+/// values are kept as text and read as one bundle without kernels at the end.
+///
 /// # Errors
 /// [`NotStreamed`] for anything [`crate::parse_bundle`] would refuse (and, conservatively, for
 /// nothing else); `each` may have seen some kernels by then.
 pub fn read<R: Read>(reader: R, each: &mut dyn FnMut(Kernel)) -> Result<Streamed, NotStreamed> {
     let mut seen = Seen::default();
-    let reader = SkipBom::new(reader);
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let mut sink = |mut k: Kernel| -> Result<(), String> {
-        // Older bundles carry the operator link as tags (as `parse_bundle` reads them).
-        k.adopt_operator_tags();
-        if !kernel_issues(seen.entries, &k, &|_| true, 0).is_empty() {
-            return Err("impossible figures".into());
+    let mut w = Window::new(reader);
+    w.skip_bom()?;
+    if w.peek()? != Some(b'{') {
+        return Err(NotStreamed);
+    }
+    w.pos += 1;
+    // The other top-level values, as an object's text.
+    let mut shell_text: Vec<u8> = vec![b'{'];
+    let mut kernels_read = false;
+    let mut first = true;
+    loop {
+        match w.peek()? {
+            Some(b'}') if first => {
+                w.pos += 1;
+                break;
+            }
+            Some(b'"') => {}
+            _ => return Err(NotStreamed),
         }
-        seen.launches = seen
-            .launches
-            .checked_add(k.launches)
-            .ok_or("launches overflow")?;
-        match &k.device {
-            Some(d) => {
-                if !seen.devices.contains(d.as_str()) {
-                    seen.devices.insert(d.clone());
+        let len = w.value_len()?;
+        let key = w.slice(len).to_vec();
+        w.pos += len;
+        if w.peek()? != Some(b':') {
+            return Err(NotStreamed);
+        }
+        w.pos += 1;
+        if key == b"\"kernels\"" {
+            if kernels_read || w.peek()? != Some(b'[') {
+                return Err(NotStreamed);
+            }
+            kernels_read = true;
+            w.pos += 1;
+            if w.peek()? == Some(b']') {
+                w.pos += 1;
+            } else {
+                loop {
+                    if w.peek()?.is_none() {
+                        return Err(NotStreamed);
+                    }
+                    let len = w.value_len()?;
+                    let k: Kernel =
+                        serde_json::from_slice(w.slice(len)).map_err(|_| NotStreamed)?;
+                    w.pos += len;
+                    seen.kernel(k, each)?;
+                    match w.peek()? {
+                        Some(b',') => w.pos += 1,
+                        Some(b']') => {
+                            w.pos += 1;
+                            break;
+                        }
+                        _ => return Err(NotStreamed),
+                    }
                 }
             }
-            None => seen.undevised = true,
+        } else {
+            if w.peek()?.is_none() {
+                return Err(NotStreamed);
+            }
+            let len = w.value_len()?;
+            if shell_text.len() > 1 {
+                shell_text.push(b',');
+            }
+            shell_text.extend_from_slice(&key);
+            shell_text.push(b':');
+            shell_text.extend_from_slice(w.slice(len));
+            w.pos += len;
         }
-        seen.entries += 1;
-        each(k);
-        Ok(())
-    };
-    let shell = Bundle::deserialize(Shell {
-        de: &mut de,
-        sink: &mut sink,
-    })
-    .map_err(|_| NotStreamed)?;
-    de.end().map_err(|_| NotStreamed)?;
-    if shell.schema_version != SCHEMA_VERSION || crate::validate(&shell).is_err() {
+        first = false;
+        match w.peek()? {
+            Some(b',') => w.pos += 1,
+            Some(b'}') => {
+                w.pos += 1;
+                break;
+            }
+            _ => return Err(NotStreamed),
+        }
+    }
+    if w.peek()?.is_some() {
+        return Err(NotStreamed);
+    }
+    shell_text.push(b'}');
+    let shell: Bundle = serde_json::from_slice(&shell_text).map_err(|_| NotStreamed)?;
+    // A `kernels` key written with escapes was read with the rest: not a stream's reading.
+    if !shell.kernels.is_empty()
+        || shell.schema_version != SCHEMA_VERSION
+        || crate::validate(&shell).is_err()
+    {
         return Err(NotStreamed);
     }
     // The devices may come after the kernels in the text: their references are checked now.
@@ -323,367 +378,178 @@ struct Seen {
     undevised: bool,
 }
 
-/// A reader without a leading UTF-8 byte-order mark.
-struct SkipBom<R> {
-    inner: R,
-    head: Vec<u8>,
-    checked: bool,
-}
-
-impl<R: Read> SkipBom<R> {
-    fn new(inner: R) -> Self {
-        SkipBom {
-            inner,
-            head: Vec::new(),
-            checked: false,
+impl Seen {
+    /// Brings a kernel up to date, checks it as `parse_bundle` would (its device once the
+    /// devices are known) and hands it on.
+    fn kernel(&mut self, mut k: Kernel, each: &mut dyn FnMut(Kernel)) -> Result<(), NotStreamed> {
+        // Older bundles carry the operator link as tags (as `parse_bundle` reads them).
+        k.adopt_operator_tags();
+        if !kernel_issues(self.entries, &k, &|_| true, 0).is_empty() {
+            return Err(NotStreamed);
         }
-    }
-}
-
-impl<R: Read> Read for SkipBom<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if !self.checked {
-            self.checked = true;
-            let mut first = [0u8; 3];
-            let mut n = 0;
-            while n < 3 {
-                match self.inner.read(&mut first[n..])? {
-                    0 => break,
-                    m => n += m,
+        self.launches = self.launches.checked_add(k.launches).ok_or(NotStreamed)?;
+        match &k.device {
+            Some(d) => {
+                if !self.devices.contains(d.as_str()) {
+                    self.devices.insert(d.clone());
                 }
             }
-            if first[..n] != [0xEF, 0xBB, 0xBF] {
-                self.head = first[..n].to_vec();
+            None => self.undevised = true,
+        }
+        self.entries += 1;
+        each(k);
+        Ok(())
+    }
+}
+
+/// A window over a reader: `buf[pos..end]` is read and not consumed.
+struct Window<R> {
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+}
+
+/// How much is read at a time.
+const CHUNK: usize = 1 << 20;
+
+impl<R: Read> Window<R> {
+    fn new(reader: R) -> Self {
+        Window {
+            reader,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            eof: false,
+        }
+    }
+
+    /// Reads more, keeping `buf[pos..end]` (moved to the front). False at the end.
+    fn fill(&mut self) -> Result<bool, NotStreamed> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() - self.end < CHUNK / 2 {
+            // Only a value longer than the window grows it.
+            self.buf.resize(self.end + CHUNK, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(NotStreamed),
             }
         }
-        if !self.head.is_empty() {
-            let n = self.head.len().min(buf.len());
-            buf[..n].copy_from_slice(&self.head[..n]);
-            self.head.drain(..n);
-            return Ok(n);
-        }
-        self.inner.read(buf)
     }
-}
 
-/// What receives each kernel; an `Err` stops the reading.
-type Sink<'s> = dyn FnMut(Kernel) -> Result<(), String> + 's;
+    /// Skips a UTF-8 byte-order mark at the start.
+    fn skip_bom(&mut self) -> Result<(), NotStreamed> {
+        while self.end - self.pos < 3 && self.fill()? {}
+        if self.buf[self.pos..self.end].starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.pos += 3;
+        }
+        Ok(())
+    }
 
-/// Forwards a [`Deserializer`]'s methods to `self.de`, visitor unchanged.
-macro_rules! forward {
-    ($($method:ident),*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.de.$method(visitor)
+    /// The next byte that is not JSON whitespace (`pos` moves past the blanks), unconsumed.
+    fn peek(&mut self) -> Result<Option<u8>, NotStreamed> {
+        loop {
+            while self.pos < self.end {
+                match self.buf[self.pos] {
+                    b' ' | b'\n' | b'\t' | b'\r' => self.pos += 1,
+                    c => return Ok(Some(c)),
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
         }
-    )*};
-}
+    }
 
-/// The rest of the [`Deserializer`] methods, forwarded to `self.de`.
-macro_rules! forward_rest {
-    () => {
-        forward!(
-            deserialize_any,
-            deserialize_bool,
-            deserialize_i8,
-            deserialize_i16,
-            deserialize_i32,
-            deserialize_i64,
-            deserialize_i128,
-            deserialize_u8,
-            deserialize_u16,
-            deserialize_u32,
-            deserialize_u64,
-            deserialize_u128,
-            deserialize_f32,
-            deserialize_f64,
-            deserialize_char,
-            deserialize_str,
-            deserialize_string,
-            deserialize_bytes,
-            deserialize_byte_buf,
-            deserialize_option,
-            deserialize_unit,
-            deserialize_map,
-            deserialize_ignored_any
-        );
-        fn deserialize_unit_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.de.deserialize_unit_struct(name, visitor)
-        }
-        fn deserialize_newtype_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.de.deserialize_newtype_struct(name, visitor)
-        }
-        fn deserialize_tuple<V: Visitor<'de>>(
-            self,
-            len: usize,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.de.deserialize_tuple(len, visitor)
-        }
-        fn deserialize_tuple_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            len: usize,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.de.deserialize_tuple_struct(name, len, visitor)
-        }
-        fn deserialize_enum<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            variants: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.de.deserialize_enum(name, variants, visitor)
-        }
-        fn is_human_readable(&self) -> bool {
-            self.de.is_human_readable()
-        }
-    };
-}
+    /// `len` bytes from `pos`, which [`Self::value_len`] made sure are read.
+    fn slice(&self, len: usize) -> &[u8] {
+        &self.buf[self.pos..self.pos + len]
+    }
 
-/// The bundle's deserializer: its top-level object's `kernels` go to the sink, one by one.
-struct Shell<'s, 'k, D> {
-    de: D,
-    sink: &'s mut Sink<'k>,
-}
-
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Shell<'_, '_, D> {
-    type Error = D::Error;
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_struct(
-            name,
-            fields,
-            ShellVisitor {
-                inner: visitor,
-                sink: self.sink,
+    /// The length of the JSON value at `pos` (found, not checked: serde_json checks it),
+    /// reading as much as it needs.
+    fn value_len(&mut self) -> Result<usize, NotStreamed> {
+        let mut i = 0; // relative to pos: `fill` moves the window
+        let (mut depth, mut in_string) = (0usize, false);
+        match self.buf.get(self.pos).copied() {
+            Some(b'{' | b'[') => {}
+            Some(b'"') => {
+                in_string = true;
+                i = 1;
+            }
+            Some(b',' | b':' | b']' | b'}') | None => return Err(NotStreamed),
+            Some(_) => loop {
+                // A number, true, false or null: up to a delimiter.
+                while self.pos + i < self.end {
+                    if matches!(
+                        self.buf[self.pos + i],
+                        b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r'
+                    ) {
+                        return Ok(i);
+                    }
+                    i += 1;
+                }
+                if !self.fill()? {
+                    return Ok(i);
+                }
             },
-        )
-    }
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_seq(visitor)
-    }
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_identifier(visitor)
-    }
-    forward_rest!();
-}
-
-struct ShellVisitor<'s, 'k, V> {
-    inner: V,
-    sink: &'s mut Sink<'k>,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for ShellVisitor<'_, '_, V> {
-    type Value = V::Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.inner.expecting(f)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_map(ShellMap {
-            map,
-            sink: self.sink,
-            kernels_next: false,
-        })
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        // A bundle as an array: not one `parse_bundle` reads either.
-        self.inner.visit_seq(seq)
-    }
-}
-
-struct ShellMap<'s, 'k, A> {
-    map: A,
-    sink: &'s mut Sink<'k>,
-    /// The key just read is `kernels`.
-    kernels_next: bool,
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for ShellMap<'_, '_, A> {
-    type Error = A::Error;
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        self.kernels_next = false;
-        self.map.next_key_seed(KeySpy {
-            seed,
-            kernels: &mut self.kernels_next,
-        })
-    }
-    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
-        if self.kernels_next {
-            self.map.next_value_seed(KernelsSeed {
-                seed,
-                sink: &mut *self.sink,
-            })
-        } else {
-            self.map.next_value_seed(seed)
         }
-    }
-    fn size_hint(&self) -> Option<usize> {
-        self.map.size_hint()
-    }
-}
-
-/// A key's seed that notes whether the key is `kernels`.
-struct KeySpy<'f, K> {
-    seed: K,
-    kernels: &'f mut bool,
-}
-
-impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySpy<'_, K> {
-    type Value = K::Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<K::Value, D::Error> {
-        self.seed.deserialize(KeySpyDe {
-            de: d,
-            kernels: self.kernels,
-        })
-    }
-}
-
-struct KeySpyDe<'f, D> {
-    de: D,
-    kernels: &'f mut bool,
-}
-
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeySpyDe<'_, D> {
-    type Error = D::Error;
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_identifier(KeyVisitor {
-            inner: visitor,
-            kernels: self.kernels,
-        })
-    }
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_seq(visitor)
-    }
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_struct(name, fields, visitor)
-    }
-    forward_rest!();
-}
-
-struct KeyVisitor<'f, V> {
-    inner: V,
-    kernels: &'f mut bool,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, V> {
-    type Value = V::Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.inner.expecting(f)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        *self.kernels = v == "kernels";
-        self.inner.visit_str(v)
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        *self.kernels = v == "kernels";
-        self.inner.visit_borrowed_str(v)
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        *self.kernels = v == "kernels";
-        self.inner.visit_string(v)
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<V::Value, E> {
-        *self.kernels = v == b"kernels";
-        self.inner.visit_bytes(v)
-    }
-    fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<V::Value, E> {
-        *self.kernels = v == b"kernels";
-        self.inner.visit_borrowed_bytes(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
-        self.inner.visit_u64(v)
-    }
-}
-
-/// The `kernels` value's seed: each element to the sink, an empty list to the bundle.
-struct KernelsSeed<'s, 'k, S> {
-    seed: S,
-    sink: &'s mut Sink<'k>,
-}
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KernelsSeed<'_, '_, S> {
-    type Value = S::Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
-        self.seed.deserialize(KernelsDe {
-            de: d,
-            sink: self.sink,
-        })
-    }
-}
-
-struct KernelsDe<'s, 'k, D> {
-    de: D,
-    sink: &'s mut Sink<'k>,
-}
-
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for KernelsDe<'_, '_, D> {
-    type Error = D::Error;
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_seq(KernelsVisitor {
-            inner: visitor,
-            sink: self.sink,
-        })
-    }
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_identifier(visitor)
-    }
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.de.deserialize_struct(name, fields, visitor)
-    }
-    forward_rest!();
-}
-
-struct KernelsVisitor<'s, 'k, V> {
-    inner: V,
-    sink: &'s mut Sink<'k>,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for KernelsVisitor<'_, '_, V> {
-    type Value = V::Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.inner.expecting(f)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V::Value, A::Error> {
-        while let Some(k) = seq.next_element::<Kernel>()? {
-            (self.sink)(k).map_err(de::Error::custom)?;
+        loop {
+            while self.pos + i < self.end {
+                let c = self.buf[self.pos + i];
+                i += 1;
+                if in_string {
+                    match c {
+                        b'\\' => {
+                            if self.pos + i >= self.end && !self.fill()? {
+                                return Err(NotStreamed);
+                            }
+                            i += 1;
+                        }
+                        b'"' => {
+                            in_string = false;
+                            if depth == 0 {
+                                return Ok(i);
+                            }
+                        }
+                        _ => {}
+                    }
+                } else {
+                    match c {
+                        b'"' => in_string = true,
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                return Ok(i);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if !self.fill()? {
+                return Err(NotStreamed);
+            }
         }
-        self.inner.visit_seq(Empty(PhantomData))
-    }
-}
-
-/// A sequence with nothing in it.
-struct Empty<E>(PhantomData<E>);
-
-impl<'de, E: de::Error> SeqAccess<'de> for Empty<E> {
-    type Error = E;
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, _: T) -> Result<Option<T::Value>, E> {
-        Ok(None)
     }
 }
 
@@ -771,6 +637,40 @@ mod tests {
         let mut n = 0;
         assert!(read(text.as_bytes(), &mut |_| n += 1).is_ok());
         assert_eq!(n, v.kernels.len());
+    }
+
+    /// A reader that hands out one byte at a time: every value crosses the window's edge.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&c, rest)), Some(slot)) => {
+                    *slot = c;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn the_reader_reads_the_same_however_the_text_arrives() {
+        let text = fixture("v100-deepcam-example.json");
+        // Escapes, brackets and quotes inside strings, across the window's edge.
+        let text = text.replacen(
+            "\"tool\": ",
+            "\"host\": \"a \\\" ] } [ { \\\\ b\", \"tool\": ",
+            1,
+        );
+        let whole = crate::parse_bundle(&text).unwrap();
+        let mut kernels = Vec::new();
+        let s = read(Trickle(text.as_bytes()), &mut |k| kernels.push(k)).unwrap();
+        let mut again = s.shell;
+        again.kernels = kernels;
+        assert_eq!(again, whole);
+        assert_eq!(whole.provenance.host.as_deref(), Some("a \" ] } [ { \\ b"));
     }
 
     #[test]
