@@ -149,6 +149,19 @@ pub enum Problem {
         u64::MAX
     )]
     LaunchesOverflow,
+    /// A fraction outside 0 to 1.
+    #[error("{0} is not a fraction between 0 and 1")]
+    NotAFraction(f64),
+    /// A spread whose smallest, median and largest samples are out of order.
+    #[error("a spread must satisfy min ≤ median ≤ max (got min {min}, median {median}, max {max})")]
+    SpreadOutOfOrder {
+        /// Smallest.
+        min: f64,
+        /// Median.
+        median: f64,
+        /// Largest.
+        max: f64,
+    },
     /// Per-launch statistics out of order.
     #[error(
         "per-launch statistics must satisfy min ≤ mean ≤ max (got min {min}, mean {mean}, max {max})"
@@ -967,6 +980,69 @@ impl Validator {
         }
     }
 
+    /// How a measured ceiling was taken (timing, NVML's telemetry, the sustained figure, the
+    /// GEMM chosen): every figure finite, times and rates positive, fractions within 0 to 1.
+    fn measurement(
+        &mut self,
+        q: &str,
+        timing: Option<&crate::bundle::TimingInfo>,
+        telemetry: Option<&crate::bundle::Telemetry>,
+        sustained: Option<&crate::bundle::Sustained>,
+    ) {
+        if let Some(t) = timing {
+            self.non_negative(&|| format!("{q}.timing.warmup_s"), t.warmup_s);
+            self.positive(&|| format!("{q}.timing.launch_s"), t.launch_s);
+            self.positive(&|| format!("{q}.timing.interval_s"), t.interval_s);
+        }
+        if let Some(t) = telemetry {
+            self.telemetry(&format!("{q}.telemetry"), t);
+        }
+        if let Some(s) = sustained {
+            let q = format!("{q}.sustained");
+            self.positive(&|| format!("{q}.value"), s.value);
+            self.positive(&|| format!("{q}.window_s"), s.window_s);
+            self.non_negative(&|| format!("{q}.settle_s"), s.settle_s);
+            self.opt_positive(&|| format!("{q}.clock_hz"), s.clock_hz);
+            self.samples(&q, &s.samples);
+            if let Some(t) = &s.telemetry {
+                self.telemetry(&format!("{q}.telemetry"), t);
+            }
+        }
+    }
+
+    fn telemetry(&mut self, q: &str, t: &crate::bundle::Telemetry) {
+        self.non_negative(&|| format!("{q}.window_s"), t.window_s);
+        for (name, spread) in [("sm_clock_hz", &t.sm_clock_hz), ("power_w", &t.power_w)] {
+            let Some(s) = spread else { continue };
+            let p = format!("{q}.{name}");
+            for (field, v) in [("min", s.min), ("median", s.median), ("max", s.max)] {
+                self.non_negative(&|| format!("{p}.{field}"), v);
+            }
+            if !(s.min <= s.median && s.median <= s.max) {
+                self.push(
+                    p,
+                    Problem::SpreadOutOfOrder {
+                        min: s.min,
+                        median: s.median,
+                        max: s.max,
+                    },
+                );
+            }
+        }
+        self.opt_non_negative(&|| format!("{q}.energy_power_w"), t.energy_power_w);
+        if let Some(c) = t.temperature_c_max.filter(|c| !c.is_finite()) {
+            self.push(format!("{q}.temperature_c_max"), Problem::NotFinite(c));
+        }
+        for (j, r) in t.clock_event_reasons.iter().enumerate() {
+            if !(r.fraction.is_finite() && (0.0..=1.0).contains(&r.fraction)) {
+                self.push(
+                    format!("{q}.clock_event_reasons[{j}].fraction"),
+                    Problem::NotAFraction(r.fraction),
+                );
+            }
+        }
+    }
+
     fn samples(&mut self, base: &str, samples: &[f64]) {
         for (j, s) in samples.iter().enumerate() {
             self.non_negative(&|| format!("{base}.samples[{j}]"), *s);
@@ -993,6 +1069,7 @@ impl Validator {
             self.opt_positive(&|| format!("{p}.memory_clock_hz"), d.memory_clock_hz);
             self.opt_non_negative(&|| format!("{p}.memory_bytes"), d.memory_bytes);
             self.opt_non_negative(&|| format!("{p}.l2_bytes"), d.l2_bytes);
+            self.opt_positive(&|| format!("{p}.power_limit_w"), d.power_limit_w);
         }
         let mut machine_devices = HashSet::new();
         for (i, m) in b.machines.iter().enumerate() {
@@ -1014,12 +1091,32 @@ impl Validator {
                 self.positive(&|| format!("{q}.value"), c.value);
                 self.opt_positive(&|| format!("{q}.clock_hz"), c.clock_hz);
                 self.samples(&q, &c.samples);
+                self.measurement(
+                    &q,
+                    c.timing.as_ref(),
+                    c.telemetry.as_ref(),
+                    c.sustained.as_ref(),
+                );
             }
             for (j, c) in m.compute.iter().enumerate() {
                 let q = format!("{p}.compute[{j}]");
                 self.positive(&|| format!("{q}.value"), c.value);
                 self.opt_positive(&|| format!("{q}.clock_hz"), c.clock_hz);
                 self.samples(&q, &c.samples);
+                self.measurement(
+                    &q,
+                    c.timing.as_ref(),
+                    c.telemetry.as_ref(),
+                    c.sustained.as_ref(),
+                );
+                if let Some(g) = &c.gemm {
+                    for (k, cand) in g.candidates.iter().enumerate() {
+                        self.opt_positive(
+                            &|| format!("{q}.gemm.candidates[{k}].value"),
+                            cand.value,
+                        );
+                    }
+                }
             }
             if let Some(l) = &m.launch_overhead {
                 let q = format!("{p}.launch_overhead");
@@ -1133,6 +1230,30 @@ mod tests {
     fn with(find: &str, replace: &str) -> String {
         assert!(MINIMAL.contains(find), "{find}");
         MINIMAL.replacen(find, replace, 1)
+    }
+
+    /// The measurement details of a ceiling (`roofline machine`'s timing, NVML telemetry and
+    /// sustained figure) are checked as every other figure is, with their paths.
+    #[test]
+    fn a_ceilings_measurement_details_are_validated() {
+        let machine = r#""machines": [{"device": "0", "bandwidth": [{"level": "hbm", "value": 3e12, "method": "empirical",
+            "timing": {"warmup_s": 0.4, "launch_s": 0.0, "launches_per_interval": 8, "interval_s": 2e-3, "intervals": 11},
+            "telemetry": {"samples": 20, "window_s": 0.4, "sm_clock_hz": {"min": 1.9e9, "median": 1.8e9, "max": 1.98e9},
+              "clock_event_reasons": [{"reason": "sw_power_cap", "fraction": 1.5}]},
+            "sustained": {"value": -2.9e12, "window_s": 2.0, "settle_s": 0.5, "settled": true}}],
+          "compute": []}],
+  "kernels""#;
+        let issues = invalid(&with(r#""kernels""#, machine));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "$.machines[0].bandwidth[0].timing.launch_s",
+                "$.machines[0].bandwidth[0].telemetry.sm_clock_hz",
+                "$.machines[0].bandwidth[0].telemetry.clock_event_reasons[0].fraction",
+                "$.machines[0].bandwidth[0].sustained.value",
+            ]
+        );
     }
 
     #[test]
