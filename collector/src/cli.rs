@@ -193,7 +193,9 @@ pub struct MachineArgs {
     /// Measure every visible device.
     #[arg(long)]
     pub all_devices: bool,
-    /// Coarser sweeps: a few seconds instead of about thirty.
+    /// Shorter warm-ups and windows, fewer intervals, two reference GEMM shapes per datapath
+    /// (marked indicative): about a minute instead of two to three (estimated, not yet timed on a
+    /// GPU; docs/measurements/methodology.md).
     #[arg(long)]
     pub quick: bool,
     /// Also time the kernels the SASS audit refuses on this GPU (emulated or spilling code),
