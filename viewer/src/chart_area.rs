@@ -112,8 +112,22 @@ fn shown_kernels<'a>(a: &'a Analysed, isolated: Option<&str>, needle: &str) -> C
 /// baseline → current with the speed-up, or new or gone, and for an operator the kernels it
 /// launched before and after.
 fn compared_lines(scene: &Scene, c: &Comparison) -> Vec<Option<String>> {
-    c.current_rows(scene.kernels.iter().map(|k| k.full_name.as_str()))
-        .into_iter()
+    // By the kernels' indices (the chart of the whole run); by name when the chart shows a
+    // filtered few (their indices are the filtered list's).
+    let by_index: Vec<Option<&roofline_model::compare::CompareRow>> = scene
+        .kernels
+        .iter()
+        .map(|k| {
+            c.current_row(k.analysis.index)
+                .filter(|r| r.name == k.full_name)
+        })
+        .collect();
+    let rows = if by_index.iter().all(Option::is_some) {
+        by_index
+    } else {
+        c.current_rows(scene.kernels.iter().map(|k| k.full_name.as_str()))
+    };
+    rows.into_iter()
         .map(|r| {
             let r = r?;
             let mut line = r.transition();

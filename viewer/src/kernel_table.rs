@@ -263,7 +263,7 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
                         <td>"–"</td>
                         <td>"–"</td>
                         <td>"–"</td>
-                        <td class="bound">{b.and_then(|b| b.ceiling).unwrap_or("–")}</td>
+                        <td class="bound">{b.and_then(|b| b.ceiling()).unwrap_or("–")}</td>
                         <td>"–"</td>
                         <td>"–"</td>
                         <td>"–"</td>

@@ -54,7 +54,7 @@ fn shown(st: AppState) -> Shown {
                 ..Shown::default()
             };
         };
-        let short = row.short_name();
+        let short = c.display_name(row);
         let mut candidates = Vec::new();
         if row.presence != Presence::Both {
             if let Some(d) = &row.doubt {

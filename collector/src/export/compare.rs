@@ -207,7 +207,7 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
         .chain(gone_rows)
     {
         rows.push(vec![
-            r.short_name(),
+            c.display_name(r),
             time(r.baseline.as_ref().map(|s| s.time_s)),
             time(r.current.as_ref().map(|s| s.time_s)),
             signed(r.delta_s()),
@@ -216,7 +216,7 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
             r.current
                 .as_ref()
                 .or(r.baseline.as_ref())
-                .and_then(|s| s.ceiling)
+                .and_then(|s| s.ceiling())
                 .unwrap_or("–")
                 .into(),
             r.change(),
@@ -235,7 +235,7 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
             let d = r.doubt.as_ref()?;
             Some(format!(
                 "  ? {} (new) and {} (gone): {}",
-                r.short_name(),
+                c.display_name(r),
                 d.display,
                 d.reason
             ))
@@ -307,9 +307,12 @@ pub fn to_csv(
                 field(r.doubt.as_ref().map_or("", |d| d.name.as_str())),
                 r.baseline
                     .as_ref()
-                    .and_then(|s| s.ceiling_key)
+                    .and_then(|s| s.ceiling_key())
                     .unwrap_or(""),
-                r.current.as_ref().and_then(|s| s.ceiling_key).unwrap_or(""),
+                r.current
+                    .as_ref()
+                    .and_then(|s| s.ceiling_key())
+                    .unwrap_or(""),
             );
         }
     }

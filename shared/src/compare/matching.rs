@@ -215,7 +215,7 @@ struct Keys {
 impl Keys {
     fn of(k: &Kernel) -> Self {
         let normalised = normalise(&k.name);
-        let family = strip_precision_tokens(&crate::names::shorten(&k.name));
+        let family = strip_precision_tokens(&crate::names::shorten(&k.name)).into_owned();
         let similar = format!("{family}|{}", identifiers(&normalised, &family).join(","));
         Keys {
             normalised,
@@ -400,19 +400,21 @@ const PRECISION_TOKENS: [&str; 9] = [
 
 /// An identifier without its precision tokens (`bn_fw_tr_1C11_singleread_fp16` →
 /// `bn_fw_tr_1C11_singleread`); unchanged when that would leave nothing.
-fn strip_precision_tokens(word: &str) -> String {
-    if !word.contains('_') {
-        return word.to_string();
-    }
+fn strip_precision_tokens(word: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let is_precision = |t: &str| PRECISION_TOKENS.iter().any(|p| p.eq_ignore_ascii_case(t));
     let lead = word.len() - word.trim_start_matches('_').len();
+    if !word.contains('_') || !word[lead..].split('_').any(is_precision) {
+        return Cow::Borrowed(word);
+    }
     let kept: Vec<&str> = word[lead..]
         .split('_')
-        .filter(|t| !PRECISION_TOKENS.contains(&t.to_ascii_lowercase().as_str()))
+        .filter(|t| !is_precision(t))
         .collect();
     if kept.iter().all(|t| t.is_empty()) {
-        return word.to_string();
+        return Cow::Borrowed(word);
     }
-    format!("{}{}", &word[..lead], kept.join("_"))
+    Cow::Owned(format!("{}{}", &word[..lead], kept.join("_")))
 }
 
 /// A full name with its precision set aside: each precision word becomes `T`, each identifier

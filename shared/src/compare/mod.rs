@@ -74,11 +74,9 @@ pub struct Side {
     pub launches: u64,
     /// The binding ceiling of the hierarchical roofline, when known.
     pub bound: Option<Bound>,
-    /// The binding ceiling by name (`HBM`, `Tensor FP16`;
-    /// [`crate::hierarchical::HierarchicalBound::ceiling_label`]), when known.
-    pub ceiling: Option<&'static str>,
-    /// [`Side::ceiling`] as a key (`hbm`, `tensor_fp16`).
-    pub ceiling_key: Option<&'static str>,
+    /// The compute roof of its precision mix ([`crate::hierarchical::HierarchicalBound::roof`]):
+    /// what binds when the bound is compute.
+    pub roof: Option<Datapath>,
     /// The datapath that did most of its FLOPs (`None` for a kernel without FLOPs).
     pub datapath: Option<Datapath>,
 }
@@ -90,10 +88,31 @@ impl Side {
             time_s: a.time_s,
             launches: k.launches,
             bound: h.map(|h| h.bound),
-            ceiling: h.map(crate::hierarchical::HierarchicalBound::ceiling_label),
-            ceiling_key: h.map(crate::hierarchical::HierarchicalBound::ceiling_key),
+            roof: h.and_then(|h| h.roof),
             datapath: main_datapath(k),
         }
+    }
+
+    /// The binding ceiling as the hierarchical verdict names it.
+    fn verdict(&self) -> Option<crate::hierarchical::HierarchicalBound> {
+        self.bound
+            .map(|bound| crate::hierarchical::HierarchicalBound {
+                floor_s: 0.0,
+                bound,
+                attainable: 0.0,
+                roof: self.roof,
+            })
+    }
+
+    /// The binding ceiling by name (`HBM`, `Tensor FP16`;
+    /// [`crate::hierarchical::HierarchicalBound::ceiling_label`]), when known.
+    pub fn ceiling(&self) -> Option<&'static str> {
+        self.verdict().map(|h| h.ceiling_label())
+    }
+
+    /// [`Side::ceiling`] as a key (`hbm`, `tensor_fp16`).
+    pub fn ceiling_key(&self) -> Option<&'static str> {
+        self.verdict().map(|h| h.ceiling_key())
     }
 }
 
@@ -193,9 +212,13 @@ pub struct CompareRow {
     pub name: String,
     /// The baseline kernel's full name when it differs (paired by a similar name or by hand).
     pub baseline_name: Option<String>,
-    /// The name to show: the run's display name of the kernel, told apart from others of the
-    /// same short name as `roofline info` tells them apart ([`Analysed::display_names`]).
+    /// The name to show, where the row has its own: a gone kernel's short name, a new or gone
+    /// kernel's name told apart from another row's. Otherwise the current run's display name
+    /// ([`Comparison::display_name`]: not copied into ten thousand rows).
     pub display_name: Option<String>,
+    /// The kernel's index in the current run's kernels (`current.kernels`), for a kernel of the
+    /// current run.
+    pub index: Option<usize>,
     /// In both runs, or in one.
     pub presence: Presence,
     /// The baseline's figures (absent for a new kernel).
@@ -205,15 +228,16 @@ pub struct CompareRow {
     /// What the pair rests on (for a kernel in both runs).
     pub quality: Option<Match>,
     /// For a new or gone kernel, the kernel of the other run its name suggests, left apart.
-    pub doubt: Option<RowDoubt>,
+    pub doubt: Option<Box<RowDoubt>>,
     /// For an operator or module, the kernels it launched before and after (when the
     /// comparison was given the launches: [`CompareOptions::launches`]).
-    pub launched: Option<Launched>,
+    pub launched: Option<Box<Launched>>,
 }
 
 impl CompareRow {
-    /// Short name for display: the display name, else the full name shortened (computed on
-    /// demand: a table shows a few hundred rows of ten thousand).
+    /// Short name for display: the row's display name, else the full name shortened (computed
+    /// on demand: a table shows a few hundred rows of ten thousand). [`Comparison::display_name`]
+    /// gives a current kernel its run's display name.
     pub fn short_name(&self) -> String {
         match &self.display_name {
             Some(d) if !d.is_empty() => d.clone(),
@@ -245,13 +269,8 @@ impl CompareRow {
     /// The binding ceiling before and after, by name, when it changed (`"HBM → Tensor FP16"`).
     pub fn bound_change(&self) -> Option<String> {
         let (b, c) = (self.baseline.as_ref()?, self.current.as_ref()?);
-        (b.ceiling != c.ceiling).then(|| {
-            format!(
-                "{} → {}",
-                b.ceiling.unwrap_or("–"),
-                c.ceiling.unwrap_or("–")
-            )
-        })
+        let (bc, cc) = (b.ceiling(), c.ceiling());
+        (bc != cc).then(|| format!("{} → {}", bc.unwrap_or("–"), cc.unwrap_or("–")))
     }
 
     /// What the comparison's "change" column says of the row: `new` or `gone` (with `?` when a
@@ -471,9 +490,29 @@ pub struct Comparison {
     /// For each kernel of the current run (`current.kernels`), its kernel in the baseline
     /// ([`Pairing::pairs`]).
     pub pairs: Vec<Option<usize>>,
+    /// The current run's display names (shared with its analysis).
+    current_names: std::sync::Arc<std::sync::OnceLock<Vec<String>>>,
+    /// For each kernel of the current run (`current.kernels`), its row.
+    row_of: Vec<usize>,
 }
 
 impl Comparison {
+    /// The name a row is shown by: its own ([`CompareRow::display_name`]), else its kernel's
+    /// display name in the current run (as the run's table and `roofline info` show it), else
+    /// its name shortened.
+    pub fn display_name(&self, r: &CompareRow) -> String {
+        match (&r.display_name, r.index, self.current_names.get()) {
+            (Some(d), _, _) if !d.is_empty() => d.clone(),
+            (_, Some(i), Some(names)) if i < names.len() => names[i].clone(),
+            _ => crate::names::shorten(&r.name),
+        }
+    }
+
+    /// The row of the current run's kernel `index` (into `current.kernels`).
+    pub fn current_row(&self, index: usize) -> Option<&CompareRow> {
+        self.row_of.get(index).and_then(|&r| self.rows.get(r))
+    }
+
     /// The row of a kernel name.
     pub fn row(&self, name: &str) -> Option<&CompareRow> {
         self.rows.iter().find(|r| r.name == name)
@@ -672,7 +711,8 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
         rows.push(CompareRow {
             name: k.name.clone(),
             baseline_name: base_name.filter(|n| *n != k.name).map(str::to_string),
-            display_name: Some(cur_names[a.index].clone()),
+            display_name: None,
+            index: Some(a.index),
             presence: if b.is_some() {
                 Presence::Both
             } else {
@@ -681,12 +721,14 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             baseline: b,
             current: Some(Side::of(k, a)),
             quality: quality.get(a.index).copied().flatten(),
-            doubt: doubt_of_current[a.index].map(|d| RowDoubt {
-                name: baseline.kernels[d.baseline].name.clone(),
-                display: baseline.kernels[d.baseline].short_name(),
-                reason: d.reason.clone(),
+            doubt: doubt_of_current[a.index].map(|d| {
+                Box::new(RowDoubt {
+                    name: baseline.kernels[d.baseline].name.clone(),
+                    display: baseline.kernels[d.baseline].short_name(),
+                    reason: d.reason.clone(),
+                })
             }),
-            launched: launched_for(Some(&k.name), base_name),
+            launched: launched_for(Some(&k.name), base_name).map(Box::new),
         });
     }
     for b in &baseline.top {
@@ -695,27 +737,47 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
             rows.push(CompareRow {
                 name: k.name.clone(),
                 display_name: Some(k.short_name()),
+                index: None,
                 baseline_name: None,
                 presence: Presence::Gone,
                 baseline: Some(Side::of(k, b)),
                 current: None,
                 quality: None,
-                doubt: doubt_of_baseline[b.index].map(|d| RowDoubt {
-                    name: current.kernels[d.current].name.clone(),
-                    display: cur_names[d.current].clone(),
-                    reason: d.reason.clone(),
+                doubt: doubt_of_baseline[b.index].map(|d| {
+                    Box::new(RowDoubt {
+                        name: current.kernels[d.current].name.clone(),
+                        display: cur_names[d.current].clone(),
+                        reason: d.reason.clone(),
+                    })
                 }),
-                launched: launched_for(None, Some(&k.name)),
+                launched: launched_for(None, Some(&k.name)).map(Box::new),
             });
         }
     }
-    tell_apart(&mut rows);
+    tell_apart(&mut rows, cur_names);
     let summary = summarise(&rows, unit, base_unit, doubts.len());
+    let mut row_of = vec![usize::MAX; current.kernels.len()];
+    for (r, a) in current.top.iter().enumerate() {
+        if let Some(slot) = row_of.get_mut(a.index) {
+            *slot = r;
+        }
+    }
     Comparison {
         rows,
         summary,
         pairs,
+        current_names: std::sync::Arc::clone(&current.names),
+        row_of,
     }
+}
+
+/// A row's name as shown: its own, else its current kernel's display name.
+fn shown<'a>(r: &'a CompareRow, current_names: &'a [String]) -> Option<&'a str> {
+    r.display_name.as_deref().or_else(|| {
+        r.index
+            .and_then(|i| current_names.get(i))
+            .map(String::as_str)
+    })
 }
 
 /// Tells apart the new and gone rows whose display names read like another row's while their
@@ -724,34 +786,43 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
 /// doubtful counterpart as its own row is named. Only the unpaired rows are renamed, and only
 /// the groups of alike names are told apart: a comparison of ten thousand kernels does not tell
 /// twenty thousand names apart again.
-fn tell_apart(rows: &mut [CompareRow]) {
-    let unpaired: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].presence != Presence::Both)
-        .collect();
-    if unpaired.is_empty() {
-        return;
-    }
-    // Every row's name, so that a gone kernel is told apart from a matched one too; only the
-    // unpaired rows are renamed (a matched kernel keeps its run's name).
+fn tell_apart(rows: &mut [CompareRow], current_names: &[String]) {
+    // The unpaired rows' names (a few), then every row whose name reads like one of them.
     let mut by_display: FxHashMap<&str, usize> = FxHashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
-        let d = r.display_name.as_deref().unwrap_or_default();
-        let next = groups.len();
-        let g = *by_display.entry(d).or_insert(next);
-        if g == next {
-            groups.push(Vec::new());
+        if r.presence != Presence::Both
+            && let Some(d) = shown(r, current_names)
+        {
+            let next = groups.len();
+            let g = *by_display.entry(d).or_insert(next);
+            if g == next {
+                groups.push(Vec::new());
+            }
+            groups[g].push(i);
         }
-        groups[g].push(i);
     }
-    let mut renamed: Vec<(usize, String)> = Vec::new();
-    for members in groups.iter().filter(|m| m.len() > 1) {
-        if members.iter().all(|&i| rows[i].presence == Presence::Both) {
-            continue;
+    if groups.is_empty() {
+        return;
+    }
+    for (i, r) in rows.iter().enumerate() {
+        if r.presence == Presence::Both
+            && let Some(&g) = r
+                .index
+                .and_then(|x| current_names.get(x))
+                .and_then(|d| by_display.get(d.as_str()))
+        {
+            groups[g].push(i);
         }
+    }
+    // Groups of a few: a family of hundreds of kernels gone at once (one template's
+    // instances) keeps its short name, as it always read.
+    const FEW: usize = 64;
+    let mut renamed: Vec<(usize, String)> = Vec::new();
+    for members in groups.iter().filter(|m| m.len() > 1 && m.len() <= FEW) {
         let entries: Vec<(String, &str)> = members
             .iter()
-            .map(|&i| (rows[i].short_name(), rows[i].name.as_str()))
+            .map(|&i| (crate::names::shorten(&rows[i].name), rows[i].name.as_str()))
             .collect();
         renamed.extend(
             members
@@ -765,16 +836,19 @@ fn tell_apart(rows: &mut [CompareRow]) {
         rows[i].display_name = Some(name);
     }
     // A doubtful counterpart is named as its row is.
-    let mut display_of: FxHashMap<&str, usize> = FxHashMap::default();
-    for &i in &unpaired {
-        display_of.insert(rows[i].name.as_str(), i);
+    let mut row_of: FxHashMap<&str, usize> = FxHashMap::default();
+    for (i, r) in rows.iter().enumerate() {
+        if r.presence != Presence::Both {
+            row_of.insert(r.name.as_str(), i);
+        }
     }
-    let names: Vec<(usize, String)> = unpaired
+    let names: Vec<(usize, String)> = rows
         .iter()
-        .filter_map(|&i| {
-            let d = rows[i].doubt.as_ref()?;
-            let other = *display_of.get(d.name.as_str())?;
-            Some((i, rows[other].short_name()))
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let d = r.doubt.as_ref()?;
+            let other = *row_of.get(d.name.as_str())?;
+            Some((i, shown(&rows[other], current_names)?.to_string()))
         })
         .collect();
     for (i, name) in names {
@@ -803,8 +877,8 @@ fn summarise(rows: &[CompareRow], unit: GroupBy, base_unit: GroupBy, doubtful: u
             };
             add(
                 &mut by_bound,
-                s.ceiling_key.unwrap_or("none"),
-                &|| s.ceiling.unwrap_or("no bound").to_string(),
+                s.ceiling_key().unwrap_or("none"),
+                &|| s.ceiling().unwrap_or("no bound").to_string(),
                 b,
                 a,
             );
