@@ -1109,11 +1109,27 @@ fn a_saved_page_opens_from_disk_and_draws_the_same_chart() {
     b.screenshot("standalone-hostile-name");
 }
 
-/// Saves a screenshot (`Browser::screenshot`) and, when `ROOFLINE_DOC_SCREENSHOTS` is set, copies
-/// it to `docs/screenshots/` (the README's pictures; committed by hand after a look).
+/// The screenshots the README links to (`docs/screenshots/NAME.png`).
+const DOC_SHOTS: [&str; 11] = [
+    "viewer-hierarchical-light",
+    "viewer-hierarchical-dark",
+    "viewer-time-light",
+    "viewer-time-dark",
+    "hover-light",
+    "compare-hierarchical-light",
+    "compare-time-dark",
+    "compare-pair-by-hand",
+    "compare-per-operator",
+    "compare-500px",
+    "embed-compare",
+];
+
+/// Saves a screenshot (`Browser::screenshot`) and, when `ROOFLINE_DOC_SCREENSHOTS` is set and the
+/// README links to it ([`DOC_SHOTS`]), copies it to `docs/screenshots/` (committed by hand after
+/// a look).
 fn doc_shot(b: &Browser, name: &str) {
     b.screenshot(name);
-    if std::env::var_os("ROOFLINE_DOC_SCREENSHOTS").is_some() {
+    if std::env::var_os("ROOFLINE_DOC_SCREENSHOTS").is_some() && DOC_SHOTS.contains(&name) {
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map_or_else(|| repo().join("target"), |t| repo().join(t));
         let dir = repo().join("docs/screenshots");

@@ -300,8 +300,9 @@ pub fn place_ceiling_labels(scene: &mut Scene) {
 }
 
 /// Candidate places for a label along the segment from `a` to `b` (pixels), rotated with it:
-/// `first` (the preferred place, if any), then at each fraction of `ts` in turn, just above the
-/// segment and just below it. `anchor` is the text's anchor at each place.
+/// `first` (the preferred place, if any), then at each fraction of `ts` where the text lies
+/// within the segment's length, just above the segment and just below it. `anchor` is the
+/// text's anchor at each place.
 pub(super) fn along(
     text: &str,
     role: LineRole,
@@ -325,8 +326,17 @@ pub(super) fn along(
     let on = |t: f64| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
     let above = descent + 3.0;
     let below = -(ascent + 3.0);
+    // The text stays beside its line: no place where it would run past either end (a label
+    // floating beyond its roof's start reads as nobody's).
+    let length = (b.0 - a.0).hypot(b.1 - a.1);
+    let w = text_width(text) / length.max(1e-9);
+    let fits = |t: f64| match anchor {
+        Anchor::Start => t + w <= 1.0,
+        Anchor::End => t - w >= 0.0,
+        Anchor::Middle => t - w / 2.0 >= 0.0 && t + w / 2.0 <= 1.0,
+    };
     let mut out: Vec<Label> = first.into_iter().map(label).collect();
-    for &t in ts {
+    for &t in ts.iter().filter(|&&t| fits(t)) {
         let p = on(t);
         for off in [above, below] {
             out.push(label((p.0 + up.0 * off, p.1 + up.1 * off)));
