@@ -434,6 +434,45 @@ mod tests {
         assert!(!csv.contains("inf") && !csv.contains("NaN"), "{csv}");
     }
 
+    /// The binding ceiling, by name, is the last column (appended: the columns before it are a
+    /// stable interface) and a JSON field.
+    #[test]
+    fn the_binding_ceiling_is_a_column_appended_after_the_stable_ones() {
+        use crate::bundle::MemoryLevel;
+        use crate::bundle::{BandwidthCeiling, ComputeCeiling, Datapath, Device, Machine, Method};
+        let mut k = Kernel::new("k", 1e-3, DataSource::Suite);
+        k.device = Some("0".into());
+        k.flops.fp32 = Some(1e9);
+        k.bytes.hbm = Some(1e9);
+        let mut b = bundle(vec![k]);
+        b.devices.push(Device::new("0", "GPU"));
+        b.machines.push(Machine {
+            device: "0".into(),
+            bandwidth: vec![BandwidthCeiling::new(
+                MemoryLevel::Hbm,
+                1e12,
+                Method::Empirical,
+            )],
+            compute: vec![ComputeCeiling::new(Datapath::Fp32, 1e13, Method::Empirical)],
+            ..Machine::default()
+        });
+        assert_eq!(CSV_COLUMNS.last(), Some(&"binding_ceiling"));
+        assert_eq!(CSV_COLUMNS[..16].last(), Some(&"region"));
+        let csv = to_csv(&b);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",missing_peaks,binding_ceiling")
+        );
+        // AI 1 against a ridge of 10: bound by HBM.
+        assert!(csv.lines().nth(1).unwrap().ends_with(",hbm"), "{csv}");
+        assert!(to_json(&b).contains(r#""binding_ceiling": "hbm""#));
+        // A compute-bound kernel names its roof.
+        b.kernels[0].bytes.hbm = Some(1e6);
+        assert!(to_csv(&b).lines().nth(1).unwrap().ends_with(",fp32"));
+    }
+
     #[test]
     fn display_names_do_not_collide() {
         let a =
