@@ -37,7 +37,7 @@ pub fn scene_memo(st: AppState) -> Memo<Drawn> {
         st.baseline_analysed.with(|_| ());
         st.comparison.with(|_| ());
         perf::span("roofline:scene", || -> Drawn {
-            let needle = st.filter.get().to_lowercase();
+            let needle = st.filter.get().to_ascii_lowercase();
             let isolated = st.isolate.get().then(|| st.selected.get()).flatten();
             let hidden = st.hidden_paths.get();
             let datapaths = st.ceilings.get().map(|c| {
@@ -102,7 +102,7 @@ fn shown_kernels<'a>(a: &'a Analysed, isolated: Option<&str>, needle: &str) -> C
     if let Some(sel) = isolated {
         Cow::Owned(a.retain(|k| k.name == sel))
     } else if !needle.is_empty() {
-        Cow::Owned(a.retain(|k| k.name.to_lowercase().contains(needle)))
+        Cow::Owned(a.retain(|k| k.name.to_ascii_lowercase().contains(needle)))
     } else {
         Cow::Borrowed(a)
     }

@@ -72,7 +72,7 @@ pub fn KernelTable(
     // a memo derived from it in between (a sorted order, say) left the table stale after a machine
     // swap, once leptos found that derived memo unchanged.
     let more = move || {
-        let needle = filter.get().to_lowercase();
+        let needle = filter.get().to_ascii_lowercase();
         let total = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
         let limit = shown.get();
         (total > limit).then(|| {
@@ -124,7 +124,7 @@ pub fn KernelTable(
                 <tbody role="rowgroup">
                     {move || {
                         let limit = shown.get();
-                        let needle = filter.get().to_lowercase();
+                        let needle = filter.get().to_ascii_lowercase();
                         let (by, desc) = sort.get();
                         let sel = selected.get();
                         analysed.with(|r| {
@@ -190,7 +190,7 @@ pub fn KernelTable(
                         // The gone kernels, after the current run's rows (a node of its own, so
                         // that a change of baseline leaves the rows above in place).
                         let limit = shown.get();
-                        let needle = filter.get().to_lowercase();
+                        let needle = filter.get().to_ascii_lowercase();
                         let listed = analysed.with(|r| r.as_ref().map_or(0, |r| matching(r, &needle).count()));
                         gone_rows(comparison, &needle, limit.saturating_sub(listed))
                     }}
@@ -249,7 +249,7 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
         c.rows
             .iter()
             .filter(|r| r.presence == Presence::Gone)
-            .filter(|r| needle.is_empty() || r.name.to_lowercase().contains(needle))
+            .filter(|r| needle.is_empty() || r.name.to_ascii_lowercase().contains(needle))
             .take(limit)
             .map(|r| {
                 let b = r.baseline.as_ref();
@@ -282,13 +282,15 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
 /// 50 ms budget (`cargo xtask bench-viewer`).
 const TABLE_ROWS: usize = 100;
 
-/// Indices of the analyses (`r.top`) whose kernel name contains `needle` (lower case).
+/// Indices of the analyses (`r.top`) whose kernel name contains `needle` (ASCII lower case: the
+/// filter ignores the case of ASCII letters, which kernel names are written in; Unicode case
+/// tables cost the page several kilobytes of wasm).
 fn matching<'a>(r: &'a Analysed, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
     (0..r.top.len()).filter(move |&i| {
         needle.is_empty()
             || r.kernels[r.top[i].index]
                 .name
-                .to_lowercase()
+                .to_ascii_lowercase()
                 .contains(needle)
     })
 }
