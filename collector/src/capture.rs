@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
+use roofline_import::assemble::{AssembleError, Machine, Placement};
 use roofline_import::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
 use roofline_model::Bundle;
-use roofline_model::bundle::{DataSource, Device};
+use roofline_model::bundle::DataSource;
 
 use crate::config::ProfileConfig;
 use crate::error::Error;
@@ -16,197 +17,40 @@ use crate::io::{describe, read_bundle, read_text, write_bundle};
 use crate::ncu::{self, NcuProcessError};
 use crate::stderr::message;
 
-/// A `--machine` bundle, and what to do when it describes another GPU than the input's.
-#[derive(Debug)]
-struct MachineArg<'a> {
-    /// Where it was read from.
-    path: &'a Path,
-    /// The bundle.
-    bundle: Bundle,
-    /// `--allow-machine-mismatch`: place the kernels against it anyway, with a note.
-    allow_mismatch: bool,
-}
-
-/// Reads a machine bundle for `--machine`.
-fn machine_bundle(path: &Path, allow_mismatch: bool) -> Result<MachineArg<'_>, Error> {
+/// A `--machine` bundle (`roofline_import::assemble::Machine`, named by its path), read.
+fn machine_bundle(path: &Path, allow_mismatch: bool) -> Result<Machine, Error> {
     let b = read_bundle(path)?;
-    if b.machines.is_empty() {
-        return Err(Error::Usage(format!(
-            "--machine {}: the bundle holds no machine characterization (make one with `roofline machine`)",
-            path.display()
-        )));
-    }
-    Ok(MachineArg {
-        path,
-        bundle: b,
-        allow_mismatch,
-    })
+    Machine::new(path.display().to_string(), b, allow_mismatch).map_err(assemble_error)
 }
 
-/// A device in words for a message: its name (unless the import made one up from an index),
-/// compute capability and SM count, as far as known.
-fn describe_gpu(d: &Device) -> String {
-    let mut facts = Vec::new();
-    if let Some(cc) = &d.compute_capability {
-        facts.push(format!("compute capability {cc}"));
-    }
-    if let Some(n) = d.sm_count {
-        facts.push(format!("{n} SMs"));
-    }
-    let name = if is_real_name(d) {
-        d.name.clone()
-    } else {
-        format!("device {}", d.id)
-    };
-    if facts.is_empty() {
-        name
-    } else {
-        format!("{name} ({})", facts.join(", "))
-    }
-}
-
-/// Whether a device's name is the GPU's (a trace's `deviceProperties`, a machine bundle), not
-/// one the CSV import made from a `Device` index (`GPU 0`).
-fn is_real_name(d: &Device) -> bool {
-    let made_up = d
-        .name
-        .strip_prefix("GPU ")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    !made_up && d.name != d.id && !d.name.trim().is_empty()
-}
-
-/// Whether two descriptions of a GPU disagree on what both say: the compute capability, the
-/// SM count, or the name (where both have a real one).
-fn differs(input: &Device, machine: &Device) -> bool {
-    let both = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x.trim() != y.trim());
-    both(&input.compute_capability, &machine.compute_capability)
-        || matches!((input.sm_count, machine.sm_count), (Some(a), Some(b)) if a != b)
-        || (is_real_name(input)
-            && is_real_name(machine)
-            && !input.name.trim().eq_ignore_ascii_case(machine.name.trim()))
-}
-
-/// Pairs the input's devices with the machine's (the only one with the only one, else by id)
-/// and refuses a pair that describes two different GPUs, unless `--allow-machine-mismatch`,
-/// which gives a note for the bundle instead.
-fn check_machine(input: &[Device], m: &MachineArg<'_>) -> Result<Vec<String>, Error> {
-    let machine = &m.bundle.devices;
-    let pairs: Vec<(&Device, &Device)> = if machine.len() == 1 && input.len() <= 1 {
-        input.iter().map(|d| (d, &machine[0])).collect()
-    } else {
-        input
-            .iter()
-            .filter_map(|d| machine.iter().find(|x| x.id == d.id).map(|x| (d, x)))
-            .collect()
-    };
-    let mut notes = Vec::new();
-    for (i, x) in pairs {
-        if !differs(i, x) {
-            continue;
-        }
-        let (machine_gpu, input_gpu) = (describe_gpu(x), describe_gpu(i));
-        if !m.allow_mismatch {
-            return Err(Error::MachineMismatch {
-                machine: m.path.to_path_buf(),
-                machine_gpu,
-                input_gpu,
-            });
-        }
-        notes.push(format!(
-            "MACHINE OF ANOTHER GPU: the kernels ran on {input_gpu} but are placed against the machine of {machine_gpu} (--machine {}, with --allow-machine-mismatch): its ceilings, not their GPU's, bound them",
-            m.path.display()
-        ));
-    }
-    Ok(notes)
-}
-
-/// Where imported kernels go: the bundle's devices and machines (the input's, or the
-/// machine's), whether kernels name their device, and what was noted about it.
-struct Placement {
-    devices: Vec<Device>,
-    machines: Vec<roofline_model::bundle::Machine>,
-    /// One device or none: kernels need not repeat it.
-    drop_device: bool,
-    notes: Vec<String>,
-}
-
-impl Placement {
-    /// Kernels on the input's only device go to the machine's only device; otherwise device ids
-    /// must match. A machine of another GPU is refused ([`check_machine`]).
-    fn new(input: Vec<Device>, machine: Option<MachineArg<'_>>) -> Result<Self, Error> {
-        let Some(arg) = machine else {
-            return Ok(Placement {
-                drop_device: input.len() <= 1,
-                devices: input,
-                machines: Vec::new(),
-                notes: vec![
-                    "no machine characterization: bounds and headroom need one (`roofline machine`, then pass it with --machine)".into(),
-                ],
-            });
-        };
-        let mut notes = check_machine(&input, &arg)?;
-        let m = arg.bundle;
-        let ids: Vec<&str> = input.iter().map(|d| d.id.as_str()).collect();
-        let drop_device = m.devices.len() == 1 && ids.len() <= 1;
-        if drop_device {
-            if let Some(id) = ids.first()
-                && *id != m.devices[0].id
-            {
-                notes.push(format!(
-                    "kernels profiled on device {id} are placed against the machine of device {} ({})",
-                    m.devices[0].id, m.devices[0].name
-                ));
-            }
-        } else if let Some(missing) = ids.iter().find(|d| !m.devices.iter().any(|x| x.id == **d)) {
-            return Err(Error::Usage(format!(
-                "the profile has kernels on device {missing}, which the machine bundle does not describe (it has {})",
-                m.devices
-                    .iter()
-                    .map(|d| d.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        Ok(Placement {
-            devices: m.devices,
-            machines: m.machines,
-            drop_device,
-            notes,
-        })
-    }
-
-    /// A kernel as the bundle holds it.
-    fn place(&self, k: &mut roofline_model::bundle::Kernel) {
-        if self.drop_device {
-            k.device = None;
+/// The assembly's refusals as the CLI reports them (the same words; a machine of another GPU
+/// by its own variant).
+fn assemble_error(e: AssembleError) -> Error {
+    match e {
+        AssembleError::MachineMismatch {
+            machine,
+            machine_gpu,
+            input_gpu,
+        } => Error::MachineMismatch {
+            machine: PathBuf::from(machine),
+            machine_gpu,
+            input_gpu,
+        },
+        e @ (AssembleError::NoMachine { .. } | AssembleError::DeviceNotInMachine { .. }) => {
+            Error::Usage(e.to_string())
         }
     }
-
-    /// The bundle's shell: everything but its kernels, `notes` first, then the placement's.
-    fn shell(&self, mut notes: Vec<String>) -> Bundle {
-        let mut bundle = Bundle::new(crate::provenance::current());
-        bundle.devices.clone_from(&self.devices);
-        bundle.machines.clone_from(&self.machines);
-        notes.extend(self.notes.iter().cloned());
-        bundle.notes = notes;
-        bundle
-    }
 }
 
-/// Puts imported kernels and a machine (if any) in one bundle ([`Placement`]).
+/// Puts imported kernels and a machine (if any) in one bundle
+/// ([`roofline_import::assemble::assemble`]), with this process's provenance.
 fn assemble(
     imported: model_ncu::Imported,
-    machine: Option<MachineArg<'_>>,
-    mut notes: Vec<String>,
+    machine: Option<Machine>,
+    notes: Vec<String>,
 ) -> Result<Bundle, Error> {
-    let placement = Placement::new(imported.devices, machine)?;
-    notes.extend(imported.notes);
-    let mut bundle = placement.shell(notes);
-    bundle.kernels = imported.kernels;
-    for k in &mut bundle.kernels {
-        placement.place(k);
-    }
-    Ok(bundle)
+    roofline_import::assemble::assemble(imported, machine, notes, crate::provenance::current())
+        .map_err(assemble_error)
 }
 
 fn options(convention: Convention, arch: Option<Arch>, source: DataSource) -> ImportOptions {
@@ -214,16 +58,6 @@ fn options(convention: Convention, arch: Option<Arch>, source: DataSource) -> Im
         convention,
         arch,
         source,
-    }
-}
-
-fn capture_notes(name: &str, cap: &model_ncu::Capture, notes: &mut Vec<String>) {
-    notes.extend(cap.ignored_note(name));
-    if !cap.skipped_lines.is_empty() {
-        notes.push(format!(
-            "{name}: {} line(s) inside the table were not CSV rows and were skipped",
-            cap.skipped_lines.len()
-        ));
     }
 }
 
@@ -322,7 +156,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
             read_text(f)?
         };
         let cap = model_ncu::parse_capture(&text, &name).map_err(Error::Import)?;
-        capture_notes(&name, &cap, &mut notes);
+        notes.extend(cap.notes(&name));
         captures.push((name, cap));
     }
     let joined = model_ncu::join_with(captures, model_ncu::JoinOptions { allow_partial })
@@ -344,13 +178,11 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         .map_err(Error::Import)?;
     let mut bundle = assemble(imported, machine, notes)?;
     bundle.complete &= joined.complete;
-    bundle.description = Some(format!(
-        "imported from Nsight Compute output: {}",
-        files
+    bundle.description = Some(roofline_import::assemble::ncu_description(
+        &files
             .iter()
             .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect::<Vec<_>>(),
     ));
     write_bundle(output, &bundle)?;
     report_written(
@@ -372,7 +204,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
 fn import_trace(
     trace: &Path,
     output: &Path,
-    machine: Option<MachineArg<'_>>,
+    machine: Option<Machine>,
     arch: Option<Arch>,
     given: (bool, Option<Convention>),
     counters: Option<&Path>,
@@ -405,16 +237,14 @@ fn import_trace(
             )));
         }
     }
-    let placement = Placement::new(roofline_import::trace::launch_devices(&t), machine)?;
-    let mut shell = placement.shell(Vec::new());
-    shell.description = Some(match counters {
-        Some(c) => format!(
-            "imported from a torch.profiler trace: {}, with the counters of {}",
-            trace.display(),
-            c.display()
-        ),
-        None => format!("imported from a torch.profiler trace: {}", trace.display()),
-    });
+    let placement = Placement::new(roofline_import::trace::launch_devices(&t), machine)
+        .map_err(assemble_error)?;
+    let mut shell = placement.shell(Vec::new(), crate::provenance::current());
+    let counters_name = counters.map(|c| c.display().to_string());
+    shell.description = Some(roofline_import::assemble::trace_description(
+        &trace.display().to_string(),
+        counters_name.as_deref(),
+    ));
     let opts = roofline_import::trace::ImportOptions {
         convention: given.1.unwrap_or_default(),
         arch,
@@ -442,7 +272,7 @@ fn import_trace(
     })?;
     // The import's notes first, then the placement's (as `assemble` orders them).
     let mut notes = summary.notes;
-    notes.extend(placement.notes.iter().cloned());
+    notes.extend(placement.notes().iter().cloned());
     shell.notes = notes;
     out.finish(&shell)?;
     report_written(output, &shell, summary.stats.launches as u64, entries);
@@ -450,14 +280,8 @@ fn import_trace(
 }
 
 /// The architecture of the machine bundle's only device, when it says.
-fn machine_arch(machine: Option<&MachineArg<'_>>) -> Option<Arch> {
-    let m = &machine?.bundle;
-    let [d] = m.devices.as_slice() else {
-        return None;
-    };
-    Arch::from_compute_capability(d.compute_capability.as_deref()?)
-        .ok()
-        .map(|(a, _)| a)
+fn machine_arch(machine: Option<&Machine>) -> Option<Arch> {
+    machine?.arch()
 }
 
 fn report_written(output: &Path, bundle: &Bundle, launches: u64, entries: usize) {
@@ -580,7 +404,7 @@ fn profile_into(
     metrics: Vec<String>,
     report_base: &Path,
     log_file: PathBuf,
-    machine: Option<MachineArg<'_>>,
+    machine: Option<Machine>,
     mut notes: Vec<String>,
 ) -> Result<(), Error> {
     let request = ncu::ProfileRequest {
@@ -612,7 +436,7 @@ fn profile_into(
     let csv = ncu::export_csv(exe, &report).map_err(Error::Ncu)?;
     let cap =
         model_ncu::parse_capture(&csv, &report.display().to_string()).map_err(Error::Import)?;
-    capture_notes("ncu report", &cap, &mut notes);
+    notes.extend(cap.notes("ncu report"));
     let launches = model_ncu::join(vec![("ncu report".into(), cap)]).map_err(Error::Import)?;
     if launches.is_empty() {
         return Err(if outcome.status.success() {

@@ -10,21 +10,8 @@ use roofline_import::trace;
 
 use crate::error::Error;
 
-/// The gzip magic number (RFC 1952, §2.3.1).
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
-/// How much of an input's start is read to tell what it is.
-const HEAD: usize = 4096;
-
-/// What an input file is, from its first bytes (gzip decompressed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Content {
-    /// A Chrome-trace JSON (an object or an array at its first non-blank byte), as
-    /// torch.profiler writes; Nsight Compute CSV never starts so.
-    Trace,
-    /// Other UTF-8 text (Nsight Compute CSV, or anything the CSV reader will refuse by name).
-    Text,
-}
+pub use roofline_import::input::Content;
+use roofline_import::input::{HEAD, is_gzip, without_bom};
 
 /// Opens a file as text, decompressing gzip (recognised by its magic number, not its name), a
 /// UTF-8 byte-order mark skipped.
@@ -37,27 +24,13 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, Error> {
         source,
     };
     let mut file = BufReader::with_capacity(1 << 20, crate::io::open_regular(path)?);
-    let gzip = file.fill_buf().map_err(err)?.starts_with(&GZIP_MAGIC);
-    let mut r: Box<dyn BufRead> = if gzip {
+    let gzip = is_gzip(file.fill_buf().map_err(err)?);
+    let r: Box<dyn BufRead> = if gzip {
         Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)))
     } else {
         Box::new(file)
     };
-    // The mark (as Windows tools write it) is not part of the JSON.
-    let mut first = Vec::with_capacity(3);
-    while first.len() < 3 {
-        let buf = r.fill_buf().map_err(err)?;
-        if buf.is_empty() {
-            break;
-        }
-        let take = buf.len().min(3 - first.len());
-        first.extend_from_slice(&buf[..take]);
-        r.consume(take);
-    }
-    if first != b"\xEF\xBB\xBF" {
-        r = Box::new(std::io::Cursor::new(first).chain(r));
-    }
-    Ok(r)
+    without_bom(r).map_err(err)
 }
 
 /// Up to `n` bytes from the start of `r`.
@@ -68,71 +41,34 @@ fn head_of(r: &mut dyn Read, n: usize) -> std::io::Result<Vec<u8>> {
 }
 
 /// Tells what an input is from its start, and refuses what neither importer reads, saying what
-/// it seems to be as `validate` does for bundles: an empty file or gzip stream, gzip inside
-/// gzip, UTF-16, bzip2, xz, zstd, zip, binary data, another encoding.
+/// it seems to be as `validate` does for bundles ([`roofline_import::input::classify`]: an empty
+/// file or gzip stream, gzip inside gzip, UTF-16, bzip2, xz, zstd, zip, binary data, another
+/// encoding).
 ///
 /// # Errors
 /// [`Error::ReadFile`] naming the file and what it is.
 pub fn classify(path: &Path) -> Result<Content, Error> {
-    let refuse = |what: String| Error::ReadFile {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, what),
-    };
     let read_err = |source| Error::ReadFile {
         path: path.to_path_buf(),
         source,
     };
     let raw = head_of(&mut crate::io::open_regular(path)?, HEAD).map_err(read_err)?;
-    if raw.is_empty() {
-        return Err(refuse(
-            "the file is empty (0 bytes): nothing to import".into(),
-        ));
-    }
-    let gzip = raw.starts_with(&GZIP_MAGIC);
-    let head = if gzip {
-        let mut r = MultiGzDecoder::new(BufReader::new(crate::io::open_regular(path)?));
-        head_of(&mut r, HEAD).map_err(|e| {
-            refuse(format!(
-                "the file starts as gzip but cannot be decompressed ({e}): is it cut short?"
-            ))
-        })?
+    // Opened again from its start to be decompressed, when it is gzip.
+    let again = if is_gzip(&raw) {
+        Some(crate::io::open_regular(path)?)
     } else {
-        raw
+        None
     };
-    if gzip && head.is_empty() {
-        return Err(refuse(
-            "the gzip stream holds no data (an empty file, compressed): nothing to import".into(),
-        ));
-    }
-    if gzip && head.starts_with(&GZIP_MAGIC) {
-        return Err(refuse(
-            "the gzip stream holds gzip-compressed data again (compressed twice): decompress it once (`gunzip`) and import the .gz that is left".into(),
-        ));
-    }
-    roofline_model::read::check_text_start(&head, false).map_err(|e| {
-        refuse(if gzip {
-            format!("once decompressed, {e}")
-        } else {
-            e.to_string()
-        })
-    })?;
-    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return Err(refuse(format!(
-            "the file{} holds only blank space: nothing to import",
-            if gzip { ", once decompressed," } else { "" }
-        )));
-    }
-    Ok(
-        if matches!(
-            text.iter().find(|b| !b.is_ascii_whitespace()),
-            Some(b'{' | b'[')
-        ) {
-            Content::Trace
-        } else {
-            Content::Text
-        },
-    )
+    let decompressed = move || match again {
+        Some(f) => {
+            head_of(&mut MultiGzDecoder::new(BufReader::new(f)), HEAD).map_err(|e| e.to_string())
+        }
+        None => Ok(Vec::new()),
+    };
+    roofline_import::input::classify(&raw, decompressed).map_err(|what| Error::ReadFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, what),
+    })
 }
 
 /// True when the file is a Chrome-trace JSON ([`Content::Trace`]).

@@ -2,8 +2,8 @@
 //!
 //! Pure functions only, as in `roofline-model`: no file system, no processes, no threads, no
 //! clocks. Every importer reads bytes (or a [`std::io::Read`] of bytes) handed to it and returns
-//! kernels, devices and notes; the CLI finds and opens the files, and the viewer will hand it
-//! what the user dropped on the page. The crate compiles natively and to `wasm32-unknown-unknown`.
+//! kernels, devices and notes; the CLI finds and opens the files, and the viewer's import worker
+//! hands it what the user dropped on the page. The crate compiles natively and to `wasm32-unknown-unknown`.
 //!
 //! - [`ncu`]: Nsight Compute's CSV output (raw page, one metric per capture or all at once): the
 //!   table finder, units, the per-architecture metric table and the join of one-metric captures;
@@ -11,8 +11,13 @@
 //!   modules and annotations that launched them, with CUPTI range-profiler counters read through
 //!   [`ncu`]'s metric table;
 //! - [`operators`]: the analytical compute and bandwidth complexity (F, B) of PyTorch operators
-//!   from the shapes a trace records, one rule per operator family.
+//!   from the shapes a trace records, one rule per operator family;
+//! - [`input`]: what an input is from its first bytes (a trace, CSV text, or what neither reads);
+//! - [`assemble`]: the imported pieces, a machine bundle, notes and provenance into one bundle,
+//!   the same for the CLI and the viewer's import worker.
 
+pub mod assemble;
+pub mod input;
 pub mod ncu;
 pub mod operators;
 pub mod trace;

@@ -71,6 +71,19 @@ impl Capture {
             "{source_name}: ignored columns this build does not know: {list}"
         ))
     }
+
+    /// The notes an import of this capture carries: the columns ignored, and the lines inside
+    /// the table that were not rows.
+    pub fn notes(&self, source_name: &str) -> Vec<String> {
+        let mut notes: Vec<String> = self.ignored_note(source_name).into_iter().collect();
+        if !self.skipped_lines.is_empty() {
+            notes.push(format!(
+                "{source_name}: {} line(s) inside the table were not CSV rows and were skipped",
+                self.skipped_lines.len()
+            ));
+        }
+        notes
+    }
 }
 
 /// Identity columns Nsight Compute writes, old and new; anything else without `__` is ignored.
