@@ -45,6 +45,7 @@ pub mod svg;
 pub mod theoretical;
 pub mod time_based;
 pub mod view;
+pub mod window;
 
 pub use bundle::{Bundle, SCHEMA_VERSION};
 pub use read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};

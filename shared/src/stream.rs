@@ -10,6 +10,8 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
+use crate::window::JsonWindow;
+
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 use crate::read::{Issue, Problem, ReadError, kernel_issues, pretty};
 
@@ -402,154 +404,38 @@ impl Seen {
     }
 }
 
-/// A window over a reader: `buf[pos..end]` is read and not consumed.
-struct Window<R> {
-    reader: R,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    eof: bool,
+/// The model's byte window ([`crate::window`]), every failure a [`NotStreamed`] (the bundle is
+/// then read whole, for its diagnosis).
+struct Window<R>(JsonWindow<R>);
+
+impl<R> std::ops::Deref for Window<R> {
+    type Target = JsonWindow<R>;
+    fn deref(&self) -> &JsonWindow<R> {
+        &self.0
+    }
 }
 
-/// How much is read at a time.
-const CHUNK: usize = 1 << 20;
+impl<R> std::ops::DerefMut for Window<R> {
+    fn deref_mut(&mut self) -> &mut JsonWindow<R> {
+        &mut self.0
+    }
+}
 
 impl<R: Read> Window<R> {
     fn new(reader: R) -> Self {
-        Window {
-            reader,
-            buf: vec![0; CHUNK],
-            pos: 0,
-            end: 0,
-            eof: false,
-        }
+        Window(JsonWindow::new(reader))
     }
 
-    /// Reads more, keeping `buf[pos..end]` (moved to the front). False at the end.
-    fn fill(&mut self) -> Result<bool, NotStreamed> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.buf.len() - self.end < CHUNK / 2 {
-            // Only a value longer than the window grows it.
-            self.buf.resize(self.end + CHUNK, 0);
-        }
-        loop {
-            match self.reader.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Err(NotStreamed),
-            }
-        }
-    }
-
-    /// Skips a UTF-8 byte-order mark at the start.
     fn skip_bom(&mut self) -> Result<(), NotStreamed> {
-        while self.end - self.pos < 3 && self.fill()? {}
-        if self.buf[self.pos..self.end].starts_with(&[0xEF, 0xBB, 0xBF]) {
-            self.pos += 3;
-        }
-        Ok(())
+        self.0.skip_bom().map_err(|_| NotStreamed)
     }
 
-    /// The next byte that is not JSON whitespace (`pos` moves past the blanks), unconsumed.
     fn peek(&mut self) -> Result<Option<u8>, NotStreamed> {
-        loop {
-            while self.pos < self.end {
-                match self.buf[self.pos] {
-                    b' ' | b'\n' | b'\t' | b'\r' => self.pos += 1,
-                    c => return Ok(Some(c)),
-                }
-            }
-            if !self.fill()? {
-                return Ok(None);
-            }
-        }
+        self.0.peek().map_err(|_| NotStreamed)
     }
 
-    /// `len` bytes from `pos`, which [`Self::value_len`] made sure are read.
-    fn slice(&self, len: usize) -> &[u8] {
-        &self.buf[self.pos..self.pos + len]
-    }
-
-    /// The length of the JSON value at `pos` (found, not checked: serde_json checks it),
-    /// reading as much as it needs.
     fn value_len(&mut self) -> Result<usize, NotStreamed> {
-        let mut i = 0; // relative to pos: `fill` moves the window
-        let (mut depth, mut in_string) = (0usize, false);
-        match self.buf.get(self.pos).copied() {
-            Some(b'{' | b'[') => {}
-            Some(b'"') => {
-                in_string = true;
-                i = 1;
-            }
-            Some(b',' | b':' | b']' | b'}') | None => return Err(NotStreamed),
-            Some(_) => loop {
-                // A number, true, false or null: up to a delimiter.
-                while self.pos + i < self.end {
-                    if matches!(
-                        self.buf[self.pos + i],
-                        b',' | b']' | b'}' | b' ' | b'\n' | b'\t' | b'\r'
-                    ) {
-                        return Ok(i);
-                    }
-                    i += 1;
-                }
-                if !self.fill()? {
-                    return Ok(i);
-                }
-            },
-        }
-        loop {
-            while self.pos + i < self.end {
-                let c = self.buf[self.pos + i];
-                i += 1;
-                if in_string {
-                    match c {
-                        b'\\' => {
-                            if self.pos + i >= self.end && !self.fill()? {
-                                return Err(NotStreamed);
-                            }
-                            i += 1;
-                        }
-                        b'"' => {
-                            in_string = false;
-                            if depth == 0 {
-                                return Ok(i);
-                            }
-                        }
-                        _ => {}
-                    }
-                } else {
-                    match c {
-                        b'"' => in_string = true,
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth = depth.saturating_sub(1);
-                            if depth == 0 {
-                                return Ok(i);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            if !self.fill()? {
-                return Err(NotStreamed);
-            }
-        }
+        self.0.value_len(usize::MAX).map_err(|_| NotStreamed)
     }
 }
 
