@@ -12,7 +12,8 @@
 //! - [`dl`]: analytical complexity of GEMM, conv2d and LSTM, and the suite's study configurations;
 //! - [`group`]: kernel lists read per operator or module;
 //! - [`merge`]: joining bundles (one per rank);
-//! - [`stream`]: bundles written and read kernel by kernel, never whole;
+//! - [`stream`]: bundles written and read kernel by kernel, never whole, through [`window`], the
+//!   one byte window for streamed JSON (the trace importer reads through it too);
 //! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
 //!   an ERT-style sweep, and own measurements set beside their references;
 //! - [`stats`]: the one median of repeated measurements;
