@@ -256,7 +256,7 @@ impl Placer {
     }
 }
 
-/// One ceiling label's candidate places, best first ([`along`]).
+/// One ceiling label's candidate places, best first (`along`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabelCandidates {
     /// The places, best first.
@@ -272,7 +272,7 @@ pub const CROWDED_NOTE: &str = "no free place on the chart for the label of";
 /// Places a scene's ceiling labels ([`Scene::label_candidates`]) where they cover no marker, no
 /// ceiling line, nothing of [`Scene::avoid`] and no label placed before them: each at its first
 /// free candidate, or nowhere. A required label left out is named in a note
-/// ([`CROWDED_NOTE`]): a crowded or narrow chart says its ceilings' values in words rather than
+/// (`CROWDED_NOTE`): a crowded or narrow chart says its ceilings' values in words rather than
 /// draw one label over another.
 pub fn place_ceiling_labels(scene: &mut Scene) {
     let mut placer = Placer::new(

@@ -169,7 +169,7 @@ const LAUNCHED_NAMED: usize = 3;
 
 impl Launched {
     /// One line for a person: `before: a (61×, 4.2 ms), b (…); after: c (60×, 2.6 ms)`, the
-    /// [`LAUNCHED_NAMED`] largest of each side by time, then how many more.
+    /// `LAUNCHED_NAMED` largest of each side by time, then how many more.
     pub fn line(&self) -> String {
         let list = |ks: &[LaunchedKernel]| {
             if ks.is_empty() {

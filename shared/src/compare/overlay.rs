@@ -41,7 +41,7 @@ impl Arrow {
     }
 
     /// Where the arrow's head ends: on the line to the current point, just outside the current
-    /// marker (its radius and [`TIP_GAP`] short of its centre), so that the marker drawn above
+    /// marker (its radius and `TIP_GAP` short of its centre), so that the marker drawn above
     /// the arrow does not hide its head. `None` when the two points are so close that the
     /// current marker covers the whole arrow.
     pub fn tip(&self) -> Option<(f64, f64)> {
