@@ -163,6 +163,15 @@ pub struct PlotArgs {
     /// One point per kernel name, or per PyTorch operator or module (torch.profiler imports).
     #[arg(long, value_parser = group_by_values(), default_value = "kernel")]
     pub group_by: GroupBy,
+    /// The chart-only page for an iframe in documentation (HTML only): the chart with hover, zoom
+    /// and the chart switch, no pickers or tables; it tells the page around it its height
+    /// (docs/embedding.md).
+    #[arg(long)]
+    pub embed: bool,
+    /// With --embed: a link "open in the full viewer" to this URL (relative or http(s)), for
+    /// example the full page written by `plot --format html` beside the chart.
+    #[arg(long, value_name = "URL", requires = "embed")]
+    pub link: Option<String>,
 }
 
 /// `roofline merge`.

@@ -343,8 +343,15 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
     };
     let query = view.to_query();
     let (current_name, base_name) = (name(&p.file), p.baseline.as_deref().map(name));
+    let chrome = match &p.embed {
+        Some(e) => export::html::Chrome::Embed {
+            link: e.link.as_deref(),
+        },
+        None => export::html::Chrome::Full,
+    };
     let html = export::html::render(
         export::html::embedded_template(),
+        chrome,
         export::html::PageBundle {
             name: &current_name,
             bytes: &bytes,

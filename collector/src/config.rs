@@ -151,6 +151,7 @@ impl Config {
                     labels: _,
                     device: _,
                     group_by: _,
+                    embed: _,
                 } = p.as_ref();
                 inputs.push(file);
                 inputs.extend(baseline.as_deref());
@@ -300,6 +301,15 @@ pub struct PageConfig {
     pub device: Option<String>,
     /// Points per kernel name, operator or module.
     pub group_by: roofline_model::group::GroupBy,
+    /// The chart-only page for iframes (`--embed`), with its link to the full viewer (`--link`).
+    pub embed: Option<Embed>,
+}
+
+/// `--embed` and its `--link`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Embed {
+    /// The URL of the "open in the full viewer" link.
+    pub link: Option<String>,
 }
 
 /// The format `-o` asks for, by its extension: `Some` for `.svg` and `.html`/`.htm`.
@@ -350,6 +360,12 @@ fn plot(a: crate::cli::PlotArgs) -> Result<Config, Error> {
     let group_by = a.group_by;
     match format {
         PlotFormat::Svg => {
+            if a.embed {
+                return Err(Error::Usage(
+                    "--embed makes the chart-only HTML page; write -o OUT.html (or --format html)"
+                        .into(),
+                ));
+            }
             if a.baseline.is_some() || a.labels.is_some() {
                 return Err(Error::Usage(format!(
                     "{} works with the HTML page only (the viewer draws it); write -o OUT.html",
@@ -404,6 +420,7 @@ fn plot(a: crate::cli::PlotArgs) -> Result<Config, Error> {
                 labels: a.labels,
                 device: a.device,
                 group_by,
+                embed: a.embed.then_some(Embed { link: a.link }),
             })))
         }
     }
@@ -575,6 +592,32 @@ mod tests {
                 .settings(),
             [true]
         );
+    }
+
+    #[test]
+    fn embed_is_an_html_page_and_link_needs_it() {
+        let plot = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["roofline", "plot", "a.json"].iter().chain(args))
+                .map_err(|e| e.to_string())?;
+            Config::from_cli(cli).map_err(|e| e.to_string())
+        };
+        match plot(&["--embed", "--link", "full.html", "-o", "c.html"]).unwrap() {
+            Config::Page(p) => assert_eq!(
+                p.embed,
+                Some(Embed {
+                    link: Some("full.html".into())
+                })
+            ),
+            other => panic!("{other:?}"),
+        }
+        match plot(&["--format", "html", "-o", "-"]).unwrap() {
+            Config::Page(p) => assert_eq!(p.embed, None),
+            other => panic!("{other:?}"),
+        }
+        let e = plot(&["--embed", "-o", "c.svg"]).unwrap_err();
+        assert!(e.contains("--embed makes the chart-only HTML page"), "{e}");
+        let e = plot(&["--link", "x.html", "-o", "c.html"]).unwrap_err();
+        assert!(e.contains("--embed"), "{e}");
     }
 
     #[test]

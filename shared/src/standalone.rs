@@ -67,6 +67,25 @@ const PAGE: &str = r#"<!DOCTYPE html>
 </html>
 "#;
 
+/// The chart-only page's own script (`embed_page.js`): the chart switch, the "open in the full
+/// viewer" link, and the page's height posted to the page around it
+/// (`{type: "roofline:height", height}`; `dist/embed.js` sizes the iframe). Plain script, kept out
+/// of the viewer's wasm; `embed.html` holds the same text (a test checks it).
+pub const EMBED_SCRIPT: &str = include_str!("embed_page.js");
+
+/// The chart-only page's bar above the chart: the chart switch, then `{LINK}`.
+const EMBED_BAR: &str = r#"<style>
+#roofline-embed-bar { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; font: 12px system-ui, sans-serif; margin: 0 0 4px; }
+#roofline-embed-bar button { font: inherit; padding: 1px 8px; border: 1px solid #aab; background: #f4f5f7; color: #111; border-radius: 3px; cursor: pointer; }
+#roofline-embed-bar button[aria-pressed=true] { background: #1e2126; color: #fff; border-color: #1e2126; }
+#roofline-full { margin-left: auto; color: #0b62a4; }
+</style>
+<nav id="roofline-embed-bar" aria-label="chart"><button type="button" data-chart="hierarchical">Hierarchical</button><button type="button" data-chart="time">Time-based</button>{LINK}</nav>
+"#;
+
+/// The text of the link to the full viewer.
+pub const FULL_VIEWER_LINK: &str = "open in the full viewer";
+
 /// What went wrong building or reading a standalone page.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StandaloneError {
@@ -93,6 +112,9 @@ pub enum StandaloneError {
         /// Where the first invalid byte is.
         offset: usize,
     },
+    /// The template given to [`embed`] is not [`template`]'s, or the link cannot be one.
+    #[error("the chart-only page: {0}")]
+    Embed(String),
     /// The page holds no data, or its data is cut short.
     #[error("not a standalone roofline page: {0}")]
     NotAPage(&'static str),
@@ -244,6 +266,67 @@ pub fn template(glue: &str, wasm_gzip_base64: &str) -> Result<String, Standalone
         .replacen("{DATA}", DATA_MARKER, 1)
         .replacen("{WASM}", &wasm, 1)
         .replacen("{APP}", &app, 1))
+}
+
+/// The chart-only page for iframes (`roofline plot --format html --embed`) from a [`template`]:
+/// the same page, whose `<body data-embed="true">` makes the viewer mount its chart-only chrome
+/// (hover, zoom, pan; no pickers, toolbar or table), with a bar above the chart holding the chart
+/// switch and, when `link` is given, a link "open in the full viewer" to it (opened in a new
+/// tab), and [`EMBED_SCRIPT`]. [`fill`] fills it as any template.
+///
+/// # Errors
+/// [`StandaloneError::Embed`] when `template` is not [`template`]'s (or is already a chart-only
+/// one), or `link` is neither a relative URL nor an `http`/`https` one.
+pub fn embed(template: &str, link: Option<&str>) -> Result<String, StandaloneError> {
+    const BODY: &str = "<body></body>";
+    if template.matches(BODY).count() != 1 || !template.contains(DATA_MARKER) {
+        return Err(StandaloneError::Embed(
+            "the template is not one `template` made (no empty `<body></body>`, or no data marker)"
+                .into(),
+        ));
+    }
+    let link = match link {
+        None => String::new(),
+        Some(url) => {
+            // A scheme is what comes before a `:` that precedes any `/`, `?` or `#`.
+            let scheme = url
+                .split(['/', '?', '#'])
+                .next()
+                .and_then(|head| head.split_once(':'))
+                .map(|(s, _)| s.to_ascii_lowercase());
+            if url.trim().is_empty() || url.chars().any(char::is_control) {
+                return Err(StandaloneError::Embed(
+                    "the link is empty or holds control characters".into(),
+                ));
+            }
+            if scheme.is_some_and(|s| s != "http" && s != "https") {
+                return Err(StandaloneError::Embed(format!(
+                    "the link {url:?} is neither relative nor http(s)"
+                )));
+            }
+            format!(
+                r#"<a id="roofline-full" href="{}" target="_blank" rel="noopener">{FULL_VIEWER_LINK} ↗</a>"#,
+                attribute(url)
+            )
+        }
+    };
+    let body = format!(
+        "<body data-embed=\"true\">\n{}<script>\n{EMBED_SCRIPT}</script>\n</body>",
+        EMBED_BAR.replacen("{LINK}", &link, 1)
+    );
+    Ok(template.replacen(BODY, &body, 1).replacen(
+        "<title>roofline viewer</title>",
+        "<title>roofline chart</title>",
+        1,
+    ))
+}
+
+/// `s` as an HTML attribute value (inside double quotes).
+fn attribute(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The glue inside a page's module script (`#roofline-app`'s text), for [`template`]; `None`
@@ -630,6 +713,68 @@ mod tests {
         assert_eq!(v["bundles"][0]["name"], "x</script>\u{1}é.json");
         assert_eq!(v["bundles"][1]["baseline"], true);
         assert_eq!(read_manifest(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn the_chart_only_page_is_the_same_page_with_its_chrome() {
+        let t = template(GLUE, WASM).unwrap();
+        let e = embed(&t, None).unwrap();
+        assert!(e.contains("<body data-embed=\"true\">"));
+        assert!(e.contains(EMBED_SCRIPT));
+        assert!(e.contains("<title>roofline chart</title>"));
+        assert!(
+            !e.contains(r#"id="roofline-full""#),
+            "no link without a URL"
+        );
+        // Filled and read back as any page; nothing in the chrome ends an element early.
+        let html = page(&e, &bundle_text());
+        assert_eq!(read(&html).unwrap().manifest.query, "chart=time&top=30");
+        assert_eq!(html.matches("</script").count(), 6);
+        // With a link, escaped as an attribute, opened in a new tab.
+        let e = embed(
+            &t,
+            Some("https://example.org/v/?bundle=a.json&chart=time\"><x"),
+        )
+        .unwrap();
+        assert!(e.contains(r#"<a id="roofline-full" href="https://example.org/v/?bundle=a.json&amp;chart=time&quot;&gt;&lt;x" target="_blank" rel="noopener">open in the full viewer"#), "{e}");
+        assert!(embed(&t, Some("full.html")).is_ok());
+        assert!(embed(&t, Some("../runs/full.html?x=a:b")).is_ok());
+    }
+
+    #[test]
+    fn embed_refuses_what_it_cannot_make() {
+        let t = template(GLUE, WASM).unwrap();
+        let e = embed(&t, None).unwrap();
+        assert!(
+            matches!(embed(&e, None), Err(StandaloneError::Embed(_))),
+            "twice"
+        );
+        assert!(matches!(
+            embed("<html><body></body></html>", None),
+            Err(StandaloneError::Embed(_))
+        ));
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:x",
+            "data:text/html,x",
+            " ",
+            "a\nb",
+        ] {
+            assert!(
+                matches!(embed(&t, Some(bad)), Err(StandaloneError::Embed(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_hosted_embed_page_runs_the_same_script() {
+        let hosted = include_str!("../../embed.html");
+        assert!(
+            hosted.contains(EMBED_SCRIPT),
+            "embed.html must hold embed_page.js verbatim"
+        );
+        assert!(hosted.contains("<body data-embed=\"true\">"));
     }
 
     #[test]

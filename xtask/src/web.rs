@@ -58,7 +58,7 @@ pub fn build_web() -> Result<PathBuf, String> {
         .remove_producers_section(true)
         .generate(&dist)
         .map_err(|e| format!("wasm-bindgen: {e:#}"))?;
-    for page in ["index.html", "embed.html"] {
+    for page in ["index.html", "embed.html", "embed.js"] {
         let from = root.join(page);
         if from.is_file() {
             std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;

@@ -1,9 +1,10 @@
 //! The standalone HTML page of `roofline plot --format html`: the viewer's template (embedded at
 //! build time from `dist/standalone.html`, see `build.rs`) filled by
 //! `roofline_model::standalone::fill`, the function the viewer's "Save as HTML" calls, so that
-//! both write the same file for the same bundles and view.
+//! both write the same file for the same bundles and view. With `--embed` the template becomes
+//! the chart-only page for iframes first (`roofline_model::standalone::embed`).
 
-use roofline_model::standalone::{Entry, Manifest, fill};
+use roofline_model::standalone::{Entry, Manifest, embed, fill};
 
 use crate::error::Error;
 
@@ -24,6 +25,18 @@ pub struct PageBundle<'a> {
     pub bytes: &'a [u8],
 }
 
+/// Which page: the whole viewer, or the chart-only page for iframes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chrome<'a> {
+    /// The viewer as "Save as HTML" writes it.
+    Full,
+    /// The chart-only page (`--embed`), with a link to the full viewer when a URL is given.
+    Embed {
+        /// The link's URL (`--link`).
+        link: Option<&'a str>,
+    },
+}
+
 /// The page: `current` shown, compared with `baseline` when given, in the view `query` (the
 /// viewer's URL query, without `bundle=` or `baseline=`).
 ///
@@ -32,11 +45,20 @@ pub struct PageBundle<'a> {
 /// a bundle cannot make a page.
 pub fn render(
     template: Option<&str>,
+    chrome: Chrome<'_>,
     current: PageBundle<'_>,
     baseline: Option<PageBundle<'_>>,
     query: &str,
 ) -> Result<Vec<u8>, Error> {
     let template = template.ok_or(Error::NoViewerPage)?;
+    let chart_only;
+    let template = match chrome {
+        Chrome::Full => template,
+        Chrome::Embed { link } => {
+            chart_only = embed(template, link).map_err(Error::Standalone)?;
+            chart_only.as_str()
+        }
+    };
     let mut entries = vec![Entry {
         name: current.name.to_string(),
         baseline: false,
@@ -64,7 +86,7 @@ mod tests {
             name: "a.json",
             bytes: b"{}",
         };
-        let e = render(None, b, None, "").unwrap_err();
+        let e = render(None, Chrome::Full, b, None, "").unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("cargo xtask web"), "{msg}");
         assert!(msg.contains("--format svg"), "{msg}");
@@ -76,7 +98,47 @@ mod tests {
             name: "a.json",
             bytes: b"{}",
         };
-        let e = render(Some("<html></html>"), b, None, "").unwrap_err();
+        let e = render(Some("<html></html>"), Chrome::Full, b, None, "").unwrap_err();
         assert!(matches!(e, Error::Standalone(_)), "{e}");
+    }
+
+    #[test]
+    fn the_chart_only_page_carries_the_link_asked_for() {
+        let t = roofline_model::standalone::template(
+            "async function __wbg_init() {}\nexport { __wbg_init as default };",
+            "AAAA",
+        )
+        .unwrap();
+        let b = PageBundle {
+            name: "a.json",
+            bytes: b"{}",
+        };
+        let page = |chrome| {
+            String::from_utf8(render(Some(&t), chrome, b, None, "chart=time").unwrap()).unwrap()
+        };
+        let full = page(Chrome::Full);
+        assert!(full.contains("<body></body>"));
+        let chart = page(Chrome::Embed {
+            link: Some("full.html"),
+        });
+        assert!(chart.contains(r#"<body data-embed="true">"#));
+        assert!(chart.contains(r#"href="full.html""#));
+        let e = render(
+            Some(&t),
+            Chrome::Embed {
+                link: Some("javascript:x"),
+            },
+            b,
+            None,
+            "",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Standalone(roofline_model::standalone::StandaloneError::Embed(_))
+            ),
+            "{e}"
+        );
     }
 }
