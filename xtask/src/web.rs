@@ -1,7 +1,9 @@
 //! `cargo xtask web`: the viewer built into `dist/` (wasm32 with the size-tuned `wasm-release`
 //! profile, then wasm-bindgen as a library), the sample bundles copied beside it, and the
-//! standalone page's template `dist/standalone.html` (which the collector embeds); and
-//! `cargo xtask bench-viewer`, the viewer's speed budgets in headless Chromium.
+//! standalone page's template `dist/standalone.html` (which the collector embeds), and the
+//! importer `dist/importer.js` (the import worker, which the viewer loads only when a trace or
+//! CSV is opened); and `cargo xtask bench-viewer`, the viewer's speed budgets in headless
+//! Chromium.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +40,20 @@ pub fn build_web() -> Result<PathBuf, String> {
         "wasm-release",
     ]);
     run("build the viewer (wasm32, wasm-release)", c)?;
+    // Built apart: in one build, the importers' features (serde_json's exact float parsing)
+    // would be the viewer's too, and its first-paint wasm would grow.
+    let mut c = cargo();
+    c.args([
+        "build",
+        "-p",
+        "roofline-import-worker",
+        "--lib",
+        "--target",
+        WASM,
+        "--profile",
+        "wasm-release",
+    ]);
+    run("build the import worker (wasm32, wasm-release)", c)?;
     let root = root();
     // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -69,14 +85,94 @@ pub fn build_web() -> Result<PathBuf, String> {
     let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
     let gz = gzip(&bytes)?;
     let page = standalone_template(&dist, &gz)?;
+    let importer = importer(
+        &root,
+        &target.join("wasm32-unknown-unknown/wasm-release/roofline_import_worker.wasm"),
+        &dist,
+    )?;
     eprintln!(
-        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB); standalone page template {} KB",
+        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB); standalone page template {} KB; \
+         importer (loaded only when a trace or CSV is opened) wasm {} KB, {} KB gzipped (budget 400 KB), importer.js {} KB",
         dist.display(),
         bytes.len() / 1000,
         gz.len() / 1000,
-        page / 1000
+        page / 1000,
+        importer.wasm / 1000,
+        importer.gzipped / 1000,
+        importer.script / 1000,
     );
+    if importer.gzipped > IMPORTER_BUDGET {
+        return Err(format!(
+            "the importer's wasm is {} bytes gzipped, over its budget of {IMPORTER_BUDGET}",
+            importer.gzipped
+        ));
+    }
     Ok(dist)
+}
+
+/// The importer's budget: its wasm, gzipped, in bytes (issue 31).
+const IMPORTER_BUDGET: usize = 400_000;
+
+/// Sizes of the importer written into `dist/`, bytes.
+struct ImporterSizes {
+    /// Its wasm as wasm-bindgen writes it.
+    wasm: usize,
+    /// The same, gzipped (what a browser downloads, base64 aside).
+    gzipped: usize,
+    /// `dist/importer.js`.
+    script: usize,
+}
+
+/// Writes `dist/importer.js`: the import worker (`import-worker/`) run through wasm-bindgen, its
+/// glue and `import-worker/js/worker.js` as the worker's script, its wasm gzipped and
+/// base64-encoded, both put into `import-worker/js/importer.js`. One classic script, so that
+/// the viewer loads it from `file://` as well as from a server, and only when a trace or CSV is
+/// opened.
+fn importer(root: &Path, wasm: &Path, dist: &Path) -> Result<ImporterSizes, String> {
+    use base64::Engine;
+    eprintln!("\n==> wasm-bindgen (import worker)");
+    let out = root.join("target/importer-bindgen");
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(wasm)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e}"))?
+        .typescript(false)
+        .remove_name_section(std::env::var_os("ROOFLINE_WASM_NAMES").is_none())
+        .remove_producers_section(true)
+        .generate(&out)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?;
+    let read =
+        |p: PathBuf| std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()));
+    let glue = read(out.join("roofline_import_worker.js"))?;
+    // The worker is made from a Blob URL: its script can import nothing.
+    if glue.lines().any(|l| l.trim_start().starts_with("import ")) {
+        return Err("the import worker's glue imports other files (a wasm-bindgen snippet?): it must stand alone".into());
+    }
+    let boot = read(root.join("import-worker/js/worker.js"))?;
+    let template = read(root.join("import-worker/js/importer.js"))?;
+    let bytes = std::fs::read(out.join("roofline_import_worker_bg.wasm"))
+        .map_err(|e| format!("the import worker's wasm: {e}"))?;
+    let gz = gzip(&bytes)?;
+    let worker = format!("{glue}\n{boot}");
+    let script = template
+        .replacen(
+            "\"__ROOFLINE_WORKER__\"",
+            &serde_json::to_string(&worker).map_err(|e| e.to_string())?,
+            1,
+        )
+        .replacen(
+            "__ROOFLINE_WASM__",
+            &base64::engine::general_purpose::STANDARD.encode(&gz),
+            1,
+        );
+    let path = dist.join("importer.js");
+    std::fs::write(&path, &script).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(ImporterSizes {
+        wasm: bytes.len(),
+        gzipped: gz.len(),
+        script: script.len(),
+    })
 }
 
 /// Empties `dist/` but for its tracked `README.md` (the folder exists in every clone, so that the

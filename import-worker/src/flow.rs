@@ -1,0 +1,453 @@
+//! The import the page runs, step by step as `roofline import` takes it with no options but
+//! `--machine`: each input told apart by its first bytes ([`roofline_import::input`]), a
+//! torch.profiler trace streamed through the parser and imported kernel by kernel, or Nsight
+//! Compute CSV captures joined, then assembled with the machine bundle
+//! ([`roofline_import::assemble`]) and written as `roofline_model::stream` writes bundles.
+//!
+//! Pure: the inputs are handed as [`Input`]s (the worker reads the dropped files, the tests read
+//! files), the bundle goes to any [`Write`]. Every refusal is a [`Failure`] whose words,
+//! [`chain`]ed, are the CLI's for the same input.
+
+use std::io::{self, BufRead, Write};
+
+use roofline_import::assemble::{self, AssembleError, Machine, Placement};
+use roofline_import::input::{self, Content};
+use roofline_import::ncu::{self, Convention, ImportOptions, JoinOptions, NcuError};
+use roofline_import::trace::{self, TraceError, import::ImportError};
+use roofline_model::ReadError;
+use roofline_model::bundle::{Bundle, DataSource, Kernel, Provenance};
+use roofline_model::stream::{WriteError, Writer};
+
+/// One input as the import reads it: a file dropped or picked, or a URL's body.
+pub trait Input {
+    /// Its name in messages and in the bundle's description.
+    fn name(&self) -> &str;
+    /// Up to [`input::HEAD`] bytes from its start, as stored.
+    ///
+    /// # Errors
+    /// The reader's.
+    fn raw_head(&mut self) -> io::Result<Vec<u8>>;
+    /// Up to [`input::HEAD`] bytes from its start once gzip-decompressed (asked only of gzip),
+    /// or why they cannot be had.
+    ///
+    /// # Errors
+    /// The decompressor's, in words.
+    fn decompressed_head(&mut self) -> Result<Vec<u8>, String>;
+    /// Its text from the start, decompressed when it is gzip.
+    ///
+    /// # Errors
+    /// The reader's.
+    fn text(&mut self) -> io::Result<Box<dyn BufRead + '_>>;
+    /// All its bytes, as stored (a CSV is read whole, never decompressed: as the CLI reads it).
+    ///
+    /// # Errors
+    /// The reader's.
+    fn bytes(&mut self) -> io::Result<Vec<u8>>;
+}
+
+/// What to import: the inputs (one trace, or the CSV captures of one run), the machine bundle
+/// whose ceilings bound them (if any), and the bundle's provenance.
+pub struct Request<I> {
+    /// The inputs.
+    pub inputs: Vec<I>,
+    /// The machine bundle (`--machine`).
+    pub machine: Option<Machine>,
+    /// The bundle's provenance.
+    pub provenance: Provenance,
+}
+
+/// What an import wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Launches imported.
+    pub launches: u64,
+    /// Kernel entries written.
+    pub entries: usize,
+}
+
+/// Why an import failed: the CLI's error for the same input, in the same words (see
+/// `collector/src/error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// An input could not be read, or is not what either importer reads.
+    #[error("cannot read {name}")]
+    ReadFile {
+        /// The input.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A torch.profiler trace could not be read.
+    #[error("{name} is not a readable torch.profiler trace")]
+    Trace {
+        /// The input.
+        name: String,
+        /// What is wrong, and where.
+        #[source]
+        source: Box<TraceError>,
+    },
+    /// A torch.profiler trace held nothing to import.
+    #[error("cannot import the torch.profiler trace {name}")]
+    TraceImport {
+        /// The input.
+        name: String,
+        /// Why.
+        #[source]
+        source: Box<ImportError>,
+    },
+    /// Nsight Compute output could not be read.
+    #[error("cannot import the Nsight Compute output")]
+    Import(#[source] NcuError),
+    /// Nothing was imported.
+    #[error("no kernel launch {0}")]
+    NoKernels(String),
+    /// Inputs that cannot be imported together, or a machine bundle without a machine.
+    #[error("invalid arguments: {0}")]
+    Usage(String),
+    /// The machine bundle describes another GPU.
+    #[error(transparent)]
+    MachineMismatch(AssembleError),
+    /// The bundle would hold impossible figures (a bug upstream; nothing is kept).
+    #[error("refusing to write {name}: the bundle holds impossible figures")]
+    InvalidOutput {
+        /// The bundle.
+        name: String,
+        /// What is wrong.
+        #[source]
+        source: ReadError,
+    },
+    /// The bundle could not be written.
+    #[error("cannot write {name}")]
+    Write {
+        /// The bundle.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl From<AssembleError> for Failure {
+    fn from(e: AssembleError) -> Self {
+        match e {
+            e @ AssembleError::MachineMismatch { .. } => Failure::MachineMismatch(e),
+            e => Failure::Usage(e.to_string()),
+        }
+    }
+}
+
+/// An error with its causes, `a: b: c`: the CLI's `error: …` line without `error: `.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// What the bundle is called in messages about writing it.
+const OUTPUT: &str = "the bundle";
+
+fn read_failure(name: &str, what: impl Into<String>) -> Failure {
+    Failure::ReadFile {
+        name: name.to_string(),
+        source: io::Error::new(io::ErrorKind::InvalidData, what.into()),
+    }
+}
+
+fn write_failure(e: WriteError) -> Failure {
+    match e {
+        WriteError::Invalid(source) => Failure::InvalidOutput {
+            name: OUTPUT.into(),
+            source,
+        },
+        WriteError::Io(source) => Failure::Write {
+            name: OUTPUT.into(),
+            source,
+        },
+        e @ WriteError::ShellChanged => Failure::Write {
+            name: OUTPUT.into(),
+            source: io::Error::other(e.to_string()),
+        },
+    }
+}
+
+/// Whether an input is an Nsight Compute report (binary, read only by Nsight Compute).
+fn is_report(name: &str) -> bool {
+    name.ends_with(".ncu-rep")
+}
+
+/// What an input is ([`input::classify`]), or the CLI's refusal.
+fn classify(f: &mut impl Input) -> Result<Content, Failure> {
+    let name = f.name().to_string();
+    let raw = f.raw_head().map_err(|source| Failure::ReadFile {
+        name: name.clone(),
+        source,
+    })?;
+    input::classify(&raw, || f.decompressed_head()).map_err(|what| read_failure(&name, what))
+}
+
+/// Imports `req` into a bundle written to `out`; `progress` hears of each kernel entry made, with
+/// the trace's kernel events (or the CSV's launches) in all.
+///
+/// # Errors
+/// [`Failure`], as the CLI's `roofline import` fails on the same inputs.
+pub fn run<I: Input, W: Write>(
+    req: Request<I>,
+    out: W,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Outcome, Failure> {
+    let Request {
+        mut inputs,
+        machine,
+        provenance,
+    } = req;
+    let mut trace_at = None;
+    for (i, f) in inputs.iter_mut().enumerate() {
+        if !is_report(f.name()) && classify(f)? == Content::Trace {
+            trace_at = Some(i);
+            break;
+        }
+    }
+    if let Some(i) = trace_at {
+        if inputs.len() != 1 {
+            return Err(Failure::Usage(format!(
+                "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
+                inputs[i].name()
+            )));
+        }
+        let f = inputs.swap_remove(i);
+        return import_trace(f, machine, provenance, out, progress);
+    }
+    import_csv(inputs, machine, provenance, out)
+}
+
+/// Nsight Compute CSV captures of one run into a bundle.
+fn import_csv<I: Input, W: Write>(
+    inputs: Vec<I>,
+    machine: Option<Machine>,
+    provenance: Provenance,
+    out: W,
+) -> Result<Outcome, Failure> {
+    let mut captures = Vec::new();
+    let mut notes = Vec::new();
+    let mut names = Vec::new();
+    for mut f in inputs {
+        let name = f.name().to_string();
+        if is_report(&name) {
+            return Err(read_failure(
+                &name,
+                format!(
+                    "an Nsight Compute report is read by Nsight Compute, which the browser does not have: export its raw page as CSV (`ncu --import {name} --csv --page raw --print-units base > {name}.csv`) and open that, or import it with `roofline import {name}` where Nsight Compute is installed"
+                ),
+            ));
+        }
+        let bytes = f.bytes().map_err(|source| Failure::ReadFile {
+            name: name.clone(),
+            source,
+        })?;
+        let text = input::utf8_text(bytes).map_err(|what| read_failure(&name, what))?;
+        let cap = ncu::parse_capture(&text, &name).map_err(Failure::Import)?;
+        notes.extend(cap.notes(&name));
+        captures.push((name.clone(), cap));
+        names.push(name);
+    }
+    let joined = ncu::join_with(
+        captures,
+        JoinOptions {
+            allow_partial: false,
+        },
+    )
+    .map_err(Failure::Import)?;
+    let launches = joined.launches;
+    if launches.is_empty() {
+        return Err(Failure::NoKernels("in the given files".into()));
+    }
+    notes.extend(joined.notes);
+    // The machine's architecture stands in for a `CC` column the CSV lacks.
+    let arch = launches
+        .iter()
+        .all(|l| l.compute_capability.is_none())
+        .then(|| machine.as_ref().and_then(Machine::arch))
+        .flatten();
+    let opts = ImportOptions {
+        convention: Convention::default(),
+        arch,
+        source: DataSource::Import,
+    };
+    let imported = ncu::to_kernels(&launches, &opts).map_err(Failure::Import)?;
+    let mut bundle = assemble::assemble(imported, machine, notes, provenance)?;
+    bundle.complete &= joined.complete;
+    bundle.description = Some(assemble::ncu_description(&names));
+    roofline_model::validate(&bundle).map_err(|source| Failure::InvalidOutput {
+        name: OUTPUT.into(),
+        source,
+    })?;
+    let mut w = Writer::begin(out, &bundle).map_err(write_failure)?;
+    for k in &bundle.kernels {
+        w.kernel(k).map_err(write_failure)?;
+    }
+    w.finish(&bundle).map_err(write_failure)?;
+    Ok(Outcome {
+        launches: launches
+            .iter()
+            .map(|l| l.launches)
+            .fold(0, u64::saturating_add),
+        entries: bundle.kernels.len(),
+    })
+}
+
+/// A torch.profiler trace into a bundle, each kernel entry written as it is made.
+fn import_trace<I: Input, W: Write>(
+    mut f: I,
+    machine: Option<Machine>,
+    provenance: Provenance,
+    out: W,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Outcome, Failure> {
+    let name = f.name().to_string();
+    let text = f
+        .text()
+        .and_then(input::without_bom)
+        .map_err(|source| Failure::ReadFile {
+            name: name.clone(),
+            source,
+        })?;
+    let t = trace::parse(text).map_err(|source| Failure::Trace {
+        name: name.clone(),
+        source: Box::new(source),
+    })?;
+    let opts = trace::ImportOptions {
+        convention: Convention::default(),
+        arch: machine.as_ref().and_then(Machine::arch),
+    };
+    let placement = Placement::new(trace::launch_devices(&t), machine)?;
+    let mut shell: Bundle = placement.shell(Vec::new(), provenance);
+    shell.description = Some(assemble::trace_description(&name, None));
+    let mut w = Writer::begin(out, &shell).map_err(write_failure)?;
+    let total = t.kernels.len().max(t.ranges.len());
+    let mut failed = None;
+    let mut entries = 0usize;
+    let summary = trace::import_each(&t, None, &opts, &mut |mut k: Kernel| {
+        placement.place(&mut k);
+        entries += 1;
+        if entries.is_multiple_of(4096) {
+            progress(entries, total);
+        }
+        match w.kernel(&k) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(write_failure(e));
+    }
+    let summary = summary.map_err(|source| Failure::TraceImport {
+        name: name.clone(),
+        source: Box::new(source),
+    })?;
+    // The import's notes first, then the placement's (as `assemble` orders them).
+    let mut notes = summary.notes;
+    notes.extend(placement.notes().iter().cloned());
+    shell.notes = notes;
+    w.finish(&shell).map_err(write_failure)?;
+    Ok(Outcome {
+        launches: summary.stats.launches as u64,
+        entries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input held in memory (gzip not decompressed: these tests give plain text).
+    struct Bytes(&'static str, Vec<u8>);
+
+    impl Input for Bytes {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn raw_head(&mut self) -> io::Result<Vec<u8>> {
+            Ok(self.1[..self.1.len().min(input::HEAD)].to_vec())
+        }
+        fn decompressed_head(&mut self) -> Result<Vec<u8>, String> {
+            Err("not gzip".into())
+        }
+        fn text(&mut self) -> io::Result<Box<dyn BufRead + '_>> {
+            Ok(Box::new(&self.1[..]))
+        }
+        fn bytes(&mut self) -> io::Result<Vec<u8>> {
+            Ok(self.1.clone())
+        }
+    }
+
+    fn run_on(inputs: Vec<Bytes>) -> Result<String, String> {
+        let mut out = Vec::new();
+        let req = Request {
+            inputs,
+            machine: None,
+            provenance: Provenance::default(),
+        };
+        run(req, &mut out, &mut |_, _| ())
+            .map(|_| String::from_utf8(out).unwrap())
+            .map_err(|e| chain(&e))
+    }
+
+    #[test]
+    fn refusals_say_what_the_cli_says() {
+        let e = run_on(vec![Bytes("empty.csv", Vec::new())]).unwrap_err();
+        assert_eq!(
+            e,
+            "cannot read empty.csv: the file is empty (0 bytes): nothing to import"
+        );
+        let e = run_on(vec![
+            Bytes("a.json", b"{\"traceEvents\": []}".to_vec()),
+            Bytes("b.csv", b"x".to_vec()),
+        ])
+        .unwrap_err();
+        assert!(
+            e.starts_with(
+                "invalid arguments: a.json is a torch.profiler trace: import one trace at a time"
+            ),
+            "{e}"
+        );
+        let e = run_on(vec![Bytes("r.ncu-rep", b"\x00".to_vec())]).unwrap_err();
+        assert!(e.contains("export its raw page as CSV"), "{e}");
+        let e = run_on(vec![Bytes("t.json", b"{\"traceEvents\": [}".to_vec())]).unwrap_err();
+        assert!(
+            e.starts_with("t.json is not a readable torch.profiler trace: line 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_trace_becomes_a_bundle_that_reads_back() {
+        let text = br#"{"deviceProperties": [{"id": 0, "name": "SYNTHETIC GPU", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
+          "traceEvents": [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 2, "args": {"correlation": 7}},
+            {"ph": "X", "cat": "kernel", "name": "synthetic_sgemm", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0}}
+          ]}"#;
+        let json = run_on(vec![Bytes("t.json", text.to_vec())]).unwrap();
+        let b = roofline_model::parse_bundle(&json).unwrap();
+        assert_eq!(b.kernels.len(), 1);
+        assert_eq!(
+            b.description.as_deref(),
+            Some("imported from a torch.profiler trace: t.json")
+        );
+        assert!(
+            b.notes
+                .last()
+                .unwrap()
+                .starts_with("no machine characterization")
+        );
+        assert_eq!(roofline_model::to_json(&b).unwrap(), json);
+    }
+}
