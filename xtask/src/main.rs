@@ -33,6 +33,7 @@
 use std::process::ExitCode;
 
 mod demo;
+mod embed_kit;
 mod install;
 mod nvidia;
 mod process;

@@ -62,7 +62,9 @@ pub fn test() -> Result<(), String> {
     passed += p;
     failed += f;
     crate::sass::sass(true, false)?;
-    crate::wheel::check()?;
+    let (p, f) = crate::wheel::check()?;
+    passed += p;
+    failed += f;
     ensure_browser()?;
     let mut c = cargo();
     c.args([

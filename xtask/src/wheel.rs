@@ -19,7 +19,10 @@
 //! workspace's version), `validate` on a sample bundle, `machine` (with no GPU driver: the clear
 //! message and exit 1), and `machine` again with an empty stand-in `libnvrtc.so.12` placed as
 //! pip's `nvidia-cuda-nvrtc-cu12` wheel would put it, to see that the binary finds that
-//! directory from where pip installed it (a file name, not a library: nothing is loaded).
+//! directory from where pip installed it (a file name, not a library: nothing is loaded); then
+//! the Python package `roofline` the same wheel installs (`collector/python/`, maturin's
+//! `python-source`): `import roofline` finds the binary installed with it and loads a sample's
+//! table; then the notebook and the docs sites (`embed_kit.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,7 +34,8 @@ pub const ZIG: &str = "0.15.2";
 /// The wheels' platform compatibility: manylinux2014 = glibc 2.17.
 pub const COMPATIBILITY: &str = "manylinux2014";
 
-fn target_dir() -> PathBuf {
+/// The target directory: `$CARGO_TARGET_DIR` (relative to the workspace), else `target/`.
+pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|p| {
@@ -157,7 +161,8 @@ fn build_one(arch: &str) -> Result<PathBuf, String> {
     Ok(wheel)
 }
 
-fn prepend_path(dir: &Path) -> std::ffi::OsString {
+/// `$PATH` with `dir` in front.
+pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
     let mut parts = vec![dir.to_path_buf()];
     if let Some(p) = std::env::var_os("PATH") {
         parts.extend(std::env::split_paths(&p));
@@ -184,7 +189,7 @@ fn wheels_in(dir: &Path, arch: &str) -> Vec<(std::time::SystemTime, PathBuf)> {
 /// `cargo xtask wheel [x86_64|aarch64|all|check]` (`check`: what `cargo xtask test` runs).
 pub fn build(args: &[String]) -> Result<Vec<PathBuf>, String> {
     let archs: Vec<&str> = match args.first().map(String::as_str) {
-        Some("check") => return check().map(|()| Vec::new()),
+        Some("check") => return check().map(|_| Vec::new()),
         None => vec![std::env::consts::ARCH],
         Some("all") => vec!["x86_64", "aarch64"],
         Some(a) => vec![a],
@@ -232,8 +237,9 @@ fn driver_installed() -> bool {
 }
 
 /// The check in `cargo xtask test`: build this machine's wheel, install it into a fresh virtual
-/// environment, and run the installed binary.
-pub fn check() -> Result<(), String> {
+/// environment, and run the installed binary and package; then the notebook and the docs sites
+/// ([`crate::embed_kit::check`]). Returns the Python unit tests passed and failed.
+pub fn check() -> Result<(usize, usize), String> {
     let started = std::time::Instant::now();
     let wheel = build_one(std::env::consts::ARCH)?;
     let scratch = target_dir().join("wheel-check");
@@ -340,11 +346,38 @@ pub fn check() -> Result<(), String> {
             ));
         }
     }
+    // The Python package beside the binary, finding it where pip put it (no PATH, no
+    // ROOFLINE_BIN): the per-kernel table of the sample, as `info --format csv` writes it.
+    let o = output(
+        "python -c 'import roofline'",
+        Command::new(venv.join("bin/python"))
+            .args([
+                "-c",
+                "import sys, roofline; rows = roofline.load(sys.argv[1]); \
+                 print(roofline.binary()); print(len(rows), rows[0]['name'] is not None)",
+            ])
+            .arg(&sample)
+            .env("PATH", "/usr/bin:/bin")
+            .env_remove("ROOFLINE_BIN"),
+    )?;
+    let said = String::from_utf8_lossy(&o.stdout);
+    let mut lines = said.lines();
+    let found = lines.next().unwrap_or_default();
+    if !o.status.success()
+        || Path::new(found) != roofline.canonicalize().unwrap_or_default()
+        || !lines.next().is_some_and(|l| l.ends_with(" True"))
+    {
+        return Err(fail(
+            "the roofline package did not find its binary or load the sample",
+            &o,
+        ));
+    }
+    let counts = crate::embed_kit::check(&wheel, &roofline)?;
     let _ = std::fs::remove_dir_all(&scratch);
     eprintln!(
         "wheel check passed: {} installed and ran ({:.0} s in all)",
         wheel.file_name().unwrap_or_default().to_string_lossy(),
         started.elapsed().as_secs_f64()
     );
-    Ok(())
+    Ok(counts)
 }
