@@ -7,6 +7,8 @@
 //! them with `--ignored`. Screenshots are kept in `browser-screenshots/` under the target directory
 //! (`$CARGO_TARGET_DIR`, else `target/`) for a person to look at.
 
+mod embed_kit;
+
 use std::path::PathBuf;
 
 use roofline_collector::cli::ChartKind;
