@@ -30,8 +30,9 @@ def binary() -> str:
     """The path of the ``roofline`` executable this package runs.
 
     In order: ``$ROOFLINE_BIN``; the executable installed with this distribution (found through
-    its installed-files record, so a ``--user`` or ``--target`` install finds its own); the
-    scripts directory of this interpreter's environment; ``roofline`` on ``PATH``.
+    its installed-files record, so a ``--user`` install finds its own; ``bin/`` beside the
+    package for ``pip install --target``); the scripts directory of this interpreter's
+    environment; ``roofline`` on ``PATH``.
 
     Raises:
         RooflineError: when none is found.
@@ -47,6 +48,9 @@ def binary() -> str:
                 candidates.append(Path(str(dist.locate_file(f))))
     except importlib.metadata.PackageNotFoundError:
         pass
+    # `pip install --target DIR` puts the package in DIR and the executable in DIR/bin (its
+    # record then points elsewhere).
+    candidates.append(Path(__file__).resolve().parents[1] / "bin" / "roofline")
     scripts = sysconfig.get_path("scripts")
     if scripts:
         candidates.append(Path(scripts) / "roofline")
