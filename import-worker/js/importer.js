@@ -43,7 +43,7 @@
       compiled().then((module) => {
         if (!running.has(job)) return;
         workerUrl ??= URL.createObjectURL(new Blob([WORKER], { type: "text/javascript" }));
-        const worker = new Worker(workerUrl, { type: "module", name: "roofline import" });
+        const worker = new Worker(workerUrl, { name: "roofline import" });
         job.worker = worker;
         // The bundle's text arrives in pieces, folded into a Blob every 64 MiB.
         let parts = [], pending = [], pendingBytes = 0;

@@ -1,11 +1,13 @@
-// roofline import worker: after wasm-bindgen's glue for roofline-import-worker (inlined above in
-// the same module). The page (importer.js) posts one request: the compiled wasm module, the
-// inputs (File objects, or URLs to fetch), the machine bundle's bytes and the provenance's time.
-// Each input reaches the wasm as Blobs: the file as stored and, when it is gzip, its text
-// inflated by the browser's DecompressionStream (kept as a Blob, so never whole in this
-// worker's memory nor ever a JavaScript string). The wasm reads them synchronously with
-// FileReaderSync. Progress, the bundle's text in pieces, and the outcome or the CLI's message
-// go back to the page; the page cancels by terminating the worker.
+// roofline import worker: after wasm-bindgen's `no-modules` glue for roofline-import-worker,
+// which defines `wasm_bindgen` (inlined above in the same classic script: a page opened from
+// file:// may start a worker from a Blob URL only as a classic script). The page (importer.js)
+// posts one request: the compiled wasm module, the inputs (File objects, or URLs to fetch), the
+// machine bundle (a URL to fetch, or its name and bytes) and the provenance's time. Each input
+// reaches the wasm as Blobs: the file as stored and, when it is gzip, its text inflated by the
+// browser's DecompressionStream (kept as a Blob, so never whole in this worker's memory nor ever
+// a JavaScript string). The wasm reads them synchronously with FileReaderSync. Progress, the
+// bundle's text in pieces, and the outcome or the CLI's message go back to the page; the page
+// cancels by terminating the worker.
 
 const post = (m, transfer) => self.postMessage(m, transfer || []);
 
@@ -41,7 +43,7 @@ async function inflate(name, blob) {
   const counted = new TransformStream({
     transform(chunk, c) {
       read += chunk.length;
-      progress(`inflating ${name}`, read, blob.size);
+      progress("inflating", read, blob.size);
       c.enqueue(chunk);
     },
   });
@@ -70,7 +72,7 @@ async function inflate(name, blob) {
 
 self.onmessage = async ({ data: req }) => {
   try {
-    await __wbg_init({ module_or_path: req.module });
+    await wasm_bindgen({ module_or_path: req.module });
     const inputs = [];
     for (const i of req.inputs) {
       const name = typeof i === "string" ? urlName(i) : i.name;
@@ -80,11 +82,18 @@ self.onmessage = async ({ data: req }) => {
       if (magic[0] === 0x1f && magic[1] === 0x8b) Object.assign(input, await inflate(name, raw));
       inputs.push(input);
     }
-    const summary = import_files(
+    // The machine bundle: fetched from its URL, or its name and bytes.
+    let machine = req.machine;
+    if (typeof machine === "string") {
+      machine = { name: urlName(machine), bytes: new Uint8Array(await (await fetched(machine)).arrayBuffer()) };
+    } else if (Array.isArray(machine)) {
+      machine = { name: machine[0], bytes: machine[1] };
+    }
+    const summary = wasm_bindgen.import_files(
       inputs,
-      req.machine,
+      machine,
       req.created,
-      (what, done, total) => progress(what === "reading" ? `reading ${inputs[0].name}` : "importing kernels", done, total),
+      (what, done, total) => progress(what === "reading" ? "reading" : "importing kernels", done, total),
       (bytes) => post({ type: "chunk", bytes }, [bytes.buffer]),
     );
     post({ type: "done", launches: summary.launches, entries: summary.entries });

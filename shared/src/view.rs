@@ -2,8 +2,12 @@
 //! and writes to its address bar, and what `roofline plot --format html` writes into a saved page
 //! so that the page opens on the view asked for.
 //!
-//! `?bundle=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark&pair=CURRENT→BASELINE`
+//! `?bundle=URL&trace=URL&machine=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark&pair=CURRENT→BASELINE`
 //!
+//! `trace` names an input the viewer imports itself, as `roofline import` would: a
+//! torch.profiler trace (`.json`, `.json.gz`) or an Nsight Compute CSV; it may come several
+//! times for the one-metric CSV captures of one run. `machine` names the machine bundle the
+//! import places its kernels against (`roofline import --machine`).
 //! `group` absent means the default grouping: per operator when a baseline is compared and both
 //! bundles carry operators (torch.profiler imports), per kernel otherwise ([`ViewState::group_for`]).
 //! `pair` may come several times, one kernel paired by hand each ([`ManualPair`]: the current
@@ -57,6 +61,10 @@ impl View {
 pub struct ViewState {
     /// A bundle to fetch.
     pub bundle: Option<String>,
+    /// Inputs to fetch and import in the page (a trace, or the CSV captures of one run).
+    pub trace: Vec<String>,
+    /// The machine bundle an import is placed against.
+    pub machine: Option<String>,
     /// A baseline bundle to fetch and compare with.
     pub baseline: Option<String>,
     /// The device shown, for bundles with more than one.
@@ -89,6 +97,8 @@ impl Default for ViewState {
     fn default() -> Self {
         ViewState {
             bundle: None,
+            trace: Vec::new(),
+            machine: None,
             baseline: None,
             device: None,
             view: View::Hierarchical,
@@ -144,7 +154,7 @@ impl ViewState {
 
     /// The state a query's decoded name–value pairs describe. Unknown names and values that do
     /// not parse are ignored (a link stays usable); the first value of a name counts, but for
-    /// `pair`, which may come several times.
+    /// `pair` and `trace`, which may come several times.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut s = ViewState::default();
         let mut seen: Vec<&str> = Vec::new();
@@ -159,12 +169,19 @@ impl ViewState {
                 }
                 continue;
             }
+            if name == "trace" {
+                if !value.is_empty() {
+                    s.trace.push(value.to_string());
+                }
+                continue;
+            }
             if seen.contains(&name) {
                 continue;
             }
             seen.push(name);
             match name {
                 "bundle" => s.bundle = text(value),
+                "machine" => s.machine = text(value),
                 "baseline" => s.baseline = text(value),
                 "device" => s.device = text(value),
                 "chart" => s.view = View::from_key(value).unwrap_or_default(),
@@ -197,9 +214,9 @@ impl ViewState {
     }
 
     /// Every name [`ViewState::from_pairs`] reads.
-    pub const NAMES: [&'static str; 13] = [
-        "bundle", "baseline", "device", "chart", "group", "kernel", "filter", "kernels", "levels",
-        "top", "labels", "theme", "pair",
+    pub const NAMES: [&'static str; 15] = [
+        "bundle", "trace", "machine", "baseline", "device", "chart", "group", "kernel", "filter",
+        "kernels", "levels", "top", "labels", "theme", "pair",
     ];
 
     /// The name–value pairs of this state, in the viewer's order, defaults left out.
@@ -211,6 +228,10 @@ impl ViewState {
             }
         };
         put("bundle", self.bundle.clone());
+        for t in &self.trace {
+            put("trace", Some(t.clone()));
+        }
+        put("machine", self.machine.clone());
         put("baseline", self.baseline.clone());
         put("device", self.device.clone());
         put(
@@ -258,6 +279,8 @@ mod tests {
     fn a_state_reads_back_its_own_pairs() {
         let s = ViewState {
             bundle: Some("runs/a b.json".into()),
+            trace: Vec::new(),
+            machine: None,
             baseline: None,
             device: Some("1".into()),
             view: View::Time,
@@ -335,6 +358,26 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn traces_to_import_come_in_order_with_their_machine() {
+        let s = ViewState::from_pairs([
+            ("trace", "runs/a.csv"),
+            ("machine", "m.json"),
+            ("trace", "runs/b.csv"),
+            ("trace", ""),
+            ("machine", "other.json"),
+        ]);
+        assert_eq!(s.trace, ["runs/a.csv", "runs/b.csv"]);
+        assert_eq!(s.machine.as_deref(), Some("m.json"));
+        assert_eq!(
+            s.to_query(),
+            "trace=runs%2Fa.csv&trace=runs%2Fb.csv&machine=m.json"
+        );
+        let pairs = s.to_pairs();
+        let back = ViewState::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
+        assert_eq!(back, s);
     }
 
     #[test]

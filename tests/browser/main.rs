@@ -8,6 +8,7 @@
 //! (`$CARGO_TARGET_DIR`, else `target/`) for a person to look at.
 
 mod embed_kit;
+mod import;
 
 use std::path::PathBuf;
 

@@ -77,8 +77,8 @@ pub fn App(
             <PairBar />
             <KernelTable analysed=st.analysed selected=st.selected filter=st.filter comparison=st.comparison group=st.group_by />
             <footer>
-                "Drop bundle files anywhere on the page. Scroll on the chart to zoom, drag to pan. "
-                "All figures are computed in your browser; bundles never leave it."
+                "Drop bundles, torch.profiler traces (.json, .json.gz) or Nsight Compute CSV exports anywhere on the page. Scroll on the chart to zoom, drag to pan. "
+                "Nothing is uploaded: traces are imported and every figure is computed in your browser."
             </footer>
         </div>
     }
@@ -158,6 +158,7 @@ th.sortable { cursor: pointer; }
 #what-if td.unit { text-align: left; padding-left: 4px; }
 #what-if input { width: 9em; text-align: right; font: inherit; }
 footer { margin-top: 12px; font-size: 12px; color: #555; }
+
 .dark footer { color: #aaa; }
 @media (max-width: 700px) {
   header h1 { font-size: 17px; }

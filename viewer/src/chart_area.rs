@@ -19,7 +19,7 @@ use crate::perf;
 use crate::state::AppState;
 
 /// What the chart area says before any bundle is open.
-const NO_BUNDLE: &str = "open a bundle: a file, a sample, or ?bundle=URL";
+const NO_BUNDLE: &str = "open a bundle, a torch.profiler trace or Nsight Compute CSV: drop it here, pick a file or a sample, or ?bundle=URL / ?trace=URL";
 
 /// What an embedded chart says when its address names no bundle.
 const EMBED_WITHOUT_BUNDLE: &str = "This embedded chart names no bundle: its address needs ?bundle=URL (a bundle served where this page may fetch it).";
@@ -166,6 +166,12 @@ pub fn ChartArea(
                 let labels = kernel_labels(&s, names_for_width(st.label_n.get(), s.width));
                 let mut notes = s.notes.clone();
                 notes.extend(kernel_labels_note(&labels));
+                // The bundle's own notes (an import's: what was assumed, what has no rule).
+                st.bundles.with(|b| {
+                    if let Some(l) = b.get(st.current.get()) {
+                        notes.extend_from_slice(&l.bundle.notes);
+                    }
+                });
                 let compared = st
                     .comparison
                     .with(|c| c.as_ref().map(|c| compared_lines(&s, c)))

@@ -1,15 +1,20 @@
 //! Downloads: the chart as SVG or PNG, the kernel rows as CSV (the columns of
-//! `roofline info --format csv`, from `roofline_model::report`).
+//! `roofline info --format csv`, from `roofline_model::report`), the bundle's bytes.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 
 /// Offers `text` as a file download.
 pub fn download_text(name: &str, mime: &str, text: &str) {
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    download_bytes(name, mime, text.as_bytes());
+}
+
+/// Offers `bytes` as a file download (UTF-8 text: its bytes are the file's).
+pub fn download_bytes(name: &str, mime: &str, bytes: &[u8]) {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
     let opts = web_sys::BlobPropertyBag::new();
     opts.set_type(mime);
-    if let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) {
+    if let Ok(blob) = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &opts) {
         download_blob(name, &blob);
     }
 }

@@ -71,7 +71,8 @@ fn BundleSelect() -> impl IntoView {
 const OPEN_FILE: &str = "file:";
 
 /// One picker to open a bundle: a sample served beside the site (a saved page has none) or a
-/// file from disk (through the hidden file input, which takes dropped files too).
+/// file from disk (through the hidden file input): a bundle, a torch.profiler trace or Nsight
+/// Compute CSV files, which the page imports.
 #[component]
 fn OpenSelect() -> impl IntoView {
     let st = AppState::get();
@@ -110,7 +111,7 @@ fn OpenSelect() -> impl IntoView {
                 }
             >
                 <option value="">"a sample or a file…"</option>
-                <option value=OPEN_FILE>"a file from disk…"</option>
+                <option value=OPEN_FILE>"a file: bundle, trace or CSV…"</option>
                 {samples}
             </select>
         </label>
@@ -118,7 +119,7 @@ fn OpenSelect() -> impl IntoView {
             id="file-input"
             type="file"
             hidden=true
-            accept=".json,application/json"
+            accept=".json,.gz,.csv,.txt,application/json,text/csv"
             multiple=true
             on:change=move |ev| {
                 let input: web_sys::HtmlInputElement = event_target(&ev);
@@ -291,7 +292,8 @@ fn ViewTabs() -> impl IntoView {
     view! { <span class="tabs" role="tablist">{tabs}</span> }
 }
 
-/// Where the ceilings come from: this bundle's machine or another open bundle's (what-if).
+/// Where the ceilings come from: this bundle's machine or another open bundle's (what-if; an
+/// import is made again against it, as `roofline import --machine`).
 #[component]
 fn MachineSelect() -> impl IntoView {
     let st = AppState::get();
@@ -309,7 +311,7 @@ fn MachineSelect() -> impl IntoView {
             "Ceilings from "
             <select
                 id="machine-select"
-                on:change=move |ev| st.machine_from.set(event_target_value(&ev).parse::<usize>().ok())
+                on:change=move |ev| st.use_machine(event_target_value(&ev).parse::<usize>().ok())
             >
                 <option value="own">"this bundle"</option>
                 {options}

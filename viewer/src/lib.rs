@@ -9,6 +9,7 @@ pub mod chart_area;
 pub mod chart_view;
 pub mod export;
 pub mod header;
+pub mod import;
 pub mod kernel_table;
 pub mod loading;
 pub mod machine_view;

@@ -28,8 +28,12 @@ pub struct Loaded {
     /// `op_id`, which aggregating by kernel name drops where they differ.
     pub tagged: Option<Arc<Vec<roofline_model::bundle::Kernel>>>,
     /// The bundle's bytes as read, which "Save as HTML" inlines unchanged (as
-    /// `roofline plot --format html` does), so that both write the same file.
-    pub raw: Arc<[u8]>,
+    /// `roofline plot --format html` does), so that both write the same file, and "Save bundle"
+    /// saves.
+    pub raw: Arc<Vec<u8>>,
+    /// For a bundle the page imported (a trace or CSV): what from, to import it again against
+    /// another machine.
+    pub import: Option<crate::import::Source>,
 }
 
 impl Loaded {
@@ -83,7 +87,11 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
 /// A message naming the bundle and what is wrong with it.
 pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    loaded(name, roofline_model::parse_bundle(text), text.as_bytes())
+    loaded(
+        name,
+        roofline_model::parse_bundle(text),
+        text.as_bytes().to_vec(),
+    )
 }
 
 /// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
@@ -92,32 +100,34 @@ pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
 ///
 /// # Errors
 /// A message naming the bundle and what is wrong with it.
-pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
+pub fn parse_bytes(name: &str, bytes: Vec<u8>) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    loaded(name, roofline_model::parse_bundle_bytes(bytes), bytes)
+    loaded(name, roofline_model::parse_bundle_bytes(&bytes), bytes)
 }
 
 /// A parsed bundle, its kernels aggregated once, or the message the page shows.
 fn loaded(
     name: &str,
     parsed: Result<Bundle, roofline_model::ReadError>,
-    raw: &[u8],
+    raw: Vec<u8>,
 ) -> Result<Loaded, String> {
     perf::mark("roofline:open:parsed");
     parsed
         .map(|mut bundle| {
+            let launches = std::mem::take(&mut bundle.kernels);
+            bundle.kernels = perf::span("roofline:aggregate", || aggregate_by_name(&launches));
+            // Kept, not copied, when they carry operators.
             let tagged = [GroupBy::Operator, GroupBy::Module]
                 .into_iter()
-                .any(|g| g.applies_to(&bundle.kernels))
-                .then(|| Arc::new(bundle.kernels.clone()));
-            bundle.kernels =
-                perf::span("roofline:aggregate", || aggregate_by_name(&bundle.kernels));
+                .any(|g| g.applies_to(&launches))
+                .then(|| Arc::new(launches));
             Loaded {
                 name: name.to_string(),
                 bundle: Arc::new(bundle),
                 url: None,
                 tagged,
-                raw: Arc::from(raw),
+                raw: Arc::new(raw),
+                import: None,
             }
         })
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
@@ -163,7 +173,7 @@ pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
 pub async fn fetch_bundle(url: &str, name: Option<&str>) -> Result<Loaded, String> {
     perf::mark("roofline:open:start");
     let bytes = fetch_bytes(url).await?;
-    let mut l = parse_bytes(name.unwrap_or(url), &bytes)?;
+    let mut l = parse_bytes(name.unwrap_or(url), bytes)?;
     l.url = Some(url.to_string());
     Ok(l)
 }
@@ -178,5 +188,5 @@ pub async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     let bytes = array_buffer(file.array_buffer())
         .await
         .map_err(|()| format!("could not read {name}"))?;
-    parse_bytes(&name, &bytes)
+    parse_bytes(&name, bytes)
 }

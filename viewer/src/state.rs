@@ -11,6 +11,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::sync::{Arc, Weak};
+use wasm_bindgen::JsValue;
 
 use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
 use roofline_model::ceilings::Ceilings;
@@ -19,7 +20,7 @@ use roofline_model::compare::{CompareOptions, Comparison, ManualPair, compare_wi
 use roofline_model::group::GroupBy;
 use roofline_model::view::{View, ViewState};
 
-use crate::loading::{Loaded, SampleEntry, fetch_bundle, fetch_samples, read_file};
+use crate::loading::{Loaded, SampleEntry, fetch_bundle, fetch_samples};
 use crate::machine_view::Edits;
 use crate::perf;
 use crate::url_state;
@@ -267,7 +268,7 @@ impl AppState {
                 match inline {
                     Ok((manifest, texts)) => {
                         for (entry, text) in manifest.bundles.iter().zip(texts) {
-                            match crate::loading::parse_bytes(&entry.name, text.as_bytes()) {
+                            match crate::loading::parse_bytes(&entry.name, text.into_bytes()) {
                                 Ok(l) if entry.baseline => self.add_baseline(l),
                                 Ok(l) => self.add(l),
                                 Err(e) => self.error.set(Some(e)),
@@ -282,6 +283,7 @@ impl AppState {
             return;
         }
         let (first, base_url) = (initial.bundle.clone(), initial.baseline.clone());
+        let (traces, machine_url) = (initial.trace.clone(), initial.machine.clone());
         let embed = self.embed;
         spawn_local(async move {
             // An embedded chart shows what its page names, never a sample in its place.
@@ -296,7 +298,19 @@ impl AppState {
                     .find(|e| e.url() == url)
                     .map(|e| format!("sample: {}", e.file))
             };
-            let first = first.or_else(|| list.first().map(SampleEntry::url));
+            let importing = !traces.is_empty();
+            if importing {
+                // `?trace=URL` (several: the CSV captures of one run), imported here against
+                // `?machine=URL` when given (fetched by the importer).
+                let inputs = js_sys::Array::new();
+                for t in &traces {
+                    inputs.push(&JsValue::from_str(t));
+                }
+                crate::import::open(self, inputs.into(), traces, None, machine_url, None);
+            }
+            let first = first
+                .or_else(|| list.first().map(SampleEntry::url))
+                .filter(|_| !importing);
             if let Some(url) = first {
                 match fetch_bundle(&url, name_of(&url).as_deref()).await {
                     Ok(l) => {
@@ -334,36 +348,89 @@ impl AppState {
         });
     }
 
-    /// Opens files chosen or dropped, each as the current bundle in turn.
+    /// Opens files chosen or dropped ([`crate::import::open`]): each bundle as the current
+    /// bundle in turn; traces and Nsight Compute CSV imported in the page first.
     pub fn open_files(self, files: Option<web_sys::FileList>) {
-        let Some(files) = files else { return };
-        for i in 0..files.length() {
-            if let Some(f) = files.get(i) {
-                spawn_local(async move {
-                    match read_file(f).await {
-                        Ok(l) => self.add(l),
-                        Err(e) => self.error.set(Some(e)),
+        if let Some(files) = files {
+            crate::import::open(self, files.into(), Vec::new(), None, None, None);
+        }
+    }
+
+    /// The import shown, if the bundle shown is one: its source and index.
+    fn shown_import(self) -> Option<(crate::import::Source, usize)> {
+        let cur = self.current.get_untracked();
+        let shown = self.bundles.get_untracked().get(cur)?.import.clone();
+        shown.map(|s| (s, cur))
+    }
+
+    /// A bundle opened: shown, or put in place of the bundle at `replace` (the same import made
+    /// against another machine). A machine bundle opened `alone` (no kernels) while an import
+    /// is shown bounds that import instead ("Ceilings from").
+    pub fn put(self, l: Loaded, replace: Option<usize>, alone: bool) {
+        let machine = alone && l.bundle.kernels.is_empty() && !l.bundle.machines.is_empty();
+        match replace {
+            Some(i) => {
+                self.bundles.update(|b| {
+                    if let Some(x) = b.get_mut(i) {
+                        *x = l;
                     }
                 });
+                self.domain.set(None);
             }
+            None if machine && self.shown_import().is_some() => {
+                let i = self.open(l);
+                self.use_machine(Some(i));
+            }
+            None => self.add(l),
         }
+    }
+
+    /// "Ceilings from" the open bundle `i` (`None`: the bundle's own): an import shown is made
+    /// again against that machine (as `roofline import --machine`); any other bundle's kernels
+    /// are placed against its ceilings (what-if).
+    pub fn use_machine(self, i: Option<usize>) {
+        match self.shown_import() {
+            Some((source, at)) => source.again(self, i, at),
+            None => self.machine_from.set(i),
+        }
+    }
+
+    /// "Save bundle": the bundle shown, as its bytes (for an import, the bundle this page made).
+    pub fn save_bundle(self) {
+        self.bundles.with_untracked(|b| {
+            if let Some(l) = b.get(self.current.get_untracked()) {
+                let stem = untrack(|| self.file_stem());
+                let name = if l.import.is_some() {
+                    format!("{stem}.roofline.json")
+                } else {
+                    format!("{stem}.json")
+                };
+                crate::export::download_bytes(&name, "application/json", &l.raw);
+            }
+        });
     }
 
     /// The view as the URL names it (tracked: the URL effect follows it; "Save as HTML" reads it
     /// untracked).
     pub fn view_state(self) -> ViewState {
-        let (bundle, base) = self.bundles.with(|b| {
+        let (bundle, base, import) = self.bundles.with(|b| {
+            let cur = b.get(self.current.get());
             (
-                b.get(self.current.get()).and_then(|l| l.url.clone()),
+                cur.filter(|l| l.import.is_none())
+                    .and_then(|l| l.url.clone()),
                 self.baseline
                     .get()
                     .and_then(|i| b.get(i))
                     .and_then(|l| l.url.clone()),
+                cur.and_then(|l| l.import.clone()),
             )
         });
+        let (trace, machine) = import.map(|s| (s.urls, s.machine_url)).unwrap_or_default();
         ViewState {
             bundle,
             baseline: base,
+            trace,
+            machine,
             device: self.device.get(),
             view: self.view.get(),
             group: self.group_asked.get().unwrap_or_default(),
@@ -384,10 +451,15 @@ impl AppState {
             b.get(self.current.get())
                 .map(|l| {
                     l.name
+                        .split(" and ")
+                        .next()
+                        .unwrap_or_default()
                         .rsplit('/')
                         .next()
                         .unwrap_or("bundle")
+                        .trim_end_matches(".gz")
                         .trim_end_matches(".json")
+                        .trim_end_matches(".csv")
                         .replace("sample: ", "")
                 })
                 .unwrap_or_else(|| "bundle".into())
@@ -409,6 +481,8 @@ impl AppState {
         };
         let state = ViewState {
             bundle: None,
+            trace: Vec::new(),
+            machine: None,
             baseline: None,
             ..untrack(|| self.view_state())
         };

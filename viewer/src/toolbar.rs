@@ -1,6 +1,6 @@
 //! The toolbar under the header: which memory levels and roofs are drawn, how many kernels are
 //! drawn and named, the selected kernel alone, zoom reset, and the downloads (SVG, PNG, CSV,
-//! "Save as HTML").
+//! "Save bundle", "Save as HTML").
 
 use leptos::prelude::*;
 
@@ -57,6 +57,13 @@ pub fn Toolbar() -> impl IntoView {
             <button id="export-svg" on:click=move |_| export::download_chart_svg(&file("svg"))>"SVG"</button>
             <button id="export-png" on:click=move |_| export::download_chart_png(&file("png"))>"PNG"</button>
             <button id="export-csv" on:click=export_csv>"CSV"</button>
+            <button
+                id="save-bundle"
+                title="The bundle shown; for a trace or CSV, the bundle made here (as by roofline import)"
+                on:click=move |_| st.save_bundle()
+            >
+                "Save bundle"
+            </button>
             <button
                 id="save-html"
                 title="The viewer, this bundle (and its baseline) and this view in one file that opens with no server"

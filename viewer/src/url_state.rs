@@ -9,10 +9,13 @@ pub fn from_query(query: &str) -> ViewState {
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(query) else {
         return ViewState::default();
     };
-    let pairs: Vec<(&str, String)> = ViewState::NAMES
-        .into_iter()
-        .filter_map(|n| params.get(n).map(|v| (n, v)))
-        .collect();
+    // Every value of each name: `pair` and `trace` may come several times.
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    for n in ViewState::NAMES {
+        for v in params.get_all(n) {
+            pairs.push((n, v.as_string().unwrap_or_default()));
+        }
+    }
     ViewState::from_pairs(pairs.iter().map(|(n, v)| (*n, v.as_str())))
 }
 

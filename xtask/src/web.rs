@@ -80,11 +80,15 @@ pub fn build_web() -> Result<PathBuf, String> {
             std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
         }
     }
+    let open_js = root.join("viewer/open.js");
+    std::fs::copy(&open_js, dist.join("open.js"))
+        .map_err(|e| format!("{}: {e}", open_js.display()))?;
     copy_samples(&root, &dist)?;
     let wasm_out = dist.join("roofline_viewer_bg.wasm");
     let bytes = std::fs::read(&wasm_out).map_err(|e| format!("{}: {e}", wasm_out.display()))?;
     let gz = gzip(&bytes)?;
     let page = standalone_template(&dist, &gz)?;
+    offline_page(&dist, &open_js)?;
     let importer = importer(
         &root,
         &target.join("wasm32-unknown-unknown/wasm-release/roofline_import_worker.wasm"),
@@ -123,8 +127,9 @@ struct ImporterSizes {
     script: usize,
 }
 
-/// Writes `dist/importer.js`: the import worker (`import-worker/`) run through wasm-bindgen, its
-/// glue and `import-worker/js/worker.js` as the worker's script, its wasm gzipped and
+/// Writes `dist/importer.js`: the import worker (`import-worker/`) run through wasm-bindgen (its
+/// `no-modules` glue: the worker is a classic script), the glue and `import-worker/js/worker.js`
+/// as the worker's script, its wasm gzipped and
 /// base64-encoded, both put into `import-worker/js/importer.js`. One classic script, so that
 /// the viewer loads it from `file://` as well as from a server, and only when a trace or CSV is
 /// opened.
@@ -133,9 +138,11 @@ fn importer(root: &Path, wasm: &Path, dist: &Path) -> Result<ImporterSizes, Stri
     eprintln!("\n==> wasm-bindgen (import worker)");
     let out = root.join("target/importer-bindgen");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // A classic worker's glue (`no-modules`): a `file://` page may start a worker from a Blob
+    // URL only as a classic script.
     wasm_bindgen_cli_support::Bindgen::new()
         .input_path(wasm)
-        .web(true)
+        .no_modules(true)
         .map_err(|e| format!("wasm-bindgen: {e}"))?
         .typescript(false)
         .remove_name_section(std::env::var_os("ROOFLINE_WASM_NAMES").is_none())
@@ -146,7 +153,7 @@ fn importer(root: &Path, wasm: &Path, dist: &Path) -> Result<ImporterSizes, Stri
         |p: PathBuf| std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()));
     let glue = read(out.join("roofline_import_worker.js"))?;
     // The worker is made from a Blob URL: its script can import nothing.
-    if glue.lines().any(|l| l.trim_start().starts_with("import ")) {
+    if glue.contains("import ") && glue.lines().any(|l| l.trim_start().starts_with("import ")) {
         return Err("the import worker's glue imports other files (a wasm-bindgen snippet?): it must stand alone".into());
     }
     let boot = read(root.join("import-worker/js/worker.js"))?;
@@ -208,6 +215,27 @@ fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
     let out = dist.join("standalone.html");
     std::fs::write(&out, &page).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(page.len())
+}
+
+/// Writes `dist/offline.html`, where `index.html` sends a browser that opened it from disk
+/// (`file://`, where a page may not import its module script nor fetch its wasm): the standalone
+/// page's template (the viewer inlined, no bundle) with `open.js` inlined, so that bundles,
+/// traces and CSV files dropped or picked there open as on a served site (the importer,
+/// `importer.js`, is a classic script, which a `file://` page may load).
+fn offline_page(dist: &Path, open_js: &Path) -> Result<(), String> {
+    let template = std::fs::read_to_string(dist.join("standalone.html"))
+        .map_err(|e| format!("dist/standalone.html: {e}"))?;
+    let script =
+        std::fs::read_to_string(open_js).map_err(|e| format!("{}: {e}", open_js.display()))?;
+    if script.contains("</script") || script.contains("<!--") {
+        return Err("viewer/open.js cannot be inlined: it holds `</script` or `<!--`".into());
+    }
+    let page = template.replacen(
+        "</head>",
+        &format!("<script>\n{script}</script>\n</head>"),
+        1,
+    );
+    std::fs::write(dist.join("offline.html"), page).map_err(|e| format!("dist/offline.html: {e}"))
 }
 
 /// Copies the sample bundles into `dist/samples/` with their list (`viewer/samples.json` as

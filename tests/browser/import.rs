@@ -1,0 +1,463 @@
+//! Issue 31: torch.profiler traces and Nsight Compute exports opened in the page, imported in
+//! the browser by the importer (`dist/importer.js`, its worker and wasm), by URL, by drop, by
+//! the file picker and from `file://`; the bundle saved equals the CLI's; every refusal of the
+//! bad-input corpus is the CLI's message; the importer is loaded only when it is needed, and an
+//! import can be cancelled.
+
+use std::path::Path;
+
+use roofline_tests::repo;
+use roofline_tests::webdriver::{Browser, serve};
+use serde_json::{Value, json};
+
+use super::{WAIT_CHART, dist, take_download};
+
+/// The trace of a real training step (1,154 kernels, shapes recorded), gzipped, served by the
+/// test's server.
+const TRACE: &str = "/fixtures/traces/sampled-rank-0-shapes.json.gz";
+
+/// The V100 example's machine (it holds kernels too: `--machine` reads its ceilings).
+const V100: &str = "/fixtures/bundles/v100-deepcam-example.json";
+
+/// The 12 one-metric Nsight Compute captures of one DeepCAM run (no `CC` column: the machine's
+/// architecture stands in), served by the test's server.
+fn deepcam_csvs() -> Vec<String> {
+    let dir = repo().join("tests/fixtures/ncu/nersc-v100-deepcam");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.unwrap().file_name().into_string().unwrap();
+            n.ends_with(".csv").then_some(n)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 12);
+    names
+        .into_iter()
+        .map(|n| format!("/fixtures/ncu/nersc-v100-deepcam/{n}"))
+        .collect()
+}
+
+/// The page's error, when it shows one.
+const ERROR: &str = "const e = document.querySelector('.error'); return e && e.textContent";
+
+/// Whether the importer (`importer.js`) was fetched by this page.
+const IMPORTER_LOADED: &str =
+    "return performance.getEntriesByType('resource').some(e => e.name.endsWith('/importer.js'))";
+
+/// Drops files fetched from `urls` (named by their last part) on the page, as a user drags
+/// them from a file manager: one `drop` event whose `DataTransfer` holds them.
+fn drop_urls(b: &Browser, urls: &[&str]) {
+    b.js_async(
+        "const [urls, done] = arguments;
+         Promise.all(urls.map(async u => new File([await (await fetch(u)).blob()], u.split('/').pop())))
+           .then(files => {
+             const dt = new DataTransfer();
+             files.forEach(f => dt.items.add(f));
+             document.querySelector('.app').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+             done(true);
+           });",
+        &[json!(urls)],
+    );
+}
+
+/// Waits until the page shows the bundle named `name`.
+fn wait_for_bundle(b: &Browser, name: &str) {
+    b.wait(
+        &format!(
+            "const s = document.getElementById('bundle-select'); return s && s.selectedOptions[0] && s.selectedOptions[0].textContent === {}",
+            json!(name)
+        ),
+        name,
+    );
+}
+
+/// Waits for the chart's kernel markers and ceiling labels; returns how many markers.
+fn wait_for_markers_and_ceilings(b: &Browser, what: &str) -> u64 {
+    b.wait(
+        "const n = document.querySelectorAll('#chart circle.marker').length; return document.querySelectorAll('#chart .ceiling-label').length > 0 && n",
+        what,
+    )
+    .as_u64()
+    .unwrap()
+}
+
+/// The notes under the chart.
+fn notes(b: &Browser) -> String {
+    b.js("return [...document.querySelectorAll('.notes li')].map(l => l.textContent).join('\\n')")
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A bundle's text without its provenance (the one block that says who wrote it, where and when,
+/// which differs between the CLI and the page): the rest must be the same bytes.
+fn without_provenance(text: &str) -> String {
+    let start = text
+        .find("\n  \"provenance\": {")
+        .expect("a provenance block");
+    let end = start + text[start..].find("\n  },").expect("its end") + "\n  },".len();
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+/// `roofline import ARGS… -o OUT`, as the binary runs it, in `dir` (so that the inputs are
+/// named as the page names them); returns the bundle's text. (The browser tests run one at a
+/// time: the working directory is theirs.)
+fn cli_import(dir: &Path, args: &[&str]) -> String {
+    let out = dir.join("cli-bundle.json");
+    let before = std::env::current_dir().unwrap();
+    std::env::set_current_dir(dir).unwrap();
+    let mut all = vec!["import"];
+    all.extend_from_slice(args);
+    all.extend(["-o", out.to_str().unwrap()]);
+    super::roofline_cli(&all);
+    std::env::set_current_dir(before).unwrap();
+    std::fs::read_to_string(out).unwrap()
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn a_trace_opens_by_url_and_by_drop_with_its_notes_and_the_clis_bundle() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let base = format!("http://127.0.0.1:{port}/");
+    let downloads = tempfile::tempdir().unwrap();
+    let b = Browser::start();
+    b.allow_downloads(downloads.path());
+
+    // A bundle opens without the importer: the first paint does not load it.
+    b.go(&format!("{base}?bundle=samples/v100-deepcam-example.json"));
+    b.wait(WAIT_CHART, "a bundle's chart");
+    assert_eq!(b.js(IMPORTER_LOADED), json!(false));
+    assert!(
+        b.js("return document.querySelector('footer').textContent")
+            .as_str()
+            .unwrap()
+            .contains("Nothing is uploaded"),
+    );
+
+    // ?trace=URL: imported here, drawn on the time-based chart (no counters), its notes shown.
+    b.go(&format!("{base}?trace={TRACE}"));
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    b.wait(WAIT_CHART, "the trace's chart");
+    assert_eq!(b.js(IMPORTER_LOADED), json!(true));
+    assert_eq!(
+        b.js("return document.querySelector('#tab-time.active') !== null"),
+        json!(true)
+    );
+    let n = notes(&b);
+    assert!(n.contains("no machine characterization"), "{n}");
+    assert!(
+        n.contains("assumed where the trace did not record it"),
+        "{n}"
+    );
+    b.wait(
+        "return location.search.includes('trace=') && !location.search.includes('bundle=')",
+        "trace= kept in the URL",
+    );
+    b.screenshot("import-trace-url");
+
+    // With a machine (?machine=URL, as --machine): both rooflines have their ceilings; the
+    // kernels (F, B and times from the trace, no counters) are on the time-based one.
+    b.go(&format!("{base}?trace={TRACE}&machine={V100}"));
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    b.wait(
+        "return document.querySelectorAll('#chart .ceiling-label').length",
+        "the hierarchical chart's ceilings",
+    );
+    assert!(!notes(&b).contains("no machine characterization"));
+    b.screenshot("import-trace-machine-hierarchical");
+    b.js("document.getElementById('tab-time').click()");
+    wait_for_markers_and_ceilings(&b, "the time-based chart");
+    b.screenshot("import-trace-machine-time");
+
+    // "Save bundle": the bytes the CLI writes for the same trace and machine, provenance aside.
+    b.js("document.getElementById('save-bundle').click()");
+    let saved = take_download(downloads.path(), "sampled-rank-0-shapes.roofline.json");
+    let saved = String::from_utf8(saved).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("tests/fixtures");
+    std::fs::copy(
+        fixtures.join("traces/sampled-rank-0-shapes.json.gz"),
+        work.path().join("sampled-rank-0-shapes.json.gz"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures.join("bundles/v100-deepcam-example.json"),
+        work.path().join("v100-deepcam-example.json"),
+    )
+    .unwrap();
+    let cli = cli_import(
+        work.path(),
+        &[
+            "sampled-rank-0-shapes.json.gz",
+            "--machine",
+            "v100-deepcam-example.json",
+        ],
+    );
+    assert!(
+        without_provenance(&saved) == without_provenance(&cli),
+        "the page's bundle ({} bytes) differs from the CLI's ({} bytes)",
+        saved.len(),
+        cli.len()
+    );
+    let p: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(
+        p["provenance"]["command_line"],
+        json!([
+            "roofline-viewer",
+            "import",
+            "sampled-rank-0-shapes.json.gz",
+            "--machine",
+            "v100-deepcam-example.json"
+        ])
+    );
+
+    // Dropped on the page: the same.
+    b.go(&format!("{base}?bundle=samples/v100-deepcam-example.json"));
+    b.wait(WAIT_CHART, "a bundle's chart");
+    drop_urls(&b, &[TRACE]);
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    b.wait(WAIT_CHART, "the dropped trace's chart");
+    assert!(notes(&b).contains("no machine characterization"));
+    // A machine bundle dropped next: the import is made again against it ("Ceilings from").
+    let machine_only = machine_only_bundle(extra.path());
+    drop_urls(&b, &[&format!("/extra/{machine_only}")]);
+    wait_for_markers_and_ceilings(&b, "the ceilings of the machine dropped next");
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    assert!(!notes(&b).contains("no machine characterization"));
+    b.screenshot("import-trace-drop-machine");
+}
+
+/// Writes the V100 example's machine alone (its kernels removed) into `dir`; returns its name.
+fn machine_only_bundle(dir: &Path) -> &'static str {
+    let mut m: Value = serde_json::from_str(&roofline_tests::fixture_text(
+        "bundles/v100-deepcam-example.json",
+    ))
+    .unwrap();
+    m["kernels"] = json!([]);
+    m["description"] = json!("the V100 example's machine alone (its kernels removed)");
+    let name = "v100-machine.json";
+    std::fs::write(dir.join(name), serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    name
+}
+
+/// A raw-page Nsight Compute capture in base units, two launches of two kernels, written for
+/// this test (SYNTHETIC: made-up figures, not a measurement), in the shape `ncu --page raw --csv
+/// --print-units base` writes.
+const RAW_CSV: &str = r#""ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes.sum","lts__t_bytes.sum","l1tex__t_bytes.sum","gpu__time_duration.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum","sm__sass_thread_inst_executed_op_fadd_pred_on.sum","sm__sass_thread_inst_executed_op_fmul_pred_on.sum"
+"","","","","","","","","","","","byte","byte","byte","nsecond","inst","inst","inst"
+"0","1","python","h","void gemm<float>(float*)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","1000000","4000000","16000000","20000","500000000","0","0"
+"1","1","python","h","void scale<float>(float*)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","8000000","8000000","8000000","10000","0","1000000","1000000"
+"#;
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn nsight_compute_csv_open_by_url_and_by_drop_and_save_the_clis_bundle() {
+    let extra = tempfile::tempdir().unwrap();
+    std::fs::write(extra.path().join("raw-SYNTHETIC.csv"), RAW_CSV).unwrap();
+    let machine_only = machine_only_bundle(extra.path());
+    let port = serve(dist(), extra.path().to_path_buf());
+    let base = format!("http://127.0.0.1:{port}/");
+    let downloads = tempfile::tempdir().unwrap();
+    let b = Browser::start();
+    b.allow_downloads(downloads.path());
+
+    // A raw page by URL: both rooflines get points (counters give FLOPs and bytes per level).
+    b.go(&format!(
+        "{base}?trace=/extra/raw-SYNTHETIC.csv&chart=hierarchical"
+    ));
+    wait_for_bundle(&b, "raw-SYNTHETIC.csv");
+    let n = b.wait(WAIT_CHART, "the CSV's hierarchical chart");
+    assert!(n.as_u64().unwrap() >= 2, "{n}");
+    b.js("document.getElementById('tab-time').click()");
+    b.wait(WAIT_CHART, "the CSV's time-based chart");
+    assert!(notes(&b).contains("no machine characterization"));
+
+    // The 12 one-metric captures of one run, by URL (trace= several times) with the machine
+    // whose architecture stands in for their missing CC column.
+    let csvs = deepcam_csvs();
+    let query: Vec<String> = csvs.iter().map(|c| format!("trace={c}")).collect();
+    b.go(&format!("{base}?{}&machine={V100}", query.join("&")));
+    let name = "out.dram__bytes.sum.csv and 11 more";
+    wait_for_bundle(&b, name);
+    let by_url = wait_for_markers_and_ceilings(&b, "the captures' hierarchical chart");
+    b.screenshot("import-csv-url");
+    b.wait(
+        "return (location.search.match(/trace=/g) || []).length === 12",
+        "the 12 captures in the URL",
+    );
+
+    // Dropped together with the machine alone: the same chart; saved, the CLI's bundle.
+    b.go(&format!("{base}?bundle=samples/v100-deepcam-example.json"));
+    b.wait(WAIT_CHART, "a bundle's chart");
+    let mut dropped: Vec<&str> = csvs.iter().map(String::as_str).collect();
+    let machine_url = format!("/extra/{machine_only}");
+    dropped.push(&machine_url);
+    drop_urls(&b, &dropped);
+    wait_for_bundle(&b, name);
+    assert_eq!(
+        wait_for_markers_and_ceilings(&b, "the dropped captures' chart"),
+        by_url
+    );
+    b.screenshot("import-csv-drop");
+    b.js("document.getElementById('save-bundle').click()");
+    let saved = String::from_utf8(take_download(
+        downloads.path(),
+        "out.dram__bytes.sum.roofline.json",
+    ))
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for c in &csvs {
+        let file = c.rsplit('/').next().unwrap();
+        std::fs::copy(
+            repo().join("tests").join(c.trim_start_matches('/')),
+            work.path().join(file),
+        )
+        .unwrap();
+        args.push(file.to_string());
+    }
+    std::fs::copy(
+        extra.path().join(machine_only),
+        work.path().join(machine_only),
+    )
+    .unwrap();
+    args.extend(["--machine".into(), machine_only.into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cli = cli_import(work.path(), &args);
+    assert!(
+        without_provenance(&saved) == without_provenance(&cli),
+        "the page's bundle ({} bytes) differs from the CLI's ({} bytes)",
+        saved.len(),
+        cli.len()
+    );
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn every_bad_trace_and_csv_of_the_corpus_gets_the_clis_message() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    let corpus = repo().join("tests/fixtures/bad");
+    let mut cases: Vec<(String, String, String)> = Vec::new();
+    for e in std::fs::read_dir(&corpus).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let Ok(expected) = std::fs::read_to_string(corpus.join(format!("{name}.expected"))) else {
+            continue;
+        };
+        let is_input = name.starts_with("trace-") || name.ends_with(".csv");
+        let args = std::fs::read_to_string(corpus.join(format!("{name}.args"))).ok();
+        // The page has no --arch, --convention or --allow-partial, and `info --baseline` is not
+        // an import: those cases are the CLI's alone. A --machine is the page's ?machine=.
+        let machine = match args.as_deref() {
+            None => String::new(),
+            Some(a) if a.lines().any(|l| l == "--machine") && a.starts_with("import") => {
+                format!("&machine={V100}")
+            }
+            Some(_) => continue,
+        };
+        if is_input {
+            // The page names a machine bundle by its file name, the CLI by the path given.
+            let expected = expected.trim_end().replace("../bundles/", "");
+            cases.push((name, machine, expected));
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 30, "the corpus shrank: {cases:?}");
+    let mut failures = Vec::new();
+    for (name, machine, expected) in &cases {
+        b.go(&format!(
+            "http://127.0.0.1:{port}/?trace=/fixtures/bad/{name}{machine}"
+        ));
+        let text = b.wait(ERROR, name);
+        let text = text.as_str().unwrap_or_default();
+        if !text.contains(expected.as_str()) {
+            failures.push(format!("{name}: expected {expected:?} in {text:?}"));
+        }
+        // Never a blank page: the header and the picker are there.
+        assert_eq!(
+            b.js("return !!document.getElementById('open-select')"),
+            json!(true)
+        );
+    }
+    b.screenshot("import-bad-corpus");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn an_import_can_be_cancelled_and_a_picked_trace_opens_from_disk() {
+    let extra = tempfile::tempdir().unwrap();
+    // A SYNTHETIC trace large enough to cancel while it is read.
+    let big = extra.path().join("big-SYNTHETIC.json");
+    roofline_tests::synthetic_trace::write_trace(
+        std::io::BufWriter::new(std::fs::File::create(&big).unwrap()),
+        150 << 20,
+    )
+    .unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=samples/v100-deepcam-example.json"
+    ));
+    b.wait(WAIT_CHART, "a bundle's chart");
+    b.choose_file("#file-input", &big);
+    let line = b.wait(
+        "const p = document.getElementById('importing'); return p && p.querySelector('progress').value > 0 && p.textContent",
+        "the progress bar",
+    );
+    let line = line.as_str().unwrap();
+    assert!(
+        line.contains("MB") && line.contains("nothing is uploaded"),
+        "{line}"
+    );
+    b.screenshot("import-progress");
+    b.js("document.getElementById('cancel-import').click()");
+    b.wait(
+        "return document.getElementById('importing') === null",
+        "the progress bar gone",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(b.js(ERROR), json!(null));
+    assert_eq!(
+        b.js(
+            "return [...document.getElementById('bundle-select').options].map(o => o.textContent)"
+        ),
+        json!(["sample: v100-deepcam-example.json"])
+    );
+
+    // dist/index.html from disk goes to offline.html (the viewer in one page), where a trace
+    // chosen with the file picker is imported as on a server.
+    b.go(&format!(
+        "file://{}",
+        dist().join("index.html").canonicalize().unwrap().display()
+    ));
+    b.wait(
+        "return location.pathname.endsWith('/offline.html') && !!document.getElementById('file-input')",
+        "offline.html",
+    );
+    b.choose_file(
+        "#file-input",
+        &roofline_tests::fixtures()
+            .join("traces/sampled-rank-0-shapes.json.gz")
+            .canonicalize()
+            .unwrap(),
+    );
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    b.wait(WAIT_CHART, "the trace's chart from file://");
+    assert!(notes(&b).contains("no machine characterization"));
+    b.screenshot("import-file-protocol");
+    // And a bundle (the picker emptied first: WebDriver adds to a multiple input's files).
+    b.js("document.getElementById('file-input').value = ''");
+    b.choose_file(
+        "#file-input",
+        &roofline_tests::fixtures()
+            .join("bundles/v100-deepcam-example.json")
+            .canonicalize()
+            .unwrap(),
+    );
+    wait_for_bundle(&b, "v100-deepcam-example.json");
+    b.wait(WAIT_CHART, "a bundle's chart from file://");
+}
