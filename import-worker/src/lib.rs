@@ -3,7 +3,8 @@
 //! `roofline-import` as `roofline import` turns it ([`flow`]).
 //!
 //! `cargo xtask web` builds this crate for wasm32 into `dist/importer.js`, which the viewer loads
-//! only when a trace or CSV is opened (`viewer/importer.js` says how). The worker's script hands
+//! only when a trace or CSV is opened (`viewer/open.js` decides when,
+//! `import-worker/js/importer.js` and `worker.js` run it). The worker's script hands
 //! [`import_files`] each input as `Blob`s: the file as stored and, for gzip, its text inflated by
 //! the browser's `DecompressionStream`. They are read synchronously a few MiB at a time with
 //! `FileReaderSync` ([`BlobText`]), so the parser streams them as the CLI streams a file: the

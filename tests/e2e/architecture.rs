@@ -114,4 +114,23 @@ fn the_front_ends_do_not_depend_on_each_other() {
             "import depends on {d}"
         );
     }
+    // The page's importer is the model and the import crate in a worker: no front end.
+    for d in dependencies("import-worker/Cargo.toml") {
+        assert!(
+            !d.starts_with("roofline-") || d == "roofline-model" || d == "roofline-import",
+            "import-worker depends on {d}"
+        );
+    }
+}
+
+#[test]
+fn the_viewer_links_no_importer_so_its_first_paint_does_not_pay_for_one() {
+    // The importer's wasm is its own module (dist/importer.js), loaded only when a trace or CSV
+    // is opened (issue 31): the viewer's wasm must not link the import crate.
+    for d in dependencies("viewer/Cargo.toml") {
+        assert!(
+            d != "roofline-import" && d != "roofline-import-worker",
+            "the viewer depends on {d}: the importer would weigh on its first paint"
+        );
+    }
 }

@@ -33,6 +33,8 @@ pub fn test() -> Result<(), String> {
         "roofline-import",
         "-p",
         "roofline-viewer",
+        "-p",
+        "roofline-import-worker",
         "--lib",
         "--target",
         WASM,
@@ -40,7 +42,10 @@ pub fn test() -> Result<(), String> {
         "-D",
         "warnings",
     ]);
-    run("clippy (wasm32: model, import and viewer)", c)?;
+    run(
+        "clippy (wasm32: model, import, viewer and import worker)",
+        c,
+    )?;
     // The site first: the collector embeds its standalone page (`plot --format html`), which the
     // tests and the wheel check use.
     crate::web::build_web()?;
