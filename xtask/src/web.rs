@@ -80,6 +80,12 @@ pub fn build_web() -> Result<PathBuf, String> {
             std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
         }
     }
+    // The chart-only page's script, which `plot --embed` inlines and embed.html loads.
+    std::fs::copy(
+        root.join("shared/src/embed_page.js"),
+        dist.join("embed_page.js"),
+    )
+    .map_err(|e| format!("shared/src/embed_page.js: {e}"))?;
     let open_js = root.join("viewer/open.js");
     std::fs::copy(&open_js, dist.join("open.js"))
         .map_err(|e| format!("{}: {e}", open_js.display()))?;
