@@ -83,8 +83,10 @@ pub struct InfoArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// One row per kernel name, or per PyTorch operator or module (torch.profiler imports).
-    #[arg(long, value_parser = group_by_values(), default_value = "kernel")]
-    pub group_by: GroupBy,
+    /// Default: per kernel; with --baseline, per operator when both bundles carry the operators
+    /// that launched their kernels (as the viewer compares them), else per kernel.
+    #[arg(long, value_parser = group_by_values())]
+    pub group_by: Option<GroupBy>,
     /// With --baseline: compare this device only, by id (by default every device, each in its
     /// own section).
     #[arg(long, value_name = "ID", requires = "baseline")]

@@ -38,8 +38,9 @@ pub fn run(config: Config) -> Result<(), Error> {
             group_by,
             device,
         } => {
-            let (bundle, entries) = read_grouped(&file, group_by)?;
             if let Some(b) = baseline {
+                let group_by = compare_grouping(group_by, &file, &b)?;
+                let (bundle, _) = read_grouped(&file, group_by)?;
                 let (base, _) = read_grouped(&b, group_by)?;
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
@@ -48,6 +49,7 @@ pub fn run(config: Config) -> Result<(), Error> {
                 .map_err(Error::Usage)?;
                 return write_output(output.as_deref(), &bytes);
             }
+            let (bundle, entries) = read_grouped(&file, group_by.unwrap_or_default())?;
             let bytes = match format {
                 InfoFormat::Table => export::info::to_table_of(&bundle, top, entries),
                 InfoFormat::Csv => export::info::to_csv(&bundle),
@@ -147,6 +149,38 @@ fn read_grouped(
     let entries = bundle.kernels.len();
     regroup(&mut bundle, group_by);
     Ok((bundle, entries))
+}
+
+/// How `info --baseline` groups: as asked, else as the viewer compares
+/// ([`roofline_model::view::ViewState::group_for`]): per operator when both bundles carry the
+/// operators that launched their kernels (one streamed pass over each to find out), per kernel
+/// otherwise. Says so on standard error when it chose per operator.
+///
+/// # Errors
+/// As [`read_bundle`].
+fn compare_grouping(
+    asked: Option<roofline_model::group::GroupBy>,
+    file: &Path,
+    baseline: &Path,
+) -> Result<roofline_model::group::GroupBy, Error> {
+    use roofline_model::group::GroupBy;
+    if let Some(g) = asked {
+        return Ok(g);
+    }
+    let carries_operators = |path: &Path| -> Result<bool, Error> {
+        let (_, any) = crate::io::read_bundle_reduced::<bool>(path, |any, k| {
+            *any = *any || GroupBy::Operator.group_of(&k).is_some();
+        })?;
+        Ok(any)
+    };
+    let both = carries_operators(file)? && carries_operators(baseline)?;
+    let group = ViewState::group_for(None, both);
+    if group == GroupBy::Operator {
+        message(
+            "comparing per operator: both bundles carry the PyTorch operators that launched their kernels (--group-by kernel compares kernel names)",
+        );
+    }
+    Ok(group)
 }
 
 /// `roofline machine`: measures each requested device, writes one bundle, then prints the

@@ -29,8 +29,9 @@ pub enum Config {
         baseline: Option<PathBuf>,
         /// Output file, or standard output.
         output: Option<PathBuf>,
-        /// Rows per kernel name, operator or module.
-        group_by: roofline_model::group::GroupBy,
+        /// Rows per kernel name, operator or module, as asked (`None`: per kernel, or with a
+        /// baseline [`roofline_model::view::ViewState::group_for`]'s choice).
+        group_by: Option<roofline_model::group::GroupBy>,
         /// With a baseline: the one device compared (`None`: every device).
         device: Option<String>,
     },

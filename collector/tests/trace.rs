@@ -199,16 +199,20 @@ fn info_compares_runs_per_operator() {
         }
     }
     assert_eq!(unchanged, ops.len() - 1);
-    // Per kernel, the same kernel names match one to one, each mm kernel 2× slower.
+    // Without --group-by, both runs carrying operators: compared per operator, as the viewer
+    // compares them, and said so.
     let table = roofline(&[
         "info",
         slower.to_str().unwrap(),
         "--baseline",
         base.to_str().unwrap(),
-        "--group-by",
-        "op",
     ]);
     assert!(table.status.success());
+    assert!(
+        String::from_utf8_lossy(&table.stderr).contains("comparing per operator"),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
     let table = String::from_utf8(table.stdout).unwrap();
     let first = table.lines().next().unwrap();
     assert!(
@@ -229,6 +233,29 @@ fn info_compares_runs_per_operator() {
         .find(|l| l.trim_start().starts_with("aten::mm "))
         .unwrap();
     assert!(line.contains("0.50×"), "{line}");
+    // --group-by kernel: kernel names, every one matched, nothing said about operators.
+    let kernels = roofline(&[
+        "info",
+        slower.to_str().unwrap(),
+        "--baseline",
+        base.to_str().unwrap(),
+        "--group-by",
+        "kernel",
+    ]);
+    assert!(kernels.status.success());
+    assert!(!String::from_utf8_lossy(&kernels.stderr).contains("per operator"));
+    let kernels = String::from_utf8(kernels.stdout).unwrap();
+    let first = kernels.lines().next().unwrap();
+    assert!(first.contains("kernels matched, 0 new, 0 gone"), "{first}");
+    assert!(
+        kernels
+            .lines()
+            .nth(2)
+            .unwrap()
+            .trim_start()
+            .starts_with("kernel "),
+        "{kernels}"
+    );
 }
 
 /// Our CPU-only trace from PyTorch 2.15 (`scripts/torch_cpu_trace.py`): refused with a message that says
