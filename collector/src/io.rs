@@ -2,7 +2,9 @@
 //!
 //! - **Reading**: only regular files are read. A FIFO, a device or a directory is refused before
 //!   any byte is read (it is opened without blocking, then checked), so `/dev/zero` cannot fill
-//!   memory and a FIFO with no writer cannot hang the command.
+//!   memory and a FIFO with no writer cannot hang the command. [`open_text`] opens one as text,
+//!   gzip or not (how [`crate::trace`] reads traces); a file that fails to read as a bundle is
+//!   told apart as a torch.profiler trace here, by its first MiB.
 //! - **Writing files**: every write is atomic: the bytes go to a fresh temporary file beside the
 //!   target (created exclusively, never through a planted link), which is synced and then renamed
 //!   over it; on any error the temporary file is removed, so a full disk or a file-size limit
@@ -19,9 +21,11 @@
 //!   else in the collector prints (`print!` and `eprint!` are denied by lint in the crate).
 
 use std::fs;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
+use flate2::bufread::MultiGzDecoder;
+use roofline_import::input::{is_gzip, without_bom};
 use roofline_model::Bundle;
 
 use crate::error::Error;
@@ -191,6 +195,46 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+/// Opens a file as text, decompressing gzip (recognised by its magic number, not its name), a
+/// UTF-8 byte-order mark skipped.
+///
+/// # Errors
+/// [`Error::ReadFile`].
+pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, Error> {
+    let err = |source| Error::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = BufReader::with_capacity(1 << 20, open_regular(path)?);
+    let gzip = is_gzip(file.fill_buf().map_err(err)?);
+    let r: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)))
+    } else {
+        Box::new(file)
+    };
+    without_bom(r).map_err(err)
+}
+
+/// Up to `n` bytes from the start of `r`.
+pub(crate) fn head_of(r: &mut dyn Read, n: usize) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Whether a file that failed to read as a bundle is a torch.profiler trace: its first MiB
+/// (decompressed) names `traceEvents`. Only asked on that error path.
+fn looks_like_trace(path: &Path) -> bool {
+    let Ok(mut r) = open_text(path) else {
+        return false;
+    };
+    let Ok(head) = head_of(&mut r, 1 << 20) else {
+        return false;
+    };
+    let key = b"\"traceEvents\"";
+    head.windows(key.len()).any(|w| w == key)
+}
+
 /// Reads and validates a bundle file.
 ///
 /// # Errors
@@ -209,7 +253,7 @@ pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
     let bytes = read_bytes(path)?;
     let bundle = roofline_model::parse_bundle_bytes(&bytes).map_err(|source| {
         // A torch.profiler trace (gzip or not) given where a bundle is read: say what to run.
-        if crate::trace::looks_like_trace(path) {
+        if looks_like_trace(path) {
             Error::TraceNotBundle {
                 path: path.to_path_buf(),
             }
@@ -517,7 +561,7 @@ pub fn read_bundle_reduced<A: Default>(
 ) -> Result<(roofline_model::stream::Streamed, A), Error> {
     let file = open_regular(path)?;
     let mut acc = A::default();
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let reader = BufReader::with_capacity(1 << 20, file);
     match roofline_model::stream::read(reader, &mut |k| push(&mut acc, k)) {
         Ok(s) => Ok((s, acc)),
         Err(_) => {
