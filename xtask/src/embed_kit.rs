@@ -39,7 +39,7 @@ const CHART_BUNDLE: &str = "tests/fixtures/bundles/v100-deepcam-example.json";
 
 /// `<target>/embed-kit`.
 pub fn out_dir() -> PathBuf {
-    crate::wheel::target_dir().join("embed-kit")
+    crate::process::target_dir().join("embed-kit")
 }
 
 fn pip_install(venv: &Path, what: &[String], step: &str) -> Result<(), String> {
@@ -151,7 +151,7 @@ fn notebook(wheel: &Path) -> Result<(usize, usize), String> {
     ])
     .arg(&dir)
     .arg(root().join("docs/roofline-notebook.ipynb"))
-    .env("PATH", crate::wheel::prepend_path(&env.join("bin")))
+    .env("PATH", crate::process::prepend_path(&env.join("bin")))
     .env_remove("ROOFLINE_BIN");
     run(
         "jupyter nbconvert --execute docs/roofline-notebook.ipynb",

@@ -1,4 +1,5 @@
-//! Running cargo and the other programs the tasks need, from the workspace's root.
+//! Running cargo and the other programs the tasks need, from the workspace's root, and the
+//! paths they share: the target directory and a `$PATH` with a tool's directory in front.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,4 +29,21 @@ pub fn run(step: &str, mut cmd: Command) -> Result<(), String> {
     } else {
         Err(format!("{step} failed ({status})"))
     }
+}
+
+/// The target directory: `$CARGO_TARGET_DIR` (relative to the workspace), else `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root().join(p) })
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// `$PATH` with `dir` in front.
+pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
+    let mut parts = vec![dir.to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        parts.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(parts).unwrap_or_default()
 }

@@ -27,26 +27,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::process::{prepend_path, target_dir};
+
 /// The maturin that builds the wheel (pinned: its flags and tags are what this file relies on).
 pub const MATURIN: &str = "1.16.0";
 /// The zig that links against glibc 2.17 (`pip install ziglang`).
 pub const ZIG: &str = "0.15.2";
 /// The wheels' platform compatibility: manylinux2014 = glibc 2.17.
 pub const COMPATIBILITY: &str = "manylinux2014";
-
-/// The target directory: `$CARGO_TARGET_DIR` (relative to the workspace), else `target/`.
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| {
-            if p.is_absolute() {
-                p
-            } else {
-                crate::process::root().join(p)
-            }
-        })
-        .unwrap_or_else(|| crate::process::root().join("target"))
-}
 
 fn output(step: &str, cmd: &mut Command) -> Result<Output, String> {
     cmd.output()
@@ -159,15 +147,6 @@ fn build_one(arch: &str) -> Result<PathBuf, String> {
         started.elapsed().as_secs_f64()
     );
     Ok(wheel)
-}
-
-/// `$PATH` with `dir` in front.
-pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
-    let mut parts = vec![dir.to_path_buf()];
-    if let Some(p) = std::env::var_os("PATH") {
-        parts.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(parts).unwrap_or_default()
 }
 
 fn wheels_in(dir: &Path, arch: &str) -> Vec<(std::time::SystemTime, PathBuf)> {
