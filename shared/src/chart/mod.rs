@@ -707,4 +707,4 @@ pub fn missing_peaks_note(analyses: &[KernelAnalysis]) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

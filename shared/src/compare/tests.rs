@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::bundle::{Bundle, Bytes, DataSource, Flops, KernelTime};
-use crate::chart::{ChartOptions, hierarchical_of, time_based_of};
+use crate::chart::tests::{collisions, samples};
+use crate::chart::{ChartOptions, LegendRole, hierarchical_of, kernel_labels, time_based_of};
 
 fn kernel(name: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
     let mut flops = Flops::default();
@@ -694,4 +695,39 @@ fn the_datapath_of_uncounted_work_is_its_complexitys() {
     assert_eq!(main_datapath(&k), Some(Datapath::TensorBf16));
     k.flops.fp32 = Some(5e8);
     assert_eq!(main_datapath(&k), Some(Datapath::Fp32));
+}
+
+/// A comparison's arrows and rings are kept clear too, by the ceiling labels and the names, on
+/// the chart tests' sample bundles and by their collision check.
+#[test]
+fn labels_keep_clear_of_a_comparisons_arrows_and_rings() {
+    let all = samples();
+    let read = |n: &str| &all.iter().find(|(x, _)| *x == n).unwrap().1;
+    let (cur, base) = (
+        Analysed::new(read("deepcam-v100-amp-fw"), None, None),
+        Analysed::new(read("deepcam-v100-fp32-fw"), None, None),
+    );
+    for draw in [hierarchical_of as fn(&_, &_) -> _, time_based_of] {
+        let (scene, overlay) = compare_scene(&cur, &base, draw, &ChartOptions::browser()).unwrap();
+        assert_eq!(scene.avoid, overlay.obstacles());
+        let names = kernel_labels(&scene, 8);
+        for l in scene.labels.iter().chain(&names) {
+            for s in &scene.avoid.segments {
+                assert!(!l.crosses(*s), "{} on an arrow", l.text);
+            }
+            for b in &scene.avoid.boxes {
+                assert!(!l.overlaps_box(*b), "{} on a ring", l.text);
+            }
+        }
+        assert!(collisions(&scene, &names).is_empty());
+        // The legend says what the arrows and rings are.
+        for role in [
+            LegendRole::Arrow,
+            LegendRole::Baseline,
+            LegendRole::New,
+            LegendRole::Gone,
+        ] {
+            assert!(scene.legend.iter().any(|e| e.role == role), "{role:?}");
+        }
+    }
 }
