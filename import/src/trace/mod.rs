@@ -19,6 +19,7 @@ pub mod import;
 pub mod join;
 pub mod link;
 pub mod model;
+mod notes;
 pub mod parse;
 mod window;
 
