@@ -58,23 +58,7 @@ pub fn ChartView(
         .iter()
         .map(|m| scene.kernels[m.kernel].full_name.clone())
         .collect();
-    let tips: Vec<String> = scene
-        .markers
-        .iter()
-        .map(|m| {
-            let k = &scene.kernels[m.kernel];
-            let mut tip = match m.kind {
-                MarkerKind::Level(l) => format!("{} at {}: {}", k.full_name, l.label(), k.summary),
-                MarkerKind::Complexity => format!("{}: {}", k.full_name, k.summary),
-                MarkerKind::TimeVertex => format!("{}: time vertex", k.full_name),
-            };
-            if let Some(Some(c)) = compared.get(m.kernel) {
-                tip.push_str(". ");
-                tip.push_str(c);
-            }
-            tip
-        })
-        .collect();
+    let tips = tooltips(&scene, &compared);
     // Per marker, its kernel's path to its binding ceiling.
     let paths: Vec<Option<roofline_model::chart::BoundPath>> = scene
         .markers
@@ -167,24 +151,10 @@ pub fn ChartView(
         })
     };
 
-    // The hovered kernel's path to its binding ceiling: a dashed line from its point to where
-    // it meets the ceiling, a dot there, and what binds it.
+    // The hovered kernel's path to its binding ceiling.
     let path = move || {
         let (_, _, _, i) = hover.get()?;
-        let p = paths.get(i)?.clone()?;
-        let right = p.to.0 < w * 0.7;
-        let (tx, anchor) = if right {
-            (p.to.0 + 8.0, "start")
-        } else {
-            (p.to.0 - 8.0, "end")
-        };
-        Some(view! {
-            <g class="bound-path" pointer-events="none">
-                <line x1=p.from.0 y1=p.from.1 x2=p.to.0 y2=p.to.1 stroke=style::ARROW stroke-width="1.5" stroke-dasharray="4 3" />
-                <circle cx=p.to.0 cy=p.to.1 r="3.5" fill=style::ARROW />
-                <text x=tx y=p.to.1 - 6.0 text-anchor=anchor font-size="11" fill=style::LABEL stroke=style::BACKGROUND stroke-width="3" paint-order="stroke">{p.text}</text>
-            </g>
-        })
+        Some(bound_path(paths.get(i)?.clone()?, w))
     };
 
     view! {
@@ -238,29 +208,73 @@ pub fn ChartView(
                         }
                     })
             }}
-            <ul class="legend">
-                {scene
-                    .legend
-                    .iter()
-                    .map(|e| {
-                        let colour = style::legend(e.role);
-                        let kind = match e.role {
-                            LegendRole::Arrow => "swatch arrow",
-                            LegendRole::Baseline => "swatch baseline",
-                            LegendRole::New => "swatch new",
-                            LegendRole::Gone => "swatch gone",
-                            _ => "swatch",
-                        };
-                        view! {
-                            <li>
-                                <span class=kind style=format!("--ink:{colour};--ink-dark:{}", style::dark(colour))></span>
-                                {e.text.clone()}
-                            </li>
-                        }
-                    })
-                    .collect_view()}
-            </ul>
+            {legend(&scene)}
             <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
         </div>
     }
+}
+
+/// Per marker, in the scene's order, its tooltip: the kernel, the point's level and the
+/// kernel's figures, and what a comparison says of it.
+fn tooltips(scene: &Scene, compared: &[Option<String>]) -> Vec<String> {
+    scene
+        .markers
+        .iter()
+        .map(|m| {
+            let k = &scene.kernels[m.kernel];
+            let mut tip = match m.kind {
+                MarkerKind::Level(l) => format!("{} at {}: {}", k.full_name, l.label(), k.summary),
+                MarkerKind::Complexity => format!("{}: {}", k.full_name, k.summary),
+                MarkerKind::TimeVertex => format!("{}: time vertex", k.full_name),
+            };
+            if let Some(Some(c)) = compared.get(m.kernel) {
+                tip.push_str(". ");
+                tip.push_str(c);
+            }
+            tip
+        })
+        .collect()
+}
+
+/// A kernel's path to its binding ceiling (the model's `SceneKernel::bound_path`): a dashed line
+/// from its point to where it meets the ceiling, a dot there, and what binds it, written on the
+/// side of the chart (`width` wide) with more room.
+fn bound_path(p: roofline_model::chart::BoundPath, width: f64) -> impl IntoView {
+    let (tx, anchor) = if p.to.0 < width * 0.7 {
+        (p.to.0 + 8.0, "start")
+    } else {
+        (p.to.0 - 8.0, "end")
+    };
+    view! {
+        <g class="bound-path" pointer-events="none">
+            <line x1=p.from.0 y1=p.from.1 x2=p.to.0 y2=p.to.1 stroke=style::ARROW stroke-width="1.5" stroke-dasharray="4 3" />
+            <circle cx=p.to.0 cy=p.to.1 r="3.5" fill=style::ARROW />
+            <text x=tx y=p.to.1 - 6.0 text-anchor=anchor font-size="11" fill=style::LABEL stroke=style::BACKGROUND stroke-width="3" paint-order="stroke">{p.text}</text>
+        </g>
+    }
+}
+
+/// The scene's legend as a list, each entry with its swatch (its colour in both themes).
+fn legend(scene: &Scene) -> impl IntoView + use<> {
+    let entries = scene
+        .legend
+        .iter()
+        .map(|e| {
+            let colour = style::legend(e.role);
+            let kind = match e.role {
+                LegendRole::Arrow => "swatch arrow",
+                LegendRole::Baseline => "swatch baseline",
+                LegendRole::New => "swatch new",
+                LegendRole::Gone => "swatch gone",
+                _ => "swatch",
+            };
+            view! {
+                <li>
+                    <span class=kind style=format!("--ink:{colour};--ink-dark:{}", style::dark(colour))></span>
+                    {e.text.clone()}
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ul class="legend">{entries}</ul> }
 }

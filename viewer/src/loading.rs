@@ -33,7 +33,18 @@ pub struct Loaded {
     pub raw: Arc<Vec<u8>>,
     /// For a bundle the page imported (a trace or CSV): what from, to import it again against
     /// another machine.
-    pub import: Option<crate::import::Source>,
+    pub import: Option<ImportSource>,
+}
+
+/// What a bundle the page imported was made from, to make it again against another machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportSource {
+    /// `open.js`'s key of its inputs (files are kept there as handles, not bytes).
+    pub key: f64,
+    /// Their URLs, when they were fetched (`?trace=URL`): what the page's URL names.
+    pub urls: Vec<String>,
+    /// The machine bundle's URL, when it was fetched (`?machine=URL`).
+    pub machine_url: Option<String>,
 }
 
 impl Loaded {

@@ -20,7 +20,7 @@ use roofline_model::compare::{CompareOptions, Comparison, ManualPair, compare_wi
 use roofline_model::group::GroupBy;
 use roofline_model::view::{View, ViewState};
 
-use crate::loading::{Loaded, SampleEntry, fetch_bundle, fetch_samples};
+use crate::loading::{ImportSource, Loaded, SampleEntry, fetch_bundle, fetch_samples};
 use crate::machine_view::Edits;
 use crate::perf;
 use crate::url_state;
@@ -306,7 +306,7 @@ impl AppState {
                 for t in &traces {
                     inputs.push(&JsValue::from_str(t));
                 }
-                crate::import::open(self, inputs.into(), traces, None, machine_url, None);
+                self.open_inputs(inputs.into(), traces, None, machine_url, None);
             }
             let first = first
                 .or_else(|| list.first().map(SampleEntry::url))
@@ -348,16 +348,46 @@ impl AppState {
         });
     }
 
-    /// Opens files chosen or dropped ([`crate::import::open`]): each bundle as the current
+    /// Opens files chosen or dropped ([`AppState::open_inputs`]): each bundle as the current
     /// bundle in turn; traces and Nsight Compute CSV imported in the page first.
     pub fn open_files(self, files: Option<web_sys::FileList>) {
         if let Some(files) = files {
-            crate::import::open(self, files.into(), Vec::new(), None, None, None);
+            self.open_inputs(files.into(), Vec::new(), None, None, None);
         }
     }
 
+    /// Opens `inputs` ([`crate::import::open`]: files, URLs to import, or an earlier import's
+    /// key), imports placed against `machine` (a machine bundle open here) or `machine_url`:
+    /// each bundle shown in turn ([`AppState::put`]; the bundle at `replace` replaced, for an
+    /// import made again), each failure's message shown.
+    pub fn open_inputs(
+        self,
+        inputs: JsValue,
+        urls: Vec<String>,
+        machine: Option<Loaded>,
+        machine_url: Option<String>,
+        replace: Option<usize>,
+    ) {
+        spawn_local(async move {
+            let opened = crate::import::open(inputs, urls, machine, machine_url).await;
+            for r in opened.results {
+                match r {
+                    Ok(l) => self.put(l, replace, opened.alone),
+                    Err(e) => self.error.set(Some(e)),
+                }
+            }
+        });
+    }
+
+    /// Makes the import `source` again against the open bundle `machine` (none: without one),
+    /// in place of the bundle at `at`.
+    fn import_again(self, source: ImportSource, machine: Option<usize>, at: usize) {
+        let m = machine.and_then(|i| self.bundles.get_untracked().get(i).cloned());
+        self.open_inputs(source.key.into(), source.urls, m, None, Some(at));
+    }
+
     /// The import shown, if the bundle shown is one: its source and index.
-    fn shown_import(self) -> Option<(crate::import::Source, usize)> {
+    fn shown_import(self) -> Option<(ImportSource, usize)> {
         let cur = self.current.get_untracked();
         let shown = self.bundles.get_untracked().get(cur)?.import.clone();
         shown.map(|s| (s, cur))
@@ -390,7 +420,7 @@ impl AppState {
     /// are placed against its ceilings (what-if).
     pub fn use_machine(self, i: Option<usize>) {
         match self.shown_import() {
-            Some((source, at)) => source.again(self, i, at),
+            Some((source, at)) => self.import_again(source, i, at),
             None => self.machine_from.set(i),
         }
     }
