@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod repeat_trace;
 pub mod samples;
 pub mod synthetic;
 pub mod synthetic_trace;

@@ -15,6 +15,9 @@
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
+//! - `cargo xtask bench-import`: `web` and the release CLI, then the in-browser import of real
+//!   and SYNTHETIC torch.profiler traces timed in headless Chromium (with the tab's memory)
+//!   beside `roofline import` on the same files (`tests/bench/import.rs`); prints a table.
 //! - `cargo xtask wheel [x86_64|aarch64|all]`: the `roofline` binary as a manylinux2014 Python
 //!   wheel, built with maturin (see `wheel.rs`); `test` builds, installs and runs this machine's.
 //! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         ),
         Some("samples") => demo::samples(),
         Some("bench-viewer") => web::build_web().and_then(|_| web::bench_viewer()),
+        Some("bench-import") => web::build_web().and_then(|_| web::bench_import()),
         Some("serve") => {
             let port = args
                 .iter()
@@ -69,7 +73,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
             );
             return ExitCode::from(2);
         }

@@ -2,8 +2,8 @@
 //! profile, then wasm-bindgen as a library), the sample bundles copied beside it, and the
 //! standalone page's template `dist/standalone.html` (which the collector embeds), and the
 //! importer `dist/importer.js` (the import worker, which the viewer loads only when a trace or
-//! CSV is opened); and `cargo xtask bench-viewer`, the viewer's speed budgets in headless
-//! Chromium.
+//! CSV is opened); `cargo xtask bench-viewer`, the viewer's speed budgets in headless Chromium;
+//! and `cargo xtask bench-import`, the in-browser import beside the CLI.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,32 @@ pub fn bench_viewer() -> Result<(), String> {
         "viewer-bench",
     ]);
     run("viewer benchmark (headless Chromium)", c)
+}
+
+/// The in-browser import benchmark (`tests/bench/import.rs`) on the built site, in headless
+/// Chromium, beside the release CLI (built here) on the same traces.
+pub fn bench_import() -> Result<(), String> {
+    ensure_browser()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--release",
+        "-p",
+        "roofline-collector",
+        "--bin",
+        "roofline",
+    ]);
+    run("build the CLI (release)", c)?;
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "roofline-tests",
+        "--bin",
+        "import-bench",
+    ]);
+    run("import benchmark (headless Chromium and the CLI)", c)
 }
 
 /// Builds the viewer into `dist/` and returns its path.
