@@ -106,7 +106,7 @@ pub fn body(scene: &Scene, o: &SvgOptions<'_>) -> String {
             esc(&format!("{:?}", l.role)),
             l.at.0,
             l.at.1,
-            l.angle_deg,
+            l.angle_deg(),
             l.at.0,
             l.at.1,
             anchor(l.anchor),

@@ -144,14 +144,6 @@ fn loaded(
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
 }
 
-/// The bytes of a resolved `ArrayBuffer` promise.
-async fn array_buffer(p: js_sys::Promise) -> Result<Vec<u8>, ()> {
-    let buf = wasm_bindgen_futures::JsFuture::from(p)
-        .await
-        .map_err(|_| ())?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
-
 /// The body of `url`.
 pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     use wasm_bindgen_futures::JsFuture;
@@ -170,9 +162,12 @@ pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
         ));
     }
     let body = resp
-        .array_buffer()
+        .blob()
         .map_err(|_| format!("could not read the body of {url}"))?;
-    array_buffer(body)
+    let body = JsFuture::from(body)
+        .await
+        .map_err(|_| format!("could not read the body of {url}"))?;
+    read_in_pieces(&body.unchecked_into())
         .await
         .map_err(|()| format!("could not read the body of {url}"))
 }
@@ -196,8 +191,32 @@ pub async fn fetch_bundle(url: &str, name: Option<&str>) -> Result<Loaded, Strin
 pub async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     let name = file.name();
     perf::mark("roofline:open:start");
-    let bytes = array_buffer(file.array_buffer())
+    let bytes = read_in_pieces(&file)
         .await
         .map_err(|()| format!("could not read {name}"))?;
     parse_bytes(&name, bytes)
+}
+
+/// A file's bytes, read 16 MiB at a time into one buffer of its size: the tab never holds the
+/// whole file twice (as a JavaScript `ArrayBuffer` and its copy here), which for the bundle of
+/// a 500 MB trace is a few hundred MB less at the peak.
+async fn read_in_pieces(file: &web_sys::Blob) -> Result<Vec<u8>, ()> {
+    const PIECE: f64 = (16 << 20) as f64;
+    let size = file.size();
+    // A File's size is an integer count of bytes; a wasm32 buffer holds at most 4 GiB.
+    let mut bytes = Vec::with_capacity(usize::try_from(size as u64).map_err(|_| ())?);
+    let mut at = 0.0;
+    while at < size {
+        let end = (at + PIECE).min(size);
+        let piece = file.slice_with_f64_and_f64(at, end).map_err(|_| ())?;
+        let buf = wasm_bindgen_futures::JsFuture::from(piece.array_buffer())
+            .await
+            .map_err(|_| ())?;
+        let view = js_sys::Uint8Array::new(&buf);
+        let start = bytes.len();
+        bytes.resize(start + view.length() as usize, 0);
+        view.copy_to(&mut bytes[start..]);
+        at = end;
+    }
+    Ok(bytes)
 }

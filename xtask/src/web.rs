@@ -137,6 +137,12 @@ pub fn build_web() -> Result<PathBuf, String> {
         importer.gzipped / 1000,
         importer.script / 1000,
     );
+    if gz.len() > VIEWER_BUDGET {
+        return Err(format!(
+            "the viewer's wasm is {} bytes gzipped, over its first-paint budget of {VIEWER_BUDGET}",
+            gz.len()
+        ));
+    }
     if importer.gzipped > IMPORTER_BUDGET {
         return Err(format!(
             "the importer's wasm is {} bytes gzipped, over its budget of {IMPORTER_BUDGET}",
@@ -145,6 +151,10 @@ pub fn build_web() -> Result<PathBuf, String> {
     }
     Ok(dist)
 }
+
+/// The viewer's first-paint budget: its wasm, gzipped (flate2's best level), in bytes (issue 31:
+/// opening a page pays for the viewer only).
+const VIEWER_BUDGET: usize = 400_000;
 
 /// The importer's budget: its wasm, gzipped, in bytes (issue 31).
 const IMPORTER_BUDGET: usize = 400_000;

@@ -31,8 +31,10 @@ pub struct Label {
     pub text: String,
     /// Position, pixels (baseline).
     pub at: (f64, f64),
-    /// Rotation, degrees clockwise (SVG convention).
-    pub angle_deg: f64,
+    /// The direction its baseline runs, a unit vector `(cos, sin)` of its rotation clockwise
+    /// (SVG's y axis points down): `(1, 0)` for level text. Kept as a vector, not an angle, so
+    /// that placing labels needs no trigonometry ([`Label::angle_deg`] gives the angle to draw).
+    pub direction: (f64, f64),
     /// Horizontal anchor.
     pub anchor: Anchor,
     /// What it labels (for colour).
@@ -151,6 +153,14 @@ fn box_corners(b: Box2) -> [(f64, f64); 4] {
 }
 
 impl Label {
+    /// Level text, running left to right.
+    pub const LEVEL: (f64, f64) = (1.0, 0.0);
+
+    /// Its rotation, degrees clockwise (SVG's `rotate()`), from [`Label::direction`].
+    pub fn angle_deg(&self) -> f64 {
+        self.direction.1.atan2(self.direction.0).to_degrees()
+    }
+
     /// The corners of the rectangle its text covers, pixels: an estimate from its characters
     /// ([`text_width`], [`text_height`]), its anchor and its rotation about `at`.
     pub fn corners(&self) -> [(f64, f64); 4] {
@@ -167,7 +177,7 @@ impl Label {
         };
         let (ascent, descent) = text_height();
         let (x0, x1, top, bottom) = (x0 - pad, x0 + w + pad, -ascent - pad, descent + pad);
-        let (sin, cos) = self.angle_deg.to_radians().sin_cos();
+        let (cos, sin) = self.direction;
         [(x0, top), (x1, top), (x1, bottom), (x0, bottom)]
             .map(|(x, y)| (self.at.0 + x * cos - y * sin, self.at.1 + x * sin + y * cos))
     }
@@ -311,15 +321,21 @@ pub(super) fn along(
     first: Option<(f64, f64)>,
     ts: &[f64],
 ) -> Vec<Label> {
-    let angle_deg = (b.1 - a.1).atan2(b.0 - a.0).to_degrees();
-    let (sin, cos) = angle_deg.to_radians().sin_cos();
+    // The segment's direction, as a unit vector (level for a segment of no length).
+    let length = (b.0 - a.0).hypot(b.1 - a.1);
+    let direction = if length > 0.0 {
+        ((b.0 - a.0) / length, (b.1 - a.1) / length)
+    } else {
+        Label::LEVEL
+    };
+    let (cos, sin) = direction;
     // The text's "up", perpendicular to the segment.
     let up = (sin, -cos);
     let (ascent, descent) = text_height();
     let label = |at| Label {
         text: text.to_string(),
         at,
-        angle_deg,
+        direction,
         anchor,
         role,
     };
@@ -328,7 +344,6 @@ pub(super) fn along(
     let below = -(ascent + 3.0);
     // The text stays beside its line: no place where it would run past either end (a label
     // floating beyond its roof's start reads as nobody's).
-    let length = (b.0 - a.0).hypot(b.1 - a.1);
     let w = text_width(text) / length.max(1e-9);
     let fits = |t: f64| match anchor {
         Anchor::Start => t + w <= 1.0,
@@ -488,7 +503,7 @@ fn place_beside(scene: &Scene, order: &[usize], texts: Vec<String>) -> Vec<Label
             .map(|(at, anchor)| Label {
                 text: text.clone(),
                 at,
-                angle_deg: 0.0,
+                direction: Label::LEVEL,
                 anchor,
                 role: LineRole::KernelLink { kernel: k },
             })
@@ -519,24 +534,24 @@ mod tests {
 
     #[test]
     fn label_rectangles_overlap_only_when_they_touch() {
-        let label = |at, angle_deg, anchor| Label {
+        let label = |at, direction, anchor| Label {
             text: "0123456789".into(),
             at,
-            angle_deg,
+            direction,
             anchor,
             role: LineRole::MachineBalance(Datapath::Fp32),
         };
         // 10 digits: 73.7 px wide; 10.45 px above the baseline, 3.3 px below.
-        let a = label((100.0, 100.0), 0.0, Anchor::Start);
-        assert!(a.overlaps(&label((160.0, 105.0), 0.0, Anchor::Start)));
-        assert!(!a.overlaps(&label((175.0, 100.0), 0.0, Anchor::Start)));
-        assert!(!a.overlaps(&label((100.0, 114.0), 0.0, Anchor::Start)));
-        assert!(!a.overlaps(&label((100.0, 100.0), 0.0, Anchor::End)));
-        assert!(a.overlaps(&label((173.0, 100.0), 0.0, Anchor::End)));
+        let a = label((100.0, 100.0), Label::LEVEL, Anchor::Start);
+        assert!(a.overlaps(&label((160.0, 105.0), Label::LEVEL, Anchor::Start)));
+        assert!(!a.overlaps(&label((175.0, 100.0), Label::LEVEL, Anchor::Start)));
+        assert!(!a.overlaps(&label((100.0, 114.0), Label::LEVEL, Anchor::Start)));
+        assert!(!a.overlaps(&label((100.0, 100.0), Label::LEVEL, Anchor::End)));
+        assert!(a.overlaps(&label((173.0, 100.0), Label::LEVEL, Anchor::End)));
         // Rotated by 90°, the text runs down from its anchor.
-        let down = label((130.0, 60.0), 90.0, Anchor::Start);
+        let down = label((130.0, 60.0), (0.0, 1.0), Anchor::Start);
         assert!(down.overlaps(&a));
-        assert!(!label((130.0, 120.0), 90.0, Anchor::Start).overlaps(&a));
+        assert!(!label((130.0, 120.0), (0.0, 1.0), Anchor::Start).overlaps(&a));
     }
 
     /// DejaVu Sans's advances at 11 px (hmtx of `DejaVuSans.ttf`, 2048 units per em, summed per
@@ -636,7 +651,7 @@ mod tests {
             &[0.5],
         );
         assert_eq!(c.len(), 2);
-        assert!((c[0].angle_deg + 45.0).abs() < 1e-9);
+        assert!((c[0].angle_deg() + 45.0).abs() < 1e-9);
         // Above the line (up and left of its midpoint), then below it.
         assert!(c[0].at.0 < 50.0 && c[0].at.1 < 50.0, "{:?}", c[0].at);
         assert!(c[1].at.0 > 50.0 && c[1].at.1 > 50.0, "{:?}", c[1].at);

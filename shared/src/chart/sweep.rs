@@ -87,7 +87,7 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
             labels.push(Label {
                 text: format_si(*ws, "B"),
                 at: (x1 + 4.0, y1 + 4.0),
-                angle_deg: 0.0,
+                direction: Label::LEVEL,
                 anchor: Anchor::Start,
                 role,
             });
@@ -115,7 +115,7 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
                     c.method == crate::bundle::Method::Theoretical,
                 ),
                 at: (x1 - 4.0, y1 - 5.0),
-                angle_deg: 0.0,
+                direction: Label::LEVEL,
                 anchor: Anchor::End,
                 role,
             });

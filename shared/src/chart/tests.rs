@@ -321,7 +321,7 @@ fn a_ceiling_label_moves_off_a_marker_on_its_place() {
     let usual = Label {
         text: "FP32 50 TFLOP/s".into(),
         at: (end.0 - 4.0, end.1 - 5.0),
-        angle_deg: 0.0,
+        direction: Label::LEVEL,
         anchor: Anchor::End,
         role: roof.role,
     };
@@ -342,7 +342,7 @@ fn a_ceiling_label_moves_off_a_marker_on_its_place() {
         }
     }
     // Still along the roof: horizontal, just above or below it.
-    assert_eq!(placed.angle_deg, 0.0);
+    assert_eq!(placed.angle_deg(), 0.0);
     assert!((placed.at.1 - end.1).abs() < 20.0, "{:?}", placed.at);
 }
 
@@ -633,7 +633,7 @@ fn a_narrow_chart_names_fewer_kernels_and_keeps_its_pixel_size() {
     let label = |text: &str| Label {
         text: text.into(),
         at: (0.0, 0.0),
-        angle_deg: 0.0,
+        direction: Label::LEVEL,
         anchor: Anchor::Start,
         role: LineRole::KernelLink { kernel: 0 },
     };

@@ -372,7 +372,7 @@ fn launch_box_lines(
                 .map(|(at, anchor)| Label {
                     text: text.clone(),
                     at,
-                    angle_deg: 0.0,
+                    direction: Label::LEVEL,
                     anchor,
                     role,
                 })
