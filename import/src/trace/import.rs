@@ -39,6 +39,7 @@ use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{Ns, Trace};
 pub use crate::trace::notes::{NOTE_LIST_MAX, NOTE_NAME_MAX, TIME_RESOLUTION_NOTE, note_name};
 use crate::trace::notes::{other_phases, summary_notes};
+pub use crate::trace::stats::Stats;
 use roofline_model::bundle::{Complexity, DataSource, Device, Kernel, OperatorCall};
 
 /// How to read counters.
@@ -113,46 +114,6 @@ pub enum ImportError {
         /// Where the sequences part.
         source: join::Mismatch,
     },
-}
-
-/// What the import counted, for the summary and for tests.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Stats {
-    /// Kernel launches read (kernel events, or timed profiler ranges).
-    pub launches: usize,
-    /// Their summed time, seconds.
-    pub time_s: f64,
-    /// Launches linked to an operator.
-    pub linked: usize,
-    /// Launches whose launch call (the runtime event of their correlation id) is not in the
-    /// trace: most often launched before the profiling window opened.
-    pub no_launch_call: usize,
-    /// Launches whose correlation id names launch calls in several processes that their device
-    /// does not tell apart ([`crate::trace::link::Links::ambiguous`]).
-    pub ambiguous: usize,
-    /// Launches replayed from a CUDA (or HIP) graph: one `cudaGraphLaunch` call for all the
-    /// kernels of the graph, linked to the operator around that call.
-    pub graph_replayed: usize,
-    /// Launches whose operator has a complexity.
-    pub with_complexity: usize,
-    /// Memory copies: count, bytes, seconds.
-    pub memcpy: (usize, f64, f64),
-    /// Memory sets: count, bytes, seconds.
-    pub memset: (usize, f64, f64),
-    /// Kernel launches per operator without a rule, by operator name.
-    pub no_rule: BTreeMap<String, usize>,
-    /// Kernel launches per communication operator (NCCL, Gloo and the like), by operator name:
-    /// collectives, which no roofline of one GPU bounds.
-    pub communication: BTreeMap<String, usize>,
-    /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
-    /// recorded), by operator name and the rule's reason.
-    pub no_shapes: BTreeMap<(String, String), usize>,
-    /// Kernel events recorded with a zero duration (shorter than the trace's resolution): kept,
-    /// each timed at half the resolution ([`TIME_RESOLUTION_NOTE`]).
-    pub zero_time: usize,
-    /// Kernel events given the counters of a range from a counter trace
-    /// ([`import_with_counters`]).
-    pub with_counters: usize,
 }
 
 /// Bundle pieces made from a trace.
@@ -500,7 +461,7 @@ fn import_impl(
     summary_notes(
         trace,
         &mut stats,
-        &costs,
+        (costs.estimated, &costs.assumed),
         from_ranges,
         inductor,
         untimed,
@@ -538,15 +499,15 @@ impl Steps {
 
 /// Every called operator's cost: computed once per distinct (name, recorded inputs), as a
 /// training loop calls the same operator on the same shapes step after step.
-pub(super) struct OpCosts {
+struct OpCosts {
     /// Per operator call (index into `trace.ops`): its kernels and its cost.
     op_info: FxHashMap<usize, OpInfo>,
     /// The distinct costs.
     costs: Vec<Result<OpCost, NoCost>>,
     /// Calls whose cost is Inductor's own estimate.
-    pub(super) estimated: usize,
+    estimated: usize,
     /// What the rules assumed, `operator: assumption` → calls.
-    pub(super) assumed: BTreeMap<String, usize>,
+    assumed: BTreeMap<String, usize>,
 }
 
 impl OpCosts {

@@ -21,6 +21,7 @@ pub mod link;
 pub mod model;
 mod notes;
 pub mod parse;
+mod stats;
 mod window;
 
 pub use error::TraceError;

@@ -4,21 +4,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::import::{OpCosts, Stats};
 use super::model::{GpuEvent, Trace};
+use super::stats::Stats;
 
 /// The import's notes on what it did with what it found: copies and sets kept apart, where F and
 /// B came from, what was assumed and what was not understood.
 pub(super) fn summary_notes(
     trace: &Trace,
     stats: &mut Stats,
-    costs: &OpCosts,
+    (estimated, assumed): (usize, &BTreeMap<String, usize>),
     from_ranges: bool,
     inductor: bool,
     untimed: usize,
     notes: &mut BTreeSet<String>,
 ) {
-    let (estimated, assumed) = (costs.estimated, &costs.assumed);
     let mut transfers = Vec::new();
     for (what, list, slot) in [
         ("memcpy", &trace.memcpys, &mut stats.memcpy),

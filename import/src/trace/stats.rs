@@ -1,0 +1,44 @@
+//! What a trace's import counted ([`Stats`]): read by the summary notes (`notes.rs`) and by
+//! tests; made by `import.rs`.
+
+use std::collections::BTreeMap;
+
+/// What the import counted, for the summary and for tests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Kernel launches read (kernel events, or timed profiler ranges).
+    pub launches: usize,
+    /// Their summed time, seconds.
+    pub time_s: f64,
+    /// Launches linked to an operator.
+    pub linked: usize,
+    /// Launches whose launch call (the runtime event of their correlation id) is not in the
+    /// trace: most often launched before the profiling window opened.
+    pub no_launch_call: usize,
+    /// Launches whose correlation id names launch calls in several processes that their device
+    /// does not tell apart ([`crate::trace::link::Links::ambiguous`]).
+    pub ambiguous: usize,
+    /// Launches replayed from a CUDA (or HIP) graph: one `cudaGraphLaunch` call for all the
+    /// kernels of the graph, linked to the operator around that call.
+    pub graph_replayed: usize,
+    /// Launches whose operator has a complexity.
+    pub with_complexity: usize,
+    /// Memory copies: count, bytes, seconds.
+    pub memcpy: (usize, f64, f64),
+    /// Memory sets: count, bytes, seconds.
+    pub memset: (usize, f64, f64),
+    /// Kernel launches per operator without a rule, by operator name.
+    pub no_rule: BTreeMap<String, usize>,
+    /// Kernel launches per communication operator (NCCL, Gloo and the like), by operator name:
+    /// collectives, which no roofline of one GPU bounds.
+    pub communication: BTreeMap<String, usize>,
+    /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
+    /// recorded), by operator name and the rule's reason.
+    pub no_shapes: BTreeMap<(String, String), usize>,
+    /// Kernel events recorded with a zero duration (shorter than the trace's resolution): kept,
+    /// each timed at half the resolution ([`crate::trace::import::TIME_RESOLUTION_NOTE`]).
+    pub zero_time: usize,
+    /// Kernel events given the counters of a range from a counter trace
+    /// ([`crate::trace::import::import_with_counters`]).
+    pub with_counters: usize,
+}
