@@ -93,7 +93,7 @@ self.onmessage = async ({ data: req }) => {
       inputs,
       machine,
       req.created,
-      (what, done, total) => progress(what === "reading" ? "reading" : "importing kernels", done, total),
+      progress,
       (bytes) => post({ type: "chunk", bytes }, [bytes.buffer]),
     );
     post({ type: "done", launches: summary.launches, entries: summary.entries });

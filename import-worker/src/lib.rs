@@ -94,12 +94,22 @@ impl<'a> BlobText<'a> {
 
     /// Up to `n` bytes from the blob's start.
     fn head(blob: &Blob, reader: &FileReaderSync, n: usize) -> io::Result<Vec<u8>> {
-        let part = blob
-            .slice_with_f64_and_f64(0.0, n as f64)
-            .map_err(|e| js_io(&e))?;
-        let ab = reader.read_as_array_buffer(&part).map_err(|e| js_io(&e))?;
-        Ok(Uint8Array::new(&ab).to_vec())
+        Ok(read_range(blob, reader, 0.0, n as f64)?.to_vec())
     }
+}
+
+/// The bytes of `blob` from `start` to `end`, read synchronously.
+fn read_range(
+    blob: &Blob,
+    reader: &FileReaderSync,
+    start: f64,
+    end: f64,
+) -> io::Result<Uint8Array> {
+    let part = blob
+        .slice_with_f64_and_f64(start, end)
+        .map_err(|e| js_io(&e))?;
+    let ab = reader.read_as_array_buffer(&part).map_err(|e| js_io(&e))?;
+    Ok(Uint8Array::new(&ab))
 }
 
 impl Read for BlobText<'_> {
@@ -122,15 +132,7 @@ impl BufRead for BlobText<'_> {
                 return Ok(&[]);
             }
             let end = (self.pos + CHUNK).min(self.len);
-            let part = self
-                .blob
-                .slice_with_f64_and_f64(self.pos, end)
-                .map_err(|e| js_io(&e))?;
-            let ab = self
-                .reader
-                .read_as_array_buffer(&part)
-                .map_err(|e| js_io(&e))?;
-            let bytes = Uint8Array::new(&ab);
+            let bytes = read_range(&self.blob, self.reader, self.pos, end)?;
             self.buf.resize(bytes.length() as usize, 0);
             bytes.copy_to(&mut self.buf);
             self.at = 0;
@@ -209,12 +211,12 @@ impl Input for BlobInput<'_> {
         Ok(Box::new(t))
     }
 
+    /// Read [`CHUNK`] bytes at a time into one buffer of the file's size: never whole twice
+    /// in the worker (as an `ArrayBuffer` and its copy).
     fn bytes(&mut self) -> io::Result<Vec<u8>> {
-        let ab = self
-            .reader
-            .read_as_array_buffer(&self.raw)
-            .map_err(|e| js_io(&e))?;
-        Ok(Uint8Array::new(&ab).to_vec())
+        let mut all = Vec::with_capacity(self.raw.size() as usize);
+        BlobText::new(self.raw.clone(), self.reader).read_to_end(&mut all)?;
+        Ok(all)
     }
 }
 
@@ -254,7 +256,8 @@ impl Write for ToPage<'_> {
 
 /// Imports `inputs` (each `{name, raw, plain?, error?}`: one trace, or the CSV captures of one
 /// run) against `machine` (`{name, bytes}` of a machine bundle, or null), the bundle's text
-/// handed to `chunk` piece by piece and progress to `progress(what, done, total)`. `created` is
+/// handed to `chunk` piece by piece and progress to `progress(what, done, total)` (`what`:
+/// `reading`, in bytes, or `importing kernels`, in kernels). `created` is
 /// the provenance's time, RFC 3339.
 ///
 /// Returns `{launches, entries}`.
@@ -308,7 +311,7 @@ pub fn import_files(
         chunk,
     };
     let outcome = flow::run(req, out, &mut |done, total| {
-        progress.tell("importing", done as f64, total as f64);
+        progress.tell("importing kernels", done as f64, total as f64);
     })
     .map_err(|e| JsValue::from_str(&flow::chain(&e)))?;
     let summary = js_sys::Object::new();

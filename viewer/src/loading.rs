@@ -92,19 +92,6 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
         .collect()
 }
 
-/// Text as a bundle named `name`, its kernels aggregated.
-///
-/// # Errors
-/// A message naming the bundle and what is wrong with it.
-pub fn parse(name: &str, text: &str) -> Result<Loaded, String> {
-    perf::mark("roofline:open:read");
-    loaded(
-        name,
-        roofline_model::parse_bundle(text),
-        text.as_bytes().to_vec(),
-    )
-}
-
 /// Bytes read from a file or a response, as a bundle (read as bytes: a JavaScript string of a
 /// large file costs a decoding and an encoding more). The model decodes them, so UTF-16 or binary
 /// data is named with its byte offset and what it seems to be, as the CLI names it.

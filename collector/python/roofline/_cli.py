@@ -103,6 +103,13 @@ def kind_of(path: Path) -> str:
     return "bundle"
 
 
+def _import(src: Path, out: Path, extra: List[str], log: Optional[List[str]]) -> None:
+    """``roofline import SRC -o OUT EXTRA…``; what it says (its notes) appended to ``log``."""
+    said = run(["import", str(src), "-o", str(out), *extra]).stderr
+    if log is not None:
+        log.append(said.decode("utf-8", "replace"))
+
+
 @contextlib.contextmanager
 def bundle_of(
     x: Any, machine: Optional[PathLike] = None, log: Optional[List[str]] = None
@@ -125,9 +132,7 @@ def bundle_of(
             trace = Path(tmp) / "trace.json"
             x.export_chrome_trace(str(trace))
             out = Path(tmp) / "torch-profile.json"
-            said = run(["import", str(trace), "-o", str(out), *extra]).stderr
-            if log is not None:
-                log.append(said.decode("utf-8", "replace"))
+            _import(trace, out, extra, log)
             trace.unlink()
             yield out
         return
@@ -143,7 +148,5 @@ def bundle_of(
         return
     with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
         out = Path(tmp) / (path.name.split(".")[0] + ".json")
-        said = run(["import", str(path), "-o", str(out), *extra]).stderr
-        if log is not None:
-            log.append(said.decode("utf-8", "replace"))
+        _import(path, out, extra, log)
         yield out
