@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
-use crate::window::JsonWindow;
+use crate::window::{JsonWindow, WindowError};
 
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 use crate::read::{Issue, Problem, ReadError, kernel_issues, pretty};
@@ -271,7 +271,7 @@ pub struct Streamed {
 /// nothing else); `each` may have seen some kernels by then.
 pub fn read<R: Read>(reader: R, each: &mut dyn FnMut(Kernel)) -> Result<Streamed, NotStreamed> {
     let mut seen = Seen::default();
-    let mut w = Window::new(reader);
+    let mut w = JsonWindow::new(reader);
     w.skip_bom()?;
     if w.peek()? != Some(b'{') {
         return Err(NotStreamed);
@@ -290,7 +290,7 @@ pub fn read<R: Read>(reader: R, each: &mut dyn FnMut(Kernel)) -> Result<Streamed
             Some(b'"') => {}
             _ => return Err(NotStreamed),
         }
-        let len = w.value_len()?;
+        let len = w.value_len(usize::MAX)?;
         let key = w.slice(len).to_vec();
         w.pos += len;
         if w.peek()? != Some(b':') {
@@ -310,7 +310,7 @@ pub fn read<R: Read>(reader: R, each: &mut dyn FnMut(Kernel)) -> Result<Streamed
                     if w.peek()?.is_none() {
                         return Err(NotStreamed);
                     }
-                    let len = w.value_len()?;
+                    let len = w.value_len(usize::MAX)?;
                     let k: Kernel =
                         serde_json::from_slice(w.slice(len)).map_err(|_| NotStreamed)?;
                     w.pos += len;
@@ -329,7 +329,7 @@ pub fn read<R: Read>(reader: R, each: &mut dyn FnMut(Kernel)) -> Result<Streamed
             if w.peek()?.is_none() {
                 return Err(NotStreamed);
             }
-            let len = w.value_len()?;
+            let len = w.value_len(usize::MAX)?;
             if shell_text.len() > 1 {
                 shell_text.push(b',');
             }
@@ -404,38 +404,17 @@ impl Seen {
     }
 }
 
-/// The model's byte window ([`crate::window`]), every failure a [`NotStreamed`] (the bundle is
-/// then read whole, for its diagnosis).
-struct Window<R>(JsonWindow<R>);
-
-impl<R> std::ops::Deref for Window<R> {
-    type Target = JsonWindow<R>;
-    fn deref(&self) -> &JsonWindow<R> {
-        &self.0
+// Every failure of the byte window ([`crate::window`]) is a [`NotStreamed`]: the bundle is then
+// read whole, for its diagnosis.
+impl From<io::Error> for NotStreamed {
+    fn from(_: io::Error) -> Self {
+        NotStreamed
     }
 }
 
-impl<R> std::ops::DerefMut for Window<R> {
-    fn deref_mut(&mut self) -> &mut JsonWindow<R> {
-        &mut self.0
-    }
-}
-
-impl<R: Read> Window<R> {
-    fn new(reader: R) -> Self {
-        Window(JsonWindow::new(reader))
-    }
-
-    fn skip_bom(&mut self) -> Result<(), NotStreamed> {
-        self.0.skip_bom().map_err(|_| NotStreamed)
-    }
-
-    fn peek(&mut self) -> Result<Option<u8>, NotStreamed> {
-        self.0.peek().map_err(|_| NotStreamed)
-    }
-
-    fn value_len(&mut self) -> Result<usize, NotStreamed> {
-        self.0.value_len(usize::MAX).map_err(|_| NotStreamed)
+impl From<WindowError> for NotStreamed {
+    fn from(_: WindowError) -> Self {
+        NotStreamed
     }
 }
 
