@@ -168,15 +168,10 @@ pub(crate) fn open_regular(path: &Path) -> Result<fs::File, Error> {
 /// (naming what it is: a FIFO, a character device, a directory…).
 pub fn read_text(path: &Path) -> Result<String, Error> {
     let bytes = read_bytes(path)?;
-    String::from_utf8(bytes).map_err(|e| {
-        // Say what the file seems to be (UTF-16, compressed, binary…), as for bundles.
-        let what = roofline_model::read::check_text_start(e.as_bytes(), true)
-            .err()
-            .map_or_else(|| e.utf8_error().to_string(), |r| r.to_string());
-        Error::ReadFile {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(ErrorKind::InvalidData, what),
-        }
+    // Say what the file seems to be (UTF-16, compressed, binary…), as for bundles.
+    roofline_model::read::utf8_string(bytes).map_err(|e| Error::ReadFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(ErrorKind::InvalidData, e.to_string()),
     })
 }
 

@@ -95,11 +95,7 @@ pub fn classify(
 /// # Errors
 /// The reason, in words.
 pub fn utf8_text(bytes: Vec<u8>) -> Result<String, String> {
-    String::from_utf8(bytes).map_err(|e| {
-        roofline_model::read::check_text_start(e.as_bytes(), true)
-            .err()
-            .map_or_else(|| e.utf8_error().to_string(), |r| r.to_string())
-    })
+    roofline_model::read::utf8_string(bytes).map_err(|e| e.to_string())
 }
 
 /// A reader of text without its UTF-8 byte-order mark, if it starts with one.

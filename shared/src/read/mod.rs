@@ -21,7 +21,7 @@ mod scan;
 mod validate;
 mod write;
 
-pub use parse::{check_text_start, parse_bundle, parse_bundle_bytes};
+pub use parse::{check_text_start, parse_bundle, parse_bundle_bytes, utf8_string};
 pub use validate::validate;
 pub(crate) use validate::{kernel_issues, validate_shell};
 pub use write::to_json;

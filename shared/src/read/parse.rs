@@ -18,8 +18,23 @@ pub fn parse_bundle_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
 
 /// The UTF-8 text of a file's bytes, or what it seems to be instead.
 fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
-    check_text_start(bytes, true)?;
-    std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to()))
+    utf8_start(bytes, true)
+}
+
+/// A whole input's bytes as text, or, when they are not UTF-8, the error the bundle reader gives
+/// for them (what the file seems to be: UTF-16, compressed, binary…). Valid UTF-8 is taken as it
+/// is (validated once); only bytes that are not UTF-8 are looked at again, for the message.
+///
+/// # Errors
+/// [`ReadError::Encoding`] with the byte offset and what the file seems to be.
+pub fn utf8_string(bytes: Vec<u8>) -> Result<String, ReadError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        // Never `Ok`: the bytes as a whole are not UTF-8.
+        utf8_start(bytes, true)
+            .err()
+            .unwrap_or_else(|| not_utf8(bytes, e.utf8_error().valid_up_to()))
+    })
 }
 
 /// Checks that `bytes`, the start of a file (or all of it when `whole`), are UTF-8 text, and
@@ -31,6 +46,12 @@ fn decode(bytes: &[u8]) -> Result<&str, ReadError> {
 /// # Errors
 /// [`ReadError::Encoding`] with the byte offset and what the file seems to be.
 pub fn check_text_start(bytes: &[u8], whole: bool) -> Result<(), ReadError> {
+    utf8_start(bytes, whole).map(|_| ())
+}
+
+/// [`check_text_start`], returning the text checked: all of `bytes`, or, for a start cut inside
+/// a character, the text before that character.
+fn utf8_start(bytes: &[u8], whole: bool) -> Result<&str, ReadError> {
     let utf16 = |offset, what: &str| {
         ReadError::Encoding {
         offset,
@@ -56,9 +77,11 @@ pub fn check_text_start(bytes: &[u8], whole: bool) -> Result<(), ReadError> {
         return Err(utf16(nul, "NUL byte between characters"));
     }
     match std::str::from_utf8(bytes) {
-        Ok(_) => Ok(()),
+        Ok(text) => Ok(text),
         // The start of a file may end inside a character.
-        Err(e) if !whole && e.error_len().is_none() => Ok(()),
+        Err(e) if !whole && e.error_len().is_none() => {
+            Ok(std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default())
+        }
         Err(e) => Err(not_utf8(bytes, e.valid_up_to())),
     }
 }
@@ -206,6 +229,21 @@ mod tests {
         let mut bytes = vec![0xef, 0xbb, 0xbf];
         bytes.extend_from_slice(MINIMAL.as_bytes());
         assert_eq!(parse_bundle_bytes(&bytes).unwrap(), b);
+    }
+
+    #[test]
+    fn utf8_strings_are_taken_as_they_are_and_others_named_as_bundles_are() {
+        assert_eq!(utf8_string(b"a\0b".to_vec()).unwrap(), "a\0b");
+        let bytes = vec![0xff, 0xfe, b'a', 0];
+        assert_eq!(
+            utf8_string(bytes.clone()).unwrap_err(),
+            parse_bundle_bytes(&bytes).unwrap_err()
+        );
+        let e = utf8_string(vec![0x1f, 0x8b, 0x08, 0x00, 0xff]).unwrap_err();
+        assert!(e.to_string().contains("gzip-compressed"), "{e}");
+        // A start may end inside a character; a whole input may not.
+        assert_eq!(utf8_start("aé".as_bytes().split_at(2).0, false), Ok("a"));
+        assert!(utf8_start("aé".as_bytes().split_at(2).0, true).is_err());
     }
 
     #[test]
