@@ -166,11 +166,7 @@ pub(super) fn attention(x: &OpInputs, a: Attn) -> Result<OpCost, NoCost> {
         (forward, elt * (qkv + out))
     };
     Ok(OpCost {
-        complexity: Complexity {
-            flops,
-            bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(flops, bytes),
         datapath: dt.matmul(),
         family: Family::Attention,
         assumed,

@@ -667,11 +667,7 @@ pub(super) fn conv(x: &OpInputs, p: ConvArgs, name: &str) -> Result<OpCost, NoCo
         (d, _) => d.matmul(),
     };
     Ok(OpCost {
-        complexity: Complexity {
-            flops,
-            bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(flops, bytes),
         datapath,
         family: Family::Conv,
         assumed,

@@ -30,11 +30,7 @@ pub(super) fn gemm_cost(
 ) -> OpCost {
     let assumed = matmul_assumed(dt);
     OpCost {
-        complexity: Complexity {
-            flops: batch * g.flops(),
-            bytes: batch * g.bytes(dt.bytes()) + extra_bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(batch * g.flops(), batch * g.bytes(dt.bytes()) + extra_bytes),
         datapath: dt.matmul(),
         family,
         assumed,

@@ -302,11 +302,7 @@ fn bytes_in(family: Family, bytes: f64, dt: Dtype) -> OpCost {
 
 fn bytes_on(bytes: f64, datapath: Datapath) -> OpCost {
     OpCost {
-        complexity: Complexity {
-            flops: 0.0,
-            bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(0.0, bytes),
         datapath,
         family: Family::Elementwise,
         assumed: Vec::new(),

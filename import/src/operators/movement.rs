@@ -192,11 +192,10 @@ pub(super) fn embedding(x: &OpInputs) -> Result<OpCost, NoCost> {
             let n = numel(idx);
             let rows = n.min(v as f64);
             Ok(OpCost {
-                complexity: Complexity {
-                    flops: 0.0,
-                    bytes: n * it.bytes() + (rows + n) * d as f64 * dt.bytes(),
-                    datapath: None,
-                },
+                complexity: Complexity::new(
+                    0.0,
+                    n * it.bytes() + (rows + n) * d as f64 * dt.bytes(),
+                ),
                 datapath: dt.cuda_core(),
                 family: Family::Embedding,
                 assumed: Vec::new(),
@@ -225,11 +224,7 @@ pub(super) fn embedding_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     let bytes =
         numel(grad) * dt.bytes() + numel(idx) * it.bytes() + v as f64 * d as f64 * dt.bytes();
     Ok(OpCost {
-        complexity: Complexity {
-            flops: 0.0,
-            bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(0.0, bytes),
         datapath: dt.cuda_core(),
         family: Family::Embedding,
         assumed: Vec::new(),

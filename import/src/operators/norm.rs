@@ -14,11 +14,10 @@ pub(super) fn layer_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
     let n = numel(s);
     let per = if affine { 8.0 } else { 6.0 };
     Ok(OpCost {
-        complexity: Complexity {
-            flops: per * n,
-            bytes: 2.0 * n * dt.bytes() + x.arg(2).bytes() + x.arg(3).bytes(),
-            datapath: None,
-        },
+        complexity: Complexity::new(
+            per * n,
+            2.0 * n * dt.bytes() + x.arg(2).bytes() + x.arg(3).bytes(),
+        ),
         datapath: dt.cuda_core(),
         family: Family::Norm,
         assumed: Vec::new(),
@@ -125,11 +124,7 @@ pub(super) fn norm_backward(x: &OpInputs, p: NormBackward) -> Result<OpCost, NoC
         + if mask[1] { params } else { 0.0 }
         + if mask[2] { params } else { 0.0 };
     Ok(OpCost {
-        complexity: Complexity {
-            flops: per * n,
-            bytes: read + written,
-            datapath: None,
-        },
+        complexity: Complexity::new(per * n, read + written),
         datapath: dt.cuda_core(),
         family: Family::Norm,
         assumed,
@@ -151,11 +146,10 @@ pub(super) fn batch_norm(x: &OpInputs) -> Result<OpCost, NoCost> {
     let n = numel(s);
     let params: f64 = (1..=4).map(|i| x.arg(i).bytes()).sum();
     Ok(OpCost {
-        complexity: Complexity {
-            flops: if training { 8.0 } else { 2.0 } * n,
-            bytes: 2.0 * n * dt.bytes() + params,
-            datapath: None,
-        },
+        complexity: Complexity::new(
+            if training { 8.0 } else { 2.0 } * n,
+            2.0 * n * dt.bytes() + params,
+        ),
         datapath: dt.cuda_core(),
         family: Family::Norm,
         assumed,
@@ -170,11 +164,7 @@ pub(super) fn softmax(x: &OpInputs) -> Result<OpCost, NoCost> {
     };
     let n = numel(s);
     Ok(OpCost {
-        complexity: Complexity {
-            flops: 3.0 * n,
-            bytes: 2.0 * n * dt.bytes(),
-            datapath: None,
-        },
+        complexity: Complexity::new(3.0 * n, 2.0 * n * dt.bytes()),
         datapath: dt.cuda_core(),
         family: Family::Softmax,
         assumed: Vec::new(),
@@ -189,11 +179,7 @@ pub(super) fn softmax_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     };
     let n = numel(s);
     Ok(OpCost {
-        complexity: Complexity {
-            flops: 4.0 * n,
-            bytes: 3.0 * n * dt.bytes(),
-            datapath: None,
-        },
+        complexity: Complexity::new(4.0 * n, 3.0 * n * dt.bytes()),
         datapath: dt.cuda_core(),
         family: Family::Softmax,
         assumed: Vec::new(),

@@ -184,11 +184,7 @@ pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoC
         }
     }
     Ok(OpCost {
-        complexity: Complexity {
-            flops,
-            bytes,
-            datapath: None,
-        },
+        complexity: Complexity::new(flops, bytes),
         datapath: r.dt.matmul(),
         family: Family::Rnn,
         assumed: r.assumed,
@@ -257,11 +253,7 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     .filter_map(|(b, m)| m.then_some(b))
     .sum();
     Ok(OpCost {
-        complexity: Complexity {
-            flops,
-            bytes: read + written,
-            datapath: None,
-        },
+        complexity: Complexity::new(flops, read + written),
         datapath: r.dt.matmul(),
         family: Family::Rnn,
         assumed: r.assumed,
@@ -277,11 +269,7 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
 pub(super) fn mkldnn_layer(x: &OpInputs) -> Result<OpCost, NoCost> {
     let l = mkldnn_shape(x)?;
     Ok(OpCost {
-        complexity: Complexity {
-            flops: l.1.flops(),
-            bytes: l.1.bytes(l.0.bytes()),
-            datapath: None,
-        },
+        complexity: Complexity::new(l.1.flops(), l.1.bytes(l.0.bytes())),
         datapath: l.0.matmul(),
         family: Family::Rnn,
         assumed: Vec::new(),
@@ -301,11 +289,7 @@ pub(super) fn mkldnn_layer_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
     let read: f64 = (0..13).chain([22]).map(|a| x.arg(a).bytes()).sum();
     let written: f64 = (0..7).map(|a| x.arg(a).bytes()).sum();
     Ok(OpCost {
-        complexity: Complexity {
-            flops,
-            bytes: read + written,
-            datapath: None,
-        },
+        complexity: Complexity::new(flops, read + written),
         datapath: dt.matmul(),
         family: Family::Rnn,
         assumed: Vec::new(),
