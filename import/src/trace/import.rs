@@ -37,7 +37,6 @@ use crate::trace::derive;
 use crate::trace::join;
 use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{Ns, Trace};
-pub use crate::trace::notes::{NOTE_LIST_MAX, NOTE_NAME_MAX, TIME_RESOLUTION_NOTE, note_name};
 use crate::trace::notes::{other_phases, summary_notes};
 pub use crate::trace::stats::Stats;
 use roofline_model::bundle::{Complexity, DataSource, Device, Kernel, OperatorCall};
@@ -386,9 +385,10 @@ fn import_impl(
         trace.kernels.len()
     };
     let whole_us = trace.kernels.iter().all(|g| g.dur_us.fract() == 0.0);
+    let resolution_us = if whole_us { 1.0 } else { 1e-3 };
     let launches = Launches {
         trace,
-        resolution_us: if whole_us { 1.0 } else { 1e-3 },
+        resolution_us,
         joined,
         from_ranges,
         counter_opts: ncu::ImportOptions {
@@ -412,7 +412,7 @@ fn import_impl(
         stats.launches += 1;
         stats.time_s += k.time.total_s;
         match links.launch_rt[i] {
-            None if links.ambiguous.get(i).copied().unwrap_or(false) => stats.ambiguous += 1,
+            None if links.ambiguous[i] => stats.ambiguous += 1,
             None => stats.no_launch_call += 1,
             Some(r) => {
                 if GRAPH_LAUNCHES.contains(&trace.name(trace.runtimes[r].name)) {
@@ -462,7 +462,7 @@ fn import_impl(
         trace,
         &mut stats,
         (costs.estimated, &costs.assumed),
-        from_ranges,
+        (from_ranges, resolution_us),
         inductor,
         untimed,
         &mut notes,

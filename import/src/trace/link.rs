@@ -2,7 +2,7 @@
 //! `correlation`), and the innermost operator, `user_annotation` and `nn.Module` around that
 //! call on its thread (a sweep over start times per thread).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::model::{Ns, Trace};
 
@@ -81,6 +81,11 @@ pub struct Links {
     pub ambiguous: Vec<bool>,
 }
 
+/// The process of a thread ([`Trace::thread_process`]), when the trace says.
+fn process_of(trace: &Trace, thread: u32) -> Option<u32> {
+    trace.thread_process.get(thread as usize).copied()
+}
+
 /// Each kernel's launch call, by its correlation id, within the process that launched it.
 ///
 /// CUPTI numbers correlation ids per process, so a trace of several processes (ranks' traces
@@ -90,12 +95,7 @@ pub struct Links {
 /// the kernel's; otherwise the kernel is left without one (`ambiguous`). Within one process an
 /// id is unique; should it repeat, the last call is taken.
 fn launch_calls(trace: &Trace) -> (Vec<Option<usize>>, Vec<bool>, Option<String>) {
-    let process = |r: usize| {
-        trace
-            .thread_process
-            .get(trace.runtimes[r].thread as usize)
-            .copied()
-    };
+    let process = |r: usize| process_of(trace, trace.runtimes[r].thread);
     let mut first: FxHashMap<i64, usize> = FxHashMap::default();
     // Ids seen in several processes: one call per process.
     let mut several: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
@@ -131,10 +131,10 @@ fn launch_calls(trace: &Trace) -> (Vec<Option<usize>>, Vec<bool>, Option<String>
         return (launch_rt, ambiguous, None);
     }
     // The devices each process launched on, from the kernels whose call is certain.
-    let mut launches_on: FxHashMap<(Option<u32>, i64), ()> = FxHashMap::default();
+    let mut launches_on: FxHashSet<(Option<u32>, i64)> = FxHashSet::default();
     for (k, r) in trace.kernels.iter().zip(&launch_rt) {
         if let (Some(r), Some(d)) = (r, k.device) {
-            launches_on.insert((process(*r), d), ());
+            launches_on.insert((process(*r), d));
         }
     }
     let mut processes: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
@@ -148,7 +148,7 @@ fn launch_calls(trace: &Trace) -> (Vec<Option<usize>>, Vec<bool>, Option<String>
             .filter(|&r| trace.runtimes[r].ts <= k.ts)
             .filter(|&r| {
                 k.device
-                    .is_some_and(|d| launches_on.contains_key(&(process(r), d)))
+                    .is_some_and(|d| launches_on.contains(&(process(r), d)))
             })
             .collect();
         if let [r] = fits[..] {
@@ -179,16 +179,14 @@ fn launch_calls(trace: &Trace) -> (Vec<Option<usize>>, Vec<bool>, Option<String>
 /// Links every launch to its runtime call, operator, annotation and module.
 pub fn link(trace: &Trace) -> Links {
     let mut note = None;
-    let mut ambiguous = Vec::new();
-    let mut ambiguous_note = None;
     // Which runtime call launched what: by correlation for kernel events, in order for ranges.
     let from_ranges = trace.kernels.is_empty() && !trace.ranges.is_empty();
-    let launch_rt: Vec<Option<usize>> = if from_ranges {
+    let (launch_rt, ambiguous, ambiguous_note) = if from_ranges {
         let mut calls: Vec<usize> = (0..trace.runtimes.len())
             .filter(|&i| LAUNCH_CALLS.contains(&trace.name(trace.runtimes[i].name)))
             .collect();
         calls.sort_by_key(|&i| trace.runtimes[i].ts);
-        if calls.len() == trace.ranges.len() {
+        let launch_rt: Vec<Option<usize>> = if calls.len() == trace.ranges.len() {
             note = Some(format!(
                 "profiler ranges matched to the {} kernel launch calls in launch order (the range profiler serialises kernels; a range carries no correlation id)",
                 calls.len()
@@ -201,7 +199,9 @@ pub fn link(trace: &Trace) -> Links {
                 calls.len()
             ));
             vec![None; trace.ranges.len()]
-        }
+        };
+        // Ranges carry no correlation id, so none is ambiguous.
+        (launch_rt, vec![false; trace.ranges.len()], None)
     } else {
         if !trace.ranges.is_empty() {
             note = Some(format!(
@@ -209,14 +209,8 @@ pub fn link(trace: &Trace) -> Links {
                 trace.ranges.len()
             ));
         }
-        let (rt, amb, n) = launch_calls(trace);
-        ambiguous = amb;
-        ambiguous_note = n;
-        rt
+        launch_calls(trace)
     };
-    if ambiguous.is_empty() {
-        ambiguous = vec![false; launch_rt.len()];
-    }
 
     // Runtime call → innermost operator, annotation, module on its thread.
     let rt_spans: Vec<(u32, Ns, Ns)> = trace
@@ -228,19 +222,18 @@ pub fn link(trace: &Trace) -> Links {
     let op_spans = spans(&mut trace.ops.iter().map(|o| (o.thread, o.ts, o.end)));
     let mut rt_op = innermost(&op_spans, &rt_spans);
     // External ids are numbered per process too: an operator of the call's own process.
-    let process = |thread: u32| trace.thread_process.get(thread as usize).copied();
     let by_external: FxHashMap<(Option<u32>, i64), usize> = trace
         .ops
         .iter()
         .enumerate()
-        .filter_map(|(i, o)| o.external_id.map(|e| ((process(o.thread), e), i)))
+        .filter_map(|(i, o)| o.external_id.map(|e| ((process_of(trace, o.thread), e), i)))
         .collect();
     for (i, r) in trace.runtimes.iter().enumerate() {
         if rt_op[i].is_none()
             && let Some(e) = r.external_id
             && r.correlation != Some(e)
         {
-            rt_op[i] = by_external.get(&(process(r.thread), e)).copied();
+            rt_op[i] = by_external.get(&(process_of(trace, r.thread), e)).copied();
         }
     }
     let ann_spans = spans(&mut trace.annotations.iter().map(|a| (a.thread, a.ts, a.end)));

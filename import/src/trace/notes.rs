@@ -8,12 +8,13 @@ use super::model::{GpuEvent, Trace};
 use super::stats::Stats;
 
 /// The import's notes on what it did with what it found: copies and sets kept apart, where F and
-/// B came from, what was assumed and what was not understood.
+/// B came from, what was assumed and what was not understood. `resolution_us` is the trace's
+/// time resolution, µs, as the import computed it (1, or 0.001 for nanosecond timestamps).
 pub(super) fn summary_notes(
     trace: &Trace,
     stats: &mut Stats,
     (estimated, assumed): (usize, &BTreeMap<String, usize>),
-    from_ranges: bool,
+    (from_ranges, resolution_us): (bool, f64),
     inductor: bool,
     untimed: usize,
     notes: &mut BTreeSet<String>,
@@ -62,7 +63,7 @@ pub(super) fn summary_notes(
         ));
     }
     if stats.zero_time > 0 {
-        let res = if trace.kernels.iter().all(|g| g.dur_us.fract() == 0.0) {
+        let res = if resolution_us == 1.0 {
             "1 µs"
         } else {
             "1 ns"
@@ -78,7 +79,7 @@ pub(super) fn summary_notes(
 }
 
 /// How launches shorter than a trace's resolution are timed (docs/pytorch.md).
-pub const TIME_RESOLUTION_NOTE: &str = "each timed at half the resolution (its true time is between 0 and the resolution): they count in the launches and in the time-based roofline's launch bound n·t_launch";
+const TIME_RESOLUTION_NOTE: &str = "each timed at half the resolution (its true time is between 0 and the resolution): they count in the launches and in the time-based roofline's launch bound n·t_launch";
 
 /// `n memcpy (B bytes, T s)`, saying how many events recorded no size (ROCm's copies, for one).
 fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String {
@@ -194,14 +195,14 @@ fn join_counts(m: &BTreeMap<String, usize>) -> String {
 
 /// How many entries a list in a note shows: the rest are summed up (`… and 981 more (1,204
 /// events)`), so that a trace with 200,000 categories or operators gives a note of a line.
-pub const NOTE_LIST_MAX: usize = 20;
+const NOTE_LIST_MAX: usize = 20;
 
 /// How many bytes of one name a note shows.
-pub const NOTE_NAME_MAX: usize = 120;
+const NOTE_NAME_MAX: usize = 120;
 
 /// A name as a note shows it: at most [`NOTE_NAME_MAX`] bytes (cut at a character), its
 /// length said when cut.
-pub fn note_name(name: &str) -> std::borrow::Cow<'_, str> {
+fn note_name(name: &str) -> std::borrow::Cow<'_, str> {
     if name.len() <= NOTE_NAME_MAX {
         return name.into();
     }

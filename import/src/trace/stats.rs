@@ -36,7 +36,7 @@ pub struct Stats {
     /// recorded), by operator name and the rule's reason.
     pub no_shapes: BTreeMap<(String, String), usize>,
     /// Kernel events recorded with a zero duration (shorter than the trace's resolution): kept,
-    /// each timed at half the resolution ([`crate::trace::import::TIME_RESOLUTION_NOTE`]).
+    /// each timed at half the resolution (as a summary note says).
     pub zero_time: usize,
     /// Kernel events given the counters of a range from a counter trace
     /// ([`crate::trace::import::import_with_counters`]).
