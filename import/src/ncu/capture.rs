@@ -384,9 +384,9 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
         // ID that comes back after another, or a metric twice for one launch, is a second run.
         let mut index: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
         let mut seen: BTreeMap<(u64, String), usize> = BTreeMap::new();
-        // Each launch's metric values with their lines: one metric may be shown in two sections
-        // (the same value), never with two values.
-        let mut values: BTreeMap<(u64, &str), (usize, f64)> = BTreeMap::new();
+        // The line each launch's metric value (in its `metrics`) was last read from: one metric
+        // may be shown in two sections (the same value), never with two values.
+        let mut value_lines: BTreeMap<(u64, &str), usize> = BTreeMap::new();
         for (line, row) in &t.rows {
             let l = launch_of(row, &c, *line, source_name)?;
             let id = l.id;
@@ -429,7 +429,9 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
                 no_unit: "its unit cell is empty",
             };
             if let Some(v) = convert(&row[mv], &row[mu], &at)? {
-                if let Some(&(first_line, first)) = values.get(&(id, metric))
+                let held = &mut capture.launches[i].metrics;
+                if let Some(&first_line) = value_lines.get(&(id, metric))
+                    && let Some(&first) = held.get(metric)
                     && first != v
                 {
                     return Err(NcuError::ConflictingValues {
@@ -442,8 +444,8 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
                         second: v,
                     });
                 }
-                values.insert((id, metric), (*line, v));
-                capture.launches[i].metrics.insert(metric.to_string(), v);
+                value_lines.insert((id, metric), *line);
+                held.insert(metric.to_string(), v);
             }
             capture.metric_names.insert(metric.to_string());
         }

@@ -239,7 +239,7 @@ fn why_untimed(l: &Launch) -> Option<String> {
     if d.is_none() && c.is_none() && r.is_none() {
         return None;
     }
-    let mut found: Vec<String> = [
+    let found: Vec<String> = [
         (time::DURATION, d),
         (time::CYCLES, c),
         (time::CYCLES_PER_SECOND, r),
@@ -247,11 +247,7 @@ fn why_untimed(l: &Launch) -> Option<String> {
     .iter()
     .filter_map(|(m, v)| v.map(|v| format!("{m} is {v}")))
     .collect();
-    let mut s = found.remove(0);
-    for f in &found {
-        s.push_str(" and ");
-        s.push_str(f);
-    }
+    let mut s = found.join(" and ");
     if c.is_none() || r.is_none() {
         s.push_str(&format!(
             ", and no {} with {} to time it instead",
