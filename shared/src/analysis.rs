@@ -89,7 +89,7 @@ impl KernelAnalysis {
     /// in the launch region; `None` without a time bound.
     pub fn time_ceiling_label(&self) -> Option<&'static str> {
         self.time_bound.map(|tb| match tb.region {
-            time_based::Region::Compute => self.roof.map_or("compute", |d| d.label()),
+            time_based::Region::Compute => hierarchical::Bound::Compute.ceiling_label(self.roof),
             time_based::Region::Bandwidth => MemoryLevel::Hbm.label(),
             time_based::Region::LaunchOverhead => "launch overhead",
         })
@@ -245,7 +245,11 @@ pub fn analyze_kernel(
         return check_range(a);
     };
 
-    let (floor, missing) = hierarchical::compute_time_floor(&k.flops, c);
+    let hierarchical::ComputeTerms {
+        floor,
+        missing,
+        roof,
+    } = hierarchical::compute_terms(&k.flops, c);
     if !missing.is_empty() {
         // Some FLOPs ran on a datapath without a ceiling: their time is unknown, so neither
         // roofline can bound the kernel honestly.
@@ -253,13 +257,15 @@ pub fn analyze_kernel(
         return check_range(a);
     }
     a.peak = hierarchical::effective_peak_from_floor(&k.flops, floor, &missing);
-    let roof = hierarchical::dominant_roof(&k.flops, c);
+    // The datapath of the analytical F, with its peak, when it has one.
+    let analytical_peak = k
+        .complexity
+        .and_then(|cx| cx.datapath)
+        .and_then(|d| c.peak(d).map(|p| (d, p)));
     a.roof = match complexity_source {
-        Some(ComplexitySource::Analytical | ComplexitySource::Inductor) => k
-            .complexity
-            .and_then(|cx| cx.datapath)
-            .filter(|d| c.peak(*d).is_some())
-            .or(roof),
+        Some(ComplexitySource::Analytical | ComplexitySource::Inductor) => {
+            analytical_peak.map(|(d, _)| d).or(roof)
+        }
         _ => roof,
     };
     a.hierarchical = flops
@@ -274,11 +280,7 @@ pub fn analyze_kernel(
     let compute_s = match complexity_source {
         Some(ComplexitySource::Counters) => floor,
         Some(_) => {
-            let peak = k
-                .complexity
-                .and_then(|cx| cx.datapath)
-                .and_then(|d| c.peak(d))
-                .or(a.peak);
+            let peak = analytical_peak.map(|(_, p)| p).or(a.peak);
             complexity_flops.zip(peak).map(|(f, p)| f / p)
         }
         None => None,

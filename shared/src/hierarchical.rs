@@ -49,15 +49,8 @@ pub fn headroom(attainable: f64, achieved: f64) -> Option<f64> {
 /// and returned, so the floor is a lower bound on the time the known work takes. `None` when no
 /// FLOP has a known peak.
 pub fn compute_time_floor(flops: &Flops, ceilings: &Ceilings) -> (Option<f64>, Vec<Datapath>) {
-    let mut floor = None;
-    let mut missing = Vec::new();
-    for (d, f) in flops.iter() {
-        match ceilings.peak(d) {
-            Some(p) => *floor.get_or_insert(0.0) += f / p,
-            None => missing.push(d),
-        }
-    }
-    (floor, missing)
+    let t = compute_terms(flops, ceilings);
+    (t.floor, t.missing)
 }
 
 /// The compute roof that binds a precision mix: the datapath whose work takes the longest on its
@@ -65,16 +58,42 @@ pub fn compute_time_floor(flops: &Flops, ceilings: &Ceilings) -> (Option<f64>, V
 /// kernel on one datapath, that datapath). `None` when no FLOP has a known peak. Ties go to the
 /// datapath listed first ([`Datapath::ALL`]: CUDA cores before Tensor Cores).
 pub fn dominant_roof(flops: &Flops, ceilings: &Ceilings) -> Option<Datapath> {
+    compute_terms(flops, ceilings).roof
+}
+
+/// The compute terms `F_p / peak_p` of a precision mix, summed and ranked in one pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComputeTerms {
+    /// [`compute_time_floor`]'s floor, seconds.
+    pub floor: Option<f64>,
+    /// The datapaths without a known peak ([`compute_time_floor`]).
+    pub missing: Vec<Datapath>,
+    /// [`dominant_roof`].
+    pub roof: Option<Datapath>,
+}
+
+/// [`compute_time_floor`] and [`dominant_roof`] at once, each peak looked up and each term
+/// divided once.
+pub fn compute_terms(flops: &Flops, ceilings: &Ceilings) -> ComputeTerms {
+    let mut floor = None;
+    let mut missing = Vec::new();
     let mut best: Option<(Datapath, f64)> = None;
     for (d, f) in flops.iter() {
-        if let Some(p) = ceilings.peak(d).filter(|p| *p > 0.0) {
-            let t = f / p;
-            if best.is_none_or(|(_, bt)| t > bt) {
-                best = Some((d, t));
-            }
+        let Some(p) = ceilings.peak(d) else {
+            missing.push(d);
+            continue;
+        };
+        let t = f / p;
+        *floor.get_or_insert(0.0) += t;
+        if p > 0.0 && best.is_none_or(|(_, bt)| t > bt) {
+            best = Some((d, t));
         }
     }
-    best.map(|(d, _)| d)
+    ComputeTerms {
+        floor,
+        missing,
+        roof: best.map(|(d, _)| d),
+    }
 }
 
 /// The effective compute peak for a precision mix, `F_total / Σ_p (F_p / peak_p)` (FLOP/s): the
@@ -116,6 +135,26 @@ impl Bound {
             Bound::Memory(l) => l.key(),
         }
     }
+
+    /// The binding ceiling by name, as tables, tooltips and `roofline info` show it: the memory
+    /// level (`HBM`, `L2`, `L1`) of a bandwidth bound, the compute roof `roof` (`Tensor FP16`,
+    /// `FP32`) of a compute bound (`compute` when unknown).
+    pub fn ceiling_label(self, roof: Option<Datapath>) -> &'static str {
+        match (self, roof) {
+            (Bound::Memory(l), _) => l.label(),
+            (Bound::Compute, Some(d)) => d.label(),
+            (Bound::Compute, None) => "compute",
+        }
+    }
+
+    /// [`Bound::ceiling_label`] as a key, for CSV and JSON (`hbm`, `tensor_fp16`).
+    pub fn ceiling_key(self, roof: Option<Datapath>) -> &'static str {
+        match (self, roof) {
+            (Bound::Memory(l), _) => l.key(),
+            (Bound::Compute, Some(d)) => d.key(),
+            (Bound::Compute, None) => "compute",
+        }
+    }
 }
 
 /// The hierarchical verdict on one kernel.
@@ -138,20 +177,12 @@ impl HierarchicalBound {
     /// level (`HBM`, `L2`, `L1`) of a bandwidth-bound kernel, the compute roof (`Tensor FP16`,
     /// `FP32`) of a compute-bound one ([`HierarchicalBound::roof`]; `compute` when unknown).
     pub fn ceiling_label(&self) -> &'static str {
-        match (self.bound, self.roof) {
-            (Bound::Memory(l), _) => l.label(),
-            (Bound::Compute, Some(d)) => d.label(),
-            (Bound::Compute, None) => "compute",
-        }
+        self.bound.ceiling_label(self.roof)
     }
 
     /// [`HierarchicalBound::ceiling_label`] as a key, for CSV and JSON (`hbm`, `tensor_fp16`).
     pub fn ceiling_key(&self) -> &'static str {
-        match (self.bound, self.roof) {
-            (Bound::Memory(l), _) => l.key(),
-            (Bound::Compute, Some(d)) => d.key(),
-            (Bound::Compute, None) => "compute",
-        }
+        self.bound.ceiling_key(self.roof)
     }
 }
 
@@ -169,13 +200,16 @@ pub fn bind(
     bytes: impl IntoIterator<Item = (MemoryLevel, f64)>,
     ceilings: &Ceilings,
 ) -> Option<HierarchicalBound> {
-    let (compute, missing) = compute_time_floor(flops, ceilings);
-    let roof = dominant_roof(flops, ceilings);
-    bind_with_floor(flops.total(), (compute, roof), &missing, bytes, ceilings)
+    let ComputeTerms {
+        floor,
+        missing,
+        roof,
+    } = compute_terms(flops, ceilings);
+    bind_with_floor(flops.total(), (floor, roof), &missing, bytes, ceilings)
 }
 
 /// [`bind`] from an already computed [`compute_time_floor`] and [`dominant_roof`]
-/// (`compute`, `missing_peaks`) and the kernel's total FLOPs.
+/// (`compute`, `roof`, `missing_peaks`: [`compute_terms`]) and the kernel's total FLOPs.
 pub fn bind_with_floor(
     total_flops: f64,
     (compute, roof): (Option<f64>, Option<Datapath>),

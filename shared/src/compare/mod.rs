@@ -93,26 +93,15 @@ impl Side {
         }
     }
 
-    /// The binding ceiling as the hierarchical verdict names it.
-    fn verdict(&self) -> Option<crate::hierarchical::HierarchicalBound> {
-        self.bound
-            .map(|bound| crate::hierarchical::HierarchicalBound {
-                floor_s: 0.0,
-                bound,
-                attainable: 0.0,
-                roof: self.roof,
-            })
-    }
-
     /// The binding ceiling by name (`HBM`, `Tensor FP16`;
-    /// [`crate::hierarchical::HierarchicalBound::ceiling_label`]), when known.
+    /// [`Bound::ceiling_label`]), when known.
     pub fn ceiling(&self) -> Option<&'static str> {
-        self.verdict().map(|h| h.ceiling_label())
+        self.bound.map(|b| b.ceiling_label(self.roof))
     }
 
     /// [`Side::ceiling`] as a key (`hbm`, `tensor_fp16`).
     pub fn ceiling_key(&self) -> Option<&'static str> {
-        self.verdict().map(|h| h.ceiling_key())
+        self.bound.map(|b| b.ceiling_key(self.roof))
     }
 }
 
@@ -346,11 +335,6 @@ impl CompareRow {
     }
 }
 
-/// A bound's table name, `–` when unknown.
-pub fn bound_key(b: Option<Bound>) -> &'static str {
-    b.map_or("–", Bound::key)
-}
-
 /// Time before and after for one group (a binding ceiling or a datapath).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Moved {
@@ -501,11 +485,9 @@ impl Comparison {
     /// display name in the current run (as the run's table and `roofline info` show it), else
     /// its name shortened.
     pub fn display_name(&self, r: &CompareRow) -> String {
-        match (&r.display_name, r.index, self.current_names.get()) {
-            (Some(d), _, _) if !d.is_empty() => d.clone(),
-            (_, Some(i), Some(names)) if i < names.len() => names[i].clone(),
-            _ => crate::names::shorten(&r.name),
-        }
+        let names = self.current_names.get().map_or(&[][..], Vec::as_slice);
+        let own = r.display_name.as_deref().filter(|d| !d.is_empty());
+        shown(own, r.index, names).map_or_else(|| crate::names::shorten(&r.name), str::to_string)
     }
 
     /// The row of the current run's kernel `index` (into `current.kernels`).
@@ -771,13 +753,14 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
     }
 }
 
-/// A row's name as shown: its own, else its current kernel's display name.
-fn shown<'a>(r: &'a CompareRow, current_names: &'a [String]) -> Option<&'a str> {
-    r.display_name.as_deref().or_else(|| {
-        r.index
-            .and_then(|i| current_names.get(i))
-            .map(String::as_str)
-    })
+/// A row's name as shown: its own (`own`, its [`CompareRow::display_name`]), else its current
+/// kernel's (`index`) display name.
+fn shown<'a>(
+    own: Option<&'a str>,
+    index: Option<usize>,
+    current_names: &'a [String],
+) -> Option<&'a str> {
+    own.or_else(|| index.and_then(|i| current_names.get(i)).map(String::as_str))
 }
 
 /// Tells apart the new and gone rows whose display names read like another row's while their
@@ -792,7 +775,7 @@ fn tell_apart(rows: &mut [CompareRow], current_names: &[String]) {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         if r.presence != Presence::Both
-            && let Some(d) = shown(r, current_names)
+            && let Some(d) = shown(r.display_name.as_deref(), r.index, current_names)
         {
             let next = groups.len();
             let g = *by_display.entry(d).or_insert(next);
@@ -848,7 +831,11 @@ fn tell_apart(rows: &mut [CompareRow], current_names: &[String]) {
         .filter_map(|(i, r)| {
             let d = r.doubt.as_ref()?;
             let other = *row_of.get(d.name.as_str())?;
-            Some((i, shown(&rows[other], current_names)?.to_string()))
+            let o = &rows[other];
+            Some((
+                i,
+                shown(o.display_name.as_deref(), o.index, current_names)?.to_string(),
+            ))
         })
         .collect();
     for (i, name) in names {
