@@ -446,16 +446,18 @@ fn side_panel(s: &mut String, scene: &Scene) {
     let mut y = p.y + 4.0;
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111111">Kernels by share of time</text>"##,
-        p.x
+        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="{fill}">Kernels by share of time</text>"##,
+        p.x,
+        fill = style::TEXT
     );
     y += 18.0;
     let chars = ((p.width / 6.3) as usize).max(12);
     if scene.kernels.is_empty() {
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" fill="#555555">none with a point on this chart</text>"##,
-            p.x
+            r##"<text x="{:.1}" y="{y:.1}" fill="{fill}">none with a point on this chart</text>"##,
+            p.x,
+            fill = style::MUTED
         );
     }
     // The legend's height (heading, entries, footnote).
@@ -464,33 +466,37 @@ fn side_panel(s: &mut String, scene: &Scene) {
         if y > p.bottom() - legend_h - 31.0 {
             let _ = writeln!(
                 s,
-                r##"<text x="{:.1}" y="{y:.1}" fill="#555555">…</text>"##,
-                p.x
+                r##"<text x="{:.1}" y="{y:.1}" fill="{fill}">…</text>"##,
+                p.x,
+                fill = style::MUTED
             );
             break;
         }
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" fill="#111111"><title>{}</title>{}. {}</text>"##,
+            r##"<text x="{:.1}" y="{y:.1}" fill="{fill}"><title>{}</title>{}. {}</text>"##,
             p.x,
             esc(&k.full_name),
             k.rank,
-            esc(&truncate(&k.name, chars.saturating_sub(4)))
+            esc(&truncate(&k.name, chars.saturating_sub(4))),
+            fill = style::TEXT
         );
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555555">{}</text>"##,
+            r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="{fill}">{}</text>"##,
             p.x + 14.0,
             y + 13.0,
-            esc(&truncate(&k.brief, chars))
+            esc(&truncate(&k.brief, chars)),
+            fill = style::MUTED
         );
         y += 31.0;
     }
     let mut y = p.bottom() - legend_h + 16.0;
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="#111111">Legend</text>"##,
-        p.x
+        r##"<text x="{:.1}" y="{y:.1}" font-weight="bold" fill="{fill}">Legend</text>"##,
+        p.x,
+        fill = style::TEXT
     );
     y += 16.0;
     for e in &scene.legend {
@@ -503,17 +509,19 @@ fn side_panel(s: &mut String, scene: &Scene) {
         );
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="#333333">{}</text>"##,
+            r##"<text x="{:.1}" y="{y:.1}" font-size="10.5" fill="{fill}">{}</text>"##,
             p.x + 18.0,
-            esc(&truncate(&e.text, chars.saturating_sub(3)))
+            esc(&truncate(&e.text, chars.saturating_sub(3))),
+            fill = style::AXIS
         );
         y += 16.0;
     }
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="#555555">Marker area ∝ share of time; dashed = theoretical.</text>"##,
+        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="{fill}">Marker area ∝ share of time; dashed = theoretical.</text>"##,
         p.x,
-        y + 2.0
+        y + 2.0,
+        fill = style::MUTED
     );
 }
 

@@ -144,7 +144,7 @@ pub fn ChartView(
                 .filter(|(name, _, _)| name == sel)
                 .map(|(name, at, r)| {
                     view! {
-                        <circle class="selected" data-kernel=name.clone() cx=at.0 cy=at.1 r=*r fill="none" stroke="#111111" stroke-width="3" />
+                        <circle class="selected" data-kernel=name.clone() cx=at.0 cy=at.1 r=*r fill="none" stroke=style::TEXT stroke-width="3" />
                     }
                 })
                 .collect::<Vec<_>>()
