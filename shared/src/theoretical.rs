@@ -117,10 +117,16 @@ pub const TABLE: &[ArchRates] = &[
     },
 ];
 
+/// A compute capability written `major.minor` (`8.0`, `9.0`) as `(major, minor)`; `None` when it
+/// is not two unsigned numbers around a `.`.
+pub fn parse_cc(compute_capability: &str) -> Option<(u32, u32)> {
+    let (major, minor) = compute_capability.split_once('.')?;
+    Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
+}
+
 /// The table row for a compute capability written `major.minor`, if the architecture is known.
 pub fn rates(compute_capability: &str) -> Option<&'static ArchRates> {
-    let (major, minor) = compute_capability.split_once('.')?;
-    let cc = (major.trim().parse().ok()?, minor.trim().parse().ok()?);
+    let cc = parse_cc(compute_capability)?;
     TABLE.iter().find(|r| r.compute_capability == cc)
 }
 
@@ -205,9 +211,7 @@ pub const DATASHEETS: &[Datasheet] = &[
 
 /// The datasheet of `device`, if it is one of [`DATASHEETS`].
 pub fn datasheet(device: &Device) -> Option<&'static Datasheet> {
-    let cc = device.compute_capability.as_deref()?;
-    let (major, minor) = cc.split_once('.')?;
-    let cc: (u32, u32) = (major.trim().parse().ok()?, minor.trim().parse().ok()?);
+    let cc = parse_cc(device.compute_capability.as_deref()?)?;
     DATASHEETS.iter().find(|d| {
         d.compute_capability == cc
             && device.sm_count == Some(d.sm_count)

@@ -130,8 +130,8 @@ fn mark_limits(device: &Device, m: &mut Machine) {
     let cc = device
         .compute_capability
         .as_deref()
-        .and_then(|c| c.split_once('.'))
-        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+        .and_then(roofline_model::theoretical::parse_cc)
+        .and_then(|(a, b)| Some((i32::try_from(a).ok()?, i32::try_from(b).ok()?)));
     let (Some(cc), Some(rates), Some(sms)) = (
         cc,
         device
