@@ -39,9 +39,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             device,
         } => {
             if let Some(b) = baseline {
-                let group_by = compare_grouping(group_by, &file, &b)?;
-                let (bundle, _) = read_grouped(&file, group_by)?;
-                let (base, _) = read_grouped(&b, group_by)?;
+                let (bundle, base) = read_compared(group_by, &file, &b)?;
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
                     _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),
@@ -151,36 +149,53 @@ fn read_grouped(
     Ok((bundle, entries))
 }
 
-/// How `info --baseline` groups: as asked, else as the viewer compares
+/// The two bundles of `info --baseline`, grouped as asked, else as the viewer compares
 /// ([`roofline_model::view::ViewState::group_for`]): per operator when both bundles carry the
-/// operators that launched their kernels (one streamed pass over each to find out), per kernel
-/// otherwise. Says so on standard error when it chose per operator.
+/// operators that launched their kernels, per kernel otherwise. Unasked, each bundle is streamed
+/// once, aggregated per kernel as [`read_grouped`] does while finding out whether it carries
+/// operators, and read again whole only when both do. Says so on standard error when it chose
+/// per operator.
 ///
 /// # Errors
 /// As [`read_bundle`].
-fn compare_grouping(
+fn read_compared(
     asked: Option<roofline_model::group::GroupBy>,
     file: &Path,
     baseline: &Path,
-) -> Result<roofline_model::group::GroupBy, Error> {
+) -> Result<(Bundle, Bundle), Error> {
+    use roofline_model::aggregate::Aggregator;
     use roofline_model::group::GroupBy;
     if let Some(g) = asked {
-        return Ok(g);
+        let (bundle, _) = read_grouped(file, g)?;
+        let (base, _) = read_grouped(baseline, g)?;
+        return Ok((bundle, base));
     }
-    let carries_operators = |path: &Path| -> Result<bool, Error> {
-        let (_, any) = crate::io::read_bundle_reduced::<bool>(path, |any, k| {
-            *any = *any || GroupBy::Operator.group_of(&k).is_some();
-        })?;
-        Ok(any)
+    let per_kernel = |path: &Path| -> Result<(Bundle, bool), Error> {
+        let (streamed, (agg, any)) =
+            crate::io::read_bundle_reduced::<(Aggregator, bool)>(path, |acc, k| {
+                let (agg, any) = acc;
+                *any = *any || GroupBy::Operator.group_of(&k).is_some();
+                agg.push(&k);
+            })?;
+        let mut bundle = streamed.shell;
+        bundle.kernels = agg.finish();
+        Ok((bundle, any))
     };
-    let both = carries_operators(file)? && carries_operators(baseline)?;
-    let group = ViewState::group_for(None, both);
+    let (bundle, file_operators) = per_kernel(file)?;
+    let (base, base_operators) = per_kernel(baseline)?;
+    let group = ViewState::group_for(None, file_operators && base_operators);
+    if group == GroupBy::Kernel {
+        return Ok((bundle, base));
+    }
+    drop((bundle, base));
     if group == GroupBy::Operator {
         message(
             "comparing per operator: both bundles carry the PyTorch operators that launched their kernels (--group-by kernel compares kernel names)",
         );
     }
-    Ok(group)
+    let (bundle, _) = read_grouped(file, group)?;
+    let (base, _) = read_grouped(baseline, group)?;
+    Ok((bundle, base))
 }
 
 /// `roofline machine`: measures each requested device, writes one bundle, then prints the
