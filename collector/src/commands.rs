@@ -385,7 +385,8 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             ChartKind::Time => View::Time,
             ChartKind::Sweep => View::Machine,
         },
-        group: p.group_by,
+        // Per kernel, the default, is left unasked, as the viewer's own URL leaves it.
+        group: (p.group_by != roofline_model::group::GroupBy::Kernel).then_some(p.group_by),
         top: p.top,
         labels: p.labels,
         ..ViewState::default()

@@ -71,12 +71,10 @@ pub struct ViewState {
     pub device: Option<String>,
     /// The view.
     pub view: View,
-    /// How kernels are grouped: by kernel name, or by the PyTorch operator or module that
-    /// launched them (torch.profiler imports).
-    pub group: GroupBy,
-    /// Whether the grouping was asked for (`group=` in the URL); when it was not, the viewer
-    /// picks one ([`ViewState::group_for`]).
-    pub group_asked: bool,
+    /// How kernels are grouped, when asked (`group=` in the URL): by kernel name, or by the
+    /// PyTorch operator or module that launched them (torch.profiler imports). `None` when not
+    /// asked: the viewer picks one ([`ViewState::group_for`]).
+    pub group: Option<GroupBy>,
     /// The selected kernel (full name).
     pub kernel: Option<String>,
     /// The kernel filter.
@@ -102,8 +100,7 @@ impl Default for ViewState {
             baseline: None,
             device: None,
             view: View::Hierarchical,
-            group: GroupBy::Kernel,
-            group_asked: false,
+            group: None,
             kernel: None,
             filter: String::new(),
             levels: MemoryLevel::KERNEL_LEVELS.to_vec(),
@@ -126,11 +123,6 @@ impl ViewState {
         } else {
             GroupBy::Kernel
         })
-    }
-
-    /// The grouping asked for: `group=` in the URL, or any grouping but the default.
-    pub fn asked_group(&self) -> Option<GroupBy> {
-        (self.group_asked || self.group != GroupBy::Kernel).then_some(self.group)
     }
 
     /// A `pair=` value: `current → baseline`, or `current → ` for a kernel kept unpaired.
@@ -187,8 +179,7 @@ impl ViewState {
                 "chart" => s.view = View::from_key(value).unwrap_or_default(),
                 "group" => {
                     if let Some(g) = GroupBy::from_key(value) {
-                        s.group = g;
-                        s.group_asked = true;
+                        s.group = Some(g);
                     }
                 }
                 "kernel" => s.kernel = text(value),
@@ -238,7 +229,7 @@ impl ViewState {
             "chart",
             (self.view != View::Hierarchical).then(|| self.view.key().into()),
         );
-        put("group", self.asked_group().map(|g| g.key().into()));
+        put("group", self.group.map(|g| g.key().into()));
         put("kernel", self.kernel.clone());
         put(
             "filter",
@@ -284,8 +275,7 @@ mod tests {
             baseline: None,
             device: Some("1".into()),
             view: View::Time,
-            group: GroupBy::Operator,
-            group_asked: true,
+            group: Some(GroupBy::Operator),
             kernel: Some("void k<1>(float*)".into()),
             filter: "gemm".into(),
             levels: vec![MemoryLevel::Hbm],
@@ -323,20 +313,19 @@ mod tests {
         );
         // Asked for per kernel: written, so that a link keeps it, and read back as asked.
         let s = ViewState {
-            group_asked: true,
+            group: Some(GroupBy::Kernel),
             ..ViewState::default()
         };
         assert_eq!(s.to_query(), "group=kernel");
         let back = ViewState::from_pairs([("group", "kernel")]);
-        assert_eq!((back.asked_group(), back), (Some(GroupBy::Kernel), s));
-        assert_eq!(ViewState::default().asked_group(), None);
-        // The CLI's saved pages set a grouping other than the default without saying it was
-        // asked: it counts as asked.
+        assert_eq!((back.group, back), (Some(GroupBy::Kernel), s));
+        assert_eq!(ViewState::default().group, None);
+        // The CLI's saved pages set a grouping other than the default as asked.
         let op = ViewState {
-            group: GroupBy::Module,
+            group: Some(GroupBy::Module),
             ..ViewState::default()
         };
-        assert_eq!(op.asked_group(), Some(GroupBy::Module));
+        assert_eq!(op.to_query(), "group=module");
         // Pairs: several, the first of a current name counts, malformed ones are ignored.
         let s = ViewState::from_pairs([
             ("pair", "a → b"),
@@ -390,7 +379,7 @@ mod tests {
             ("levels", "l9"),
         ]);
         assert_eq!(s.view, View::Hierarchical);
-        assert_eq!((s.group, s.group_asked), (GroupBy::Kernel, false));
+        assert_eq!(s.group, None);
         assert_eq!(s.top, None);
         assert_eq!(s.filter, "old filter name");
         assert!(s.levels.is_empty());

@@ -136,7 +136,7 @@ impl AppState {
         let baseline = RwSignal::new(None::<usize>);
         let device = RwSignal::new(initial.device.clone());
         let machine_from = RwSignal::new(None::<usize>);
-        let group_asked = RwSignal::new(initial.asked_group());
+        let group_asked = RwSignal::new(initial.group);
         let pairs = RwSignal::new(initial.pairs.clone());
         // Per operator by default when both runs of a comparison carry operators.
         let group_by = Memo::new(move |_| {
@@ -463,8 +463,7 @@ impl AppState {
             machine,
             device: self.device.get(),
             view: self.view.get(),
-            group: self.group_asked.get().unwrap_or_default(),
-            group_asked: self.group_asked.get().is_some(),
+            group: self.group_asked.get(),
             kernel: self.selected.get(),
             filter: self.filter.get(),
             levels: self.levels.get(),
