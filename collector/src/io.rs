@@ -270,15 +270,8 @@ pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
 /// [`write_output`].
 pub fn write_bundle(path: &Path, bundle: &Bundle) -> Result<(), Error> {
     // Every problem at once, and nothing written (not even to standard output) when there is one.
-    roofline_model::validate(bundle).map_err(|source| Error::InvalidOutput {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut out = BundleOut::create(path, bundle)?;
-    for k in &bundle.kernels {
-        out.kernel(k)?;
-    }
-    out.finish(bundle)
+    let w = roofline_model::stream::write(bundle, || open_sink(path), |e| stream_error(path, e))?;
+    close_sink(path, w)
 }
 
 /// Where a write lands once symbolic links are followed.
@@ -472,12 +465,7 @@ impl BundleOut {
     /// # Errors
     /// [`Error::InvalidOutput`] for impossible figures; [`Error::WriteFile`].
     pub fn create(path: &Path, shell: &Bundle) -> Result<Self, Error> {
-        let sink = if is_stdout(path) {
-            Sink::Stdout(std::io::stdout())
-        } else {
-            Sink::File(Atomic::create(path)?)
-        };
-        let w = std::io::BufWriter::with_capacity(1 << 20, sink);
+        let w = open_sink(path)?;
         let writer =
             roofline_model::stream::Writer::begin(w, shell).map_err(|e| stream_error(path, e))?;
         Ok(BundleOut {
@@ -506,14 +494,35 @@ impl BundleOut {
             .writer
             .finish(shell)
             .map_err(|e| stream_error(&path, e))?;
-        let sink = w.into_inner().map_err(|e| Error::WriteFile {
-            path: path.clone(),
-            source: e.into_error(),
-        })?;
-        match sink {
-            Sink::File(a) => a.persist(),
-            Sink::Stdout(_) => Ok(()),
-        }
+        close_sink(&path, w)
+    }
+}
+
+/// The output of a streamed bundle at `path` (`-`: standard output), buffered.
+///
+/// # Errors
+/// [`Error::WriteFile`].
+fn open_sink(path: &Path) -> Result<std::io::BufWriter<Sink>, Error> {
+    let sink = if is_stdout(path) {
+        Sink::Stdout(std::io::stdout())
+    } else {
+        Sink::File(Atomic::create(path)?)
+    };
+    Ok(std::io::BufWriter::with_capacity(1 << 20, sink))
+}
+
+/// Flushes a streamed bundle's output and puts its file in place.
+///
+/// # Errors
+/// [`Error::WriteFile`].
+fn close_sink(path: &Path, w: std::io::BufWriter<Sink>) -> Result<(), Error> {
+    let sink = w.into_inner().map_err(|e| Error::WriteFile {
+        path: path.to_path_buf(),
+        source: e.into_error(),
+    })?;
+    match sink {
+        Sink::File(a) => a.persist(),
+        Sink::Stdout(_) => Ok(()),
     }
 }
 

@@ -141,6 +141,28 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// Writes a whole bundle as a stream: validates it first (every problem at once, and nothing
+/// written, the output not even opened, when there is one), then asks `open` for the output and
+/// writes it kernel by kernel ([`Writer::begin`], [`Writer::kernel`], [`Writer::finish`]), the
+/// text [`crate::to_json`] writes. Every [`WriteError`] goes through `error`, so that the caller
+/// names the output as it does for `open`'s own failures.
+///
+/// # Errors
+/// `error` of [`WriteError::Invalid`] for impossible figures, of [`WriteError::Io`] when the
+/// output fails; `open`'s.
+pub fn write<W: Write, E>(
+    bundle: &Bundle,
+    open: impl FnOnce() -> Result<W, E>,
+    error: impl Fn(WriteError) -> E,
+) -> Result<W, E> {
+    crate::validate(bundle).map_err(|e| error(WriteError::Invalid(e)))?;
+    let mut w = Writer::begin(open()?, bundle).map_err(&error)?;
+    for k in &bundle.kernels {
+        w.kernel(k).map_err(&error)?;
+    }
+    w.finish(bundle).map_err(error)
+}
+
 /// A serializer that writes a bundle's `kernels` as an empty list (the top-level struct's field
 /// of that name; everything else as it is).
 struct WithoutKernels<S>(S);
