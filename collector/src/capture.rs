@@ -6,8 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use roofline_import::assemble::{AssembleError, Machine, Placement};
+use roofline_import::assemble::{AssembleError, Machine};
 use roofline_import::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
+use roofline_import::pipeline::{
+    self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, PickError, TraceStream,
+    TraceStreamError,
+};
 use roofline_model::Bundle;
 use roofline_model::bundle::DataSource;
 
@@ -106,22 +110,16 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         .transpose()?;
     // torch.profiler traces are recognised by their content (JSON, gzip or not).
     // Reports (`.ncu-rep`, binary) go to ncu as before.
-    if let Some(trace) = files
-        .iter()
-        .filter(|f| f.extension().is_none_or(|e| e != "ncu-rep"))
-        .find_map(|f| {
-            crate::trace::is_trace(f)
-                .map(|t| t.then_some(f))
-                .transpose()
-        })
-        .transpose()?
-    {
-        if files.len() != 1 {
-            return Err(Error::Usage(format!(
-                "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
-                trace.display()
-            )));
-        }
+    let trace_at = pipeline::pick_trace(
+        &mut files.iter().collect::<Vec<_>>(),
+        |f| Ok(f.extension().is_none_or(|e| e != "ncu-rep") && crate::trace::is_trace(f)?),
+        |f| f.display().to_string(),
+    )
+    .map_err(|e| match e {
+        PickError::Input(e) => e,
+        PickError::NotAlone(what) => Error::Usage(what),
+    })?;
+    if let Some(trace) = trace_at.map(|i| &files[i]) {
         if allow_partial {
             return Err(Error::Usage(format!(
                 "--allow-partial applies to Nsight Compute capture sets; {} is a torch.profiler trace",
@@ -144,9 +142,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
             c.display()
         )));
     }
-    let convention = convention.unwrap_or_default();
-    let mut captures = Vec::new();
-    let mut notes = Vec::new();
+    let mut captures = NcuCaptures::new();
     for f in files {
         let name = f.display().to_string();
         let text = if f.extension().is_some_and(|e| e == "ncu-rep") {
@@ -155,45 +151,22 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         } else {
             read_text(f)?
         };
-        let cap = model_ncu::parse_capture(&text, &name).map_err(Error::Import)?;
-        notes.extend(cap.notes(&name));
-        captures.push((name, cap));
+        captures.add(&name, &text).map_err(Error::Import)?;
     }
-    let joined = model_ncu::join_with(captures, model_ncu::JoinOptions { allow_partial })
-        .map_err(Error::Import)?;
-    let launches = joined.launches;
-    if launches.is_empty() {
-        return Err(Error::NoKernels("in the given files".into()));
-    }
-    notes.extend(joined.notes);
-    // The machine's architecture stands in for a `CC` column the CSV lacks, never overrides one.
-    let arch = arch.or_else(|| {
-        launches
-            .iter()
-            .all(|l| l.compute_capability.is_none())
-            .then(|| machine_arch(machine.as_ref()))
-            .flatten()
-    });
-    let imported = model_ncu::to_kernels(&launches, &options(convention, arch, DataSource::Import))
-        .map_err(Error::Import)?;
-    let mut bundle = assemble(imported, machine, notes)?;
-    bundle.complete &= joined.complete;
-    bundle.description = Some(roofline_import::assemble::ncu_description(
-        &files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>(),
-    ));
+    let opts = NcuOptions {
+        allow_partial,
+        convention: convention.unwrap_or_default(),
+        arch,
+    };
+    let NcuBundle { bundle, launches } = captures
+        .bundle(opts, machine, crate::provenance::current())
+        .map_err(|e| match e {
+            NcuBundleError::Import(e) => Error::Import(e),
+            NcuBundleError::NoLaunches => Error::NoKernels("in the given files".into()),
+            NcuBundleError::Assemble(e) => assemble_error(e),
+        })?;
     write_bundle(output, &bundle)?;
-    report_written(
-        output,
-        &bundle,
-        launches
-            .iter()
-            .map(|l| l.launches)
-            .fold(0, u64::saturating_add),
-        bundle.kernels.len(),
-    );
+    report_written(output, &bundle, launches, bundle.kernels.len());
     Ok(())
 }
 
@@ -237,45 +210,31 @@ fn import_trace(
             )));
         }
     }
-    let placement = Placement::new(roofline_import::trace::launch_devices(&t), machine)
-        .map_err(assemble_error)?;
-    let mut shell = placement.shell(Vec::new(), crate::provenance::current());
     let counters_name = counters.map(|c| c.display().to_string());
-    shell.description = Some(roofline_import::assemble::trace_description(
+    let stream = TraceStream::new(
+        &t,
+        machine,
+        crate::provenance::current(),
         &trace.display().to_string(),
         counters_name.as_deref(),
-    ));
+    )
+    .map_err(assemble_error)?;
     let opts = roofline_import::trace::ImportOptions {
         convention: given.1.unwrap_or_default(),
         arch,
     };
-    let mut out = crate::io::BundleOut::create(output, &shell)?;
-    let mut failed = None;
-    let mut entries = 0usize;
-    let summary = roofline_import::trace::import_each(&t, ct.as_ref(), &opts, &mut |mut k| {
-        placement.place(&mut k);
-        entries += 1;
-        match out.kernel(&k) {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    let summary = summary.map_err(|source| Error::TraceImport {
-        path: trace.to_path_buf(),
-        source: Box::new(source),
-    })?;
-    // The import's notes first, then the placement's (as `assemble` orders them).
-    let mut notes = summary.notes;
-    notes.extend(placement.notes().iter().cloned());
-    shell.notes = notes;
-    out.finish(&shell)?;
-    report_written(output, &shell, summary.stats.launches as u64, entries);
+    let mut out = crate::io::BundleOut::create(output, stream.shell())?;
+    let done = stream
+        .run(&t, ct.as_ref(), &opts, |k| out.kernel(k))
+        .map_err(|e| match e {
+            TraceStreamError::Sink(e) => e,
+            TraceStreamError::Import(source) => Error::TraceImport {
+                path: trace.to_path_buf(),
+                source: Box::new(source),
+            },
+        })?;
+    out.finish(&done.shell)?;
+    report_written(output, &done.shell, done.launches, done.entries);
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! The import the page runs, step by step as `roofline import` takes it with no options but
 //! `--machine`: each input told apart by its first bytes ([`roofline_import::input`]), a
 //! torch.profiler trace streamed through the parser and imported kernel by kernel, or Nsight
-//! Compute CSV captures joined, then assembled with the machine bundle
-//! ([`roofline_import::assemble`]) and written as `roofline_model::stream` writes bundles.
+//! Compute CSV captures joined, then assembled with the machine bundle, in the steps the CLI
+//! takes too ([`roofline_import::pipeline`]), and written as `roofline_model::stream` writes
+//! bundles.
 //!
 //! Pure: the inputs are handed as [`Input`]s (the worker reads the dropped files, the tests read
 //! files), the bundle goes to any [`Write`]. Every refusal is a [`Failure`] whose words,
@@ -10,12 +11,16 @@
 
 use std::io::{self, BufRead, Write};
 
-use roofline_import::assemble::{self, AssembleError, Machine, Placement};
+use roofline_import::assemble::{AssembleError, Machine};
 use roofline_import::input::{self, Content};
-use roofline_import::ncu::{self, Convention, ImportOptions, JoinOptions, NcuError};
+use roofline_import::ncu::{Convention, NcuError};
+use roofline_import::pipeline::{
+    self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, PickError, TraceStream,
+    TraceStreamError,
+};
 use roofline_import::trace::{self, TraceError, import::ImportError};
 use roofline_model::ReadError;
-use roofline_model::bundle::{Bundle, DataSource, Kernel, Provenance};
+use roofline_model::bundle::Provenance;
 use roofline_model::stream::{WriteError, Writer};
 
 /// One input as the import reads it: a file dropped or picked, or a URL's body.
@@ -206,20 +211,16 @@ pub fn run<I: Input, W: Write>(
         machine,
         provenance,
     } = req;
-    let mut trace_at = None;
-    for (i, f) in inputs.iter_mut().enumerate() {
-        if !is_report(f.name()) && classify(f)? == Content::Trace {
-            trace_at = Some(i);
-            break;
-        }
-    }
+    let trace_at = pipeline::pick_trace(
+        &mut inputs,
+        |f| Ok(!is_report(f.name()) && classify(f)? == Content::Trace),
+        |f| f.name().to_string(),
+    )
+    .map_err(|e| match e {
+        PickError::Input(e) => e,
+        PickError::NotAlone(what) => Failure::Usage(what),
+    })?;
     if let Some(i) = trace_at {
-        if inputs.len() != 1 {
-            return Err(Failure::Usage(format!(
-                "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
-                inputs[i].name()
-            )));
-        }
         let f = inputs.swap_remove(i);
         return import_trace(f, machine, provenance, out, progress);
     }
@@ -233,9 +234,7 @@ fn import_csv<I: Input, W: Write>(
     provenance: Provenance,
     out: W,
 ) -> Result<Outcome, Failure> {
-    let mut captures = Vec::new();
-    let mut notes = Vec::new();
-    let mut names = Vec::new();
+    let mut captures = NcuCaptures::new();
     for mut f in inputs {
         let name = f.name().to_string();
         if is_report(&name) {
@@ -251,52 +250,18 @@ fn import_csv<I: Input, W: Write>(
             source,
         })?;
         let text = input::utf8_text(bytes).map_err(|what| read_failure(&name, what))?;
-        let cap = ncu::parse_capture(&text, &name).map_err(Failure::Import)?;
-        notes.extend(cap.notes(&name));
-        captures.push((name.clone(), cap));
-        names.push(name);
+        captures.add(&name, &text).map_err(Failure::Import)?;
     }
-    let joined = ncu::join_with(
-        captures,
-        JoinOptions {
-            allow_partial: false,
-        },
-    )
-    .map_err(Failure::Import)?;
-    let launches = joined.launches;
-    if launches.is_empty() {
-        return Err(Failure::NoKernels("in the given files".into()));
-    }
-    notes.extend(joined.notes);
-    // The machine's architecture stands in for a `CC` column the CSV lacks.
-    let arch = launches
-        .iter()
-        .all(|l| l.compute_capability.is_none())
-        .then(|| machine.as_ref().and_then(Machine::arch))
-        .flatten();
-    let opts = ImportOptions {
-        convention: Convention::default(),
-        arch,
-        source: DataSource::Import,
-    };
-    let imported = ncu::to_kernels(&launches, &opts).map_err(Failure::Import)?;
-    let mut bundle = assemble::assemble(imported, machine, notes, provenance)?;
-    bundle.complete &= joined.complete;
-    bundle.description = Some(assemble::ncu_description(&names));
-    roofline_model::validate(&bundle).map_err(|source| Failure::InvalidOutput {
-        name: OUTPUT.into(),
-        source,
-    })?;
-    let mut w = Writer::begin(out, &bundle).map_err(write_failure)?;
-    for k in &bundle.kernels {
-        w.kernel(k).map_err(write_failure)?;
-    }
-    w.finish(&bundle).map_err(write_failure)?;
+    let NcuBundle { bundle, launches } = captures
+        .bundle(NcuOptions::default(), machine, provenance)
+        .map_err(|e| match e {
+            NcuBundleError::Import(e) => Failure::Import(e),
+            NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
+            NcuBundleError::Assemble(e) => Failure::from(e),
+        })?;
+    roofline_model::stream::write(&bundle, || Ok(out), write_failure)?;
     Ok(Outcome {
-        launches: launches
-            .iter()
-            .map(|l| l.launches)
-            .fold(0, u64::saturating_add),
+        launches,
         entries: bundle.kernels.len(),
     })
 }
@@ -325,42 +290,29 @@ fn import_trace<I: Input, W: Write>(
         convention: Convention::default(),
         arch: machine.as_ref().and_then(Machine::arch),
     };
-    let placement = Placement::new(trace::launch_devices(&t), machine)?;
-    let mut shell: Bundle = placement.shell(Vec::new(), provenance);
-    shell.description = Some(assemble::trace_description(&name, None));
-    let mut w = Writer::begin(out, &shell).map_err(write_failure)?;
+    let stream = TraceStream::new(&t, machine, provenance, &name, None)?;
+    let mut w = Writer::begin(out, stream.shell()).map_err(write_failure)?;
     let total = t.kernels.len().max(t.ranges.len());
-    let mut failed = None;
     let mut entries = 0usize;
-    let summary = trace::import_each(&t, None, &opts, &mut |mut k: Kernel| {
-        placement.place(&mut k);
-        entries += 1;
-        if entries.is_multiple_of(4096) {
-            progress(entries, total);
-        }
-        match w.kernel(&k) {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
+    let done = stream
+        .run(&t, None, &opts, |k| {
+            entries += 1;
+            if entries.is_multiple_of(4096) {
+                progress(entries, total);
             }
-        }
-    });
-    if let Some(e) = failed {
-        return Err(write_failure(e));
-    }
-    let summary = summary.map_err(|source| Failure::TraceImport {
-        name: name.clone(),
-        source: Box::new(source),
-    })?;
-    // The import's notes first, then the placement's (as `assemble` orders them).
-    let mut notes = summary.notes;
-    notes.extend(placement.notes().iter().cloned());
-    shell.notes = notes;
-    w.finish(&shell).map_err(write_failure)?;
+            w.kernel(k)
+        })
+        .map_err(|e| match e {
+            TraceStreamError::Sink(e) => write_failure(e),
+            TraceStreamError::Import(source) => Failure::TraceImport {
+                name: name.clone(),
+                source: Box::new(source),
+            },
+        })?;
+    w.finish(&done.shell).map_err(write_failure)?;
     Ok(Outcome {
-        launches: summary.stats.launches as u64,
-        entries,
+        launches: done.launches,
+        entries: done.entries,
     })
 }
 

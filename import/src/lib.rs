@@ -14,10 +14,13 @@
 //!   from the shapes a trace records, one rule per operator family;
 //! - [`input`]: what an input is from its first bytes (a trace, CSV text, or what neither reads);
 //! - [`assemble`]: the imported pieces, a machine bundle, notes and provenance into one bundle,
-//!   the same for the CLI and the viewer's import worker.
+//!   the same for the CLI and the viewer's import worker;
+//! - [`pipeline`]: an import's steps in their order (the one trace among the inputs, captures
+//!   into a bundle, a trace streamed kernel by kernel), the same for both callers.
 
 pub mod assemble;
 pub mod input;
 pub mod ncu;
 pub mod operators;
+pub mod pipeline;
 pub mod trace;

@@ -1,0 +1,379 @@
+//! An import's steps in their order, the same for `roofline import` and the viewer's import
+//! worker: which input is the one torch.profiler trace ([`pick_trace`]); Nsight Compute CSV
+//! captures parsed, joined and assembled into a bundle ([`NcuCaptures`]); a trace imported kernel
+//! by kernel into a sink ([`TraceStream`]).
+//!
+//! Pure: the callers read the inputs and write the bundle, and map these errors to their own
+//! (the same words).
+
+use roofline_model::bundle::{Bundle, DataSource, Kernel, Provenance};
+
+use crate::assemble::{self, AssembleError, Machine, Placement};
+use crate::ncu::{self, Arch, Capture, Convention, JoinOptions, NcuError};
+use crate::trace::{self, Trace, import::ImportError};
+
+/// Why [`pick_trace`] found no single trace to import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickError<E> {
+    /// `is_trace` failed for an input.
+    Input(E),
+    /// A trace came with other inputs; the refusal, in words.
+    NotAlone(String),
+}
+
+/// Which input is a torch.profiler trace, if any: the first for which `is_trace` says so (asked
+/// in order, up to that one; the caller skips the Nsight Compute reports, read only by Nsight
+/// Compute). A trace is imported alone: with other inputs it is refused, named by `name`.
+///
+/// # Errors
+/// [`PickError::Input`] with `is_trace`'s error; [`PickError::NotAlone`].
+pub fn pick_trace<T, E>(
+    inputs: &mut [T],
+    mut is_trace: impl FnMut(&mut T) -> Result<bool, E>,
+    name: impl Fn(&T) -> String,
+) -> Result<Option<usize>, PickError<E>> {
+    let mut at = None;
+    for (i, f) in inputs.iter_mut().enumerate() {
+        if is_trace(f).map_err(PickError::Input)? {
+            at = Some(i);
+            break;
+        }
+    }
+    match at {
+        Some(i) if inputs.len() != 1 => Err(PickError::NotAlone(format!(
+            "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
+            name(&inputs[i])
+        ))),
+        at => Ok(at),
+    }
+}
+
+/// Why Nsight Compute captures gave no bundle.
+#[derive(Debug)]
+pub enum NcuBundleError {
+    /// The captures could not be joined or read into kernels.
+    Import(NcuError),
+    /// They hold no kernel launch.
+    NoLaunches,
+    /// The machine bundle does not fit them.
+    Assemble(AssembleError),
+}
+
+/// How Nsight Compute captures are read into kernels (`roofline import`'s options; the viewer's
+/// import worker takes the defaults).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NcuOptions {
+    /// Import an incomplete capture set, marked incomplete (`--allow-partial`).
+    pub allow_partial: bool,
+    /// FLOP and time convention (`--convention`).
+    pub convention: Convention,
+    /// The architecture, when the inputs do not say (`--arch`); else the machine's stands in
+    /// for a `CC` column the CSV lacks.
+    pub arch: Option<Arch>,
+}
+
+/// A bundle made from Nsight Compute captures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcuBundle {
+    /// The bundle, with its description.
+    pub bundle: Bundle,
+    /// Launches imported.
+    pub launches: u64,
+}
+
+/// Nsight Compute CSV captures of one run, parsed as they are read ([`NcuCaptures::add`]), then
+/// joined into one bundle ([`NcuCaptures::bundle`]).
+#[derive(Debug, Default)]
+pub struct NcuCaptures {
+    captures: Vec<(String, Capture)>,
+    notes: Vec<String>,
+    names: Vec<String>,
+}
+
+impl NcuCaptures {
+    /// No captures yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses one capture's text ([`ncu::parse_capture`]), named `name`, and keeps what it
+    /// notes.
+    ///
+    /// # Errors
+    /// [`ncu::parse_capture`]'s.
+    pub fn add(&mut self, name: &str, text: &str) -> Result<(), NcuError> {
+        let cap = ncu::parse_capture(text, name)?;
+        self.notes.extend(cap.notes(name));
+        self.captures.push((name.to_string(), cap));
+        self.names.push(name.to_string());
+        Ok(())
+    }
+
+    /// The captures joined ([`ncu::join_with`]), read into kernels ([`ncu::to_kernels`]) and
+    /// assembled with the machine ([`assemble::assemble`]): the captures' notes, then the join's,
+    /// the import's and the placement's; incomplete when the set was; described by its inputs'
+    /// names.
+    ///
+    /// # Errors
+    /// [`NcuBundleError`].
+    pub fn bundle(
+        self,
+        opts: NcuOptions,
+        machine: Option<Machine>,
+        provenance: Provenance,
+    ) -> Result<NcuBundle, NcuBundleError> {
+        let NcuCaptures {
+            captures,
+            mut notes,
+            names,
+        } = self;
+        let joined = ncu::join_with(
+            captures,
+            JoinOptions {
+                allow_partial: opts.allow_partial,
+            },
+        )
+        .map_err(NcuBundleError::Import)?;
+        let launches = joined.launches;
+        if launches.is_empty() {
+            return Err(NcuBundleError::NoLaunches);
+        }
+        notes.extend(joined.notes);
+        // The machine's architecture stands in for a `CC` column the CSV lacks, never overrides
+        // one.
+        let arch = opts.arch.or_else(|| {
+            launches
+                .iter()
+                .all(|l| l.compute_capability.is_none())
+                .then(|| machine.as_ref().and_then(Machine::arch))
+                .flatten()
+        });
+        let import = ncu::ImportOptions {
+            convention: opts.convention,
+            arch,
+            source: DataSource::Import,
+        };
+        let imported = ncu::to_kernels(&launches, &import).map_err(NcuBundleError::Import)?;
+        let mut bundle = assemble::assemble(imported, machine, notes, provenance)
+            .map_err(NcuBundleError::Assemble)?;
+        bundle.complete &= joined.complete;
+        bundle.description = Some(assemble::ncu_description(&names));
+        Ok(NcuBundle {
+            bundle,
+            launches: launches
+                .iter()
+                .map(|l| l.launches)
+                .fold(0, u64::saturating_add),
+        })
+    }
+}
+
+/// Why a trace's streamed import stopped.
+#[derive(Debug)]
+pub enum TraceStreamError<E> {
+    /// The sink failed (the import stopped there).
+    Sink(E),
+    /// The trace held nothing to import.
+    Import(ImportError),
+}
+
+/// A streamed trace import, done.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStreamed {
+    /// The bundle's shell with its final notes (the import's, then the placement's).
+    pub shell: Bundle,
+    /// Launches imported.
+    pub launches: u64,
+    /// Kernel entries handed to the sink.
+    pub entries: usize,
+}
+
+/// A torch.profiler trace imported kernel by kernel ([`trace::import_each`]) into a sink, so
+/// that its bundle is never held: [`TraceStream::new`] places the trace's devices against the
+/// machine and gives the shell to begin the output with ([`TraceStream::shell`]);
+/// [`TraceStream::run`] hands each kernel, placed, to the sink.
+#[derive(Debug, Clone)]
+pub struct TraceStream {
+    placement: Placement,
+    shell: Bundle,
+}
+
+impl TraceStream {
+    /// The placement of `trace`'s launch devices ([`trace::launch_devices`]) against the
+    /// machine, and the shell described by the trace's name (and the counter trace's).
+    ///
+    /// # Errors
+    /// As [`Placement::new`].
+    pub fn new(
+        trace: &Trace,
+        machine: Option<Machine>,
+        provenance: Provenance,
+        trace_name: &str,
+        counters_name: Option<&str>,
+    ) -> Result<Self, AssembleError> {
+        let placement = Placement::new(trace::launch_devices(trace), machine)?;
+        let mut shell = placement.shell(Vec::new(), provenance);
+        shell.description = Some(assemble::trace_description(trace_name, counters_name));
+        Ok(TraceStream { placement, shell })
+    }
+
+    /// The bundle's shell, everything but its kernels, as the output begins.
+    pub fn shell(&self) -> &Bundle {
+        &self.shell
+    }
+
+    /// Imports `trace` (with `counters`' counters joined), each kernel placed and handed to
+    /// `sink`; the first error of the sink stops the import.
+    ///
+    /// # Errors
+    /// [`TraceStreamError::Sink`], before anything the import says;
+    /// [`TraceStreamError::Import`].
+    pub fn run<E>(
+        self,
+        trace: &Trace,
+        counters: Option<&Trace>,
+        opts: &trace::ImportOptions,
+        mut sink: impl FnMut(&Kernel) -> Result<(), E>,
+    ) -> Result<TraceStreamed, TraceStreamError<E>> {
+        let TraceStream {
+            placement,
+            mut shell,
+        } = self;
+        let mut failed = None;
+        let mut entries = 0usize;
+        let summary = trace::import_each(trace, counters, opts, &mut |mut k: Kernel| {
+            placement.place(&mut k);
+            entries += 1;
+            match sink(&k) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(TraceStreamError::Sink(e));
+        }
+        let summary = summary.map_err(TraceStreamError::Import)?;
+        // The import's notes first, then the placement's (as `assemble` orders them).
+        let mut notes = summary.notes;
+        notes.extend(placement.notes().iter().cloned());
+        shell.notes = notes;
+        Ok(TraceStreamed {
+            shell,
+            launches: summary.stats.launches as u64,
+            entries,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "\"ID\",\"Kernel Name\",\"Device\",\"CC\",\"Some New Column\",\"dram__bytes.sum\",\"gpu__time_duration.sum\"\n\
+\"\",\"\",\"\",\"\",\"\",\"byte\",\"nsecond\"\n\
+\"0\",\"gemm\",\"0\",\"9.0\",\"x\",\"1000\",\"10\"\n\
+\"1\",\"copy\",\"0\",\"9.0\",\"x\",\"2000\",\"5\"\n";
+
+    const TRACE: &str = r#"{"deviceProperties": [{"id": 0, "name": "SYNTHETIC GPU", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
+      "traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 2, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "kernel", "name": "synthetic_sgemm", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0}}
+      ]}"#;
+
+    #[test]
+    fn the_first_trace_is_picked_and_refused_with_others() {
+        let name = |f: &&str| f.to_string();
+        let mut asked = Vec::new();
+        let mut is_trace = |f: &mut &str| -> Result<bool, ()> {
+            asked.push(f.to_string());
+            Ok(f.ends_with(".json"))
+        };
+        assert_eq!(pick_trace(&mut ["a.csv"], &mut is_trace, name), Ok(None));
+        assert_eq!(
+            pick_trace(&mut ["t.json"], &mut is_trace, name),
+            Ok(Some(0))
+        );
+        asked.clear();
+        let mut is_trace = |f: &mut &str| -> Result<bool, ()> {
+            asked.push(f.to_string());
+            Ok(f.ends_with(".json"))
+        };
+        assert_eq!(
+            pick_trace(&mut ["a.csv", "t.json", "u.json"], &mut is_trace, name),
+            Err(PickError::NotAlone(
+                "t.json is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)".into()
+            ))
+        );
+        assert_eq!(asked, ["a.csv", "t.json"]);
+        assert_eq!(
+            pick_trace(&mut ["a.csv"], |_| Err("unreadable"), name),
+            Err(PickError::Input("unreadable"))
+        );
+    }
+
+    #[test]
+    fn captures_become_one_described_bundle() {
+        let mut c = NcuCaptures::new();
+        c.add("a.csv", CSV).unwrap();
+        let NcuBundle { bundle, launches } = c
+            .bundle(NcuOptions::default(), None, Provenance::default())
+            .unwrap();
+        assert_eq!(launches, 2);
+        assert_eq!(bundle.kernels.len(), 2);
+        assert!(bundle.complete);
+        assert_eq!(
+            bundle.description.as_deref(),
+            Some("imported from Nsight Compute output: a.csv")
+        );
+        // The captures' notes first, the placement's last.
+        assert!(
+            bundle.notes[0].contains("Some New Column"),
+            "{:?}",
+            bundle.notes
+        );
+        assert!(
+            bundle
+                .notes
+                .last()
+                .unwrap()
+                .starts_with("no machine characterization")
+        );
+        assert!(NcuCaptures::new().add("e.csv", "nothing").is_err());
+    }
+
+    #[test]
+    fn a_trace_streams_into_its_sink_and_a_sink_error_stops_it() {
+        let t = trace::parse(TRACE.as_bytes()).unwrap();
+        let stream = TraceStream::new(&t, None, Provenance::default(), "t.json", None).unwrap();
+        assert_eq!(
+            stream.shell().description.as_deref(),
+            Some("imported from a torch.profiler trace: t.json")
+        );
+        let opts = trace::ImportOptions {
+            convention: Convention::default(),
+            arch: None,
+        };
+        let mut names = Vec::new();
+        let done = stream
+            .clone()
+            .run(&t, None, &opts, |k| {
+                names.push(k.name.clone());
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(names, ["synthetic_sgemm"]);
+        assert_eq!((done.launches, done.entries), (1, 1));
+        assert!(
+            done.shell
+                .notes
+                .last()
+                .unwrap()
+                .starts_with("no machine characterization")
+        );
+        let e = stream.run(&t, None, &opts, |_| Err("full")).unwrap_err();
+        assert!(matches!(e, TraceStreamError::Sink("full")), "{e:?}");
+    }
+}
