@@ -540,11 +540,8 @@ impl Config {
             }
             Command::Import(a) => Config::Import {
                 files: a.files,
-                output: if crate::io::is_stdout(&a.output) {
-                    a.output
-                } else {
-                    output_path(a.output)?
-                },
+                // `-` (standard output) has no placeholder: output_path keeps it.
+                output: output_path(a.output)?,
                 machine: a.machine,
                 arch: arch(a.arch.as_deref())?,
                 convention: a.convention.map(convention),

@@ -322,7 +322,7 @@ pub fn fill_placeholders(
     host: &str,
 ) -> Result<Filled, String> {
     let first = |names: &[&str]| names.iter().find_map(|n| env(n).filter(|v| !v.is_empty()));
-    let rank = first(&RANK_VARIABLES);
+    let rank = launcher_rank(&env);
     let device = env("CUDA_VISIBLE_DEVICES")
         .and_then(|v| v.split(',').next().map(str::trim).map(str::to_string))
         .filter(|v| !v.is_empty())

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::process::{root, run};
+use crate::process::{pip_install, root, run, venv};
 
 /// The notebook converter and executor.
 pub const NBCONVERT: &str = "7.17.2";
@@ -42,24 +42,8 @@ pub fn out_dir() -> PathBuf {
     crate::process::target_dir().join("embed-kit")
 }
 
-fn pip_install(venv: &Path, what: &[String], step: &str) -> Result<(), String> {
-    let mut c = Command::new(venv.join("bin/pip"));
-    c.args(["install", "--quiet"]).args(what);
-    run(step, c).map_err(|e| {
-        format!(
-            "{e}: pip could not install {} (is the Python package registry reachable? pip honours \
-             PIP_INDEX_URL for a mirror)",
-            what.join(" ")
-        )
-    })
-}
-
-fn venv(path: &Path) -> Result<(), String> {
-    let mut c = Command::new("python3");
-    c.args(["-m", "venv"]).arg(path);
-    run("a virtual environment", c)
-        .map_err(|e| format!("{e}; python3 with the venv module is needed"))
-}
+/// The hint after a failing `python3 -m venv`.
+const VENV_HINT: &str = "python3 with the venv module is needed";
 
 /// The Python unit tests' counts from `unittest`'s closing lines (`Ran N tests`, `OK` or
 /// `FAILED (failures=F, errors=E)`).
@@ -94,19 +78,22 @@ fn notebook(wheel: &Path) -> Result<(usize, usize), String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let env = dir.join("venv");
-    venv(&env)?;
+    venv(&env, "a virtual environment", VENV_HINT)?;
     let mut c = Command::new(env.join("bin/pip"));
     c.args(["install", "--quiet", "--no-index", "--no-deps"])
         .arg(wheel);
     run("pip install the wheel (notebook)", c)?;
+    let what = [
+        format!("nbconvert=={NBCONVERT}"),
+        format!("ipykernel=={IPYKERNEL}"),
+        format!("pandas=={PANDAS}"),
+    ];
     pip_install(
         &env,
-        &[
-            format!("nbconvert=={NBCONVERT}"),
-            format!("ipykernel=={IPYKERNEL}"),
-            format!("pandas=={PANDAS}"),
-        ],
+        &what,
         &format!("pip install nbconvert {NBCONVERT}, ipykernel {IPYKERNEL}, pandas {PANDAS}"),
+        &what.join(" "),
+        "",
     )?;
 
     eprintln!("\n==> the roofline package's unit tests (Python, unittest)");
@@ -216,9 +203,15 @@ fn site_tools() -> Result<PathBuf, String> {
         return Ok(env);
     }
     let _ = std::fs::remove_dir_all(&env);
-    venv(&env)?;
+    venv(&env, "a virtual environment", VENV_HINT)?;
     let what: Vec<String> = pins.split(' ').map(String::from).collect();
-    pip_install(&env, &what, &format!("pip install {pins}"))?;
+    pip_install(
+        &env,
+        &what,
+        &format!("pip install {pins}"),
+        &what.join(" "),
+        "",
+    )?;
     write(&stamp, pins.as_bytes())?;
     Ok(env)
 }

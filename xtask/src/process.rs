@@ -47,3 +47,31 @@ pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
     }
     std::env::join_paths(parts).unwrap_or_default()
 }
+
+/// Makes a Python virtual environment at `path` (`python3 -m venv`) as the step `step`; its
+/// error ends with `hint`.
+pub fn venv(path: &Path, step: &str, hint: &str) -> Result<(), String> {
+    let mut c = Command::new("python3");
+    c.args(["-m", "venv"]).arg(path);
+    run(step, c).map_err(|e| format!("{e}; {hint}"))
+}
+
+/// `pip install --quiet <packages>` into the virtual environment `venv`, as the step `step`; its
+/// error says pip could not install `what`, asks whether the package registry is reachable, and
+/// ends with `or` (another way, or nothing).
+pub fn pip_install(
+    venv: &Path,
+    packages: &[String],
+    step: &str,
+    what: &str,
+    or: &str,
+) -> Result<(), String> {
+    let mut c = Command::new(venv.join("bin/pip"));
+    c.args(["install", "--quiet"]).args(packages);
+    run(step, c).map_err(|e| {
+        format!(
+            "{e}: pip could not install {what} (is the Python package registry reachable? pip \
+             honours PIP_INDEX_URL for a mirror){or}"
+        )
+    })
+}

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::install::{WASM, ensure_browser, ensure_wasm_target};
-use crate::process::{cargo, root, run};
+use crate::process::{cargo, root, run, target_dir};
 
 /// The viewer benchmark (`tests/bench/viewer.rs`) on the built site, in headless Chromium.
 pub fn bench_viewer() -> Result<(), String> {
@@ -82,9 +82,7 @@ pub fn build_web() -> Result<PathBuf, String> {
     run("build the import worker (wasm32, wasm-release)", c)?;
     let root = root();
     // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let target = target_dir();
     let wasm = target.join("wasm32-unknown-unknown/wasm-release/roofline_viewer.wasm");
     let dist = root.join("dist");
     clear_dist(&dist)?;
@@ -178,7 +176,7 @@ struct ImporterSizes {
 fn importer(root: &Path, wasm: &Path, dist: &Path) -> Result<ImporterSizes, String> {
     use base64::Engine;
     eprintln!("\n==> wasm-bindgen (import worker)");
-    let out = root.join("target/importer-bindgen");
+    let out = target_dir().join("importer-bindgen");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     // A classic worker's glue (`no-modules`): a `file://` page may start a worker from a Blob
     // URL only as a classic script.

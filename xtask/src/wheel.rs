@@ -57,27 +57,22 @@ fn tools() -> Result<PathBuf, String> {
         return Ok(venv);
     }
     if !venv.join("bin/pip").is_file() {
-        let mut c = Command::new("python3");
-        c.args(["-m", "venv"]).arg(&venv);
-        crate::process::run("make a virtual environment for maturin", c).map_err(|e| {
-            format!("{e}; `cargo xtask wheel` needs python3 with the venv module (Debian: apt-get install python3-venv)")
-        })?;
+        crate::process::venv(
+            &venv,
+            "make a virtual environment for maturin",
+            "`cargo xtask wheel` needs python3 with the venv module (Debian: apt-get install python3-venv)",
+        )?;
     }
-    let mut c = Command::new(venv.join("bin/pip"));
-    c.args([
-        "install",
-        "--quiet",
-        &format!("maturin=={MATURIN}"),
-        &format!("ziglang=={ZIG}"),
-    ]);
-    crate::process::run(&format!("pip install maturin {MATURIN} and zig {ZIG}"), c).map_err(|e| {
-        format!(
-            "{e}: pip could not install maturin and zig (is the Python package registry reachable? \
-             pip honours PIP_INDEX_URL for a mirror); or install maturin=={MATURIN} and ziglang=={ZIG} \
-             yourself into {}",
+    crate::process::pip_install(
+        &venv,
+        &[format!("maturin=={MATURIN}"), format!("ziglang=={ZIG}")],
+        &format!("pip install maturin {MATURIN} and zig {ZIG}"),
+        "maturin and zig",
+        &format!(
+            "; or install maturin=={MATURIN} and ziglang=={ZIG} yourself into {}",
             venv.display()
-        )
-    })?;
+        ),
+    )?;
     Ok(venv)
 }
 

@@ -46,6 +46,12 @@ fn device_pairs(
 ) -> Result<Vec<(Side, Side)>, String> {
     let ids = |b: &Bundle| b.devices.iter().map(|d| d.id.clone()).collect::<Vec<_>>();
     let (cur, base) = (ids(current), ids(baseline));
+    // Every id once (a bundle's ids are unique: validation refuses duplicates), the current
+    // run's first.
+    let all: Vec<&String> = cur
+        .iter()
+        .chain(base.iter().filter(|id| !cur.contains(id)))
+        .collect();
     let pairs: Vec<(Side, Side)> = if cur.len() <= 1 && base.len() <= 1 {
         vec![(
             Side::Device(cur.first().cloned()),
@@ -59,8 +65,7 @@ fn device_pairs(
                 Side::Absent
             }
         };
-        cur.iter()
-            .chain(base.iter().filter(|id| !cur.contains(id)))
+        all.iter()
             .map(|id| (side(&cur, id), side(&base, id)))
             .collect()
     };
@@ -70,18 +75,15 @@ fn device_pairs(
     let is = |s: &Side| matches!(s, Side::Device(Some(x)) if x == d);
     let chosen: Vec<(Side, Side)> = pairs.into_iter().filter(|(c, b)| is(c) || is(b)).collect();
     if chosen.is_empty() {
-        let mut all = cur;
-        for id in base {
-            if !all.contains(&id) {
-                all.push(id);
-            }
-        }
         return Err(format!(
             "--device {d}: neither run has such a device (they have {})",
             if all.is_empty() {
                 "none".to_string()
             } else {
-                all.join(", ")
+                all.iter()
+                    .map(|id| id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         ));
     }

@@ -423,11 +423,12 @@ impl Gemm {
         (&mut self.a, &self.d)
     }
 
-    /// The A and B operands (stored K×M and K×N) and how many values each holds, for the
-    /// caller to fill with real data.
+    /// The A and B operands (stored K×M and K×N) and the bytes of values each holds
+    /// (`values × ab_bytes`), for the caller to fill with real data.
     pub fn operands(&self) -> [(&CudaSlice<u8>, u64); 2] {
         let (m, n, k) = self.size;
-        [(&self.a, k * m), (&self.b, k * n)]
+        let ab_bytes = self.spec.ab_bytes as u64;
+        [(&self.a, k * m * ab_bytes), (&self.b, k * n * ab_bytes)]
     }
 
     /// How many algorithms the heuristic gave.
@@ -443,11 +444,13 @@ impl Gemm {
         }
     }
 
-    /// The heuristic's `i`-th algorithm as cuBLASLt describes it
-    /// (`cublasLtMatmulAlgoConfigGetAttribute`); `None` out of range.
-    pub fn algorithm(&self, i: usize) -> Option<GemmAlgorithm> {
+    /// The selected algorithm (see [`Gemm::select`]) as cuBLASLt describes it
+    /// (`cublasLtMatmulAlgoConfigGetAttribute`). Always one the heuristic gave: it gave at least
+    /// one ([`Gemm::with_algorithms`] fails otherwise) and `select` only takes indices in range.
+    pub fn selected_algorithm(&self) -> GemmAlgorithm {
         use lt::cublasLtMatmulAlgoConfigAttributes_t as A;
-        let h = self.algos.get(i)?;
+        let i = self.selected;
+        let h = &self.algos[i];
         let get = |attr: A, signed: bool| -> Option<i64> {
             let mut size = 0usize;
             // SAFETY: `h.algo` is an algorithm the heuristic returned, alive with this GEMM; a
@@ -482,7 +485,7 @@ impl Gemm {
             (status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
                 .then(|| attribute_value(&buf[..size], signed))
         };
-        Some(GemmAlgorithm {
+        GemmAlgorithm {
             heuristic_rank: u32::try_from(i).unwrap_or(u32::MAX),
             id: get(A::CUBLASLT_ALGO_CONFIG_ID, true),
             tile: get(A::CUBLASLT_ALGO_CONFIG_TILE_ID, false),
@@ -495,7 +498,7 @@ impl Gemm {
             cluster_shape: get(A::CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, false),
             workspace_bytes: h.workspaceSize as u64,
             waves: Some(f64::from(h.wavesCount)).filter(|w| w.is_finite() && *w > 0.0),
-        })
+        }
     }
 
     /// `2·M·N·K`.

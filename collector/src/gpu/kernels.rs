@@ -596,6 +596,20 @@ pub const NORMAL_BOUND: f64 = 3.464_101_615_137_754_4;
 pub const MAX_K_FP16: u64 = 21_834;
 
 impl Fill {
+    /// How a Tensor Core datapath's operands are filled, for the `mma.sync` kernels and the
+    /// reference GEMMs alike: bounded normal values of its input type, raw words for INT8 (any
+    /// byte is an int8), FP32 values for TF32 (and any other datapath).
+    pub fn for_datapath(d: Datapath) -> Fill {
+        match d {
+            Datapath::TensorFp16 => Fill::F16,
+            Datapath::TensorBf16 => Fill::Bf16,
+            Datapath::TensorFp8 => Fill::E4m3,
+            Datapath::TensorInt8 => RANDOM_WORDS,
+            Datapath::TensorFp64 => Fill::F64,
+            _ => Fill::F32,
+        }
+    }
+
     /// The fill kernel.
     pub fn kernel(self) -> Kernel {
         match self {
@@ -627,22 +641,33 @@ impl Fill {
     }
 }
 
-/// The operand buffer of an `mma.cu` kernel: bytes per launched thread and how it is filled;
-/// `None` for other kernels. [`MMA_SETS`] sets per thread of the A and B registers of one MMA:
-/// four 32-bit words of A and two of B for the 32-bit-register shapes, one double each for FP64
-/// m8n8k4, eight and four doubles for FP64 m16n8k16 ([`MMA_SETS_DMMA16`] sets).
+/// Operand sets per thread of an `mma.cu` kernel: [`MMA_SETS_DMMA16`] for FP64 m16n8k16,
+/// [`MMA_SETS`] for the others.
+pub fn mma_sets(kernel: Kernel) -> u32 {
+    if kernel == Kernel::MmaF64M16n8k16 {
+        MMA_SETS_DMMA16
+    } else {
+        MMA_SETS
+    }
+}
+
+/// The operand buffer of an `mma.cu` kernel: bytes per launched thread and how it is filled
+/// ([`Fill::for_datapath`]); `None` for other kernels. [`mma_sets`] sets per thread of the A
+/// and B registers of one MMA: four 32-bit words of A and two of B for the 32-bit-register
+/// shapes, one double each for FP64 m8n8k4, eight and four doubles for FP64 m16n8k16.
 pub fn mma_operands(kernel: Kernel) -> Option<(u64, Fill)> {
-    let words = |sets: u32, per_set: u32| u64::from(sets * per_set * 4);
-    Some(match kernel {
-        Kernel::MmaF16 => (words(MMA_SETS, 6), Fill::F16),
-        Kernel::MmaBf16 => (words(MMA_SETS, 6), Fill::Bf16),
-        Kernel::MmaTf32 => (words(MMA_SETS, 6), Fill::F32),
-        Kernel::MmaFp8 => (words(MMA_SETS, 6), Fill::E4m3),
-        Kernel::MmaInt8 => (words(MMA_SETS, 6), RANDOM_WORDS),
-        Kernel::MmaF64 => (words(MMA_SETS, 4), Fill::F64),
-        Kernel::MmaF64M16n8k16 => (words(MMA_SETS_DMMA16, 24), Fill::F64),
-        _ => return None,
-    })
+    let Work::Mma { datapath, .. } = kernel.work() else {
+        return None;
+    };
+    let words_per_set = match kernel {
+        Kernel::MmaF64 => 4,
+        Kernel::MmaF64M16n8k16 => 24,
+        _ => 6,
+    };
+    Some((
+        u64::from(mma_sets(kernel) * words_per_set * 4),
+        Fill::for_datapath(datapath),
+    ))
 }
 
 /// FLOPs of an FMA-peak launch: `flops_per_iteration × iterations × threads`.
@@ -1144,6 +1169,13 @@ mod tests {
         assert_eq!(mma_operands(Kernel::MmaF64), Some((32, Fill::F64)));
         assert_eq!(mma_operands(Kernel::MmaF64M16n8k16), Some((192, Fill::F64)));
         assert_eq!(mma_operands(Kernel::FmaF32), None);
+        assert_eq!(mma_operands(Kernel::MmaTf32), Some((48, Fill::F32)));
+        assert_eq!(mma_operands(Kernel::MmaFp8), Some((48, Fill::E4m3)));
+        assert_eq!(mma_sets(Kernel::MmaF64M16n8k16), MMA_SETS_DMMA16);
+        assert_eq!(mma_sets(Kernel::MmaF16), MMA_SETS);
+        assert_eq!(Fill::for_datapath(Datapath::TensorBf16), Fill::Bf16);
+        assert_eq!(Fill::for_datapath(Datapath::TensorInt8), RANDOM_WORDS);
+        assert_eq!(Fill::for_datapath(Datapath::TensorTf32), Fill::F32);
         assert_eq!(Fill::E4m3.value_bytes(), 1);
         assert_eq!(Fill::F64.value_bytes(), 8);
         assert_eq!(RANDOM_WORDS.value_bytes(), 4);

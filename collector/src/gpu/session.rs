@@ -22,11 +22,11 @@ use cudarc::driver::{
     ValidAsZeroBits,
 };
 use roofline_model::bundle::Telemetry;
-use roofline_model::stats::median;
+use roofline_model::stats::median_or_nan;
 
 use crate::gpu::kernels::{self, Compiled, KernelError, Source};
 use crate::gpu::nvml::{self, Nvml, Sampler};
-use crate::gpu::timing::{MeasurePlan, Settle, launches_for};
+use crate::gpu::timing::{BurstPlan, MeasurePlan, Settle, launches_for};
 
 /// Why GPU work failed: a driver call, a kernel that could not be made ready, or a launch
 /// whose arguments do not fit its kernel.
@@ -108,13 +108,12 @@ impl Phase {
 
     /// The median rate (NaN when nothing was timed).
     pub fn median_rate(&self, work: f64) -> f64 {
-        median(&self.rates(work)).unwrap_or(f64::NAN)
+        median_or_nan(&self.rates(work))
     }
 
     /// The whole phase's rate: all its work over all its time.
     pub fn overall_rate(&self, work: f64) -> f64 {
-        let t: f64 = self.intervals.iter().sum();
-        f64::from(self.launches) * work * self.intervals.len() as f64 / t
+        f64::from(self.launches) * work * self.intervals.len() as f64 / self.seconds()
     }
 
     /// Seconds of GPU time in all.
@@ -124,7 +123,7 @@ impl Phase {
 
     /// The median interval, seconds (NaN when nothing was timed).
     pub fn median_s(&self) -> f64 {
-        median(&self.intervals).unwrap_or(f64::NAN)
+        median_or_nan(&self.intervals)
     }
 }
 
@@ -587,7 +586,7 @@ impl Session {
         let warm = warm?.intervals;
         let warmup_s: f64 = warm.iter().sum();
         let tail = &warm[warm.len().saturating_sub(5)..];
-        let launch_s = median(tail).unwrap_or(f64::NAN);
+        let launch_s = median_or_nan(tail);
         let n = plan.launches_per_interval(launch_s);
         let burst = self.phase(
             what,
@@ -648,23 +647,22 @@ impl Session {
 
     /// Times `run` as a burst only, with no warm-up beyond the lead launch: one launch timed
     /// (behind its own lead) to plan the launches per interval
-    /// (`⌈interval_min_s / launch⌉ ≤ max`), then `intervals` intervals. For the sweep's points
-    /// and the GEMM candidates. Returns the launch's time and the phase.
+    /// (`⌈interval_min_s / launch⌉ ≤ max_launches`), then `intervals` intervals, by `plan`
+    /// (its `untimed` calls are the caller's). For the sweep's points and the GEMM candidates.
+    /// Returns the launch's time and the phase.
     ///
     /// # Errors
     /// `run`'s error, or the driver's.
     pub fn burst<E: From<DeviceError>>(
         &mut self,
         what: &str,
-        interval_min_s: f64,
-        max: u32,
-        intervals: usize,
+        plan: BurstPlan,
         mut run: impl FnMut(&Session) -> Result<(), E>,
     ) -> Result<(f64, Phase), E> {
         let one = self.phase(what, 1, 1, false, |_| true, &mut run)?;
         let launch_s = one.median_s();
-        let n = launches_for(launch_s, interval_min_s, max);
-        let p = self.phase(what, n, intervals.max(1), true, |_| false, &mut run)?;
+        let n = launches_for(launch_s, plan.interval_min_s, plan.max_launches);
+        let p = self.phase(what, n, plan.intervals.max(1), true, |_| false, &mut run)?;
         Ok((launch_s, p))
     }
 

@@ -120,48 +120,39 @@ pub fn launches_for(launch_s: f64, interval_min_s: f64, max: u32) -> u32 {
     }
 }
 
-/// How the ERT-style sweep's points are timed: burst only, behind a lead launch, intervals of at
-/// least 1 ms, 5 intervals a point (3 with `--quick`), the point's time the median interval.
+/// How a burst-only timing ([`crate::gpu::Session::burst`]) runs: the ERT-style sweep's points
+/// ([`BurstPlan::sweep`]) and the cuBLASLt candidates ([`BurstPlan::candidates`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SweepPlan {
+pub struct BurstPlan {
+    /// Untimed calls the caller makes first (none for the sweep).
+    pub untimed: usize,
     /// The shortest interval, seconds.
     pub interval_min_s: f64,
-    /// The most launches per interval.
+    /// The most launches (calls) per interval.
     pub max_launches: u32,
-    /// Intervals per point.
+    /// Intervals per point or candidate.
     pub intervals: usize,
 }
 
-impl SweepPlan {
-    /// The sweep's plan, `quick` or not.
-    pub const fn of(quick: bool) -> Self {
-        SweepPlan {
+impl BurstPlan {
+    /// The ERT-style sweep's points, `quick` or not: burst only, behind a lead launch, intervals
+    /// of at least 1 ms, 5 intervals a point (3 with `--quick`), the point's time the median
+    /// interval.
+    pub const fn sweep(quick: bool) -> Self {
+        BurstPlan {
+            untimed: 0,
             interval_min_s: 1e-3,
             max_launches: 64,
             intervals: if quick { 3 } else { 5 },
         }
     }
-}
 
-/// How the cuBLASLt candidates (every shape and algorithm) are timed before the best one is
-/// measured in full: two untimed calls (cuBLASLt's and CUDA's lazy loading may do synchronous
-/// work on a first call), then 5 intervals of at least 2 ms (3 with `--quick`), median.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CandidatePlan {
-    /// Untimed calls first.
-    pub untimed: usize,
-    /// The shortest interval, seconds.
-    pub interval_min_s: f64,
-    /// The most calls per interval.
-    pub max_launches: u32,
-    /// Intervals per candidate.
-    pub intervals: usize,
-}
-
-impl CandidatePlan {
-    /// The candidates' plan, `quick` or not.
-    pub const fn of(quick: bool) -> Self {
-        CandidatePlan {
+    /// The cuBLASLt candidates (every shape and algorithm), timed before the best one is
+    /// measured in full, `quick` or not: two untimed calls (cuBLASLt's and CUDA's lazy loading
+    /// may do synchronous work on a first call), then 5 intervals of at least 2 ms (3 with
+    /// `--quick`), median.
+    pub const fn candidates(quick: bool) -> Self {
+        BurstPlan {
             untimed: 2,
             interval_min_s: 2e-3,
             max_launches: 64,
@@ -263,10 +254,10 @@ mod tests {
         assert_eq!(full.launches_per_interval(0.0), 64);
         assert_eq!(full.launches_per_interval(f64::NAN), 64);
         assert_eq!(launches_for(1e-3, 1e-3, 0), 1);
-        let s = SweepPlan::of(false);
+        let s = BurstPlan::sweep(false);
         assert_eq!((s.interval_min_s, s.intervals), (1e-3, 5));
-        assert_eq!(SweepPlan::of(true).intervals, 3);
-        let c = CandidatePlan::of(false);
+        assert_eq!(BurstPlan::sweep(true).intervals, 3);
+        let c = BurstPlan::candidates(false);
         assert_eq!((c.untimed, c.interval_min_s, c.intervals), (2, 2e-3, 5));
     }
 

@@ -5,7 +5,7 @@
 use roofline_model::bundle::{Machine, Operands, Skipped};
 
 use crate::gpu::kernels::{
-    self, FMA_CHAINS, FMA_UNROLL, Kernel, MMA_ACC, MMA_SETS, RANDOM_WORDS, mma_operands,
+    self, FMA_CHAINS, FMA_UNROLL, Kernel, MMA_ACC, RANDOM_WORDS, mma_operands,
 };
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::micro::{FmaPeak, MmaPeak};
@@ -128,11 +128,7 @@ pub(super) fn mma(
         let l = MmaPeak::new(&rig.mma, kernel, cfg, iterations, &ops, &sink)?;
         let t = rig.measure(kernel.entry(), |s| l.launch(s))?;
         let f = rig.figures(kernel.entry(), &t, l.work().flop_count());
-        let sets = if kernel == Kernel::MmaF64M16n8k16 {
-            kernels::MMA_SETS_DMMA16
-        } else {
-            MMA_SETS
-        };
+        let sets = kernels::mma_sets(kernel);
         m.compute.push(peak(
             f,
             datapath,

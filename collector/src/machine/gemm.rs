@@ -2,29 +2,15 @@
 //! algorithms timed as bursts, the fastest then measured as a ceiling with its shape, algorithm
 //! and every candidate recorded.
 
-use roofline_model::bundle::{
-    Datapath, GemmAlgorithm, GemmCandidate, GemmChoice, Machine, Skipped,
-};
+use roofline_model::bundle::{Datapath, GemmCandidate, GemmChoice, Machine, Skipped};
 
 use crate::gpu::DeviceError;
 use crate::gpu::blaslt::{self, BlasLtError, Gemm};
-use crate::gpu::kernels::{Fill, RANDOM_WORDS};
-use crate::gpu::timing::CandidatePlan;
+use crate::gpu::kernels::Fill;
+use crate::gpu::timing::BurstPlan;
 
 use super::MachineError;
 use super::rig::{Rig, peak};
-
-/// How a datapath's reference GEMM operands are filled.
-fn gemm_fill(d: Datapath) -> Fill {
-    match d {
-        Datapath::TensorFp16 => Fill::F16,
-        Datapath::TensorBf16 => Fill::Bf16,
-        Datapath::TensorFp8 => Fill::E4m3,
-        Datapath::TensorInt8 => RANDOM_WORDS,
-        Datapath::TensorFp64 => Fill::F64,
-        _ => Fill::F32,
-    }
-}
 
 /// The best candidate so far of a datapath's GEMM search.
 struct Best {
@@ -33,16 +19,11 @@ struct Best {
     rate: f64,
 }
 
-/// Fills a GEMM's A and B with real data.
+/// Fills a GEMM's A and B with real data (as many whole values of `fill` as fit; INT8's raw
+/// words cover four values each).
 fn fill_gemm(rig: &Rig, g: &Gemm, fill: Fill) -> Result<(), DeviceError> {
-    for (buf, values) in g.operands() {
-        // Values of the element type; INT8's raw words cover four bytes each.
-        let n = if fill == RANDOM_WORDS {
-            values / 4
-        } else {
-            values
-        };
-        rig.fill(buf, fill, n)?;
+    for (buf, bytes) in g.operands() {
+        rig.fill(buf, fill, bytes / fill.value_bytes())?;
     }
     Ok(())
 }
@@ -54,7 +35,7 @@ fn time_candidate(
     g: &mut Gemm,
     label: &str,
 ) -> Result<Result<f64, BlasLtError>, MachineError> {
-    let plan = CandidatePlan::of(rig.plan.quick);
+    let plan = BurstPlan::candidates(rig.plan.quick);
     for _ in 0..plan.untimed {
         if let Err(e) = g.launch() {
             return Ok(Err(e));
@@ -62,13 +43,10 @@ fn time_candidate(
     }
     rig.session.synchronize("running a cuBLASLt GEMM")?;
     let flops = g.flops();
-    match rig.session.burst(
-        label,
-        plan.interval_min_s,
-        plan.max_launches,
-        plan.intervals,
-        |_| g.launch().map_err(MachineError::BlasLt),
-    ) {
+    match rig
+        .session
+        .burst(label, plan, |_| g.launch().map_err(MachineError::BlasLt))
+    {
         Ok((_, p)) => Ok(Ok(p.median_rate(flops))),
         Err(MachineError::BlasLt(e)) => Ok(Err(e)),
         Err(e) => Err(e),
@@ -112,7 +90,7 @@ pub(super) fn cublaslt(
         let Some(spec) = blaslt::Spec::tensor(d) else {
             continue;
         };
-        let fill = gemm_fill(d);
+        let fill = Fill::for_datapath(d);
         let shapes = rig.plan.gemm_shapes(d);
         let mut candidates = Vec::new();
         let mut best: Option<Best> = None;
@@ -191,20 +169,7 @@ pub(super) fn cublaslt(
         let flops = g.flops();
         let (mm, n, k) = g.size;
         let version = g.version;
-        let algo = g.algorithm(algorithm).unwrap_or(GemmAlgorithm {
-            heuristic_rank: u32::try_from(algorithm).unwrap_or(u32::MAX),
-            id: None,
-            tile: None,
-            stages: None,
-            split_k: None,
-            reduction_scheme: None,
-            swizzle: None,
-            custom_option: None,
-            inner_shape: None,
-            cluster_shape: None,
-            workspace_bytes: 0,
-            waves: None,
-        });
+        let algo = g.selected_algorithm();
         let label = format!("cuBLASLt {}", d.label());
         let t = match rig.measure(&label, |_| g.launch().map_err(MachineError::BlasLt)) {
             Ok(t) => t,

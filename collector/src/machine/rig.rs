@@ -126,8 +126,8 @@ impl Rig {
         kind: Fill,
         values: u64,
     ) -> Result<(), DeviceError> {
-        let blocks = self.session.sm_count() * 8;
-        let l = FillLaunch::new(&self.init, kind, buf, values, self.next_seed(), blocks)?;
+        let cfg = self.session.grid(8, 256, 0);
+        let l = FillLaunch::new(&self.init, kind, cfg, buf, values, self.next_seed())?;
         l.launch(&self.session)?;
         self.session.synchronize("filling operands")
     }
@@ -144,19 +144,24 @@ impl Rig {
         Ok(buf)
     }
 
+    /// The module a kernel source is compiled into.
+    fn compiled(&self, s: Source) -> &Compiled {
+        match s {
+            Source::Bandwidth => &self.bandwidth,
+            Source::Fma => &self.fma,
+            Source::Mma => &self.mma,
+            Source::Ert | Source::Dl => &self.ert,
+            Source::Init => &self.init,
+        }
+    }
+
     /// Notes when `kernel`, compiled here, cannot hold the blocks per SM that `cfg` plans
     /// resident at once (more registers or shared memory than the SASS audit saw): the launch
     /// then runs in more than one wave and its figure may come out low. The driver's occupancy
     /// calculator (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) answers; a failing query is
     /// noted too, never fatal.
     pub(super) fn check_residency(&mut self, kernel: Kernel, cfg: &cudarc::driver::LaunchConfig) {
-        let compiled = match kernel.source() {
-            Source::Bandwidth => &self.bandwidth,
-            Source::Fma => &self.fma,
-            Source::Mma => &self.mma,
-            Source::Ert | Source::Dl => &self.ert,
-            Source::Init => &self.init,
-        };
+        let compiled = self.compiled(kernel.source());
         let planned = cfg.grid_dim.0.div_ceil(self.session.sm_count().max(1));
         let fits = compiled.function(kernel.entry()).ok().and_then(|f| {
             let blocks = f
@@ -178,12 +183,7 @@ impl Rig {
     /// How many blocks of `threads` of `kernel` fit on one SM at once, at most `wanted` (the
     /// driver's occupancy calculator; `wanted` when it cannot say).
     pub(super) fn resident_blocks(&self, kernel: Kernel, threads: u32, wanted: u32) -> u32 {
-        let compiled = match kernel.source() {
-            Source::Mma => &self.mma,
-            Source::Fma => &self.fma,
-            _ => &self.bandwidth,
-        };
-        compiled
+        self.compiled(kernel.source())
             .function(kernel.entry())
             .ok()
             .and_then(|f| {

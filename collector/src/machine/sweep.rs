@@ -10,7 +10,7 @@ use crate::gpu::kernels::{
 };
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::micro::Sweep;
-use crate::gpu::timing::SweepPlan;
+use crate::gpu::timing::BurstPlan;
 
 use super::MachineError;
 use super::rig::Rig;
@@ -51,7 +51,7 @@ pub(super) fn sweep(
     } else {
         256.0 * 1048576.0
     };
-    let plan = SweepPlan::of(rig.plan.quick);
+    let plan = BurstPlan::sweep(rig.plan.quick);
     let mut launches = (u32::MAX, 0u32);
     for kernel in [Kernel::ErtF32, Kernel::ErtF64] {
         let kernels::Work::Sweep { datapath, .. } = kernel.work() else {
@@ -73,13 +73,7 @@ pub(super) fn sweep(
                 let reps = sweep_repeats(per_sweep, traffic_target);
                 let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
                 rig.check_residency(kernel, &l.config());
-                let (_, p) = rig.session.burst(
-                    kernel.entry(),
-                    plan.interval_min_s,
-                    plan.max_launches,
-                    plan.intervals,
-                    |s| l.launch(s),
-                )?;
+                let (_, p) = rig.session.burst(kernel.entry(), plan, |s| l.launch(s))?;
                 launches = (launches.0.min(p.launches), launches.1.max(p.launches));
                 let work = l.work();
                 m.sweep.push(SweepPoint {

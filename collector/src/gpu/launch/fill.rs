@@ -3,8 +3,8 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 
-use super::{Args, Launcher, check_len, refuse};
-use crate::gpu::kernels::{Compiled, Fill as FillKind, Kernel, LaunchWork, NORMAL_SCALE, Work};
+use super::{Args, Launcher, check_len};
+use crate::gpu::kernels::{Compiled, Fill as FillKind, Kernel, LaunchWork, NORMAL_SCALE};
 use crate::gpu::session::{DeviceError, Session};
 
 /// One fill of `values` values into a buffer, from `seed`.
@@ -15,45 +15,40 @@ pub struct Fill<'b> {
     buf: &'b CudaSlice<u8>,
     values: u64,
     seed: u64,
-    scale: f32,
 }
 
 /// The checks of [`Fill::new`], on the buffer's length in bytes.
 fn fill_checks(kind: FillKind, values: u64, buf: usize) -> Result<(), DeviceError> {
-    let kernel = kind.kernel();
-    if !matches!(kernel.work(), Work::Fill { .. }) {
-        return Err(refuse(kernel, "not a fill kernel"));
-    }
-    check_len(kernel, "the buffer", buf, values * kind.value_bytes())
+    check_len(
+        kind.kernel(),
+        "the buffer",
+        buf,
+        values * kind.value_bytes(),
+    )
 }
 
 impl<'b> Fill<'b> {
-    /// A fill of the first `values` values of `buf` (of the kind's width) from `seed`; the grid
-    /// is `blocks` blocks of 256 threads, grid-stride.
+    /// A fill of the first `values` values of `buf` (of the kind's width) from `seed`, grid-stride
+    /// over `cfg`'s grid.
     ///
     /// # Errors
     /// [`DeviceError::Arguments`] for a buffer too small; the entry point missing.
     pub fn new(
         compiled: &Compiled,
         kind: FillKind,
+        cfg: LaunchConfig,
         buf: &'b CudaSlice<u8>,
         values: u64,
         seed: u64,
-        blocks: u32,
     ) -> Result<Self, DeviceError> {
         fill_checks(kind, values, buf.len())?;
         Ok(Fill {
             kind,
             f: compiled.function(kind.kernel().entry())?,
-            cfg: LaunchConfig {
-                grid_dim: (blocks.max(1), 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            },
+            cfg,
             buf,
             values,
             seed,
-            scale: NORMAL_SCALE,
         })
     }
 }
@@ -82,7 +77,7 @@ impl Launcher for Fill<'_> {
             // fill_words(p, n, seed, keep, set)
             FillKind::Words { keep, set } => a.arg(keep).arg(set),
             // fill_*(p, n, seed, scale)
-            _ => a.arg(&self.scale),
+            _ => a.arg(&NORMAL_SCALE),
         };
     }
 }
