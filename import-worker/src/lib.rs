@@ -7,7 +7,7 @@
 //! `import-worker/js/importer.js` and `worker.js` run it). The worker's script hands
 //! [`import_files`] each input as `Blob`s: the file as stored and, for gzip, its text inflated by
 //! the browser's `DecompressionStream`. They are read synchronously a few MiB at a time with
-//! `FileReaderSync` ([`BlobText`]), so the parser streams them as the CLI streams a file: the
+//! `FileReaderSync` (`BlobText`), so the parser streams them as the CLI streams a file: the
 //! text is never whole in memory, neither here nor as a JavaScript string. The bundle goes back
 //! to the page in chunks as it is written, with progress in bytes read and kernels made.
 
