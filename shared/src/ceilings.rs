@@ -92,29 +92,45 @@ fn usable(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
 
+/// Rules 1 and 2 of the module's documentation over measured figures `(burst, sustained)`: the
+/// index of the winner, the figure it competes at and its value. Figures whose burst value is not
+/// finite and positive are not candidates; a sustained figure that is not is ignored. Also the
+/// machine summary's rule ([`crate::summary`]), so the table and the charts pick alike.
+pub(crate) fn best_measured(
+    figures: impl IntoIterator<Item = (f64, Option<f64>)>,
+    figure: ChartFigure,
+) -> Option<(usize, FigureKind, f64)> {
+    let usable_figures: Vec<(usize, f64, Option<f64>)> = figures
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (burst, _))| usable(*burst))
+        .map(|(i, (burst, sustained))| (i, burst, sustained.filter(|v| usable(*v))))
+        .collect();
+    let any_sustained = usable_figures.iter().any(|f| f.2.is_some());
+    let kind = if figure == ChartFigure::Sustained && any_sustained {
+        FigureKind::Sustained
+    } else {
+        FigureKind::Burst
+    };
+    usable_figures
+        .into_iter()
+        .filter_map(|(i, burst, sustained)| match kind {
+            FigureKind::Sustained => Some((i, sustained?)),
+            _ => Some((i, burst)),
+        })
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })
+        .map(|(i, v)| (i, kind, v))
+}
+
 /// The rule of the module's documentation over one level's or datapath's candidates.
 fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pick)> {
     let empirical: Vec<&Candidate> = candidates
         .iter()
-        .filter(|c| c.method == Method::Empirical && usable(c.value))
+        .filter(|c| c.method == Method::Empirical)
         .collect();
-    let sustained: Vec<(&Candidate, f64)> = empirical
-        .iter()
-        .filter_map(|c| Some((*c, c.sustained.filter(|v| usable(*v))?)))
-        .collect();
-    let (pool, kind): (Vec<(&Candidate, f64)>, FigureKind) =
-        if figure == ChartFigure::Sustained && !sustained.is_empty() {
-            (sustained, FigureKind::Sustained)
-        } else {
-            (
-                empirical.iter().map(|c| (*c, c.value)).collect(),
-                FigureKind::Burst,
-            )
-        };
-    let best = pool
-        .into_iter()
-        .reduce(|a, b| if b.1 > a.1 { b } else { a });
-    if let Some((c, v)) = best {
+    if let Some((i, kind, v)) =
+        best_measured(empirical.iter().map(|c| (c.value, c.sustained)), figure)
+    {
         return Some((
             Ceiling {
                 value: v,
@@ -122,7 +138,7 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pi
             },
             Pick {
                 figure: kind,
-                limit: c.limit,
+                limit: empirical[i].limit,
                 clock_source: None,
             },
         ));
@@ -158,7 +174,7 @@ impl Ceilings {
     /// highest empirical figure (the sustained ones where any exists, unless the machine says
     /// `chart_figure: burst`), else a theoretical one.
     pub fn from_machine(m: &Machine) -> Self {
-        let figure = m.chart_figure.unwrap_or(ChartFigure::Sustained);
+        let figure = m.chart_figure.unwrap_or_default();
         let mut c = Ceilings::default();
         for level in MemoryLevel::ALL {
             let candidates: Vec<Candidate> = m

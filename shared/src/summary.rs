@@ -3,13 +3,15 @@
 //!
 //! "Own" is the best empirical ceiling not marked `reference` (our microbenchmarks); "reference"
 //! the best one marked `reference` (the driver's device-to-device copy, cuBLASLt GEMMs); "best"
-//! follows [`crate::ceilings`]' rule (sustained figures first where any exists). Each figure
+//! follows [`crate::ceilings`]' rule, written once there (sustained figures first where any
+//! exists, unless the machine says `chart_figure: burst`). Each figure
 //! keeps its burst and sustained values and its "best reach" mark. "Theoretical" is the best
 //! theoretical figure at the clock measured (or the device's maximum), "datasheet" the one at
 //! NVIDIA's datasheet clock (see [`crate::theoretical`]). The ceiling charts use is the one
 //! [`crate::ceilings::Ceilings`] resolves.
 
-use crate::bundle::{ClockSource, Datapath, Machine, MemoryLevel, Method, Sustained};
+use crate::bundle::{ChartFigure, ClockSource, Datapath, Machine, MemoryLevel, Method, Sustained};
+use crate::ceilings::{FigureKind, best_measured};
 
 /// What a summary row is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +48,13 @@ pub struct Figure {
 }
 
 impl Figure {
-    /// The figure charts use: the sustained one where measured, else the burst one.
-    pub fn chart_value(&self) -> f64 {
-        self.sustained.unwrap_or(self.value)
+    /// The figure charts use under `chart_figure`: the sustained one where measured (unless the
+    /// machine asks for burst figures), else the burst one.
+    pub fn chart_value(&self, chart_figure: ChartFigure) -> f64 {
+        match chart_figure {
+            ChartFigure::Sustained => self.sustained.unwrap_or(self.value),
+            ChartFigure::Burst => self.value,
+        }
     }
 }
 
@@ -65,21 +71,40 @@ pub struct Row {
     pub theoretical: Option<Figure>,
     /// The theoretical figure at the datasheet's clock, for the GPUs whose datasheet is known.
     pub datasheet: Option<Figure>,
+    /// The machine's `chart_figure` (sustained when it says nothing), which `best` and
+    /// `own_over_reference` follow.
+    pub chart_figure: ChartFigure,
 }
 
 impl Row {
-    /// `own / reference`, each at its chart figure (sustained where measured).
+    /// `own / reference`, each at its chart figure (sustained where measured, unless the machine
+    /// asks for burst figures).
     pub fn own_over_reference(&self) -> Option<f64> {
-        Some(self.own.as_ref()?.chart_value() / self.reference.as_ref()?.chart_value())
+        let f = self.chart_figure;
+        Some(self.own.as_ref()?.chart_value(f) / self.reference.as_ref()?.chart_value(f))
     }
 
-    /// The better of own and reference, by the charts' rule (sustained figures first).
+    /// Own and reference, those present.
+    fn measured(&self) -> Vec<&Figure> {
+        [self.own.as_ref(), self.reference.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The better of own and reference, by the charts' rule ([`crate::ceilings`]).
     pub fn best(&self) -> Option<&Figure> {
-        pick(
-            [self.own.as_ref(), self.reference.as_ref()]
-                .into_iter()
-                .flatten(),
+        pick(&self.measured(), self.chart_figure)
+    }
+
+    /// Which figure of [`Row::best`] the charts use: sustained or burst.
+    pub fn best_figure(&self) -> Option<FigureKind> {
+        let both = self.measured();
+        best_measured(
+            both.iter().map(|f| (f.value, f.sustained)),
+            self.chart_figure,
         )
+        .map(|(_, kind, _)| kind)
     }
 
     /// `best empirical burst figure / theoretical` (the theoretical figure is at the clock the
@@ -99,20 +124,11 @@ impl Row {
     }
 }
 
-/// The charts' rule over figures: where any has a sustained figure, the highest sustained one;
-/// else the highest burst one.
-fn pick<'a>(figures: impl Iterator<Item = &'a Figure>) -> Option<&'a Figure> {
-    let all: Vec<&Figure> = figures.collect();
-    let with_sustained = all.iter().any(|f| f.sustained.is_some());
-    all.into_iter()
-        .filter(|f| !with_sustained || f.sustained.is_some())
-        .reduce(|a, b| {
-            if b.chart_value() > a.chart_value() {
-                b
-            } else {
-                a
-            }
-        })
+/// The charts' rule over figures ([`crate::ceilings`]' one rule, under the machine's
+/// `chart_figure`).
+fn pick<'a>(figures: &[&'a Figure], chart_figure: ChartFigure) -> Option<&'a Figure> {
+    best_measured(figures.iter().map(|f| (f.value, f.sustained)), chart_figure)
+        .map(|(i, _, _)| figures[i])
 }
 
 fn usable(v: f64) -> bool {
@@ -155,17 +171,18 @@ impl Slots {
         }
     }
 
-    fn row(self, subject: Subject) -> Option<Row> {
+    fn row(self, subject: Subject, chart_figure: ChartFigure) -> Option<Row> {
         let highest = |v: Vec<Figure>| {
             v.into_iter()
                 .reduce(|a, b| if b.value > a.value { b } else { a })
         };
         let row = Row {
             subject,
-            own: pick(self.own.iter()).cloned(),
-            reference: pick(self.reference.iter()).cloned(),
+            own: pick(&self.own.iter().collect::<Vec<_>>(), chart_figure).cloned(),
+            reference: pick(&self.reference.iter().collect::<Vec<_>>(), chart_figure).cloned(),
             theoretical: highest(self.theoretical),
             datasheet: highest(self.datasheet),
+            chart_figure,
         };
         (row.own.is_some()
             || row.reference.is_some()
@@ -178,6 +195,7 @@ impl Slots {
 /// The summary rows of a machine, levels (closest to the cores first) then datapaths, one row
 /// per level or datapath that has any figure.
 pub fn rows(m: &Machine) -> Vec<Row> {
+    let chart_figure = m.chart_figure.unwrap_or_default();
     let mut out = Vec::new();
     for level in MemoryLevel::ALL {
         let mut slots = Slots::default();
@@ -192,7 +210,7 @@ pub fn rows(m: &Machine) -> Vec<Row> {
                 slots.push(b.method, b.reference, b.clock_source, f);
             }
         }
-        out.extend(slots.row(Subject::Level(level)));
+        out.extend(slots.row(Subject::Level(level), chart_figure));
     }
     for d in Datapath::ALL {
         let mut slots = Slots::default();
@@ -208,7 +226,7 @@ pub fn rows(m: &Machine) -> Vec<Row> {
                 slots.push(c.method, c.reference, c.clock_source, f);
             }
         }
-        out.extend(slots.row(Subject::Datapath(d)));
+        out.extend(slots.row(Subject::Datapath(d), chart_figure));
     }
     out
 }
@@ -307,5 +325,56 @@ mod tests {
         assert_eq!(row.best_reach(), Some("mma.sync on sm_90"));
         assert!((row.own_over_reference().unwrap() - 480.0 / 460.0).abs() < 1e-12);
         assert!((row.empirical_over_theoretical().unwrap() - 500.0 / 1900.0).abs() < 1e-12);
+    }
+
+    /// Made-up unit-test figures. A machine that says `chart_figure: burst` reads every figure
+    /// at its burst value: the table's best, its "best reach" mark and `ours/ref` follow the
+    /// charts ([`crate::ceilings::Ceilings`]), not the default sustained rule. Before the rule
+    /// was shared, the table kept the sustained rule here and marked our kernel "best reach"
+    /// while the chart drew the reference GEMM.
+    #[test]
+    fn a_burst_machine_is_summarised_as_the_charts_read_it() {
+        use crate::bundle::{Limit, LimitKind};
+        use crate::ceilings::Ceilings;
+        let mut m = Machine::default();
+        let mut own = ComputeCeiling::new(Datapath::TensorBf16, 500e12, Method::Empirical);
+        own.sustained = Some(Sustained {
+            value: 480e12,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        });
+        own.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "mma.sync on sm_90".into(),
+        });
+        m.compute.push(own);
+        let mut gemm = ComputeCeiling::new(Datapath::TensorBf16, 520e12, Method::Empirical);
+        gemm.reference = true;
+        m.compute.push(gemm);
+
+        // By default, the sustained figure competes alone: ours, marked "best reach".
+        let row = rows(&m).remove(0);
+        assert_eq!(row.chart_figure, ChartFigure::Sustained);
+        assert_eq!(row.best().unwrap().value, 500e12);
+        assert_eq!(row.best_figure(), Some(FigureKind::Sustained));
+        assert_eq!(row.best_reach(), Some("mma.sync on sm_90"));
+        assert!((row.own_over_reference().unwrap() - 480.0 / 520.0).abs() < 1e-12);
+        let chart = Ceilings::from_machine(&m);
+        assert_eq!(chart.peak(Datapath::TensorBf16), Some(480e12));
+
+        // `chart_figure: burst`: every figure at its burst value; the reference GEMM is best.
+        m.chart_figure = Some(ChartFigure::Burst);
+        let row = rows(&m).remove(0);
+        assert_eq!(row.best().unwrap().value, 520e12);
+        assert_eq!(row.best_figure(), Some(FigureKind::Burst));
+        assert_eq!(row.best_reach(), None);
+        assert!((row.own_over_reference().unwrap() - 500.0 / 520.0).abs() < 1e-12);
+        let chart = Ceilings::from_machine(&m);
+        assert_eq!(chart.peak(Datapath::TensorBf16), Some(520e12));
+        assert!(!chart.peak_pick(Datapath::TensorBf16).unwrap().best_reach());
     }
 }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use roofline_model::Bundle;
+use roofline_model::bundle::ChartFigure;
 use roofline_model::summary::{self, Figure, Subject};
 
 /// `v` in the row's unit, without the unit.
@@ -103,9 +104,10 @@ pub fn summary(bundle: &Bundle, wall_s: f64) -> String {
                 .flatten()
                 .any(|f| f.sustained.is_some())
         }) {
-            out.push_str(
-                "burst: median of the first intervals after warm-up; sustained: the rate over about 2 s after the clock settled, which the charts use; ours/ref compares the figures the charts use, emp/theo the burst against the theoretical figure at its clock\n",
-            );
+            out.push_str(match m.chart_figure.unwrap_or_default() {
+                ChartFigure::Sustained => "burst: median of the first intervals after warm-up; sustained: the rate over about 2 s after the clock settled, which the charts use; ours/ref compares the figures the charts use, emp/theo the burst against the theoretical figure at its clock\n",
+                ChartFigure::Burst => "burst: median of the first intervals after warm-up, which the charts use (this machine says chart_figure: burst); sustained: the rate over about 2 s after the clock settled; ours/ref compares the figures the charts use, emp/theo the burst against the theoretical figure at its clock\n",
+            });
         }
         for r in reasons {
             let _ = writeln!(out, "{r}");
@@ -179,6 +181,24 @@ mod tests {
         assert!(s.contains("best reach"), "{s}");
         assert!(s.contains("best reach: Tensor INT8: mma.sync"), "{s}");
         assert!(s.contains("sustained: the rate over about 2 s"), "{s}");
+        assert!(s.contains("which the charts use;"), "{s}");
+
+        // A machine that asks for burst figures: no "best reach" from a sustained rule the
+        // charts do not follow, and the footnote says which figure the charts use.
+        let mut gemm = ComputeCeiling::new(Datapath::TensorInt8, 510e12, Method::Empirical);
+        gemm.reference = true;
+        b.machines[0].compute.push(gemm);
+        b.machines[0].chart_figure = Some(ChartFigure::Burst);
+        let s = summary(&b, 1.0);
+        assert!(!s.contains("best reach"), "{s}");
+        assert!(
+            s.contains("0.980"),
+            "ours/ref at burst figures, 500/510: {s}"
+        );
+        assert!(
+            s.contains("which the charts use (this machine says chart_figure: burst)"),
+            "{s}"
+        );
     }
 
     #[test]

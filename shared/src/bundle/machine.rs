@@ -42,10 +42,11 @@ pub struct Machine {
 }
 
 /// The figure of a ceiling the charts use ([`Machine::chart_figure`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChartFigure {
     /// The sustained figure where a ceiling has one (the default).
+    #[default]
     Sustained,
     /// The burst figure (`value`) everywhere.
     Burst,
