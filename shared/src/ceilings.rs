@@ -81,6 +81,8 @@ fn datapath_index(d: Datapath) -> usize {
 /// One ceiling as the rule sees it.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
+    /// Its index in the machine's `bandwidth` or `compute` list.
+    index: usize,
     method: Method,
     value: f64,
     sustained: Option<f64>,
@@ -122,8 +124,9 @@ pub(crate) fn best_measured(
         .map(|(i, v)| (i, kind, v))
 }
 
-/// The rule of the module's documentation over one level's or datapath's candidates.
-fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pick)> {
+/// The rule of the module's documentation over one level's or datapath's candidates: the
+/// winner's index in the machine's list, the ceiling and how it was picked.
+fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(usize, Ceiling, Pick)> {
     let empirical: Vec<&Candidate> = candidates
         .iter()
         .filter(|c| c.method == Method::Empirical)
@@ -132,6 +135,7 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pi
         best_measured(empirical.iter().map(|c| (c.value, c.sustained)), figure)
     {
         return Some((
+            empirical[i].index,
             Ceiling {
                 value: v,
                 method: Method::Empirical,
@@ -150,6 +154,7 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pi
         .reduce(|a, b| if rank(b) > rank(a) { b } else { a })
         .map(|c| {
             (
+                c.index,
                 Ceiling {
                     value: c.value,
                     method: Method::Theoretical,
@@ -161,6 +166,60 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(Ceiling, Pi
                 },
             )
         })
+}
+
+/// A level's bandwidth ceilings as candidates.
+fn level_candidates(m: &Machine, level: MemoryLevel) -> Vec<Candidate> {
+    m.bandwidth
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.level == level)
+        .map(|(index, b)| Candidate {
+            index,
+            method: b.method,
+            value: b.value,
+            sustained: b.sustained_value(),
+            limit: None,
+            clock_source: b.clock_source,
+        })
+        .collect()
+}
+
+/// A datapath's compute ceilings as candidates.
+fn datapath_candidates(m: &Machine, d: Datapath) -> Vec<Candidate> {
+    m.compute
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.datapath == d)
+        .map(|(index, p)| Candidate {
+            index,
+            method: p.method,
+            value: p.value,
+            sustained: p.sustained_value(),
+            limit: p.limit.as_ref().map(|l| l.kind),
+            clock_source: p.clock_source,
+        })
+        .collect()
+}
+
+/// Which of the machine's bandwidth ceilings of `level` the charts use (its index in
+/// `m.bandwidth`) and at which figure, by [`Ceilings::from_machine`]'s rule.
+pub fn level_in_use(m: &Machine, level: MemoryLevel) -> Option<(usize, FigureKind)> {
+    resolve(
+        &level_candidates(m, level),
+        m.chart_figure.unwrap_or_default(),
+    )
+    .map(|(i, _, p)| (i, p.figure))
+}
+
+/// Which of the machine's compute ceilings of datapath `d` the charts use (its index in
+/// `m.compute`) and at which figure, by [`Ceilings::from_machine`]'s rule.
+pub fn datapath_in_use(m: &Machine, d: Datapath) -> Option<(usize, FigureKind)> {
+    resolve(
+        &datapath_candidates(m, d),
+        m.chart_figure.unwrap_or_default(),
+    )
+    .map(|(i, _, p)| (i, p.figure))
 }
 
 impl Ceilings {
@@ -177,38 +236,14 @@ impl Ceilings {
         let figure = m.chart_figure.unwrap_or_default();
         let mut c = Ceilings::default();
         for level in MemoryLevel::ALL {
-            let candidates: Vec<Candidate> = m
-                .bandwidth
-                .iter()
-                .filter(|b| b.level == level)
-                .map(|b| Candidate {
-                    method: b.method,
-                    value: b.value,
-                    sustained: b.sustained_value(),
-                    limit: None,
-                    clock_source: b.clock_source,
-                })
-                .collect();
-            if let Some((ceiling, pick)) = resolve(&candidates, figure) {
+            if let Some((_, ceiling, pick)) = resolve(&level_candidates(m, level), figure) {
                 let i = level_index(level);
                 c.bandwidth[i] = Some(ceiling);
                 c.bandwidth_picks[i] = Some(pick);
             }
         }
         for d in Datapath::ALL {
-            let candidates: Vec<Candidate> = m
-                .compute
-                .iter()
-                .filter(|p| p.datapath == d)
-                .map(|p| Candidate {
-                    method: p.method,
-                    value: p.value,
-                    sustained: p.sustained_value(),
-                    limit: p.limit.as_ref().map(|l| l.kind),
-                    clock_source: p.clock_source,
-                })
-                .collect();
-            if let Some((ceiling, pick)) = resolve(&candidates, figure) {
+            if let Some((_, ceiling, pick)) = resolve(&datapath_candidates(m, d), figure) {
                 let i = datapath_index(d);
                 c.compute[i] = Some(ceiling);
                 c.compute_picks[i] = Some(pick);

@@ -231,6 +231,99 @@ pub fn rows(m: &Machine) -> Vec<Row> {
     out
 }
 
+/// One ceiling of the machine as its table lists it: every entry of the bundle, not only the
+/// best, with the one the charts use marked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The level or datapath.
+    pub subject: Subject,
+    /// Byte/s or FLOP/s: the burst figure (a theoretical ceiling's only figure).
+    pub value: f64,
+    /// The sustained figure, when measured.
+    pub sustained: Option<f64>,
+    /// Empirical or theoretical.
+    pub method: Method,
+    /// The ceiling's `implementation`, if recorded.
+    pub implementation: Option<String>,
+    /// A same-run reference (the driver's copy, a cuBLASLt GEMM).
+    pub reference: bool,
+    /// Why it is the best this toolkit reached rather than the hardware's, if it is.
+    pub best_reach: Option<String>,
+    /// An empirical entry's `value` over the highest theoretical entry of its level or datapath.
+    pub over_theoretical: Option<f64>,
+    /// Where the charts use this entry ([`crate::ceilings::Ceilings::from_machine`]'s rule):
+    /// which of its figures.
+    pub in_use: Option<FigureKind>,
+}
+
+/// Every ceiling of the machine, levels (closest to the cores first) then datapaths, in the
+/// bundle's order within each, with the one the charts use marked.
+pub fn entries(m: &Machine) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for level in MemoryLevel::ALL {
+        let in_use = crate::ceilings::level_in_use(m, level);
+        let list = m
+            .bandwidth
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.level == level);
+        push_entries(
+            &mut out,
+            list.map(|(i, b)| Entry {
+                subject: Subject::Level(level),
+                value: b.value,
+                sustained: b.sustained_value(),
+                method: b.method,
+                implementation: b.implementation.clone(),
+                reference: b.reference,
+                best_reach: None,
+                over_theoretical: None,
+                in_use: in_use.filter(|u| u.0 == i).map(|u| u.1),
+            }),
+        );
+    }
+    for d in Datapath::ALL {
+        let in_use = crate::ceilings::datapath_in_use(m, d);
+        let list = m
+            .compute
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.datapath == d);
+        push_entries(
+            &mut out,
+            list.map(|(i, c)| Entry {
+                subject: Subject::Datapath(d),
+                value: c.value,
+                sustained: c.sustained_value(),
+                method: c.method,
+                implementation: c.implementation.clone(),
+                reference: c.reference,
+                best_reach: c.limit.as_ref().map(|l| l.reason.clone()),
+                over_theoretical: None,
+                in_use: in_use.filter(|u| u.0 == i).map(|u| u.1),
+            }),
+        );
+    }
+    out
+}
+
+/// Appends one level's or datapath's entries, each empirical one with its ratio to the highest
+/// theoretical entry among them.
+fn push_entries(out: &mut Vec<Entry>, list: impl Iterator<Item = Entry>) {
+    let mut list: Vec<Entry> = list.collect();
+    let theoretical = list
+        .iter()
+        .filter(|e| e.method == Method::Theoretical && usable(e.value))
+        .map(|e| e.value)
+        .reduce(f64::max);
+    for e in &mut list {
+        if e.method == Method::Empirical && usable(e.value) {
+            e.over_theoretical = theoretical.map(|t| e.value / t);
+        }
+    }
+    out.extend(list);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,5 +469,65 @@ mod tests {
         let chart = Ceilings::from_machine(&m);
         assert_eq!(chart.peak(Datapath::TensorBf16), Some(520e12));
         assert!(!chart.peak_pick(Datapath::TensorBf16).unwrap().best_reach());
+    }
+
+    /// Made-up unit-test figures: every entry listed in the bundle's order within its level or
+    /// datapath, the one the charts use marked with its figure, ratios to the highest
+    /// theoretical entry, and a theoretical entry in use where nothing was measured.
+    #[test]
+    fn entries_list_every_ceiling_and_mark_the_one_in_use() {
+        use crate::bundle::{Limit, LimitKind};
+        let mut m = Machine::default();
+        m.bandwidth.push(BandwidthCeiling::new(
+            MemoryLevel::Hbm,
+            3.35e12,
+            Method::Theoretical,
+        ));
+        let mut stream = BandwidthCeiling::new(MemoryLevel::Hbm, 3.0e12, Method::Empirical);
+        stream.sustained = Some(Sustained {
+            value: 2.9e12,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        });
+        m.bandwidth.push(stream);
+        let mut copy = BandwidthCeiling::new(MemoryLevel::Hbm, 3.1e12, Method::Empirical);
+        copy.reference = true;
+        m.bandwidth.push(copy);
+        let mut fp64 = ComputeCeiling::new(Datapath::Fp64, 67e12, Method::Theoretical);
+        fp64.limit = Some(Limit {
+            kind: LimitKind::Instruction,
+            reason: "unused here".into(),
+        });
+        m.compute.push(fp64);
+
+        let e = entries(&m);
+        assert_eq!(e.len(), 4);
+        assert_eq!(
+            e.iter().map(|e| e.value).collect::<Vec<_>>(),
+            vec![3.35e12, 3.0e12, 3.1e12, 67e12]
+        );
+        // The sustained figure competes alone by default: the stream kernel is in use.
+        assert_eq!(e[1].in_use, Some(FigureKind::Sustained));
+        assert_eq!(e[1].sustained, Some(2.9e12));
+        assert_eq!((e[0].in_use, e[2].in_use), (None, None));
+        assert!((e[1].over_theoretical.unwrap() - 3.0 / 3.35).abs() < 1e-12);
+        assert!(e[2].reference);
+        assert_eq!(e[0].over_theoretical, None);
+        // Nothing measured on FP64: its theoretical entry is in use.
+        assert_eq!(e[3].in_use, Some(FigureKind::Theoretical));
+        assert_eq!(e[3].best_reach.as_deref(), Some("unused here"));
+
+        // Burst figures throughout: the copy's 3.1 TB/s beats the kernel's 3.0.
+        m.chart_figure = Some(ChartFigure::Burst);
+        let e = entries(&m);
+        assert_eq!((e[1].in_use, e[2].in_use), (None, Some(FigureKind::Burst)));
+        assert_eq!(
+            crate::ceilings::Ceilings::from_machine(&m).bandwidth(MemoryLevel::Hbm),
+            Some(3.1e12)
+        );
     }
 }

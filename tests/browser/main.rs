@@ -431,6 +431,19 @@ fn long_tables_machine_view_and_hand_edits() {
         b.js("return document.querySelectorAll('#ceilings tbody tr').length"),
         json!(m.bandwidth.len() + m.compute.len() + usize::from(m.launch_overhead.is_some()))
     );
+    // One entry per level and datapath in use (bold), as `Ceilings` resolves them, each at the
+    // figure the charts draw; the study measured no sustained figures.
+    let c = Ceilings::from_machine(m);
+    assert_eq!(
+        b.js("return document.querySelectorAll('#ceilings tbody tr.in-use').length"),
+        json!(
+            c.levels().count() + c.datapaths().count() + usize::from(c.launch_overhead_s.is_some())
+        )
+    );
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('#ceilings tbody tr')].every(r => r.children[2].textContent === '–')"),
+        json!(true)
+    );
     assert_eq!(
         b.js("return !!document.getElementById('no-sweep')"),
         json!(true)

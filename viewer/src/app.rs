@@ -153,6 +153,7 @@ th.sortable { cursor: pointer; }
 .kernels tbody tr { cursor: pointer; }
 .kernels tr.selected { background: #ffe9a8; color: #111; }
 .machine table { margin-top: 4px; }
+#ceilings tr.in-use { font-weight: 600; }
 #what-if td.name { min-width: 10em; }
 #what-if td.value { text-align: right; }
 #what-if td.unit { text-align: left; padding-left: 4px; }

@@ -1,11 +1,13 @@
-//! The machine view: every ceiling of the bundle with its method, the ones in use, the ratio of
-//! empirical to theoretical, and what-if fields that edit the ceilings in use.
+//! The machine view: every ceiling of the bundle ([`summary::entries`]) with its burst and
+//! sustained figures, its method, the ratio of empirical to theoretical, which one the charts use
+//! and at which figure, and what-if fields that edit the ceilings in use.
 
 use leptos::prelude::*;
 
 use roofline_model::bundle::{Datapath, MemoryLevel, Method};
-use roofline_model::ceilings::{Ceiling, Ceilings};
+use roofline_model::ceilings::{Ceiling, Ceilings, FigureKind};
 use roofline_model::geometry::si::{format_plain_with_digits, format_si};
+use roofline_model::summary::{self, Entry, Subject};
 
 use crate::loading::Loaded;
 
@@ -53,46 +55,46 @@ impl Edits {
     }
 }
 
-/// One ceilings-table row: label, value, method, implementation, empirical / theoretical.
-type CeilingRow = (String, String, Method, String, Option<f64>);
+/// One ceilings-table row: label, value, sustained value, method, implementation (with a "best
+/// reach" reason and a same-run reference marked), empirical / theoretical, and which figure the
+/// charts use, if they use this entry.
+type CeilingRow = (
+    String,
+    String,
+    String,
+    Method,
+    String,
+    Option<f64>,
+    &'static str,
+);
 
-/// The table's rows for one level or datapath: each entry `(value, method, implementation,
-/// same-run reference)` in `unit`, an empirical one with its ratio to the highest theoretical
-/// entry of the same level or datapath.
-fn ceiling_rows<'a>(
-    label: &str,
-    unit: &str,
-    entries: impl Iterator<Item = (f64, Method, Option<&'a str>, bool)>,
-) -> Vec<CeilingRow> {
-    let entries: Vec<_> = entries.collect();
-    let theo = entries
-        .iter()
-        .filter(|e| e.1 == Method::Theoretical)
-        .map(|e| e.0)
-        .reduce(f64::max);
-    entries
-        .into_iter()
-        .map(|(value, method, implementation, reference)| {
-            (
-                label.to_string(),
-                format_si(value, unit),
-                method,
-                implementation_label(implementation, reference),
-                theo.filter(|_| method == Method::Empirical)
-                    .map(|t| value / t),
-            )
-        })
-        .collect()
-}
-
-/// A ceiling's implementation as the machine table shows it, marking same-run references.
-fn implementation_label(implementation: Option<&str>, reference: bool) -> String {
-    let text = implementation.unwrap_or_default();
-    if reference {
-        format!("{text} (reference)")
-    } else {
-        text.to_owned()
+/// A table row of one entry of [`summary::entries`].
+fn ceiling_row(e: Entry) -> CeilingRow {
+    let unit = match e.subject {
+        Subject::Level(_) => "B/s",
+        Subject::Datapath(_) => "FLOP/s",
+    };
+    let mut imp = e.implementation.unwrap_or_default();
+    if e.reference {
+        imp.push_str(" (reference)");
     }
+    if let Some(r) = e.best_reach {
+        imp = format!("{imp} (best reach: {r})");
+    }
+    (
+        e.subject.label().to_string(),
+        format_si(e.value, unit),
+        e.sustained.map_or("–".into(), |v| format_si(v, unit)),
+        e.method,
+        imp,
+        e.over_theoretical,
+        match e.in_use {
+            Some(FigureKind::Sustained) => "sustained",
+            Some(FigureKind::Burst) => "burst",
+            Some(FigureKind::Theoretical) => "theoretical",
+            None => "",
+        },
+    )
 }
 
 /// The machine's ceilings: every entry of the bundle with its method, the one in use, the ratio
@@ -119,30 +121,16 @@ pub fn MachineView(
         let Some(m) = l.bundle.machine_of(dev.as_deref()) else {
             return Vec::new();
         };
-        let mut rows = Vec::new();
-        for level in MemoryLevel::ALL {
-            let entries = m
-                .bandwidth
-                .iter()
-                .filter(|b| b.level == level)
-                .map(|e| (e.value, e.method, e.implementation.as_deref(), e.reference));
-            rows.extend(ceiling_rows(level.label(), "B/s", entries));
-        }
-        for d in Datapath::ALL {
-            let entries = m
-                .compute
-                .iter()
-                .filter(|c| c.datapath == d)
-                .map(|e| (e.value, e.method, e.implementation.as_deref(), e.reference));
-            rows.extend(ceiling_rows(d.label(), "FLOP/s", entries));
-        }
+        let mut rows: Vec<CeilingRow> = summary::entries(m).into_iter().map(ceiling_row).collect();
         if let Some(lo) = &m.launch_overhead {
             rows.push((
                 "Launch overhead".into(),
                 format_si(lo.value_s, "s"),
+                "–".into(),
                 lo.method,
                 lo.implementation.clone().unwrap_or_default(),
                 None,
+                "yes",
             ));
         }
         rows
@@ -152,20 +140,22 @@ pub fn MachineView(
             <h2>"Ceilings in the bundle"</h2>
             <table id="ceilings">
                 <thead>
-                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th></tr>
+                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Sustained"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th><th>"Charts use"</th></tr>
                 </thead>
                 <tbody>
                     {move || {
                         rows()
                             .into_iter()
-                            .map(|(name, value, method, imp, ratio)| {
+                            .map(|(name, value, sustained, method, imp, ratio, used)| {
                                 view! {
-                                    <tr>
+                                    <tr class:in-use=!used.is_empty()>
                                         <td class="name">{name}</td>
                                         <td>{value}</td>
+                                        <td>{sustained}</td>
                                         <td>{match method { Method::Empirical => "empirical", Method::Theoretical => "theoretical" }}</td>
                                         <td class="name">{imp}</td>
                                         <td>{ratio.map_or("–".into(), |r| format!("{r:.3}"))}</td>
+                                        <td>{used}</td>
                                     </tr>
                                 }
                             })
