@@ -61,12 +61,17 @@ impl Pick {
 /// The ceilings of one device, one per memory level and per datapath at most, plus `t_launch`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ceilings {
-    bandwidth: [Option<Ceiling>; MemoryLevel::ALL.len()],
-    compute: [Option<Ceiling>; Datapath::ALL.len()],
-    bandwidth_picks: [Option<Pick>; MemoryLevel::ALL.len()],
-    compute_picks: [Option<Pick>; Datapath::ALL.len()],
+    bandwidth: [Option<Slot>; MemoryLevel::ALL.len()],
+    compute: [Option<Slot>; Datapath::ALL.len()],
     /// Kernel launch overhead, seconds.
     pub launch_overhead_s: Option<f64>,
+}
+
+/// One resolved ceiling and how it was picked (`None`: a what-if value, nobody's measurement).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Slot {
+    ceiling: Ceiling,
+    pick: Option<Pick>,
 }
 
 // The enums' declaration order is the order of their `ALL` arrays (checked by a test).
@@ -236,18 +241,18 @@ impl Ceilings {
         let figure = m.chart_figure.unwrap_or_default();
         let mut c = Ceilings::default();
         for level in MemoryLevel::ALL {
-            if let Some((_, ceiling, pick)) = resolve(&level_candidates(m, level), figure) {
-                let i = level_index(level);
-                c.bandwidth[i] = Some(ceiling);
-                c.bandwidth_picks[i] = Some(pick);
-            }
+            c.bandwidth[level_index(level)] =
+                resolve(&level_candidates(m, level), figure).map(|(_, ceiling, pick)| Slot {
+                    ceiling,
+                    pick: Some(pick),
+                });
         }
         for d in Datapath::ALL {
-            if let Some((_, ceiling, pick)) = resolve(&datapath_candidates(m, d), figure) {
-                let i = datapath_index(d);
-                c.compute[i] = Some(ceiling);
-                c.compute_picks[i] = Some(pick);
-            }
+            c.compute[datapath_index(d)] =
+                resolve(&datapath_candidates(m, d), figure).map(|(_, ceiling, pick)| Slot {
+                    ceiling,
+                    pick: Some(pick),
+                });
         }
         c.launch_overhead_s = m
             .launch_overhead
@@ -264,12 +269,12 @@ impl Ceilings {
 
     /// The bandwidth ceiling of a level with its method.
     pub fn bandwidth_ceiling(&self, level: MemoryLevel) -> Option<Ceiling> {
-        self.bandwidth[level_index(level)]
+        self.bandwidth[level_index(level)].map(|s| s.ceiling)
     }
 
     /// How a level's ceiling was picked (`None` for a what-if value or no ceiling).
     pub fn bandwidth_pick(&self, level: MemoryLevel) -> Option<Pick> {
-        self.bandwidth_picks[level_index(level)]
+        self.bandwidth[level_index(level)].and_then(|s| s.pick)
     }
 
     /// The compute peak of a datapath, FLOP/s.
@@ -279,35 +284,39 @@ impl Ceilings {
 
     /// The compute peak of a datapath with its method.
     pub fn peak_ceiling(&self, d: Datapath) -> Option<Ceiling> {
-        self.compute[datapath_index(d)]
+        self.compute[datapath_index(d)].map(|s| s.ceiling)
     }
 
     /// How a datapath's peak was picked (`None` for a what-if value or no peak).
     pub fn peak_pick(&self, d: Datapath) -> Option<Pick> {
-        self.compute_picks[datapath_index(d)]
+        self.compute[datapath_index(d)].and_then(|s| s.pick)
     }
 
     /// Whether any resolved ceiling is a sustained figure (the charts then say so).
     pub fn uses_sustained(&self) -> bool {
-        self.bandwidth_picks
+        self.bandwidth
             .iter()
-            .chain(self.compute_picks.iter())
+            .chain(self.compute.iter())
             .flatten()
-            .any(|p| p.figure == FigureKind::Sustained)
+            .any(|s| s.pick.is_some_and(|p| p.figure == FigureKind::Sustained))
     }
 
     /// Overrides a bandwidth ceiling (what-if edits in the viewer); `None` removes it. The
     /// override has no pick: it is nobody's measurement.
     pub fn set_bandwidth(&mut self, level: MemoryLevel, c: Option<Ceiling>) {
-        self.bandwidth[level_index(level)] = c;
-        self.bandwidth_picks[level_index(level)] = None;
+        self.bandwidth[level_index(level)] = c.map(|ceiling| Slot {
+            ceiling,
+            pick: None,
+        });
     }
 
     /// Overrides a compute peak (what-if edits in the viewer); `None` removes it. The override
     /// has no pick.
     pub fn set_peak(&mut self, d: Datapath, c: Option<Ceiling>) {
-        self.compute[datapath_index(d)] = c;
-        self.compute_picks[datapath_index(d)] = None;
+        self.compute[datapath_index(d)] = c.map(|ceiling| Slot {
+            ceiling,
+            pick: None,
+        });
     }
 
     /// Levels with a ceiling, closest to the cores first.
