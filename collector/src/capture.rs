@@ -121,9 +121,8 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
     })?;
     if let Some(trace) = trace_at.map(|i| &files[i]) {
         if allow_partial {
-            return Err(Error::Usage(format!(
-                "--allow-partial applies to Nsight Compute capture sets; {} is a torch.profiler trace",
-                trace.display()
+            return Err(Error::Usage(pipeline::partial_with_trace(
+                &trace.display().to_string(),
             )));
         }
         let counter_arch = arch.or_else(|| machine_arch(machine.as_ref()));
@@ -195,20 +194,14 @@ fn import_trace(
         }
         None => None,
     };
-    if t.ranges.is_empty() && ct.as_ref().is_none_or(|c| c.ranges.is_empty()) {
-        // Both only change how counters are read; a trace without any is not changed.
-        let option = [given.0.then_some("--arch"), given.1.map(|_| "--convention")];
-        if let Some(option) = option.into_iter().flatten().next() {
-            return Err(Error::Usage(format!(
-                "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {} has none{}; leave it out",
-                trace.display(),
-                if counters.is_none() {
-                    " (nor was --counters given)"
-                } else {
-                    ""
-                }
-            )));
-        }
+    if let Some(refusal) = pipeline::counter_options_unused(
+        &t,
+        &trace.display().to_string(),
+        ct.as_ref(),
+        given.0,
+        given.1.is_some(),
+    ) {
+        return Err(Error::Usage(refusal));
     }
     let counters_name = counters.map(|c| c.display().to_string());
     let stream = TraceStream::new(

@@ -1,5 +1,6 @@
-//! The import the page runs, step by step as `roofline import` takes it with no options but
-//! `--machine`: each input told apart by its first bytes ([`roofline_import::input`]), a
+//! The import the page runs, step by step as `roofline import` takes it with `--machine`,
+//! `--arch`, `--convention`, `--allow-partial` and `--allow-machine-mismatch` ([`Options`]; the
+//! last one applies where the machine bundle is read): each input told apart by its first bytes ([`roofline_import::input`]), a
 //! torch.profiler trace streamed through the parser and imported kernel by kernel, or Nsight
 //! Compute CSV captures joined, then assembled with the machine bundle, in the steps the CLI
 //! takes too ([`roofline_import::pipeline`]), and written as `roofline_model::stream` writes
@@ -13,7 +14,7 @@ use std::io::{self, BufRead, Write};
 
 use roofline_import::assemble::{AssembleError, Machine};
 use roofline_import::input::{self, Content};
-use roofline_import::ncu::{Convention, NcuError};
+use roofline_import::ncu::{Arch, Convention, NcuError};
 use roofline_import::pipeline::{
     self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, PickError, TraceStream,
     TraceStreamError,
@@ -59,6 +60,98 @@ pub struct Request<I> {
     pub machine: Option<Machine>,
     /// The bundle's provenance.
     pub provenance: Provenance,
+    /// The import's options.
+    pub options: Options,
+}
+
+/// `roofline import`'s options that change what an import makes, as the page passes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Options {
+    /// The architecture, when the inputs do not say (`--arch`).
+    pub arch: Option<Arch>,
+    /// How FLOPs and times are counted from counters (`--convention`), when given.
+    pub convention: Option<Convention>,
+    /// Import an incomplete capture set, marked incomplete (`--allow-partial`).
+    pub allow_partial: bool,
+}
+
+/// The page's words for the options (from its URL or its form), as `roofline import` reads its
+/// flags: `arch` a compute capability (`9.0`), `convention` `current` or `2020`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Words {
+    /// `--arch`.
+    pub arch: Option<String>,
+    /// `--convention`.
+    pub convention: Option<String>,
+    /// `--allow-partial`.
+    pub allow_partial: bool,
+}
+
+impl Words {
+    /// The options these words give. A compute capability that is not in the metric table is
+    /// refused here (the CLI uses the nearest documented one and says so on standard error,
+    /// which the page does not have).
+    ///
+    /// # Errors
+    /// [`Failure::Usage`] naming the option and the value.
+    pub fn options(&self) -> Result<Options, Failure> {
+        let arch = match self.arch() {
+            None => None,
+            Some(cc) => match Arch::from_compute_capability(cc) {
+                Ok((a, None)) => Some(a),
+                Ok((_, Some(note))) => {
+                    return Err(Failure::Usage(format!(
+                        "--arch {cc}: {note}; the page takes only the documented ones (7.0, 7.2, 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, 10.x, 12.x): use `roofline import --arch {cc}`, which says so and goes on"
+                    )));
+                }
+                Err(e) => return Err(Failure::Usage(format!("--arch {e}"))),
+            },
+        };
+        let convention = match self.convention() {
+            None => None,
+            Some("current") => Some(Convention::Current),
+            Some("2020") => Some(Convention::Study2020),
+            Some(other) => {
+                return Err(Failure::Usage(format!(
+                    "--convention {other:?}: expected current or 2020"
+                )));
+            }
+        };
+        Ok(Options {
+            arch,
+            convention,
+            allow_partial: self.allow_partial,
+        })
+    }
+
+    fn arch(&self) -> Option<&str> {
+        self.arch
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+    }
+
+    fn convention(&self) -> Option<&str> {
+        self.convention
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+    }
+
+    /// These options as `roofline import`'s flags, for the bundle's provenance.
+    pub fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(a) = self.arch() {
+            out.extend(["--arch".to_string(), a.to_string()]);
+        }
+        if let Some(c) = self.convention() {
+            out.extend(["--convention".to_string(), c.to_string()]);
+        }
+        if self.allow_partial {
+            out.push("--allow-partial".to_string());
+        }
+        out
+    }
 }
 
 /// What an import wrote.
@@ -210,6 +303,7 @@ pub fn run<I: Input, W: Write>(
         mut inputs,
         machine,
         provenance,
+        options,
     } = req;
     let trace_at = pipeline::pick_trace(
         &mut inputs,
@@ -222,9 +316,12 @@ pub fn run<I: Input, W: Write>(
     })?;
     if let Some(i) = trace_at {
         let f = inputs.swap_remove(i);
-        return import_trace(f, machine, provenance, out, progress);
+        if options.allow_partial {
+            return Err(Failure::Usage(pipeline::partial_with_trace(f.name())));
+        }
+        return import_trace(f, machine, provenance, options, out, progress);
     }
-    import_csv(inputs, machine, provenance, out)
+    import_csv(inputs, machine, provenance, options, out)
 }
 
 /// Nsight Compute CSV captures of one run into a bundle.
@@ -232,6 +329,7 @@ fn import_csv<I: Input, W: Write>(
     inputs: Vec<I>,
     machine: Option<Machine>,
     provenance: Provenance,
+    options: Options,
     out: W,
 ) -> Result<Outcome, Failure> {
     let mut captures = NcuCaptures::new();
@@ -253,7 +351,15 @@ fn import_csv<I: Input, W: Write>(
         captures.add(&name, &text).map_err(Failure::Import)?;
     }
     let NcuBundle { bundle, launches } = captures
-        .bundle(NcuOptions::default(), machine, provenance)
+        .bundle(
+            NcuOptions {
+                allow_partial: options.allow_partial,
+                convention: options.convention.unwrap_or_default(),
+                arch: options.arch,
+            },
+            machine,
+            provenance,
+        )
         .map_err(|e| match e {
             NcuBundleError::Import(e) => Failure::Import(e),
             NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
@@ -271,6 +377,7 @@ fn import_trace<I: Input, W: Write>(
     mut f: I,
     machine: Option<Machine>,
     provenance: Provenance,
+    options: Options,
     out: W,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Outcome, Failure> {
@@ -286,9 +393,20 @@ fn import_trace<I: Input, W: Write>(
         name: name.clone(),
         source: Box::new(source),
     })?;
+    if let Some(refusal) = pipeline::counter_options_unused(
+        &t,
+        &name,
+        None,
+        options.arch.is_some(),
+        options.convention.is_some(),
+    ) {
+        return Err(Failure::Usage(refusal));
+    }
     let opts = trace::ImportOptions {
-        convention: Convention::default(),
-        arch: machine.as_ref().and_then(Machine::arch),
+        convention: options.convention.unwrap_or_default(),
+        arch: options
+            .arch
+            .or_else(|| machine.as_ref().and_then(Machine::arch)),
     };
     let stream = TraceStream::new(&t, machine, provenance, &name, None)?;
     let mut w = Writer::begin(out, stream.shell()).map_err(write_failure)?;
@@ -342,11 +460,16 @@ mod tests {
     }
 
     fn run_on(inputs: Vec<Bytes>) -> Result<String, String> {
+        run_with(inputs, Options::default())
+    }
+
+    fn run_with(inputs: Vec<Bytes>, options: Options) -> Result<String, String> {
         let mut out = Vec::new();
         let req = Request {
             inputs,
             machine: None,
             provenance: Provenance::default(),
+            options,
         };
         run(req, &mut out, &mut |_, _| ())
             .map(|_| String::from_utf8(out).unwrap())
@@ -401,5 +524,71 @@ mod tests {
                 .starts_with("no machine characterization")
         );
         assert_eq!(roofline_model::to_json(&b).unwrap(), json);
+    }
+
+    /// The options' words read as `roofline import` reads its flags; unknown ones refused with
+    /// the option named.
+    #[test]
+    fn option_words_read_as_the_clis_flags() {
+        let w = Words {
+            arch: Some(" 9.0 ".into()),
+            convention: Some("2020".into()),
+            allow_partial: true,
+        };
+        let o = w.options().unwrap();
+        assert_eq!(o.arch, Some(Arch::Hopper));
+        assert_eq!(o.convention, Some(Convention::Study2020));
+        assert!(o.allow_partial);
+        assert_eq!(
+            w.flags(),
+            ["--arch", "9.0", "--convention", "2020", "--allow-partial"]
+        );
+        assert_eq!(Words::default().options().unwrap(), Options::default());
+        assert!(Words::default().flags().is_empty());
+        let e = |w: Words| chain(&w.options().unwrap_err());
+        assert_eq!(
+            e(Words {
+                convention: Some("2021".into()),
+                ..Words::default()
+            }),
+            "invalid arguments: --convention \"2021\": expected current or 2020"
+        );
+        assert!(
+            e(Words {
+                arch: Some("nine".into()),
+                ..Words::default()
+            })
+            .starts_with("invalid arguments: --arch \"nine\" is not a compute capability"),
+        );
+        assert!(
+            e(Words {
+                arch: Some("6.1".into()),
+                ..Words::default()
+            })
+            .contains("compute capability 6.1 is not in the metric table"),
+        );
+    }
+
+    /// Options that do not apply to a trace are refused in the CLI's words.
+    #[test]
+    fn trace_options_refused_as_the_cli_refuses_them() {
+        let text = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0}}
+          ]}"#;
+        let with = |o: Options| run_with(vec![Bytes("t.json", text.to_vec())], o).unwrap_err();
+        assert_eq!(
+            with(Options {
+                allow_partial: true,
+                ..Options::default()
+            }),
+            "invalid arguments: --allow-partial applies to Nsight Compute capture sets; t.json is a torch.profiler trace"
+        );
+        assert_eq!(
+            with(Options {
+                convention: Some(Convention::Study2020),
+                ..Options::default()
+            }),
+            "invalid arguments: --convention applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and t.json has none (nor was --counters given); leave it out"
+        );
     }
 }

@@ -22,7 +22,7 @@ use roofline_model::bundle::Provenance;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
-use flow::{Failure, Input, Request};
+use flow::{Failure, Input, Request, Words};
 
 /// How much of a blob is read at a time.
 const CHUNK: f64 = (4 << 20) as f64;
@@ -254,8 +254,19 @@ impl Write for ToPage<'_> {
     }
 }
 
+/// The option `name` of the page's options object (undefined where the object is null).
+fn option(options: &JsValue, name: &str) -> JsValue {
+    if options.is_object() {
+        Reflect::get(options, &name.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
 /// Imports `inputs` (each `{name, raw, plain?, error?}`: one trace, or the CSV captures of one
-/// run) against `machine` (`{name, bytes}` of a machine bundle, or null), the bundle's text
+/// run) against `machine` (`{name, bytes}` of a machine bundle, or null) with `options`
+/// (`{arch?, convention?, allow_partial?, allow_machine_mismatch?}`, `roofline import`'s flags of
+/// those names; null for none), the bundle's text
 /// handed to `chunk` piece by piece and progress to `progress(what, done, total)` (`what`:
 /// `reading`, in bytes, or `importing kernels`, in kernels). `created` is
 /// the provenance's time, RFC 3339.
@@ -268,10 +279,20 @@ impl Write for ToPage<'_> {
 pub fn import_files(
     inputs: &js_sys::Array,
     machine: &JsValue,
+    options: &JsValue,
     created: String,
     progress: &Function,
     chunk: &Function,
 ) -> Result<JsValue, JsValue> {
+    let words = Words {
+        arch: option(options, "arch").as_string(),
+        convention: option(options, "convention").as_string(),
+        allow_partial: option(options, "allow_partial").is_truthy(),
+    };
+    let allow_mismatch = option(options, "allow_machine_mismatch").is_truthy();
+    let options = words
+        .options()
+        .map_err(|e| JsValue::from_str(&flow::chain(&e)))?;
     let reader = FileReaderSync::new()?;
     let progress = Progress(progress);
     let inputs = inputs
@@ -287,13 +308,20 @@ pub fn import_files(
         let bytes = Uint8Array::new(&Reflect::get(machine, &"bytes".into())?).to_vec();
         let bundle = roofline_model::parse_bundle_bytes(&bytes)
             .map_err(|e| format!("{name} is not a readable bundle: {e}"))?;
-        Some(Machine::new(name, bundle, false).map_err(|e| flow::chain(&Failure::from(e)))?)
+        Some(
+            Machine::new(name, bundle, allow_mismatch)
+                .map_err(|e| flow::chain(&Failure::from(e)))?,
+        )
     };
     let mut command_line = vec!["roofline-viewer".to_string(), "import".to_string()];
     command_line.extend(inputs.iter().map(|i| i.name.clone()));
     if let Some(m) = &machine {
         command_line.extend(["--machine".to_string(), m.name.clone()]);
+        if allow_mismatch {
+            command_line.push("--allow-machine-mismatch".to_string());
+        }
     }
+    command_line.extend(words.flags());
     let provenance = Provenance {
         tool: "roofline".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -305,6 +333,7 @@ pub fn import_files(
         inputs,
         machine,
         provenance,
+        options,
     };
     let out = ToPage {
         buf: Vec::with_capacity(OUT_CHUNK + (1 << 16)),

@@ -48,6 +48,45 @@ pub fn pick_trace<T, E>(
     }
 }
 
+/// `--allow-partial` with a torch.profiler trace: the refusal, in `roofline import`'s words
+/// (the option reads Nsight Compute capture sets only).
+pub fn partial_with_trace(trace: &str) -> String {
+    format!(
+        "--allow-partial applies to Nsight Compute capture sets; {trace} is a torch.profiler trace"
+    )
+}
+
+/// `--arch` or `--convention` given for a trace `t` (`trace` its name) that has no counters,
+/// nor has the range-profiler trace joined with it (`counters`, when given): the refusal,
+/// naming the first option given, in `roofline import`'s words. Both options only change how
+/// counters are read; a trace without any would import the same without them.
+pub fn counter_options_unused(
+    t: &Trace,
+    trace: &str,
+    counters: Option<&Trace>,
+    arch_given: bool,
+    convention_given: bool,
+) -> Option<String> {
+    if !t.ranges.is_empty() || counters.is_some_and(|c| !c.ranges.is_empty()) {
+        return None;
+    }
+    let option = if arch_given {
+        "--arch"
+    } else if convention_given {
+        "--convention"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {trace} has none{}; leave it out",
+        if counters.is_none() {
+            " (nor was --counters given)"
+        } else {
+            ""
+        }
+    ))
+}
+
 /// Why Nsight Compute captures gave no bundle.
 #[derive(Debug)]
 pub enum NcuBundleError {
