@@ -2,10 +2,13 @@
 // before the viewer (wasm) opens bundles. A classic script, loaded with the page (index.html) or
 // inlined (offline.html), small, outside the viewer's wasm so that its first paint does not grow.
 //
-//   rooflineOpen(inputs, machine) -> Promise<Array<File | string>>
+//   rooflineOpen(inputs, machine, options) -> Promise<Array<File | string>>
 //     inputs: the files opened (a FileList or an array of File), URLs to import (strings), or
-//     the number of an earlier import (made again against another machine);
-//     machine: null, the URL of a machine bundle, or [name, bytes] of an open one.
+//     the number of an earlier import (made again against another machine or with other options);
+//     machine: null, the URL of a machine bundle, or [name, bytes] of an open one (undefined
+//     with an earlier import's number: the machine that import was placed against);
+//     options: null, or {arch, convention, allow_partial, allow_machine_mismatch}: `roofline
+//     import`'s flags of those names, for every import of this call.
 //   It resolves with what the viewer opens, in order: the bundles among the files as they are;
 //   a machine bundle among them also bounds the imports of the same drop (as `--machine`); the
 //   other files are imported by the importer (importer.js, loaded the first time one is opened,
@@ -16,6 +19,8 @@
 //   import runs in a Web Worker of this page, and its progress shows at the top of the page.
 (() => {
   const kept = [];
+  // The machine each kept import was last placed against.
+  const machines = [];
 
   // How much of a file's start tells a bundle from what the importer reads (the CLI looks at
   // as much for a trace's `traceEvents` where a bundle was expected).
@@ -80,13 +85,14 @@
   }
 
   // One import: its inputs (kept under a key), the bundle made as a File, or the message.
-  async function run(name, inputs, machine) {
+  async function run(name, inputs, machine, options) {
     const key = kept.indexOf(inputs) >= 0 ? kept.indexOf(inputs) : kept.push(inputs) - 1;
+    machines[key] = machine;
     const b = bar();
     b.tell(name, "starting the importer", 0, 0);
     try {
       await loadImporter();
-      const made = await rooflineImporter.start(inputs, machine, (what, done, total) => b.tell(name, what, done, total));
+      const made = await rooflineImporter.start(inputs, machine, options, (what, done, total) => b.tell(name, what, done, total));
       const file = new File([made.bundle], name, { type: "application/json" });
       file.key = key;
       return file;
@@ -103,11 +109,12 @@
     return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1)) || u;
   };
 
-  globalThis.rooflineOpen = async (inputs, machine) => {
+  globalThis.rooflineOpen = async (inputs, machine, options) => {
     const out = [];
     if (typeof inputs === "number") {
       const again = kept[inputs] || [];
-      out.push(await run(named(again.map((i) => (typeof i === "string" ? urlName(i) : i.name))), again, machine));
+      if (machine === undefined) machine = machines[inputs] ?? null;
+      out.push(await run(named(again.map((i) => (typeof i === "string" ? urlName(i) : i.name))), again, machine, options));
       return out;
     }
     // URLs as the page resolves them (the worker's own base is a blob: URL).
@@ -115,7 +122,7 @@
     if (typeof machine === "string") machine = absolute(machine);
     const files = [...inputs];
     if (files.every((f) => typeof f === "string")) {
-      out.push(await run(named(files.map(urlName)), files.map(absolute), machine));
+      out.push(await run(named(files.map(urlName)), files.map(absolute), machine, options));
       return out;
     }
     const traces = [];
@@ -129,8 +136,8 @@
         out.push(f);
       }
     }
-    for (const t of traces) out.push(await run(t.name, [t], machine));
-    if (csv.length) out.push(await run(named(csv.map((f) => f.name)), csv, machine));
+    for (const t of traces) out.push(await run(t.name, [t], machine, options));
+    if (csv.length) out.push(await run(named(csv.map((f) => f.name)), csv, machine, options));
     return out;
   };
 })();

@@ -4,9 +4,11 @@
 // `cargo xtask web`, and runs each import in a fresh Web Worker made from a Blob URL: nothing is
 // uploaded, and the page's thread stays free. The viewer calls:
 //
-//   rooflineImporter.start(inputs, machine, onProgress) -> Promise<{bundle: Blob, launches, entries}>
+//   rooflineImporter.start(inputs, machine, options, onProgress) -> Promise<{bundle: Blob, launches, entries}>
 //     inputs: File objects, or URLs (strings) the worker fetches;
 //     machine: null, or {name, bytes: Uint8Array} of a machine bundle (as `--machine`);
+//     options: null, or {arch, convention, allow_partial, allow_machine_mismatch}, as
+//     `roofline import`'s flags of those names;
 //     onProgress(what, done, total): what is being done (reading, inflating, importing), in
 //     bytes (or kernels);
 //     the promise fails with the CLI's message for the same input, or "cancelled".
@@ -31,7 +33,7 @@
     return compiling;
   }
 
-  function start(inputs, machine, onProgress) {
+  function start(inputs, machine, options, onProgress) {
     const job = {};
     const done = new Promise((resolve, reject) => {
       job.fail = (why) => {
@@ -75,6 +77,7 @@
           module,
           inputs,
           machine,
+          options,
           created: new Date().toISOString().slice(0, 19) + "Z",
         });
       }, (e) => job.fail(typeof e === "string" ? e : "the importer could not start: " + ((e && e.message) || e)));

@@ -92,6 +92,7 @@ self.onmessage = async ({ data: req }) => {
     const summary = wasm_bindgen.import_files(
       inputs,
       machine,
+      req.options || null,
       req.created,
       progress,
       (bytes) => post({ type: "chunk", bytes }, [bytes.buffer]),

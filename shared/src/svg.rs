@@ -45,7 +45,7 @@ pub const CLIP_ID: &str = "plot-clip";
 /// Escapes text for SVG content and attribute values (XML 1.0: the five markup characters as
 /// entities; control characters and the noncharacters U+FDD0..U+FDEF, U+xFFFE and U+xFFFF,
 /// which XML 1.0 has no place for, dropped).
-fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -2,12 +2,14 @@
 //! and writes to its address bar, and what `roofline plot --format html` writes into a saved page
 //! so that the page opens on the view asked for.
 //!
-//! `?bundle=URL&trace=URL&machine=URL&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark&pair=CURRENT→BASELINE`
+//! `?bundle=URL&trace=URL&machine=URL&arch=CC&convention=current|2020&allow_partial=1&allow_machine_mismatch=1&baseline=URL&device=ID&chart=hierarchical|time|machine&group=kernel|op|module&kernel=NAME&filter=TEXT&levels=l1,l2,hbm&top=N&labels=N&theme=dark&pair=CURRENT→BASELINE`
 //!
 //! `trace` names an input the viewer imports itself, as `roofline import` would: a
 //! torch.profiler trace (`.json`, `.json.gz`) or an Nsight Compute CSV; it may come several
 //! times for the one-metric CSV captures of one run. `machine` names the machine bundle the
-//! import places its kernels against (`roofline import --machine`).
+//! import places its kernels against (`roofline import --machine`). `arch`, `convention`,
+//! `allow_partial` and `allow_machine_mismatch` are `roofline import`'s flags of those names for
+//! that import ([`ImportFlags`]; the importer reads and checks them as the CLI does).
 //! `group` absent means the default grouping: per operator when a baseline is compared and both
 //! bundles carry operators (torch.profiler imports), per kernel otherwise ([`ViewState::group_for`]).
 //! `pair` may come several times, one kernel paired by hand each ([`ManualPair`]: the current
@@ -24,6 +26,20 @@ use crate::group::GroupBy;
 /// What separates the two names of a `pair=` value: ` → ` (a character no C++ or operator name
 /// holds).
 pub const PAIR_SEPARATOR: &str = " → ";
+
+/// `roofline import`'s options for an import the page makes, in the words of its flags: kept as
+/// given (the importer checks them, with the CLI's messages).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportFlags {
+    /// `--arch`: the GPU's compute capability, when the inputs do not say.
+    pub arch: Option<String>,
+    /// `--convention`: `current` or `2020`.
+    pub convention: Option<String>,
+    /// `--allow-partial`.
+    pub allow_partial: bool,
+    /// `--allow-machine-mismatch`.
+    pub allow_machine_mismatch: bool,
+}
 
 /// What the main area shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -65,6 +81,8 @@ pub struct ViewState {
     pub trace: Vec<String>,
     /// The machine bundle an import is placed against.
     pub machine: Option<String>,
+    /// The import's options.
+    pub import: ImportFlags,
     /// A baseline bundle to fetch and compare with.
     pub baseline: Option<String>,
     /// The device shown, for bundles with more than one.
@@ -97,6 +115,7 @@ impl Default for ViewState {
             bundle: None,
             trace: Vec::new(),
             machine: None,
+            import: ImportFlags::default(),
             baseline: None,
             device: None,
             view: View::Hierarchical,
@@ -174,6 +193,10 @@ impl ViewState {
             match name {
                 "bundle" => s.bundle = text(value),
                 "machine" => s.machine = text(value),
+                "arch" => s.import.arch = text(value),
+                "convention" => s.import.convention = text(value),
+                "allow_partial" => s.import.allow_partial = value == "1",
+                "allow_machine_mismatch" => s.import.allow_machine_mismatch = value == "1",
                 "baseline" => s.baseline = text(value),
                 "device" => s.device = text(value),
                 "chart" => s.view = View::from_key(value).unwrap_or_default(),
@@ -205,9 +228,26 @@ impl ViewState {
     }
 
     /// Every name [`ViewState::from_pairs`] reads.
-    pub const NAMES: [&'static str; 15] = [
-        "bundle", "trace", "machine", "baseline", "device", "chart", "group", "kernel", "filter",
-        "kernels", "levels", "top", "labels", "theme", "pair",
+    pub const NAMES: [&'static str; 19] = [
+        "bundle",
+        "trace",
+        "machine",
+        "arch",
+        "convention",
+        "allow_partial",
+        "allow_machine_mismatch",
+        "baseline",
+        "device",
+        "chart",
+        "group",
+        "kernel",
+        "filter",
+        "kernels",
+        "levels",
+        "top",
+        "labels",
+        "theme",
+        "pair",
     ];
 
     /// The name–value pairs of this state, in the viewer's order, defaults left out.
@@ -223,6 +263,14 @@ impl ViewState {
             put("trace", Some(t.clone()));
         }
         put("machine", self.machine.clone());
+        let one = |b: bool| b.then(|| "1".to_string());
+        put("arch", self.import.arch.clone());
+        put("convention", self.import.convention.clone());
+        put("allow_partial", one(self.import.allow_partial));
+        put(
+            "allow_machine_mismatch",
+            one(self.import.allow_machine_mismatch),
+        );
         put("baseline", self.baseline.clone());
         put("device", self.device.clone());
         put(
@@ -270,8 +318,14 @@ mod tests {
     fn a_state_reads_back_its_own_pairs() {
         let s = ViewState {
             bundle: Some("runs/a b.json".into()),
-            trace: Vec::new(),
-            machine: None,
+            trace: vec!["a.csv".into(), "b.csv".into()],
+            machine: Some("m.json".into()),
+            import: ImportFlags {
+                arch: Some("7.0".into()),
+                convention: Some("2020".into()),
+                allow_partial: true,
+                allow_machine_mismatch: true,
+            },
             baseline: None,
             device: Some("1".into()),
             view: View::Time,
@@ -299,7 +353,7 @@ mod tests {
         assert_eq!(ViewState::default().to_pairs(), Vec::new());
         assert_eq!(
             s.to_query(),
-            "bundle=runs%2Fa+b.json&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark&pair=hgemm%3C1%2C+2%3E+%E2%86%92+sgemm%3C1%2C+2%3E&pair=copy+%E2%86%92+"
+            "bundle=runs%2Fa+b.json&trace=a.csv&trace=b.csv&machine=m.json&arch=7.0&convention=2020&allow_partial=1&allow_machine_mismatch=1&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark&pair=hgemm%3C1%2C+2%3E+%E2%86%92+sgemm%3C1%2C+2%3E&pair=copy+%E2%86%92+"
         );
     }
 

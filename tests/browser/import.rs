@@ -334,6 +334,176 @@ fn nsight_compute_csv_open_by_url_and_by_drop_and_save_the_clis_bundle() {
     );
 }
 
+/// A bad-corpus case's `roofline import` arguments (one a line) as the page's URL parameters,
+/// each after `&`: `--machine` names the V100 example (served as `V100`), other flags keep their
+/// names with `_` for `-`, a flag without a value is `=1`.
+fn url_flags(args: &str) -> String {
+    let mut out = String::new();
+    let mut lines = args.lines().skip(1).peekable();
+    while let Some(l) = lines.next() {
+        let Some(flag) = l.strip_prefix("--") else {
+            continue;
+        };
+        if flag == "machine" {
+            lines.next();
+            out.push_str(&format!("&machine={V100}"));
+            continue;
+        }
+        let value = match lines.peek() {
+            Some(v) if !v.starts_with('-') && *v != "{}" => lines.next().unwrap().to_string(),
+            _ => "1".to_string(),
+        };
+        out.push_str(&format!("&{}={value}", flag.replace('-', "_")));
+    }
+    out
+}
+
+/// `roofline import`'s options in the page: by URL (`convention=2020`), the 12 DeepCAM captures
+/// give the CLI's `--convention 2020` bundle (launches grouped by name, as the study counted);
+/// "Import options" makes the import shown again with the option changed, and the URL follows;
+/// `allow_machine_mismatch=1` places a trace against another GPU's ceilings, with the CLI's
+/// note, where without it the page refuses as the CLI does.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
+    let extra = tempfile::tempdir().unwrap();
+    let machine_only = machine_only_bundle(extra.path());
+    let port = serve(dist(), extra.path().to_path_buf());
+    let base = format!("http://127.0.0.1:{port}/");
+    let downloads = tempfile::tempdir().unwrap();
+    let b = Browser::start();
+    b.allow_downloads(downloads.path());
+    let csvs = deepcam_csvs();
+    let query: Vec<String> = csvs.iter().map(|c| format!("trace={c}")).collect();
+    let name = "out.dram__bytes.sum.csv and 11 more";
+    let machine_url = format!("/extra/{machine_only}");
+
+    // Per launch (the default) first: how many markers the current convention gives.
+    b.go(&format!("{base}?{}&machine={machine_url}", query.join("&")));
+    wait_for_bundle(&b, name);
+    wait_for_markers_and_ceilings(&b, "the captures per launch");
+
+    // `convention=2020` by URL: the CLI's bundle with `--convention 2020`.
+    b.go(&format!(
+        "{base}?{}&machine={machine_url}&convention=2020",
+        query.join("&")
+    ));
+    wait_for_bundle(&b, name);
+    wait_for_markers_and_ceilings(&b, "the captures as the study counted");
+    assert_eq!(
+        b.js("return document.getElementById('import-convention').value"),
+        json!("2020")
+    );
+    b.js("document.getElementById('save-bundle').click()");
+    let saved = String::from_utf8(take_download(
+        downloads.path(),
+        "out.dram__bytes.sum.roofline.json",
+    ))
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for c in &csvs {
+        let file = c.rsplit('/').next().unwrap();
+        std::fs::copy(
+            repo().join("tests").join(c.trim_start_matches('/')),
+            work.path().join(file),
+        )
+        .unwrap();
+        args.push(file.to_string());
+    }
+    std::fs::copy(
+        extra.path().join(machine_only),
+        work.path().join(machine_only),
+    )
+    .unwrap();
+    args.extend([
+        "--machine".into(),
+        machine_only.into(),
+        "--convention".into(),
+        "2020".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cli = cli_import(work.path(), &args);
+    assert!(
+        without_provenance(&saved) == without_provenance(&cli),
+        "the page's bundle ({} bytes) differs from the CLI's ({} bytes)",
+        saved.len(),
+        cli.len()
+    );
+    let provenance: Value = serde_json::from_str(&saved).unwrap();
+    let command = provenance["provenance"]["command_line"].to_string();
+    assert!(command.contains(r#""--convention","2020""#), "{command}");
+    let kernels = |text: &str| {
+        serde_json::from_str::<Value>(text).unwrap()["kernels"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert!(
+        kernels(&saved) < 100,
+        "grouped by name: {}",
+        kernels(&saved)
+    );
+
+    // By hand: back to the current convention, made again against the same machine; the URL
+    // follows.
+    b.js("const d = document.getElementById('import-options'); d.open = true; const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    b.wait(
+        &format!(
+            "return !location.search.includes('convention=') && document.getElementById('bundle-select').selectedOptions[0].textContent === {}",
+            json!(name)
+        ),
+        "the import made again per launch",
+    );
+    // Against the same machine: its ceilings drawn, no "no machine" note, and saved, the
+    // CLI's bundle without --convention (one entry per launch).
+    wait_for_markers_and_ceilings(&b, "the ceilings kept");
+    assert!(
+        !notes(&b).contains("no machine characterization"),
+        "{}",
+        notes(&b)
+    );
+    b.screenshot("import-options");
+    b.js("document.getElementById('save-bundle').click()");
+    let again = String::from_utf8(take_download(
+        downloads.path(),
+        "out.dram__bytes.sum.roofline.json",
+    ))
+    .unwrap();
+    let cli = cli_import(work.path(), &args[..args.len() - 2]);
+    assert!(
+        without_provenance(&again) == without_provenance(&cli),
+        "the page's bundle made again ({} bytes) differs from the CLI's ({} bytes)",
+        again.len(),
+        cli.len()
+    );
+    assert!(kernels(&again) > kernels(&saved));
+
+    // A trace of another GPU against the V100's ceilings: refused, then placed by hand.
+    let mismatch = "/fixtures/bad/trace-machine-mismatch.json";
+    b.go(&format!("{base}?trace={mismatch}&machine={V100}"));
+    let refusal = b.wait(ERROR, "the mismatch refused");
+    assert!(
+        refusal
+            .as_str()
+            .unwrap()
+            .contains("but the kernels ran on SYNTHETIC GPU"),
+        "{refusal}"
+    );
+    b.go(&format!(
+        "{base}?trace={mismatch}&machine={V100}&allow_machine_mismatch=1"
+    ));
+    wait_for_bundle(&b, "trace-machine-mismatch.json");
+    b.wait(
+        "return [...document.querySelectorAll('.notes li')].some(l => l.textContent.includes('--allow-machine-mismatch'))",
+        "the mismatch note",
+    );
+    assert_eq!(
+        b.js("return document.getElementById('import-allow-mismatch').checked"),
+        json!(true)
+    );
+}
+
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn every_bad_trace_and_csv_of_the_corpus_gets_the_clis_message() {
@@ -349,13 +519,12 @@ fn every_bad_trace_and_csv_of_the_corpus_gets_the_clis_message() {
         };
         let is_input = name.starts_with("trace-") || name.ends_with(".csv");
         let args = std::fs::read_to_string(corpus.join(format!("{name}.args"))).ok();
-        // The page has no --arch, --convention or --allow-partial, and `info --baseline` is not
-        // an import: those cases are the CLI's alone. A --machine is the page's ?machine=.
+        // `roofline import`'s flags are the page's URL parameters (`--machine` its `machine=`,
+        // the V100 example; `--arch 9.0` `arch=9.0`, `--allow-partial` `allow_partial=1`);
+        // `info --baseline` is not an import: that case is the CLI's alone.
         let machine = match args.as_deref() {
             None => String::new(),
-            Some(a) if a.lines().any(|l| l == "--machine") && a.starts_with("import") => {
-                format!("&machine={V100}")
-            }
+            Some(a) if a.starts_with("import") => url_flags(a),
             Some(_) => continue,
         };
         if is_input {
@@ -365,7 +534,13 @@ fn every_bad_trace_and_csv_of_the_corpus_gets_the_clis_message() {
         }
     }
     cases.sort();
-    assert!(cases.len() >= 30, "the corpus shrank: {cases:?}");
+    assert!(cases.len() >= 35, "the corpus shrank: {cases:?}");
+    for flag in ["&arch=9.0", "&convention=2020", "&allow_partial=1"] {
+        assert!(
+            cases.iter().any(|c| c.1.contains(flag)),
+            "no case with {flag}"
+        );
+    }
     let mut failures = Vec::new();
     for (name, machine, expected) in &cases {
         b.go(&format!(

@@ -1,11 +1,13 @@
 //! The page's header: what is open and shown (bundle, baseline, device, grouping), one picker
-//! that opens a sample or a file, the view's tabs, where the ceilings come from, and the theme
-//! switch. Each picker is a small component over [`AppState`].
+//! that opens a sample or a file, the view's tabs, where the ceilings come from, the import's
+//! options, and the theme switch. Each picker is a small component over [`AppState`].
 
 use leptos::prelude::*;
 
 use roofline_model::group::GroupBy;
+use roofline_model::svg::esc;
 use roofline_model::view::View;
+use wasm_bindgen::JsCast;
 
 use crate::state::AppState;
 
@@ -23,6 +25,7 @@ pub fn Header() -> impl IntoView {
             <GroupSelect />
             <ViewTabs />
             <MachineSelect />
+            <ImportOptions />
             <button id="theme" on:click=move |_| st.dark.update(|d| *d = !*d)>"Light/dark"</button>
         </header>
     }
@@ -317,5 +320,42 @@ fn MachineSelect() -> impl IntoView {
                 {options}
             </select>
         </label>
+    }
+}
+
+/// `roofline import`'s options for the traces and CSV imported here: changing one makes the
+/// import shown again with it (the importer checks them as the CLI does, with its messages).
+/// Written as one piece of HTML with one handler: the first paint's budget has no room for a
+/// component per field.
+#[component]
+fn ImportOptions() -> impl IntoView {
+    let st = AppState::get();
+    let f = st.import_flags.get_untracked();
+    let on = |b: bool, word: &str| if b { word.to_string() } else { String::new() };
+    let html = format!(
+        r#"<summary>Import options</summary><label>--arch <input id="import-arch" size="4" placeholder="9.0" value="{}"></label> <label>--convention <select id="import-convention"><option value="">current</option><option value="2020"{}>2020 (the study)</option></select></label> <label><input type="checkbox" id="import-allow-partial"{}>--allow-partial</label> <label><input type="checkbox" id="import-allow-mismatch"{}>--allow-machine-mismatch</label>"#,
+        esc(f.arch.as_deref().unwrap_or_default()),
+        on(f.convention.as_deref() == Some("2020"), " selected"),
+        on(f.allow_partial, " checked"),
+        on(f.allow_machine_mismatch, " checked"),
+    );
+    view! {
+        <details
+            id="import-options"
+            inner_html=html
+            on:change=move |ev| {
+                let id = ev.target().map(|t| t.unchecked_into::<web_sys::Element>().id());
+                let value = event_target_value(&ev);
+                let text = (!value.is_empty()).then_some(value);
+                let checked = event_target_checked(&ev);
+                st.import_flags.update(|f| match id.as_deref() {
+                    Some("import-arch") => f.arch = text,
+                    Some("import-convention") => f.convention = text,
+                    Some("import-allow-partial") => f.allow_partial = checked,
+                    _ => f.allow_machine_mismatch = checked,
+                });
+                st.reimport();
+            }
+        ></details>
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! This module only turns what was opened into bundles; `AppState::open_inputs` shows them.
 
-use js_sys::{Array, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use roofline_model::view::ImportFlags;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -17,11 +18,11 @@ use crate::loading::{ImportSource, Loaded, read_file};
 
 #[wasm_bindgen]
 extern "C" {
-    /// `rooflineOpen(inputs, machine)` (`open.js`): a promise of the files to open as bundles
-    /// (those opened, and each bundle made, whose `key` names its inputs) and the messages of
-    /// imports that failed.
+    /// `rooflineOpen(inputs, machine, options)` (`open.js`): a promise of the files to open as
+    /// bundles (those opened, and each bundle made, whose `key` names its inputs) and the
+    /// messages of imports that failed.
     #[wasm_bindgen(js_name = rooflineOpen, catch)]
-    fn sort(inputs: &JsValue, machine: &JsValue) -> Result<Promise, JsValue>;
+    fn sort(inputs: &JsValue, machine: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// What was opened at once: each bundle read (an import's carrying its [`ImportSource`]) or the
@@ -39,24 +40,39 @@ fn machine_of(m: &Loaded) -> JsValue {
     Array::of2(&m.file_name().into(), &Uint8Array::from(&m.raw[..])).into()
 }
 
+/// `roofline import`'s options as `open.js` takes them.
+fn options_of(f: &ImportFlags) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| Reflect::set(&o, &k.into(), &v);
+    let _ = set("arch", f.arch.clone().into());
+    let _ = set("convention", f.convention.clone().into());
+    let _ = set("allow_partial", f.allow_partial.into());
+    let _ = set("allow_machine_mismatch", f.allow_machine_mismatch.into());
+    o.into()
+}
+
 /// Opens `inputs` (the files dropped or picked, the URLs `urls` to import, or an earlier
 /// import's key) with `open.js`; imports are placed against `machine` (a machine bundle open
-/// here, or the URL `machine_url`) as `roofline import --machine` places them. An import that
-/// was cancelled gives nothing.
+/// here, or the URL `machine_url`; with `same_machine`, the one an earlier import was placed
+/// against) as `roofline import --machine` places them, with `flags` as its options. An import
+/// that was cancelled gives nothing.
 pub async fn open(
     inputs: JsValue,
     urls: Vec<String>,
     machine: Option<Loaded>,
     machine_url: Option<String>,
+    flags: ImportFlags,
+    same_machine: bool,
 ) -> Opened {
     let m = match (&machine, &machine_url) {
+        _ if same_machine => JsValue::UNDEFINED,
         (Some(m), _) => machine_of(m),
         (None, Some(url)) => url.into(),
         (None, None) => JsValue::NULL,
     };
     let machine_url = machine.map_or(machine_url, |m| m.url);
     // Without `open.js` (a saved page), every file is read as a bundle.
-    let opened = match sort(&inputs, &m) {
+    let opened = match sort(&inputs, &m, &options_of(&flags)) {
         Ok(p) => JsFuture::from(p).await.unwrap_or_default(),
         Err(_) => inputs,
     };
@@ -82,6 +98,7 @@ pub async fn open(
                 key,
                 urls: urls.clone(),
                 machine_url: machine_url.clone(),
+                flags: flags.clone(),
             });
             l
         }));

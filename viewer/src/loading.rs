@@ -45,6 +45,8 @@ pub struct ImportSource {
     pub urls: Vec<String>,
     /// The machine bundle's URL, when it was fetched (`?machine=URL`).
     pub machine_url: Option<String>,
+    /// The import's options (`roofline import`'s flags).
+    pub flags: roofline_model::view::ImportFlags,
 }
 
 impl Loaded {

@@ -18,7 +18,7 @@ use roofline_model::ceilings::Ceilings;
 use roofline_model::chart::{Analysed, ChartOptions, Domain};
 use roofline_model::compare::{CompareOptions, Comparison, ManualPair, compare_with};
 use roofline_model::group::GroupBy;
-use roofline_model::view::{View, ViewState};
+use roofline_model::view::{ImportFlags, View, ViewState};
 
 use crate::loading::{ImportSource, Loaded, SampleEntry, fetch_bundle, fetch_samples};
 use crate::machine_view::Edits;
@@ -46,6 +46,9 @@ pub struct AppState {
     pub device: RwSignal<Option<String>>,
     /// Another open bundle whose machine supplies the ceilings (what-if swap).
     pub machine_from: RwSignal<Option<usize>>,
+    /// `roofline import`'s options for the imports the page makes (`arch=`, `convention=`,
+    /// `allow_partial=`, `allow_machine_mismatch=`; "Import options").
+    pub import_flags: RwSignal<ImportFlags>,
     /// The view: hierarchical, time-based or machine.
     pub view: RwSignal<View>,
     /// The grouping asked for (per kernel, operator or module); `None`: the default
@@ -189,6 +192,7 @@ impl AppState {
             baseline,
             device,
             machine_from,
+            import_flags: RwSignal::new(initial.import.clone()),
             view: RwSignal::new(initial.view),
             group_asked,
             group_by,
@@ -306,7 +310,7 @@ impl AppState {
                 for t in &traces {
                     inputs.push(&JsValue::from_str(t));
                 }
-                self.open_inputs(inputs.into(), traces, None, machine_url, None);
+                self.open_inputs(inputs.into(), traces, None, machine_url, None, false);
             }
             let first = first
                 .or_else(|| list.first().map(SampleEntry::url))
@@ -352,14 +356,15 @@ impl AppState {
     /// bundle in turn; traces and Nsight Compute CSV imported in the page first.
     pub fn open_files(self, files: Option<web_sys::FileList>) {
         if let Some(files) = files {
-            self.open_inputs(files.into(), Vec::new(), None, None, None);
+            self.open_inputs(files.into(), Vec::new(), None, None, None, false);
         }
     }
 
     /// Opens `inputs` ([`crate::import::open`]: files, URLs to import, or an earlier import's
-    /// key), imports placed against `machine` (a machine bundle open here) or `machine_url`:
-    /// each bundle shown in turn ([`AppState::put`]; the bundle at `replace` replaced, for an
-    /// import made again), each failure's message shown.
+    /// key), imports placed against `machine` (a machine bundle open here) or `machine_url`
+    /// (or, `same_machine`, the one the earlier import was placed against) with the page's
+    /// import options: each bundle shown in turn ([`AppState::put`]; the bundle at `replace`
+    /// replaced, for an import made again), each failure's message shown.
     pub fn open_inputs(
         self,
         inputs: JsValue,
@@ -367,9 +372,12 @@ impl AppState {
         machine: Option<Loaded>,
         machine_url: Option<String>,
         replace: Option<usize>,
+        same_machine: bool,
     ) {
+        let flags = self.import_flags.get_untracked();
         spawn_local(async move {
-            let opened = crate::import::open(inputs, urls, machine, machine_url).await;
+            let opened =
+                crate::import::open(inputs, urls, machine, machine_url, flags, same_machine).await;
             for r in opened.results {
                 match r {
                     Ok(l) => self.put(l, replace, opened.alone),
@@ -383,7 +391,22 @@ impl AppState {
     /// in place of the bundle at `at`.
     fn import_again(self, source: ImportSource, machine: Option<usize>, at: usize) {
         let m = machine.and_then(|i| self.bundles.get_untracked().get(i).cloned());
-        self.open_inputs(source.key.into(), source.urls, m, None, Some(at));
+        self.open_inputs(source.key.into(), source.urls, m, None, Some(at), false);
+    }
+
+    /// Import options changed: the import shown, if one is, made again with them against the
+    /// same machine.
+    pub fn reimport(self) {
+        if let Some((source, at)) = self.shown_import() {
+            self.open_inputs(
+                source.key.into(),
+                source.urls,
+                None,
+                source.machine_url,
+                Some(at),
+                true,
+            );
+        }
     }
 
     /// The import shown, if the bundle shown is one: its source and index.
@@ -455,12 +478,15 @@ impl AppState {
                 cur.and_then(|l| l.import.clone()),
             )
         });
-        let (trace, machine) = import.map(|s| (s.urls, s.machine_url)).unwrap_or_default();
+        let (trace, machine, import) = import
+            .map(|s| (s.urls, s.machine_url, s.flags))
+            .unwrap_or_default();
         ViewState {
             bundle,
             baseline: base,
             trace,
             machine,
+            import,
             device: self.device.get(),
             view: self.view.get(),
             group: self.group_asked.get(),
@@ -512,6 +538,7 @@ impl AppState {
             bundle: None,
             trace: Vec::new(),
             machine: None,
+            import: ImportFlags::default(),
             baseline: None,
             ..untrack(|| self.view_state())
         };
