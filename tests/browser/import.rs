@@ -360,7 +360,8 @@ fn url_flags(args: &str) -> String {
 
 /// `roofline import`'s options in the page: by URL (`convention=2020`), the 12 DeepCAM captures
 /// give the CLI's `--convention 2020` bundle (launches grouped by name, as the study counted);
-/// "Import options" makes the import shown again with the option changed, and the URL follows;
+/// "Import options" makes the import shown again with the option changed (or the import refused
+/// for its options, once they change), and the URL follows;
 /// `allow_machine_mismatch=1` places a trace against another GPU's ceilings, with the CLI's
 /// note, where without it the page refuses as the CLI does.
 #[test]
@@ -478,6 +479,25 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
         cli.len()
     );
     assert!(kernels(&again) > kernels(&saved));
+
+    // An import refused for its options is made again when they change: `--convention` with a
+    // trace that has no counters, then without it.
+    let no_counters = "/fixtures/bad/trace-with-convention.json";
+    b.go(&format!("{base}?trace={no_counters}&convention=2020"));
+    let refusal = b.wait(ERROR, "--convention refused");
+    assert!(
+        refusal
+            .as_str()
+            .unwrap()
+            .contains("--convention applies to counters"),
+        "{refusal}"
+    );
+    b.js("const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    wait_for_bundle(&b, "trace-with-convention.json");
+    b.wait(
+        "const e = document.querySelector('.error'); return !(e && e.textContent.includes('--convention')) && location.search.includes('trace=') && !location.search.includes('convention=')",
+        "the import made again, its message gone",
+    );
 
     // A trace of another GPU against the V100's ceilings: refused, then placed by hand.
     let mismatch = "/fixtures/bad/trace-machine-mismatch.json";

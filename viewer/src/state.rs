@@ -49,6 +49,9 @@ pub struct AppState {
     /// `roofline import`'s options for the imports the page makes (`arch=`, `convention=`,
     /// `allow_partial=`, `allow_machine_mismatch=`; "Import options").
     pub import_flags: RwSignal<ImportFlags>,
+    /// The URLs and machine URL of the last import that failed, to make it again when an import
+    /// option changes.
+    failed_import: StoredValue<Option<(Vec<String>, Option<String>)>>,
     /// The view: hierarchical, time-based or machine.
     pub view: RwSignal<View>,
     /// The grouping asked for (per kernel, operator or module); `None`: the default
@@ -193,6 +196,7 @@ impl AppState {
             device,
             machine_from,
             import_flags: RwSignal::new(initial.import.clone()),
+            failed_import: StoredValue::new(None),
             view: RwSignal::new(initial.view),
             group_asked,
             group_by,
@@ -375,13 +379,17 @@ impl AppState {
         same_machine: bool,
     ) {
         let flags = self.import_flags.get_untracked();
+        let tried = (urls.clone(), machine_url.clone());
         spawn_local(async move {
             let opened =
                 crate::import::open(inputs, urls, machine, machine_url, flags, same_machine).await;
             for r in opened.results {
                 match r {
                     Ok(l) => self.put(l, replace, opened.alone),
-                    Err(e) => self.error.set(Some(e)),
+                    Err(e) => {
+                        self.failed_import.set_value(Some(tried.clone()));
+                        self.error.set(Some(e));
+                    }
                 }
             }
         });
@@ -395,7 +403,7 @@ impl AppState {
     }
 
     /// Import options changed: the import shown, if one is, made again with them against the
-    /// same machine.
+    /// same machine; else the last import that failed, if its message is still shown.
     pub fn reimport(self) {
         if let Some((source, at)) = self.shown_import() {
             self.open_inputs(
@@ -406,6 +414,10 @@ impl AppState {
                 Some(at),
                 true,
             );
+        } else if self.error.get_untracked().is_some()
+            && let Some((urls, machine_url)) = self.failed_import.get_value()
+        {
+            self.open_inputs("retry".into(), urls, None, machine_url, None, true);
         }
     }
 
@@ -429,6 +441,7 @@ impl AppState {
                     }
                 });
                 self.domain.set(None);
+                self.error.set(None);
             }
             None if machine && self.shown_import().is_some() => {
                 let i = self.open(l);
