@@ -398,15 +398,7 @@ mod tests {
     }
 
     fn sustained(value: f64) -> Option<Sustained> {
-        Some(Sustained {
-            value,
-            window_s: 2.0,
-            settle_s: 0.5,
-            settled: true,
-            samples: vec![],
-            clock_hz: None,
-            telemetry: None,
-        })
+        Some(Sustained::settled_at(value))
     }
 
     /// Made-up unit-test figures: where any candidate has a sustained figure only sustained

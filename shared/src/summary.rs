@@ -378,15 +378,7 @@ mod tests {
     #[test]
     fn rows_keep_burst_sustained_best_reach_and_datasheet() {
         use crate::bundle::{Limit, LimitKind};
-        let sustained = |value| Sustained {
-            value,
-            window_s: 2.0,
-            settle_s: 0.5,
-            settled: true,
-            samples: vec![],
-            clock_hz: None,
-            telemetry: None,
-        };
+        let sustained = Sustained::settled_at;
         let mut m = Machine::default();
         let mut own = ComputeCeiling::new(Datapath::TensorInt8, 500e12, Method::Empirical);
         own.sustained = Some(sustained(480e12));
@@ -431,15 +423,7 @@ mod tests {
         use crate::ceilings::Ceilings;
         let mut m = Machine::default();
         let mut own = ComputeCeiling::new(Datapath::TensorBf16, 500e12, Method::Empirical);
-        own.sustained = Some(Sustained {
-            value: 480e12,
-            window_s: 2.0,
-            settle_s: 0.5,
-            settled: true,
-            samples: vec![],
-            clock_hz: None,
-            telemetry: None,
-        });
+        own.sustained = Some(Sustained::settled_at(480e12));
         own.limit = Some(Limit {
             kind: LimitKind::Instruction,
             reason: "mma.sync on sm_90".into(),
@@ -484,15 +468,7 @@ mod tests {
             Method::Theoretical,
         ));
         let mut stream = BandwidthCeiling::new(MemoryLevel::Hbm, 3.0e12, Method::Empirical);
-        stream.sustained = Some(Sustained {
-            value: 2.9e12,
-            window_s: 2.0,
-            settle_s: 0.5,
-            settled: true,
-            samples: vec![],
-            clock_hz: None,
-            telemetry: None,
-        });
+        stream.sustained = Some(Sustained::settled_at(2.9e12));
         m.bandwidth.push(stream);
         let mut copy = BandwidthCeiling::new(MemoryLevel::Hbm, 3.1e12, Method::Empirical);
         copy.reference = true;

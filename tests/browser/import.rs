@@ -100,6 +100,26 @@ fn without_provenance(text: &str) -> String {
     format!("{}{}", &text[..start], &text[end..])
 }
 
+/// Copies the captures (served paths under `tests/`) and the machine bundle `machine` into
+/// `work`; returns `roofline import`'s arguments for them: the captures' file names, then
+/// `--machine` and the machine's file name (as the page names them).
+fn captures_with_machine(work: &Path, csvs: &[String], machine: &Path) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    for c in csvs {
+        let file = c.rsplit('/').next().unwrap();
+        std::fs::copy(
+            repo().join("tests").join(c.trim_start_matches('/')),
+            work.join(file),
+        )
+        .unwrap();
+        args.push(file.to_string());
+    }
+    let name = machine.file_name().unwrap();
+    std::fs::copy(machine, work.join(name)).unwrap();
+    args.extend(["--machine".into(), name.to_string_lossy().into_owned()]);
+    args
+}
+
 /// `roofline import ARGS… -o OUT`, as the binary runs it, in `dir` (so that the inputs are
 /// named as the page names them); returns the bundle's text. (The browser tests run one at a
 /// time: the working directory is theirs.)
@@ -308,22 +328,7 @@ fn nsight_compute_csv_open_by_url_and_by_drop_and_save_the_clis_bundle() {
     ))
     .unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = Vec::new();
-    for c in &csvs {
-        let file = c.rsplit('/').next().unwrap();
-        std::fs::copy(
-            repo().join("tests").join(c.trim_start_matches('/')),
-            work.path().join(file),
-        )
-        .unwrap();
-        args.push(file.to_string());
-    }
-    std::fs::copy(
-        extra.path().join(machine_only),
-        work.path().join(machine_only),
-    )
-    .unwrap();
-    args.extend(["--machine".into(), machine_only.into()]);
+    let args = captures_with_machine(work.path(), &csvs, &extra.path().join(machine_only));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let cli = cli_import(work.path(), &args);
     assert!(
@@ -402,27 +407,8 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
     ))
     .unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = Vec::new();
-    for c in &csvs {
-        let file = c.rsplit('/').next().unwrap();
-        std::fs::copy(
-            repo().join("tests").join(c.trim_start_matches('/')),
-            work.path().join(file),
-        )
-        .unwrap();
-        args.push(file.to_string());
-    }
-    std::fs::copy(
-        extra.path().join(machine_only),
-        work.path().join(machine_only),
-    )
-    .unwrap();
-    args.extend([
-        "--machine".into(),
-        machine_only.into(),
-        "--convention".into(),
-        "2020".into(),
-    ]);
+    let mut args = captures_with_machine(work.path(), &csvs, &extra.path().join(machine_only));
+    args.extend(["--convention".into(), "2020".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let cli = cli_import(work.path(), &args);
     assert!(

@@ -189,6 +189,22 @@ pub struct Sustained {
     pub telemetry: Option<Telemetry>,
 }
 
+#[cfg(test)]
+impl Sustained {
+    /// A unit test's sustained figure: `value` over a settled 2 s window, nothing else recorded.
+    pub(crate) fn settled_at(value: f64) -> Self {
+        Sustained {
+            value,
+            window_s: 2.0,
+            settle_s: 0.5,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: None,
+        }
+    }
+}
+
 /// Why a ceiling is the best this toolkit reached rather than the hardware's: the chart marks it
 /// "best reach".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
