@@ -21,8 +21,8 @@ pub fn demo() -> Result<(), String> {
     let mut c = cargo();
     c.args(["build", "--release", "-p", "roofline-collector"]);
     run("build the roofline CLI", c)?;
-    let bin = root().join("target/release/roofline");
-    let out = root().join("target/demo");
+    let bin = crate::process::target_dir().join("release/roofline");
+    let out = crate::process::target_dir().join("demo");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let bundles = root().join("tests/fixtures/bundles");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&bundles)

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::process::{root, run};
+use crate::process::run;
 
 /// One file taken from a pinned wheel of the Python package index: `(member, destination)`,
 /// the destination relative to the toolkit's directory.
@@ -106,9 +106,7 @@ pub fn tools_cache() -> PathBuf {
     if let Some(dir) = std::env::var_os("ROOFLINE_TOOLS_CACHE") {
         return PathBuf::from(dir);
     }
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root().join("target"), PathBuf::from)
-        .join("nvidia-tools")
+    crate::process::target_dir().join("nvidia-tools")
 }
 
 /// The Python that runs pip (and unzips the wheels): `python3`, or `python`.

@@ -1,7 +1,6 @@
 //! `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver
 //! or GPU, with the tools of [`crate::nvidia`].
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::nvidia::{TOOLKITS, ensure_nvidia_tools, tools_cache};
@@ -24,9 +23,7 @@ pub fn sass(check: bool, keep: bool) -> Result<(), String> {
         "roofline-sass-audit",
     ]);
     run("build roofline-sass-audit", c)?;
-    let bin = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root().join("target"), PathBuf::from)
-        .join("debug/roofline-sass-audit");
+    let bin = crate::process::target_dir().join("debug/roofline-sass-audit");
     let out = cache.join("out");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("\n==> SASS audit ({} toolkits at once)", TOOLKITS.len());
