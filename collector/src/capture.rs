@@ -198,8 +198,8 @@ fn import_trace(
         &t,
         &trace.display().to_string(),
         ct.as_ref(),
-        given.0,
-        given.1.is_some(),
+        true,
+        (given.0, given.1.is_some()),
     ) {
         return Err(Error::Usage(refusal));
     }

@@ -397,8 +397,8 @@ fn import_trace<I: Input, W: Write>(
         &t,
         &name,
         None,
-        options.arch.is_some(),
-        options.convention.is_some(),
+        false,
+        (options.arch.is_some(), options.convention.is_some()),
     ) {
         return Err(Failure::Usage(refusal));
     }
@@ -588,7 +588,7 @@ mod tests {
                 convention: Some(Convention::Study2020),
                 ..Options::default()
             }),
-            "invalid arguments: --convention applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and t.json has none (nor was --counters given); leave it out"
+            "invalid arguments: --convention applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and t.json has none; leave it out"
         );
     }
 }

@@ -58,14 +58,15 @@ pub fn partial_with_trace(trace: &str) -> String {
 
 /// `--arch` or `--convention` given for a trace `t` (`trace` its name) that has no counters,
 /// nor has the range-profiler trace joined with it (`counters`, when given): the refusal,
-/// naming the first option given, in `roofline import`'s words. Both options only change how
-/// counters are read; a trace without any would import the same without them.
+/// naming the first option given, in `roofline import`'s words (which mention `--counters`
+/// where the caller has that option: `counters_option`). Both options only change how counters
+/// are read; a trace without any would import the same without them.
 pub fn counter_options_unused(
     t: &Trace,
     trace: &str,
     counters: Option<&Trace>,
-    arch_given: bool,
-    convention_given: bool,
+    counters_option: bool,
+    (arch_given, convention_given): (bool, bool),
 ) -> Option<String> {
     if !t.ranges.is_empty() || counters.is_some_and(|c| !c.ranges.is_empty()) {
         return None;
@@ -79,7 +80,7 @@ pub fn counter_options_unused(
     };
     Some(format!(
         "{option} applies to counters (Nsight Compute's, or a trace's cuda_profiler_range events), and {trace} has none{}; leave it out",
-        if counters.is_none() {
+        if counters.is_none() && counters_option {
             " (nor was --counters given)"
         } else {
             ""

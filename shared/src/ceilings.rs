@@ -101,8 +101,10 @@ fn usable(v: f64) -> bool {
 
 /// Rules 1 and 2 of the module's documentation over measured figures `(burst, sustained)`: the
 /// index of the winner, the figure it competes at and its value. Figures whose burst value is not
-/// finite and positive are not candidates; a sustained figure that is not is ignored. Also the
-/// machine summary's rule ([`crate::summary`]), so the table and the charts pick alike.
+/// finite and positive are not candidates; a sustained figure that is not is ignored; of equal
+/// figures the first wins. Also the machine summary's rule ([`crate::summary`]), so the table
+/// and the charts pick alike (but for an exact tie between our figure and the reference, where
+/// the table takes ours and the charts the first in the bundle).
 pub(crate) fn best_measured(
     figures: impl IntoIterator<Item = (f64, Option<f64>)>,
     figure: ChartFigure,
