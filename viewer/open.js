@@ -3,9 +3,8 @@
 // inlined (offline.html), small, outside the viewer's wasm so that its first paint does not grow.
 //
 //   rooflineOpen(inputs, machine, options) -> Promise<Array<File | string>>
-//     inputs: the files opened (a FileList or an array of File), URLs to import (strings), the
-//     number of an earlier import (made again against another machine or with other options),
-//     or "retry": the last import that failed, made again (nothing when none did);
+//     inputs: the files opened (a FileList or an array of File), URLs to import (strings), or
+//     the number of an earlier import (made again against another machine or with other options);
 //     machine: null, the URL of a machine bundle, or [name, bytes] of an open one (undefined
 //     with an earlier import's number: the machine that import was placed against);
 //     options: null, or {arch, convention, allow_partial, allow_machine_mismatch}: `roofline
@@ -20,9 +19,8 @@
 //   import runs in a Web Worker of this page, and its progress shows at the top of the page.
 (() => {
   const kept = [];
-  // The machine each kept import was last placed against, and the last import that failed.
+  // The machine each kept import was last placed against.
   const machines = [];
-  let failed = null;
 
   // How much of a file's start tells a bundle from what the importer reads (the CLI looks at
   // as much for a trace's `traceEvents` where a bundle was expected).
@@ -97,10 +95,8 @@
       const made = await rooflineImporter.start(inputs, machine, options, (what, done, total) => b.tell(name, what, done, total));
       const file = new File([made.bundle], name, { type: "application/json" });
       file.key = key;
-      if (failed === key) failed = null;
       return file;
     } catch (e) {
-      if (e !== "cancelled") failed = key;
       return typeof e === "string" ? e : String((e && e.message) || e);
     } finally {
       b.remove();
@@ -115,10 +111,6 @@
 
   globalThis.rooflineOpen = async (inputs, machine, options) => {
     const out = [];
-    if (inputs === "retry") {
-      if (failed === null) return out;
-      inputs = failed;
-    }
     if (typeof inputs === "number") {
       const again = kept[inputs] || [];
       if (machine === undefined) machine = machines[inputs] ?? null;

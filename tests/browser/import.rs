@@ -480,6 +480,16 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
     );
     b.js("const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
     wait_for_bundle(&b, "trace-with-convention.json");
+    // `convention=current` given is shown as given (the CLI refuses it for such a trace too),
+    // and choosing the default clears it.
+    b.go(&format!("{base}?trace={no_counters}&convention=current"));
+    b.wait(ERROR, "--convention current refused");
+    assert_eq!(
+        b.js("return document.getElementById('import-convention').value"),
+        json!("current")
+    );
+    b.js("const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    wait_for_bundle(&b, "trace-with-convention.json");
     b.wait(
         "const e = document.querySelector('.error'); return !(e && e.textContent.includes('--convention')) && location.search.includes('trace=') && !location.search.includes('convention=')",
         "the import made again, its message gone",

@@ -453,11 +453,15 @@ fn long_tables_machine_view_and_hand_edits() {
     assert_eq!(b.js(&format!("return {bound}")), json!("Tensor FP16"));
     b.js("const e = document.getElementById('edit-hbm'); e.value = '5'; e.dispatchEvent(new Event('change', {bubbles: true}));");
     b.wait(&format!("return {bound} === 'HBM'"), "the edited bound");
+    // The edited HBM ceiling is no longer the bundle's: its row is not marked in use.
+    let hbm_used = "return [...document.querySelectorAll('#ceilings tbody tr')].find(r => r.children[0].textContent === 'HBM').children[6].textContent";
+    assert_eq!(b.js(hbm_used), json!(""));
     b.js("document.getElementById('reset-edits').click()");
     b.wait(
         &format!("return {bound} === 'Tensor FP16'"),
         "the bound again",
     );
+    assert_eq!(b.js(hbm_used), json!("burst"));
 }
 
 #[test]

@@ -87,6 +87,8 @@ pub fn App(
 
 /// The page's styles. The chart's colours are SVG presentation attributes (from
 /// `roofline_model::chart::style`), which the rules here override for the dark theme.
+// In STYLE, `#kernel-table td`: figure cells do not clip (a clip per cell cost a compositing
+// step per cell on every redraw); their columns hold them (checked by the browser tests).
 const STYLE: &str = r#"
 body { margin: 0; }
 .app { font-family: system-ui, sans-serif; color: #111; background: #fff; min-height: 100vh; padding: 8px 16px; box-sizing: border-box; }
@@ -146,7 +148,6 @@ th.name, td.name { text-align: left; max-width: 360px; overflow: hidden; text-ov
 #kernel-table .speedup { grid-column: 15; }
 #kernel-table .bound-change { grid-column: 16; }
 #kernel-table tbody tr { content-visibility: auto; contain-intrinsic-size: auto 21px; }
-/* Figure cells do not clip: a clip per cell cost a compositing step per cell on every redraw. Their columns hold them (checked by the browser tests). */
 #kernel-table td { white-space: nowrap; max-width: none; }
 #kernel-table th { white-space: normal; align-self: end; max-width: none; }
 th.sortable { cursor: pointer; }

@@ -333,9 +333,15 @@ fn ImportOptions() -> impl IntoView {
     let f = st.import_flags.get_untracked();
     let on = |b: bool, word: &str| if b { word.to_string() } else { String::new() };
     let html = format!(
-        r#"<summary>Import options</summary><label>--arch <input id="import-arch" size="4" placeholder="9.0" value="{}"></label> <label>--convention <select id="import-convention"><option value="">current</option><option value="2020"{}>2020 (the study)</option></select></label> <label><input type="checkbox" id="import-allow-partial"{}>--allow-partial</label> <label><input type="checkbox" id="import-allow-mismatch"{}>--allow-machine-mismatch</label>"#,
+        r#"<summary>Import options</summary><label>--arch <input id="import-arch" size="4" placeholder="9.0" value="{}"></label> <label>--convention <select id="import-convention"><option value="">current</option><option value="2020"{}>2020 (the study)</option>{}</select></label> <label><input type="checkbox" id="import-allow-partial"{}>--allow-partial</label> <label><input type="checkbox" id="import-allow-mismatch"{}>--allow-machine-mismatch</label>"#,
         esc(f.arch.as_deref().unwrap_or_default()),
         on(f.convention.as_deref() == Some("2020"), " selected"),
+        // Another value given (`convention=current`, or one the importer will refuse) shows as
+        // it is, so that choosing "current" clears it.
+        match f.convention.as_deref() {
+            None | Some("2020") => String::new(),
+            Some(c) => format!(r#"<option value="{0}" selected>{0}</option>"#, esc(c)),
+        },
         on(f.allow_partial, " checked"),
         on(f.allow_machine_mismatch, " checked"),
     );

@@ -69,10 +69,22 @@ type CeilingRow = (
 );
 
 /// A table row of one entry of [`summary::entries`].
-fn ceiling_row(e: Entry) -> CeilingRow {
-    let unit = match e.subject {
-        Subject::Level(_) => "B/s",
-        Subject::Datapath(_) => "FLOP/s",
+///
+/// An entry is marked in use only while the ceilings the charts use (`in_use`: after "Ceilings
+/// from" another bundle and hand edits) still hold its figure.
+fn ceiling_row(e: Entry, in_use: &Ceilings) -> CeilingRow {
+    let (unit, used) = match e.subject {
+        Subject::Level(l) => ("B/s", in_use.bandwidth(l)),
+        Subject::Datapath(d) => ("FLOP/s", in_use.peak(d)),
+    };
+    let figure = match e.in_use {
+        Some(FigureKind::Sustained) => e.sustained,
+        _ => Some(e.value),
+    };
+    let mark = if used.is_some() && used == figure {
+        e.in_use
+    } else {
+        None
     };
     let mut imp = e.implementation.unwrap_or_default();
     if e.reference {
@@ -88,7 +100,7 @@ fn ceiling_row(e: Entry) -> CeilingRow {
         e.method,
         imp,
         e.over_theoretical,
-        match e.in_use {
+        match mark {
             Some(FigureKind::Sustained) => "sustained",
             Some(FigureKind::Burst) => "burst",
             Some(FigureKind::Theoretical) => "theoretical",
@@ -121,7 +133,11 @@ pub fn MachineView(
         let Some(m) = l.bundle.machine_of(dev.as_deref()) else {
             return Vec::new();
         };
-        let mut rows: Vec<CeilingRow> = summary::entries(m).into_iter().map(ceiling_row).collect();
+        let c = ceilings.get().unwrap_or_default();
+        let mut rows: Vec<CeilingRow> = summary::entries(m)
+            .into_iter()
+            .map(|e| ceiling_row(e, &c))
+            .collect();
         if let Some(lo) = &m.launch_overhead {
             rows.push((
                 "Launch overhead".into(),
@@ -130,7 +146,11 @@ pub fn MachineView(
                 lo.method,
                 lo.implementation.clone().unwrap_or_default(),
                 None,
-                "yes",
+                if c.launch_overhead_s == Some(lo.value_s) {
+                    "yes"
+                } else {
+                    ""
+                },
             ));
         }
         rows
@@ -176,7 +196,7 @@ pub fn MachineView(
                                     e.bandwidth.push((l, x));
                                 });
                             };
-                            view! { <WhatIfRow label=l.label().to_string() id=format!("edit-{}", l.key()) value=Some(v.value) scale=1e9 unit="GB/s" set=set /> }
+                            view! { <WhatIfRow label=l.label().to_string() id=format!("edit-{}", l.key()) value=Some(v.value) scale=1e9 unit="GB/s" set=Box::new(set) /> }
                         });
                         let cp = c.datapaths().map(|(d, v)| {
                             let set = move |x: f64| {
@@ -185,10 +205,10 @@ pub fn MachineView(
                                     e.compute.push((d, x));
                                 });
                             };
-                            view! { <WhatIfRow label=d.label().to_string() id=format!("edit-{}", d.key()) value=Some(v.value) scale=1e12 unit="TFLOP/s" set=set /> }
+                            view! { <WhatIfRow label=d.label().to_string() id=format!("edit-{}", d.key()) value=Some(v.value) scale=1e12 unit="TFLOP/s" set=Box::new(set) /> }
                         });
                         let set_launch = move |x: f64| edits.update(|e| e.launch_s = Some(x));
-                        let launch = view! { <WhatIfRow label="Launch overhead".to_string() id="edit-launch".to_string() value=c.launch_overhead_s scale=1e-6 unit="µs" set=set_launch /> };
+                        let launch = view! { <WhatIfRow label="Launch overhead".to_string() id="edit-launch".to_string() value=c.launch_overhead_s scale=1e-6 unit="µs" set=Box::new(set_launch) /> };
                         (bw.collect_view(), cp.collect_view(), launch)
                     }}
                 </tbody>
@@ -207,7 +227,7 @@ fn WhatIfRow(
     value: Option<f64>,
     scale: f64,
     unit: &'static str,
-    set: impl Fn(f64) + 'static,
+    set: Box<dyn Fn(f64)>,
 ) -> impl IntoView {
     view! {
         <tr>

@@ -49,9 +49,12 @@ pub struct AppState {
     /// `roofline import`'s options for the imports the page makes (`arch=`, `convention=`,
     /// `allow_partial=`, `allow_machine_mismatch=`; "Import options").
     pub import_flags: RwSignal<ImportFlags>,
-    /// The URLs and machine URL of the last import that failed, to make it again when an import
-    /// option changes.
-    failed_import: StoredValue<Option<(Vec<String>, Option<String>)>>,
+    /// The page's `?trace=` URLs and `?machine=`, to import them again when an import option
+    /// changes while nothing is shown (their import was refused).
+    url_import: StoredValue<Option<(Vec<String>, Option<String>)>>,
+    /// How many imports were asked for: a re-import whose answer comes after a newer one was
+    /// asked for is dropped (its options are no longer the page's).
+    imports_asked: StoredValue<u32>,
     /// The view: hierarchical, time-based or machine.
     pub view: RwSignal<View>,
     /// The grouping asked for (per kernel, operator or module); `None`: the default
@@ -196,7 +199,8 @@ impl AppState {
             device,
             machine_from,
             import_flags: RwSignal::new(initial.import.clone()),
-            failed_import: StoredValue::new(None),
+            url_import: StoredValue::new(None),
+            imports_asked: StoredValue::new(0),
             view: RwSignal::new(initial.view),
             group_asked,
             group_by,
@@ -308,13 +312,9 @@ impl AppState {
             };
             let importing = !traces.is_empty();
             if importing {
-                // `?trace=URL` (several: the CSV captures of one run), imported here against
-                // `?machine=URL` when given (fetched by the importer).
-                let inputs = js_sys::Array::new();
-                for t in &traces {
-                    inputs.push(&JsValue::from_str(t));
-                }
-                self.open_inputs(inputs.into(), traces, None, machine_url, None, false);
+                self.url_import
+                    .set_value(Some((traces.clone(), machine_url.clone())));
+                self.import_urls(traces, machine_url);
             }
             let first = first
                 .or_else(|| list.first().map(SampleEntry::url))
@@ -369,6 +369,7 @@ impl AppState {
     /// (or, `same_machine`, the one the earlier import was placed against) with the page's
     /// import options: each bundle shown in turn ([`AppState::put`]; the bundle at `replace`
     /// replaced, for an import made again), each failure's message shown.
+    #[inline(never)]
     pub fn open_inputs(
         self,
         inputs: JsValue,
@@ -379,17 +380,18 @@ impl AppState {
         same_machine: bool,
     ) {
         let flags = self.import_flags.get_untracked();
-        let tried = (urls.clone(), machine_url.clone());
+        self.imports_asked.update_value(|n| *n += 1);
+        let asked = self.imports_asked.get_value();
         spawn_local(async move {
             let opened =
                 crate::import::open(inputs, urls, machine, machine_url, flags, same_machine).await;
+            if (same_machine || replace.is_some()) && asked != self.imports_asked.get_value() {
+                return;
+            }
             for r in opened.results {
                 match r {
                     Ok(l) => self.put(l, replace, opened.alone),
-                    Err(e) => {
-                        self.failed_import.set_value(Some(tried.clone()));
-                        self.error.set(Some(e));
-                    }
+                    Err(e) => self.error.set(Some(e)),
                 }
             }
         });
@@ -402,8 +404,19 @@ impl AppState {
         self.open_inputs(source.key.into(), source.urls, m, None, Some(at), false);
     }
 
+    /// `?trace=URL` (several: the CSV captures of one run), imported here against
+    /// `?machine=URL` when given (fetched by the importer).
+    fn import_urls(self, traces: Vec<String>, machine_url: Option<String>) {
+        let inputs = js_sys::Array::new();
+        for t in &traces {
+            inputs.push(&JsValue::from_str(t));
+        }
+        self.open_inputs(inputs.into(), traces, None, machine_url, None, false);
+    }
+
     /// Import options changed: the import shown, if one is, made again with them against the
-    /// same machine; else the last import that failed, if its message is still shown.
+    /// same machine; with nothing shown, the page's `?trace=` import (refused with the options
+    /// before) made again.
     pub fn reimport(self) {
         if let Some((source, at)) = self.shown_import() {
             self.open_inputs(
@@ -414,10 +427,10 @@ impl AppState {
                 Some(at),
                 true,
             );
-        } else if self.error.get_untracked().is_some()
-            && let Some((urls, machine_url)) = self.failed_import.get_value()
+        } else if self.bundles.with_untracked(Vec::is_empty)
+            && let Some((traces, machine_url)) = self.url_import.get_value()
         {
-            self.open_inputs("retry".into(), urls, None, machine_url, None, true);
+            self.import_urls(traces, machine_url);
         }
     }
 
