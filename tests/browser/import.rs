@@ -38,6 +38,9 @@ fn deepcam_csvs() -> Vec<String> {
         .collect()
 }
 
+/// Chooses the default convention in "Import options", as a reader does.
+const CONVENTION_DEFAULT: &str = "const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));";
+
 /// The page's error, when it shows one.
 const ERROR: &str = "const e = document.querySelector('.error'); return e && e.textContent";
 
@@ -434,7 +437,8 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
 
     // By hand: back to the current convention, made again against the same machine; the URL
     // follows.
-    b.js("const d = document.getElementById('import-options'); d.open = true; const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    b.js("document.getElementById('import-options').open = true");
+    b.js(CONVENTION_DEFAULT);
     b.wait(
         &format!(
             "return !location.search.includes('convention=') && document.getElementById('bundle-select').selectedOptions[0].textContent === {}",
@@ -478,7 +482,7 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
             .contains("--convention applies to counters"),
         "{refusal}"
     );
-    b.js("const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    b.js(CONVENTION_DEFAULT);
     wait_for_bundle(&b, "trace-with-convention.json");
     // `convention=current` given is shown as given (the CLI refuses it for such a trace too),
     // and choosing the default clears it.
@@ -488,7 +492,7 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
         b.js("return document.getElementById('import-convention').value"),
         json!("current")
     );
-    b.js("const s = document.getElementById('import-convention'); s.value = ''; s.dispatchEvent(new Event('change', {bubbles: true}));");
+    b.js(CONVENTION_DEFAULT);
     wait_for_bundle(&b, "trace-with-convention.json");
     b.wait(
         "const e = document.querySelector('.error'); return !(e && e.textContent.includes('--convention')) && location.search.includes('trace=') && !location.search.includes('convention=')",

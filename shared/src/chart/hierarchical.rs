@@ -322,15 +322,7 @@ mod best_reach_tests {
             kind: LimitKind::Instruction,
             reason: "wgmma only".into(),
         });
-        int8.sustained = Some(Sustained {
-            value: 8.8e14,
-            window_s: 2.0,
-            settle_s: 0.5,
-            settled: true,
-            samples: vec![],
-            clock_hz: None,
-            telemetry: None,
-        });
+        int8.sustained = Some(Sustained::settled_at(8.8e14));
         let fp32 = ComputeCeiling::new(Datapath::Fp32, 6.0e13, Method::Empirical);
         b.machines.push(Machine {
             device: "0".into(),
