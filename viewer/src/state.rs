@@ -369,7 +369,6 @@ impl AppState {
     /// (or, `same_machine`, the one the earlier import was placed against) with the page's
     /// import options: each bundle shown in turn ([`AppState::put`]; the bundle at `replace`
     /// replaced, for an import made again), each failure's message shown.
-    #[inline(never)]
     pub fn open_inputs(
         self,
         inputs: JsValue,
