@@ -581,6 +581,44 @@ fn every_bad_trace_and_csv_of_the_corpus_gets_the_clis_message() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// An option changed while the page's `?trace=` import runs makes it again, and the first one's
+/// answer is dropped: its refusal (`--convention` with a trace that has no counters, found once
+/// the whole trace is read) never shows, the import with the option cleared does.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn an_option_changed_during_an_import_makes_it_again_and_drops_the_first() {
+    let extra = tempfile::tempdir().unwrap();
+    // A SYNTHETIC trace large enough to change an option while it is read.
+    roofline_tests::synthetic_trace::write_trace(
+        std::io::BufWriter::new(
+            std::fs::File::create(extra.path().join("slow-SYNTHETIC.json")).unwrap(),
+        ),
+        80 << 20,
+    )
+    .unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?trace=/extra/slow-SYNTHETIC.json&convention=2020"
+    ));
+    b.wait(
+        "const p = document.getElementById('importing'); return p && p.querySelector('progress').value > 0",
+        "the first import under way",
+    );
+    b.js("window.sawRefusal = false; new MutationObserver(() => { const e = document.querySelector('.error'); if (e && e.textContent.includes('--convention')) window.sawRefusal = true; }).observe(document.body, {subtree: true, childList: true, characterData: true});");
+    b.js(CONVENTION_DEFAULT);
+    wait_for_bundle(&b, "slow-SYNTHETIC.json");
+    b.wait(
+        "return document.getElementById('importing') === null",
+        "both imports done",
+    );
+    assert_eq!(b.js("return window.sawRefusal"), json!(false));
+    assert_eq!(
+        b.js("return document.querySelectorAll('#bundle-select option').length"),
+        json!(1)
+    );
+}
+
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn an_import_can_be_cancelled_and_a_picked_trace_opens_from_disk() {

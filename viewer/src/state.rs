@@ -52,8 +52,9 @@ pub struct AppState {
     /// The page's `?trace=` URLs and `?machine=`, to import them again when an import option
     /// changes while nothing is shown (their import was refused).
     url_import: StoredValue<Option<(Vec<String>, Option<String>)>>,
-    /// How many imports were asked for: a re-import whose answer comes after a newer one was
-    /// asked for is dropped (its options are no longer the page's).
+    /// How many imports of URLs or made again were asked for: one answered after a newer one
+    /// was asked for is dropped (its options or machine are no longer the page's). Files
+    /// dropped or picked are not counted: each shows.
     imports_asked: StoredValue<u32>,
     /// The view: hierarchical, time-based or machine.
     pub view: RwSignal<View>,
@@ -379,12 +380,15 @@ impl AppState {
         same_machine: bool,
     ) {
         let flags = self.import_flags.get_untracked();
-        self.imports_asked.update_value(|n| *n += 1);
+        let supersedable = same_machine || replace.is_some() || !urls.is_empty();
+        if supersedable {
+            self.imports_asked.update_value(|n| *n += 1);
+        }
         let asked = self.imports_asked.get_value();
         spawn_local(async move {
             let opened =
                 crate::import::open(inputs, urls, machine, machine_url, flags, same_machine).await;
-            if (same_machine || replace.is_some()) && asked != self.imports_asked.get_value() {
+            if supersedable && asked != self.imports_asked.get_value() {
                 return;
             }
             for r in opened.results {
