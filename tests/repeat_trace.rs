@@ -25,6 +25,8 @@ use std::io::{self, Read, Write};
 
 use serde_json::{Map, Value};
 
+use crate::synthetic_trace::Counting;
+
 /// The `args` keys that hold identifiers linking events.
 const ARG_IDS: [&str; 6] = [
     "External id",
@@ -62,22 +64,6 @@ pub struct Written {
     pub bytes: u64,
     /// Events in `traceEvents`.
     pub events: u64,
-}
-
-struct Counting<W> {
-    inner: W,
-    bytes: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 /// An integer's value, when it is one (serde_json keeps integers apart from floats).

@@ -22,9 +22,10 @@ pub struct Written {
     pub kernel_us: f64,
 }
 
-struct Counting<W> {
-    inner: W,
-    bytes: u64,
+/// A writer that counts the bytes written through it (also [`crate::repeat_trace`]'s).
+pub(crate) struct Counting<W> {
+    pub(crate) inner: W,
+    pub(crate) bytes: u64,
 }
 
 impl<W: Write> Write for Counting<W> {
