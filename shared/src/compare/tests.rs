@@ -1,38 +1,20 @@
 //! The comparison's tests: matching, figures, summary and the overlay.
 
 use super::*;
-use crate::bundle::{Bundle, Bytes, DataSource, Flops, KernelTime};
+use crate::bundle::{Bundle, Bytes, DataSource};
 use crate::chart::tests::{collisions, samples};
 use crate::chart::{ChartOptions, LegendRole, hierarchical_of, kernel_labels, time_based_of};
 
 fn kernel(name: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
-    let mut flops = Flops::default();
-    flops.set(Datapath::Fp32, Some(fp32));
-    flops.set(Datapath::TensorFp16, Some(tensor));
-    let bytes = Bytes {
+    let mut k = Kernel::new(name, t, DataSource::Import);
+    k.flops.set(Datapath::Fp32, Some(fp32));
+    k.flops.set(Datapath::TensorFp16, Some(tensor));
+    k.bytes = Bytes {
         l1: Some(hbm * 4.0),
         l2: Some(hbm * 2.0),
         hbm: Some(hbm),
     };
-    Kernel {
-        name: name.into(),
-        display_name: None,
-        device: None,
-        launches: 1,
-        grid: None,
-        block: None,
-        time: KernelTime {
-            total_s: t,
-            per_launch: None,
-        },
-        flops,
-        bytes,
-        complexity: None,
-        source: DataSource::Import,
-        tags: std::collections::BTreeMap::new(),
-        nvtx_range: None,
-        operator: None,
-    }
+    k
 }
 
 fn run(kernels: Vec<Kernel>) -> Analysed {
