@@ -44,6 +44,15 @@ const CONVENTION_DEFAULT: &str = "const s = document.getElementById('import-conv
 /// The page's error, when it shows one.
 const ERROR: &str = "const e = document.querySelector('.error'); return e && e.textContent";
 
+/// Waits for the page's error and checks that it says `expected`.
+fn expect_refusal(b: &Browser, expected: &str) {
+    let refusal = b.wait(ERROR, expected);
+    assert!(
+        refusal.as_str().unwrap_or_default().contains(expected),
+        "expected {expected:?} in {refusal}"
+    );
+}
+
 /// Whether the importer (`importer.js`) was fetched by this page.
 const IMPORTER_LOADED: &str =
     "return performance.getEntriesByType('resource').some(e => e.name.endsWith('/importer.js'))";
@@ -474,14 +483,7 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
     // trace that has no counters, then without it.
     let no_counters = "/fixtures/bad/trace-with-convention.json";
     b.go(&format!("{base}?trace={no_counters}&convention=2020"));
-    let refusal = b.wait(ERROR, "--convention refused");
-    assert!(
-        refusal
-            .as_str()
-            .unwrap()
-            .contains("--convention applies to counters"),
-        "{refusal}"
-    );
+    expect_refusal(&b, "--convention applies to counters");
     b.js(CONVENTION_DEFAULT);
     wait_for_bundle(&b, "trace-with-convention.json");
     // `convention=current` given is shown as given (the CLI refuses it for such a trace too),
@@ -502,14 +504,7 @@ fn import_options_by_url_and_by_hand_give_the_clis_bundles() {
     // A trace of another GPU against the V100's ceilings: refused, then placed by hand.
     let mismatch = "/fixtures/bad/trace-machine-mismatch.json";
     b.go(&format!("{base}?trace={mismatch}&machine={V100}"));
-    let refusal = b.wait(ERROR, "the mismatch refused");
-    assert!(
-        refusal
-            .as_str()
-            .unwrap()
-            .contains("but the kernels ran on SYNTHETIC GPU"),
-        "{refusal}"
-    );
+    expect_refusal(&b, "but the kernels ran on SYNTHETIC GPU");
     b.go(&format!(
         "{base}?trace={mismatch}&machine={V100}&allow_machine_mismatch=1"
     ));

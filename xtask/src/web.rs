@@ -51,35 +51,29 @@ pub fn bench_import() -> Result<(), String> {
     run("import benchmark (headless Chromium and the CLI)", c)
 }
 
+/// Builds `package`'s library for wasm32 with the size-tuned `wasm-release` profile.
+fn build_wasm(package: &str, what: &str) -> Result<(), String> {
+    let mut c = cargo();
+    c.args([
+        "build",
+        "-p",
+        package,
+        "--lib",
+        "--target",
+        WASM,
+        "--profile",
+        "wasm-release",
+    ]);
+    run(&format!("build {what} (wasm32, wasm-release)"), c)
+}
+
 /// Builds the viewer into `dist/` and returns its path.
 pub fn build_web() -> Result<PathBuf, String> {
     ensure_wasm_target()?;
-    let mut c = cargo();
-    c.args([
-        "build",
-        "-p",
-        "roofline-viewer",
-        "--lib",
-        "--target",
-        WASM,
-        "--profile",
-        "wasm-release",
-    ]);
-    run("build the viewer (wasm32, wasm-release)", c)?;
+    build_wasm("roofline-viewer", "the viewer")?;
     // Built apart: in one build, the importers' features (serde_json's exact float parsing)
     // would be the viewer's too, and its first-paint wasm would grow.
-    let mut c = cargo();
-    c.args([
-        "build",
-        "-p",
-        "roofline-import-worker",
-        "--lib",
-        "--target",
-        WASM,
-        "--profile",
-        "wasm-release",
-    ]);
-    run("build the import worker (wasm32, wasm-release)", c)?;
+    build_wasm("roofline-import-worker", "the import worker")?;
     let root = root();
     // Cargo's target folder: $CARGO_TARGET_DIR when set (a shared one), else the workspace's.
     let target = target_dir();
