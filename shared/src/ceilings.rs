@@ -95,7 +95,8 @@ struct Candidate {
     clock_source: Option<ClockSource>,
 }
 
-fn usable(v: f64) -> bool {
+/// Whether a ceiling's figure can be used: finite and positive (also the machine summary's test).
+pub(crate) fn usable(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
 

@@ -11,7 +11,7 @@
 //! [`crate::ceilings::Ceilings`] resolves.
 
 use crate::bundle::{ChartFigure, ClockSource, Datapath, Machine, MemoryLevel, Method, Sustained};
-use crate::ceilings::{FigureKind, best_measured};
+use crate::ceilings::{FigureKind, best_measured, usable};
 
 /// What a summary row is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,10 +129,6 @@ impl Row {
 fn pick<'a>(figures: &[&'a Figure], chart_figure: ChartFigure) -> Option<&'a Figure> {
     best_measured(figures.iter().map(|f| (f.value, f.sustained)), chart_figure)
         .map(|(i, _, _)| figures[i])
-}
-
-fn usable(v: f64) -> bool {
-    v.is_finite() && v > 0.0
 }
 
 /// The figure of one ceiling.
