@@ -34,7 +34,7 @@ use roofline_model::stats::median;
 pub const LIBRARY: &str = "libnvidia-ml.so.1";
 
 /// How often the sampler reads the board.
-pub const PERIOD: Duration = Duration::from_millis(20);
+pub const PERIOD: Duration = Duration::from_millis(5);
 
 /// Why NVML cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

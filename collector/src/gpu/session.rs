@@ -176,6 +176,17 @@ fn clock_near_max(sampler: Option<&Sampler>, fraction: f64) -> Option<bool> {
     Some(now >= fraction * max)
 }
 
+/// A phase's stop rule: once the intervals read add up to `seconds` (a running sum: a soak
+/// reads tens of thousands of intervals).
+fn at_least(seconds: f64) -> impl FnMut(&[f64]) -> bool {
+    let (mut sum, mut seen) = (0.0, 0usize);
+    move |done: &[f64]| {
+        sum += done[seen.min(done.len())..].iter().sum::<f64>();
+        seen = done.len();
+        sum >= seconds
+    }
+}
+
 /// One GPU, ready to time work on one stream.
 pub struct Session {
     ctx: Arc<CudaContext>,
@@ -632,7 +643,7 @@ impl Session {
             n,
             usize::MAX,
             true,
-            |done| done.iter().sum::<f64>() >= window_s,
+            at_least(window_s),
             &mut run,
         )?;
         Ok(Measurement {
@@ -645,11 +656,11 @@ impl Session {
         })
     }
 
-    /// Times `run` as a burst only, with no warm-up beyond the lead launch: one launch timed
-    /// (behind its own lead) to plan the launches per interval
-    /// (`⌈interval_min_s / launch⌉ ≤ max_launches`), then `intervals` intervals, by `plan`
-    /// (its `untimed` calls are the caller's). For the sweep's points and the GEMM candidates.
-    /// Returns the launch's time and the phase.
+    /// Times `run` as a burst only: `plan.warmup_s` seconds of single launches back to back
+    /// (none for the sweep), then one launch timed (behind its own lead) to plan the launches
+    /// per interval (`⌈interval_min_s / launch⌉ ≤ max_launches`), then `intervals` intervals, by
+    /// `plan` (its `untimed` calls are the caller's). For the sweep's points and the GEMM
+    /// candidates. Returns the launch's time and the phase.
     ///
     /// # Errors
     /// `run`'s error, or the driver's.
@@ -659,11 +670,29 @@ impl Session {
         plan: BurstPlan,
         mut run: impl FnMut(&Session) -> Result<(), E>,
     ) -> Result<(f64, Phase), E> {
+        if plan.warmup_s > 0.0 {
+            self.phase(what, 1, usize::MAX, false, at_least(plan.warmup_s), &mut run)?;
+        }
         let one = self.phase(what, 1, 1, false, |_| true, &mut run)?;
         let launch_s = one.median_s();
         let n = launches_for(launch_s, plan.interval_min_s, plan.max_launches);
         let p = self.phase(what, n, plan.intervals.max(1), true, |_| false, &mut run)?;
         Ok((launch_s, p))
+    }
+
+    /// Runs `run` back to back, untimed but for its phase, for `seconds` of GPU time (a soak
+    /// that brings the board to the temperature and power of a long run); the phase, for the
+    /// NVML samples of its window.
+    ///
+    /// # Errors
+    /// `run`'s error, or the driver's.
+    pub fn soak<E: From<DeviceError>>(
+        &mut self,
+        what: &str,
+        seconds: f64,
+        mut run: impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<Phase, E> {
+        self.phase(what, 1, usize::MAX, false, at_least(seconds), &mut run)
     }
 
     /// Times `run` on an [`Adaptive`] schedule: one timed warm-up decides how many repeats
@@ -717,6 +746,17 @@ mod tests {
         assert_eq!(p.median_rate(2.0), 4.0);
         assert_eq!(p.overall_rate(2.0), 24.0 / 7.0);
         assert_eq!(p.seconds(), 7.0);
+    }
+
+    /// The stop rule adds each interval once, however often it is asked.
+    #[test]
+    fn a_phase_stops_once_its_intervals_add_up() {
+        let mut stop = at_least(1.0);
+        assert!(!stop(&[0.25]));
+        assert!(!stop(&[0.25, 0.25]));
+        assert!(!stop(&[0.25, 0.25, 0.25]));
+        assert!(stop(&[0.25, 0.25, 0.25, 0.25]));
+        assert!(at_least(0.0)(&[]));
     }
 
     #[test]

@@ -4,29 +4,55 @@
 //! ([`combine`]).
 
 use roofline_model::bundle::{
-    Bundle, ComputeCeiling, Datapath, Device, Limit, LimitKind, Machine, MemoryLevel, Method,
-    Skipped,
+    Bundle, ClockSource, Datapath, Device, Limit, LimitKind, Machine, MemoryLevel, Method, Skipped,
 };
+use roofline_model::ceilings::{FigureKind, datapath_in_use, level_in_use};
 
-/// Theoretical ceilings: each compute datapath at the SM clock our own kernel observed on it (the
-/// device's reported clock where we measured nothing), L1/shared at the clock seen by the L1
-/// kernel, HBM from bus width and memory clock; and, for a GPU whose datasheet is known
+/// The SM clock measured while a ceiling's figure that the charts use was measured: the
+/// sustained window's (our kernels' stamps, else NVML's median) for a sustained figure, the
+/// burst's otherwise (stamps or NVML, as [`super::rig`] records `clock_hz`).
+fn clock_of_figure(
+    clock_hz: Option<f64>,
+    sustained: Option<&roofline_model::bundle::Sustained>,
+    kind: FigureKind,
+) -> Option<f64> {
+    match (kind, sustained) {
+        (FigureKind::Sustained, Some(s)) => s.clock_hz.or_else(|| {
+            s.telemetry
+                .as_ref()
+                .and_then(|t| t.sm_clock_hz.as_ref())
+                .map(|c| c.median)
+        }),
+        _ => clock_hz,
+    }
+    .filter(|c| c.is_finite() && *c > 0.0)
+}
+
+/// Theoretical ceilings: each compute datapath at the SM clock measured while the ceiling the
+/// charts use for it ran (that ceiling's own kernel, cuBLASLt's GEMM where it wins, and its
+/// sustained window's clock where the charts use the sustained figure; the device's reported
+/// clock where we measured nothing), L1/shared likewise at the clock of the L1 ceiling in use,
+/// HBM from bus width and memory clock; and, for a GPU whose datasheet is known
 /// ([`roofline_model::theoretical::DATASHEETS`]), every datapath at the datasheet's clock and
 /// the datasheet's HBM figure, each row labelled with its clock.
 fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
-    let measured_clock = |pick: &dyn Fn(&&ComputeCeiling) -> bool| {
-        m.compute
-            .iter()
-            .filter(|c| !c.reference && c.method == Method::Empirical)
-            .find(pick)
-            .and_then(|c| c.clock_hz)
-    };
-    let l1_clock = m
-        .bandwidth
-        .iter()
-        .find(|b| b.level == MemoryLevel::L1 && b.method == Method::Empirical)
-        .and_then(|b| b.clock_hz);
-    let (bw_at_l1, _, missing) = roofline_model::theoretical::ceilings(device, l1_clock);
+    let l1_clock = level_in_use(m, MemoryLevel::L1).and_then(|(i, kind)| {
+        let b = &m.bandwidth[i];
+        (b.method == Method::Empirical)
+            .then(|| clock_of_figure(b.clock_hz, b.sustained.as_ref(), kind))
+            .flatten()
+            .map(|c| (c, b.implementation.clone()))
+    });
+    let (mut bw_at_l1, _, missing) =
+        roofline_model::theoretical::ceilings(device, l1_clock.as_ref().map(|c| c.0));
+    if let Some((_, Some(what))) = &l1_clock {
+        for c in bw_at_l1
+            .iter_mut()
+            .filter(|c| c.clock_source == Some(ClockSource::Measured))
+        {
+            c.implementation = c.implementation.take().map(|i| format!("{i}, during {what}"));
+        }
+    }
     notes.extend(
         missing
             .into_iter()
@@ -34,9 +60,20 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
     );
     let mut compute = Vec::new();
     for d in Datapath::ALL {
-        let clock = measured_clock(&|c: &&ComputeCeiling| c.datapath == d);
-        let (_, cs, _) = roofline_model::theoretical::ceilings(device, clock);
-        compute.extend(cs.into_iter().filter(|c| c.datapath == d));
+        let clock = datapath_in_use(m, d).and_then(|(i, kind)| {
+            let c = &m.compute[i];
+            (c.method == Method::Empirical)
+                .then(|| clock_of_figure(c.clock_hz, c.sustained.as_ref(), kind))
+                .flatten()
+                .map(|clock| (clock, c.implementation.clone()))
+        });
+        let (_, cs, _) = roofline_model::theoretical::ceilings(device, clock.as_ref().map(|c| c.0));
+        compute.extend(cs.into_iter().filter(|c| c.datapath == d).map(|mut c| {
+            if let Some((_, Some(what))) = &clock {
+                c.implementation = c.implementation.map(|i| format!("{i}, during {what}"));
+            }
+            c
+        }));
     }
     let (sheet_bw, sheet_compute) = roofline_model::theoretical::datasheet_ceilings(device);
     if sheet_compute.is_empty() && device.compute_capability.as_deref() == Some("9.0") {
@@ -125,7 +162,9 @@ pub fn limit_of(
 
 /// Marks the Tensor Core ceilings that are our best reach rather than the hardware's
 /// ([`limit_of`]), each against the theoretical figure at its own clock (the SM clock our
-/// kernel stamped or NVML saw, else the device's maximum).
+/// kernel stamped or NVML saw while it ran). A ceiling without a measured clock is compared with
+/// nothing: a shortfall is never claimed against the device's maximum clock, which a GPU under
+/// load may not hold.
 fn mark_limits(device: &Device, m: &mut Machine) {
     let cc = device
         .compute_capability
@@ -147,9 +186,12 @@ fn mark_limits(device: &Device, m: &mut Machine) {
         .iter_mut()
         .filter(|c| c.method == Method::Empirical && c.datapath.is_tensor())
     {
-        let theoretical = c.clock_hz.or(device.sm_clock_hz).and_then(|clock| {
-            roofline_model::theoretical::compute_peak(rates, c.datapath, sms, clock)
-        });
+        let theoretical = c
+            .clock_hz
+            .filter(|c| c.is_finite() && *c > 0.0)
+            .and_then(|clock| {
+                roofline_model::theoretical::compute_peak(rates, c.datapath, sms, clock)
+            });
         c.limit = limit_of(c.datapath, cc, !c.reference, c.value, theoretical);
     }
 }
@@ -211,7 +253,7 @@ pub fn combine(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roofline_model::bundle::BandwidthCeiling;
+    use roofline_model::bundle::{BandwidthCeiling, ComputeCeiling};
 
     /// Best reach, by hand (made-up unit-test figures): on sm_90 our own mma.sync (not FP64)
     /// is marked by its instruction whatever its figure; INT8 and FP64 Tensor under 0.9 of the
@@ -420,6 +462,85 @@ mod tests {
                 .any(|n| n == "incomplete: the L2 phase failed: out of memory")
         );
         roofline_model::validate(&failed).unwrap();
+    }
+
+    /// Made-up unit-test inputs (not measurements): our mma.sync BF16 ran at 1.98 GHz, the
+    /// cuBLASLt reference (the ceiling the charts use, by its sustained figure) at 1.71 GHz
+    /// over its sustained window (NVML; library kernels stamp no clock): the theoretical row
+    /// "at the measured clock" is at 1.71 GHz and says whose clock it is. A cuBLASLt INT8
+    /// figure at half the theoretical one but with no measured clock gets no shortfall label.
+    #[test]
+    fn theoretical_rows_use_the_clock_of_the_ceiling_in_use() {
+        use roofline_model::bundle::{Provenance, Spread, Sustained, Telemetry};
+        let mut d = Device::new("gpu0", "Unit-test GPU");
+        d.compute_capability = Some("8.0".into());
+        d.sm_count = Some(108);
+        d.sm_clock_hz = Some(1.41e9);
+        let mut m = Machine {
+            device: "gpu0".into(),
+            ..Machine::default()
+        };
+        let mut own = ComputeCeiling::new(Datapath::TensorBf16, 250e12, Method::Empirical);
+        own.clock_hz = Some(1.98e9);
+        own.implementation = Some("own mma.sync kernel".into());
+        let mut lib = ComputeCeiling::new(Datapath::TensorBf16, 290e12, Method::Empirical);
+        lib.reference = true;
+        lib.implementation = Some("cuBLASLt GEMM".into());
+        lib.clock_hz = Some(1.41e9);
+        let spread = |v: f64| Spread {
+            min: v,
+            median: v,
+            max: v,
+        };
+        lib.sustained = Some(Sustained {
+            value: 280e12,
+            window_s: 2.0,
+            settle_s: 1.0,
+            settled: true,
+            samples: vec![],
+            clock_hz: None,
+            telemetry: Some(Telemetry {
+                samples: 400,
+                window_s: 2.0,
+                sm_clock_hz: Some(spread(1.71e9)),
+                power_w: None,
+                energy_power_w: None,
+                temperature_c_max: None,
+                clock_event_reasons: vec![],
+            }),
+        });
+        m.compute.push(own);
+        m.compute.push(lib);
+        let mut int8 = ComputeCeiling::new(Datapath::TensorInt8, 300e12, Method::Empirical);
+        int8.reference = true;
+        m.compute.push(int8);
+        let b = assemble(Bundle::new(Provenance::default()), d, m, vec![], None, 1.0);
+        let at_clock = b.machines[0]
+            .compute
+            .iter()
+            .find(|c| {
+                c.datapath == Datapath::TensorBf16 && c.clock_source == Some(ClockSource::Measured)
+            })
+            .unwrap();
+        assert_eq!(at_clock.clock_hz, Some(1.71e9));
+        assert_eq!(at_clock.value, 108.0 * 2048.0 * 1.71e9);
+        assert!(
+            at_clock
+                .implementation
+                .as_deref()
+                .is_some_and(|i| i.ends_with("during cuBLASLt GEMM")),
+            "{:?}",
+            at_clock.implementation
+        );
+        let int8 = b.machines[0]
+            .compute
+            .iter()
+            .find(|c| c.datapath == Datapath::TensorInt8 && c.method == Method::Empirical)
+            .unwrap();
+        assert_eq!(int8.limit, None);
+        // Its theoretical row falls back to the device's reported clock, labelled so.
+        assert!(b.machines[0].compute.iter().any(|c| c.datapath == Datapath::TensorInt8
+            && c.clock_source == Some(ClockSource::DeviceMax)));
     }
 
     /// Fixed unit-test inputs: two devices' runs become one bundle through the shared merge.

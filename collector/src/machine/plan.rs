@@ -54,8 +54,10 @@ impl Plan {
     /// non-square shapes published as Hopper's best (stas00/ml-engineering's MAMF finder tables:
     /// BF16 2048×2048×13312 on H100 SXM and 1024×15360×4096 on GH200, FP8 1024×9216×14336,
     /// 1280×4096×12032 and 1024×14336×14336, given there as `torch.mm(M×K, K×N)`, i.e. cuBLAS
-    /// `m = N`, `n = M`), and larger squares. `--quick` keeps the first two (never below 8192³,
-    /// where launch and tail effects dominate) and its references are marked indicative. Every
+    /// `m = N`, `n = M`), and larger squares. `--quick` keeps the first two (TF32: 8192³ and
+    /// 15360×1024×4096; FP64: 8192³ alone; never below 8192³, where launch and tail effects
+    /// dominate) and its references are marked indicative: the table of
+    /// `docs/measurements/methodology.md`, which a test holds to this function. Every
     /// `k` stays within [`crate::gpu::kernels::MAX_K_FP16`], so bounded random FP16 operands
     /// cannot overflow.
     pub fn gemm_shapes(self, d: Datapath) -> Vec<Shape> {
@@ -91,10 +93,10 @@ impl Plan {
             _ => vec![],
         };
         if self.quick {
-            if d == Datapath::TensorTf32 {
-                vec![full[0], full[2]]
-            } else {
-                full.into_iter().take(2).collect()
+            match d {
+                Datapath::TensorTf32 => vec![full[0], full[2]],
+                Datapath::TensorFp64 => vec![full[0]],
+                _ => full.into_iter().take(2).collect(),
             }
         } else {
             full
@@ -171,9 +173,64 @@ mod tests {
             [(8192, 8192, 8192), (15360, 1024, 4096)]
         );
         assert_eq!(
+            quick.gemm_shapes(Datapath::TensorFp64),
+            [(8192, 8192, 8192)]
+        );
+        assert_eq!(
             full.gemm_shapes(Datapath::TensorFp8)[1],
             (9216, 1024, 14336),
             "MAMF's torch 1024×9216×14336 is cuBLAS m = 9216, n = 1024"
+        );
+    }
+
+    /// `docs/measurements/methodology.md`'s table of reference shapes says what this plan runs,
+    /// full and `--quick`, for every Tensor datapath.
+    #[test]
+    fn the_methodology_page_lists_the_planned_shapes() {
+        let page = include_str!("../../../docs/measurements/methodology.md");
+        let shape = |text: &str| -> Shape {
+            let text = text.split('(').next().unwrap_or("").trim();
+            if let Some(side) = text.strip_suffix('³') {
+                let s: u64 = side.parse().unwrap();
+                return (s, s, s);
+            }
+            let v: Vec<u64> = text.split('×').map(|x| x.parse().unwrap()).collect();
+            (v[0], v[1], v[2])
+        };
+        let shapes = |cell: &str| -> Vec<Shape> { cell.split(';').map(shape).collect() };
+        let rows = [
+            ("| FP16, BF16 |", Datapath::TensorBf16),
+            ("| TF32 |", Datapath::TensorTf32),
+            ("| FP8 ", Datapath::TensorFp8),
+            ("| INT8 ", Datapath::TensorInt8),
+            ("| FP64 | 8192", Datapath::TensorFp64),
+        ];
+        for quick in [false, true] {
+            let plan = Plan {
+                quick,
+                diagnose_refused: false,
+            };
+            for (start, d) in rows {
+                let line = page
+                    .lines()
+                    .find(|l| l.starts_with(start))
+                    .unwrap_or_else(|| panic!("no row {start}"));
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                let cell = if quick { cells[3] } else { cells[2] };
+                assert_eq!(shapes(cell), plan.gemm_shapes(d), "{d:?}, quick {quick}");
+            }
+        }
+        assert_eq!(
+            Plan {
+                quick: false,
+                diagnose_refused: false
+            }
+            .gemm_shapes(Datapath::TensorFp16),
+            Plan {
+                quick: false,
+                diagnose_refused: false
+            }
+            .gemm_shapes(Datapath::TensorBf16)
         );
     }
 }

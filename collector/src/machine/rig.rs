@@ -71,7 +71,12 @@ impl Figures {
         Figures {
             value: median_or_nan(&samples),
             samples,
-            clock_hz: m.burst.clock_hz,
+            // A burst too short for a stamp to land (none lost in practice: every launch
+            // stamps) takes the sustained window's clock.
+            clock_hz: m
+                .burst
+                .clock_hz
+                .or_else(|| m.window.as_ref().and_then(|w| w.clock_hz)),
             timing: TimingInfo {
                 warmup_s: m.warmup_s,
                 launch_s: m.launch_s,
@@ -84,13 +89,19 @@ impl Figures {
         }
     }
 
+    /// The sustained figure, when the plan measured one.
+    pub(super) fn sustained_value(&self) -> Option<f64> {
+        self.sustained.as_ref().map(|s| s.value)
+    }
+
     /// The SM clock NVML saw during the burst (median), Hz: the clock of a library kernel,
-    /// which stamps none.
+    /// which stamps none. A burst of a few milliseconds may hold no sample (NVML is read every
+    /// [`crate::gpu::nvml::PERIOD`]): then the sustained window's median, measured on the same
+    /// kernel a moment later. `None` only when NVML saw neither.
     pub(super) fn nvml_clock(&self) -> Option<f64> {
-        self.telemetry
-            .as_ref()
-            .and_then(|t| t.sm_clock_hz)
-            .map(|s| s.median)
+        let median = |t: Option<&Telemetry>| t.and_then(|t| t.sm_clock_hz).map(|s| s.median);
+        median(self.telemetry.as_ref())
+            .or_else(|| median(self.sustained.as_ref().and_then(|s| s.telemetry.as_ref())))
     }
 }
 

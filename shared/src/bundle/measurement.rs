@@ -319,6 +319,12 @@ pub struct GemmCandidate {
     /// Its burst rate, FLOP/s, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
+    /// For a finalist (one of the best few by burst rate, timed again with the whole plan:
+    /// warm-up, burst, settling, sustained window), its sustained figure, FLOP/s: the figure the
+    /// kept candidate was chosen by. Optional: absent for the other candidates and in bundles
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained: Option<f64>,
     /// Why it did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -230,6 +230,10 @@ impl Validator {
                             &|| format!("{q}.gemm.candidates[{k}].value"),
                             cand.value,
                         );
+                        self.opt_positive(
+                            &|| format!("{q}.gemm.candidates[{k}].sustained"),
+                            cand.sustained,
+                        );
                     }
                 }
             }
