@@ -3,7 +3,9 @@
 // All accesses are 16-byte vectors. Loads are inline PTX `asm volatile`, so the compiler neither
 // drops nor merges the repeated loads of the cache kernels; the cache operator picks the level:
 // `.cs` (streaming, evict-first) for HBM, `.cg` (cache in L2 only, bypass L1) for L2, `.ca`
-// (cache in L1) for L1.
+// (cache in L1) and `.nc` (the non-coherent, read-only path through the L1/texture cache) for
+// L1: on sm_90 `.ca` compiles to a strong SM-scoped load (`LDG.E.128.STRONG.SM`), `.nc` to
+// `LDG.E.128.CONSTANT`; the collector times both and the charts use the faster.
 
 #ifndef BW_UNROLL
 #error "BW_UNROLL is passed by the collector (-DBW_UNROLL=…, collector/src/gpu/kernels.rs)"
@@ -24,6 +26,12 @@ __device__ __forceinline__ float4 ld_cg(const float4* p) {
 __device__ __forceinline__ float4 ld_ca(const float4* p) {
   float4 v;
   asm volatile("ld.global.ca.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float4 ld_nc(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
   return v;
 }
@@ -116,26 +124,29 @@ extern "C" __global__ void l2_read(const float4* a, unsigned long long n, int re
 // Each block rereads its own slice of `slice` float4 (a power of two; resident in its SM's L1)
 // `reps` times. Every thread reads BW_UNROLL vectors per repeat, blockDim apart, wrapped into the
 // slice; with the collector's slice of twice the block (2048 vectors, 1024 threads) each thread
-// rereads the same two vectors every repeat and the block covers its whole slice.
-extern "C" __global__ void l1_read(const float4* a, unsigned int slice, int reps, float* sink,
-                                   float sentinel, unsigned long long* stamps) {
-  STAMP_BEGIN
-  float4 acc = mk4(0.f, 0.f, 0.f, 0.f);
-  const float4* mine = a + (unsigned long long)blockIdx.x * slice;
-  const unsigned int mask = slice - 1;
-  const unsigned int b = blockDim.x;
-#pragma unroll 1
-  for (int r = 0; r < reps; ++r) {
-    const unsigned int base = threadIdx.x + (unsigned int)r * BW_UNROLL * b;
-    float4 v[BW_UNROLL];
-#pragma unroll
-    for (int k = 0; k < BW_UNROLL; ++k) v[k] = ld_ca(mine + ((base + k * b) & mask));
-#pragma unroll
-    for (int k = 0; k < BW_UNROLL; ++k) add4(acc, v[k]);
+// rereads the same two vectors every repeat and the block covers its whole slice. `l1_read` loads
+// with `.ca`, `l1_read_nc` with `.nc`.
+#define L1_READ_KERNEL(NAME, LOAD)                                                        \
+  extern "C" __global__ void NAME(const float4* a, unsigned int slice, int reps, float* sink, \
+                                  float sentinel, unsigned long long* stamps) {           \
+    STAMP_BEGIN                                                                           \
+    float4 acc = mk4(0.f, 0.f, 0.f, 0.f);                                                 \
+    const float4* mine = a + (unsigned long long)blockIdx.x * slice;                      \
+    const unsigned int mask = slice - 1;                                                  \
+    const unsigned int b = blockDim.x;                                                    \
+    _Pragma("unroll 1") for (int r = 0; r < reps; ++r) {                                  \
+      const unsigned int base = threadIdx.x + (unsigned int)r * BW_UNROLL * b;            \
+      float4 v[BW_UNROLL];                                                                \
+      _Pragma("unroll") for (int k = 0; k < BW_UNROLL; ++k)                               \
+        v[k] = LOAD(mine + ((base + k * b) & mask));                                      \
+      _Pragma("unroll") for (int k = 0; k < BW_UNROLL; ++k) add4(acc, v[k]);              \
+    }                                                                                     \
+    KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)                                   \
+    STAMP_END                                                                             \
   }
-  KEEP(acc.x + acc.y + acc.z + acc.w, sink, sentinel)
-  STAMP_END
-}
+
+L1_READ_KERNEL(l1_read, ld_ca)
+L1_READ_KERNEL(l1_read_nc, ld_nc)
 
 // Each block fills `slice` float4 of shared memory (dynamic; a power of two) and rereads it
 // `reps` times, BW_UNROLL vectors per thread per repeat, conflict-free (consecutive 16-byte words).

@@ -205,14 +205,27 @@ pub struct MachineArgs {
     #[arg(long)]
     pub all_devices: bool,
     /// Shorter warm-ups and windows, fewer intervals, two reference GEMM shapes per datapath
-    /// (marked indicative): about a minute instead of two to three (estimated, not yet timed on a
-    /// GPU; docs/measurements/methodology.md).
+    /// (marked indicative), a coarser sweep: see `--plan --quick` for how long (computed, not yet
+    /// timed on a GPU; docs/measurements/methodology.md).
     #[arg(long)]
     pub quick: bool,
     /// Also time the kernels the SASS audit refuses on this GPU (emulated or spilling code),
     /// and say in the bundle's notes how fast they ran: a diagnostic, never a ceiling.
     #[arg(long)]
     pub diagnose_refused: bool,
+    /// Measure nothing: print how long each phase of this plan (with --quick and
+    /// --diagnose-refused as given) takes on a GPU, computed from the plan's own numbers and the
+    /// GPU's datasheet; needs no GPU. The last line is `total_seconds LOW HIGH`.
+    #[arg(long)]
+    pub plan: bool,
+    /// With --plan: the GPU to plan for (`H100 SXM5`, `H200 SXM`, `H100 PCIe`).
+    #[arg(
+        long,
+        value_name = "GPU",
+        requires = "plan",
+        default_value = "H100 SXM5"
+    )]
+    pub plan_gpu: String,
 }
 
 /// The studies `roofline suite` runs.

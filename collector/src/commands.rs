@@ -116,6 +116,10 @@ pub fn run(config: Config) -> Result<(), Error> {
                 diagnose_refused,
             },
         ),
+        Config::MachinePlan { plan, target } => write_output(
+            None,
+            crate::machine::schedule::render(plan, &target).as_bytes(),
+        ),
         Config::Suite {
             plan,
             machine,
@@ -223,6 +227,7 @@ fn machine(output: &Path, devices: Option<u32>, plan: crate::machine::Plan) -> R
     let mut measured = Vec::new();
     let mut failure = None;
     let mut summary = String::new();
+    crate::interrupt::watch();
     for ordinal in ordinals {
         let outcome = crate::machine::run(ordinal, plan, crate::provenance::current())
             .map_err(|source| Error::Machine { ordinal, source })?;

@@ -95,6 +95,13 @@ pub enum Config {
         /// Time the kernels the SASS audit refuses, as notes.
         diagnose_refused: bool,
     },
+    /// `roofline machine --plan`: the schedule, printed; nothing measured.
+    MachinePlan {
+        /// The plan.
+        plan: crate::machine::Plan,
+        /// The GPU it is computed for.
+        target: crate::machine::schedule::Target,
+    },
     /// `roofline suite`.
     Suite {
         /// What to run.
@@ -203,6 +210,7 @@ impl Config {
                 quick: _,
                 diagnose_refused: _,
             } => outputs.push(output),
+            Config::MachinePlan { plan: _, target: _ } => {}
             Config::Suite {
                 plan: _,
                 machine,
@@ -499,6 +507,27 @@ impl Config {
                 files: a.files,
                 output: a.output,
             },
+            Command::Machine(a) if a.plan => {
+                let target =
+                    crate::machine::schedule::Target::named(&a.plan_gpu).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "--plan-gpu {:?}: the plan knows {}",
+                            a.plan_gpu,
+                            crate::machine::schedule::Target::known()
+                                .iter()
+                                .map(|t| format!("{:?}", t.sheet.product))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?;
+                Config::MachinePlan {
+                    plan: crate::machine::Plan {
+                        quick: a.quick,
+                        diagnose_refused: a.diagnose_refused,
+                    },
+                    target,
+                }
+            }
             Command::Machine(a) => Config::Machine {
                 output: a.output,
                 devices: if a.all_devices { None } else { Some(a.device) },

@@ -24,6 +24,7 @@ pub mod config;
 pub mod error;
 pub mod export;
 pub mod gpu;
+pub mod interrupt;
 pub mod io;
 pub mod machine;
 pub mod ncu;

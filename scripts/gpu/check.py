@@ -1,7 +1,11 @@
-"""Issue 16's and issue 33's targets, checked against what scripts/gpu/validate.sh left in its
-work directory.
+"""The GPU validation's targets, checked against what scripts/gpu/validate.sh left in its
+output directory.
 
-    python scripts/gpu/check.py WORK
+    python scripts/gpu/check.py OUT
+
+OUT holds steps.txt, machine.json and check.txt, and work/ the rest (validate.sh packs it into
+work.tar.gz at the end of a call: unpack it beside steps.txt to check a returned call again).
+A part that the call did not run is reported as "not run", never as a failure.
 
 Prints one line per target with the figures behind it and MET, SHORT (a figure misses its
 target) or MISSING (the part that produces it did not run or failed), then the figures a target
@@ -20,11 +24,20 @@ import os
 import re
 import sys
 
-WORK = sys.argv[1] if len(sys.argv) > 1 else "/tmp/roofline-validate"
+OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+
+
+def find(name):
+    """A file of the call: in OUT (steps.txt, machine.json) or in OUT/work (the rest)."""
+    for base in [OUT, os.path.join(OUT, "work")]:
+        path = os.path.join(base, name)
+        if os.path.exists(path):
+            return path
+    return os.path.join(OUT, "work", name)
 
 
 def load(name):
-    path = os.path.join(WORK, name)
+    path = find(name)
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -34,7 +47,7 @@ def load(name):
 def steps():
     """Each logged step's exit status and milliseconds, by name (the last run of a name wins)."""
     out = {}
-    for path in [os.path.join(WORK, "steps.txt"), os.path.join(WORK, "torch", "steps.txt")]:
+    for path in [find("steps.txt"), find(os.path.join("torch", "steps.txt"))]:
         if not os.path.exists(path):
             continue
         for line in open(path):
@@ -134,9 +147,8 @@ def check_machine(st):
     if best:
         print("         FP32 sweep, best TB/s per working set: " + ", ".join(
             f"{ws / 2**20:g} MiB {v / 1e12:.2f}" for ws, v in sorted(best.items())))
-    # Issue 33 gives every ceiling its own warm-up and a sustained window (about 3 s each) and
-    # searches the GEMM shapes and algorithms: the budgets of issue 16 (30 s, 5 s) no longer hold.
-    for name, limit in [("machine", 300), ("machine-quick", 120)]:
+    # `roofline machine --plan` sets the full plan's time; validate.sh gives it 300 s.
+    for name, limit in [("machine", 300)]:
         if name in st:
             rc, s = st[name]
             line(f"{name} under {limit} s", verdict(rc == 0 and s < limit), f"{s:.1f} s, rc={rc}")
@@ -264,7 +276,7 @@ def check_suite(st):
     if b is None:
         line("suite", "MISSING", "no suite.json")
         return
-    path = os.path.join(WORK, "suite.csv")
+    path = find("suite.csv")
     rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
     gaps = [(float(r["gap"]), r["name"]) for r in rows if r.get("gap")]
     fast = [g for g in gaps if g[0] < 1.0]
@@ -291,6 +303,8 @@ def check_known(st):
         line("profile: known work", "MISSING", "no known-expected.json")
         return
     for case, want in expected.items():
+        if f"known-{case}" not in st:
+            continue
         b = load(f"known-{case}.json")
         if b is None:
             line(f"profile {case}", "MISSING", f"rc={st.get('known-' + case, ('-',))[0]}")
@@ -313,7 +327,7 @@ def check_known(st):
             line(f"profile {case}: HBM bytes ~ 2N", verdict(abs(rel) <= 0.05),
                  f"{got:.6g} of {want['hbm_bytes']:.6g} ({rel:+.2%}); {len(ks)} kernels")
         print(f"         kernels: {'; '.join(names)[:200]}")
-        passes = replay_passes(os.path.join(WORK, "logs", f"known-{case}.err"))
+        passes = replay_passes(find(os.path.join("logs", f"known-{case}.err")))
         if passes is not None:
             print("         ncu replay passes per kernel: "
                   f"{', '.join(map(str, passes)) or 'not logged'}")
@@ -330,39 +344,86 @@ def check_torch(st):
         if plain and prof:
             print(f"         training step {dt}: {plain[1]:.1f} s plain, {prof[1]:.1f} s under "
                   f"roofline profile ({prof[1] / plain[1]:.1f}x), rc={prof[0]}")
-        passes = replay_passes(os.path.join(WORK, "torch", f"profile-{dt}.err"))
+        passes = replay_passes(find(os.path.join("torch", f"profile-{dt}.err")))
         if passes:
             print(f"         {dt} step: {len(passes)} kernels profiled, replay passes "
                   f"{min(passes)} to {max(passes)}")
-        path = os.path.join(WORK, "torch", f"check-{dt}.txt")
+        path = find(os.path.join("torch", f"check-{dt}.txt"))
         if os.path.exists(path):
             print(open(path).read().rstrip())
         else:
             line(f"torch {dt}", "MISSING", "no check file")
 
 
+def check_trace(st):
+    """The torch.profiler trace of call2, imported against the call's machine: launches and
+    summed kernel time against the trace's own kernel events, and which ceilings it was read
+    against."""
+    path = find("trace-shapes-bf16.json.gz")
+    b = load("trace-bf16.json")
+    if b is None:
+        line("trace: imported against the machine", "MISSING",
+             f"rc={st.get('trace-import', ('-',))[0]}")
+        return
+    import gzip
+    with gzip.open(path, "rt") as f:
+        events = json.load(f).get("traceEvents", [])
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    t = sum(e.get("dur", 0) for e in kernels) * 1e-6
+    launches = sum(k["launches"] for k in b["kernels"])
+    total = sum(k["time"]["total_s"] for k in b["kernels"])
+    rel = abs(total - t) / t if t else float("nan")
+    line("trace: every launch and second kept", verdict(launches == len(kernels) and rel < 1e-6),
+         f"{launches} launches, {total:.6f} s (trace {len(kernels)}, {t:.6f} s; rel. diff {rel:.1e})")
+    machines = b.get("machines", [])
+    line("trace: read against the call's machine", verdict(bool(machines)),
+         f"{len(machines)} machine(s); devices {[d.get('name') for d in b.get('devices', [])]}")
+    with_f = sum(1 for k in b["kernels"] if k.get("complexity"))
+    print(f"         {with_f} of {len(b['kernels'])} kernel entries with analytical F and B")
+
+
+# Which parts a call ran, by the steps it logged.
+PARTS = {
+    "env": ["torch-rates"],
+    "machine": ["machine"],
+    "known": [],
+    "trace": ["trace-shapes", "trace-import"],
+    "suite": ["suite"],
+    "torch": ["torch"],
+}
+
+
 def main():
-    print(f"work directory {WORK}")
-    versions = os.path.join(WORK, "versions.txt")
+    print(f"output directory {OUT}")
+    versions = find("versions.txt")
     if os.path.exists(versions):
         print(open(versions).read().rstrip())
+    dry = os.path.exists(find("steps.txt")) and "DRY RUN" in open(find("steps.txt")).read()
+    if dry:
+        print("DRY RUN: stand-ins ran in place of python3, ncu, nvcc and nvidia-smi; nothing below is a measurement")
     st = steps()
     failed = [f"{k} (rc={v[0]})" for k, v in st.items() if v[0] != 0]
     if failed:
         print("failed steps:", ", ".join(failed))
-    print("\n# machine")
-    check_machine(st)
-    print("\n# machine, issue 33")
-    check_issue33("machine.json", quick=False)
-    check_issue33("machine-quick.json", quick=True)
-    print("\n# suite")
-    check_suite(st)
-    print("\n# profile, known work")
-    check_known(st)
-    print("\n# PyTorch step")
-    check_torch(st)
-    shots = glob.glob(os.path.join(WORK, "shots", "*.png"))
-    print(f"\n{len(shots)} screenshots")
+    ran = lambda part: any(s in st for s in PARTS[part]) or (
+        part == "known" and any(k.startswith("known-") for k in st))
+    sections = [
+        ("machine", "# machine", lambda: (check_machine(st), print("\n# machine, plan points"),
+                                          check_issue33("machine.json", quick=False))),
+        ("known", "# profile, known work", lambda: check_known(st)),
+        ("trace", "# torch.profiler trace", lambda: check_trace(st)),
+        ("suite", "# suite", lambda: check_suite(st)),
+        ("torch", "# PyTorch step", lambda: check_torch(st)),
+    ]
+    for part, title, run in sections:
+        print("\n" + title)
+        if ran(part):
+            run()
+        else:
+            print("not run in this call")
+    shots = glob.glob(os.path.join(find("shots"), "*.png"))
+    if shots:
+        print(f"\n{len(shots)} screenshots")
 
 
 if __name__ == "__main__":

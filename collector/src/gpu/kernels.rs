@@ -151,6 +151,8 @@ pub enum Access {
     GlobalL2Only,
     /// `ld.global.ca`: cached in L1.
     GlobalL1,
+    /// `ld.global.nc`: the non-coherent read-only path, cached in L1.
+    GlobalNonCoherent,
     /// Plain `ld.global`/`st.global` (the compiler's default caching; the sweep).
     GlobalDefault,
     /// `ld.shared`.
@@ -326,8 +328,10 @@ pub enum Kernel {
     HbmCopy,
     /// `l2_read`.
     L2Read,
-    /// `l1_read`.
+    /// `l1_read`: `.ca` loads.
     L1Read,
+    /// `l1_read_nc`: `.nc` (non-coherent) loads.
+    L1ReadNc,
     /// `shared_read`.
     SharedRead,
     /// `fma_f64`.
@@ -384,6 +388,7 @@ impl Kernel {
             HbmCopy,
             L2Read,
             L1Read,
+            L1ReadNc,
             SharedRead,
             FmaF64,
             FmaF32,
@@ -413,7 +418,9 @@ impl Kernel {
     pub fn source(self) -> Source {
         use Kernel::*;
         match self {
-            HbmRead | HbmWrite | HbmCopy | L2Read | L1Read | SharedRead => Source::Bandwidth,
+            HbmRead | HbmWrite | HbmCopy | L2Read | L1Read | L1ReadNc | SharedRead => {
+                Source::Bandwidth
+            }
             FmaF64 | FmaF32 | FmaF16x2 | FmaBf16x2 | Empty => Source::Fma,
             MmaF16 | MmaBf16 | MmaTf32 | MmaFp8 | MmaInt8 | MmaF64 | MmaF64M16n8k16 => Source::Mma,
             ErtF32 | ErtF64 => Source::Ert,
@@ -431,6 +438,7 @@ impl Kernel {
             HbmCopy => "hbm_copy",
             L2Read => "l2_read",
             L1Read => "l1_read",
+            L1ReadNc => "l1_read_nc",
             SharedRead => "shared_read",
             FmaF64 => "fma_f64",
             FmaF32 => "fma_f32",
@@ -498,6 +506,7 @@ impl Kernel {
             ),
             L2Read => mem(MemoryLevel::L2, Access::GlobalL2Only, BW_UNROLL, 0),
             L1Read => mem(MemoryLevel::L1, Access::GlobalL1, BW_UNROLL, 0),
+            L1ReadNc => mem(MemoryLevel::L1, Access::GlobalNonCoherent, BW_UNROLL, 0),
             SharedRead => mem(MemoryLevel::Shared, Access::Shared, BW_UNROLL, 0),
             FmaF64 => fma(Datapath::Fp64, 1),
             FmaF32 => fma(Datapath::Fp32, 1),
@@ -1118,7 +1127,7 @@ mod tests {
         assert_eq!(fma, Some(f64::from(2 * 2 * FMA_CHAINS * FMA_UNROLL)));
         let mma = Kernel::MmaBf16.work().flops_per_iteration();
         assert_eq!(mma, Some(4096.0 * f64::from(MMA_ACC)));
-        assert_eq!(Kernel::all().len(), 20 + 24 + 6);
+        assert_eq!(Kernel::all().len(), 21 + 24 + 6);
         for k in Kernel::all() {
             assert!(
                 k.source()

@@ -53,6 +53,10 @@ pub enum DeviceError {
         /// What is wrong.
         problem: String,
     },
+    /// SIGINT or SIGTERM arrived ([`crate::interrupt`]): the run stops here, keeping what it
+    /// measured.
+    #[error("interrupted (SIGINT or SIGTERM)")]
+    Interrupted,
     /// A launch's grid is beyond CUDA's limits (a configuration too large for this kernel's
     /// geometry); nothing was launched.
     #[error(
@@ -507,6 +511,11 @@ impl Session {
         let mut enqueued = 0usize;
         let mut done: Vec<f64> = Vec::new();
         loop {
+            if crate::interrupt::requested() {
+                // Drain what is in flight, then stop.
+                let _ = self.stream.synchronize();
+                return Err(DeviceError::Interrupted.into());
+            }
             // Boundary `enqueued + 1` reuses the slot of boundary `enqueued + 1 - RING`: every
             // interval using it must have been read.
             while enqueued + 1 >= RING && done.len() < enqueued + 2 - RING {
@@ -638,14 +647,7 @@ impl Session {
         )?;
         let settled = settle.settled();
         let window_s = plan.window_s;
-        let window = self.phase(
-            what,
-            n,
-            usize::MAX,
-            true,
-            at_least(window_s),
-            &mut run,
-        )?;
+        let window = self.phase(what, n, usize::MAX, true, at_least(window_s), &mut run)?;
         Ok(Measurement {
             warmup_s,
             launch_s,
@@ -671,7 +673,14 @@ impl Session {
         mut run: impl FnMut(&Session) -> Result<(), E>,
     ) -> Result<(f64, Phase), E> {
         if plan.warmup_s > 0.0 {
-            self.phase(what, 1, usize::MAX, false, at_least(plan.warmup_s), &mut run)?;
+            self.phase(
+                what,
+                1,
+                usize::MAX,
+                false,
+                at_least(plan.warmup_s),
+                &mut run,
+            )?;
         }
         let one = self.phase(what, 1, 1, false, |_| true, &mut run)?;
         let launch_s = one.median_s();

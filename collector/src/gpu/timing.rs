@@ -309,7 +309,10 @@ mod tests {
         assert_eq!(BurstPlan::sweep(true).intervals, 3);
         let c = BurstPlan::candidates(false);
         assert_eq!((c.untimed, c.interval_min_s, c.intervals), (2, 2e-3, 5));
-        assert_eq!((c.warmup_s, BurstPlan::candidates(true).warmup_s), (0.05, 0.02));
+        assert_eq!(
+            (c.warmup_s, BurstPlan::candidates(true).warmup_s),
+            (0.05, 0.02)
+        );
         assert_eq!(s.warmup_s, 0.0);
     }
 
@@ -349,7 +352,9 @@ mod tests {
     /// settles as soon as four steps are in.
     #[test]
     fn a_slow_drift_is_not_settled() {
-        let drifting: Vec<f64> = (0..12).map(|i| 100.0 * (1.0 - 0.008 * f64::from(i))).collect();
+        let drifting: Vec<f64> = (0..12)
+            .map(|i| 100.0 * (1.0 - 0.008 * f64::from(i)))
+            .collect();
         assert_eq!(settled_at(&drifting), None);
         let noisy = [100.0, 100.1, 99.9, 100.05, 99.95, 100.1];
         assert_eq!(settled_at(&noisy), Some(3));

@@ -50,7 +50,10 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
             .iter_mut()
             .filter(|c| c.clock_source == Some(ClockSource::Measured))
         {
-            c.implementation = c.implementation.take().map(|i| format!("{i}, during {what}"));
+            c.implementation = c
+                .implementation
+                .take()
+                .map(|i| format!("{i}, during {what}"));
         }
     }
     notes.extend(
@@ -539,8 +542,13 @@ mod tests {
             .unwrap();
         assert_eq!(int8.limit, None);
         // Its theoretical row falls back to the device's reported clock, labelled so.
-        assert!(b.machines[0].compute.iter().any(|c| c.datapath == Datapath::TensorInt8
-            && c.clock_source == Some(ClockSource::DeviceMax)));
+        assert!(
+            b.machines[0]
+                .compute
+                .iter()
+                .any(|c| c.datapath == Datapath::TensorInt8
+                    && c.clock_source == Some(ClockSource::DeviceMax))
+        );
     }
 
     /// Fixed unit-test inputs: two devices' runs become one bundle through the shared merge.

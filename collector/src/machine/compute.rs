@@ -13,24 +13,51 @@ use crate::gpu::launch::micro::{FmaPeak, MmaPeak};
 use super::MachineError;
 use super::rig::{Rig, peak};
 
+/// The FMA peaks' launch geometry: blocks per SM, threads per block.
+pub(super) const FMA_GRID: (u32, u32) = (8, 256);
+
+/// The FMA peaks and the iterations of their timed loop per launch (the work of one launch is
+/// kept whatever the unroll: iterations × `FMA_UNROLL` constant).
+pub(super) fn fma_cases(quick: bool) -> [(Kernel, i32); 4] {
+    let scale = if quick { 1 } else { 2 };
+    let per = |base: i32| base * scale * 16 / FMA_UNROLL as i32;
+    [
+        (Kernel::FmaF64, per(512)),
+        (Kernel::FmaF32, per(1024)),
+        (Kernel::FmaF16x2, per(1024)),
+        (Kernel::FmaBf16x2, per(1024)),
+    ]
+}
+
+/// The `mma.sync` peaks a GPU of compute capability `cc` launches, and the iterations of their
+/// timed loop per launch.
+pub(super) fn mma_cases(quick: bool, cc: (i32, i32)) -> Vec<(Kernel, i32)> {
+    let scale = if quick { 1 } else { 4 };
+    let mut cases = vec![
+        (Kernel::MmaF16, 2048 * scale),
+        (Kernel::MmaBf16, 2048 * scale),
+        (Kernel::MmaTf32, 2048 * scale),
+        (Kernel::MmaFp8, 1024 * scale),
+        (Kernel::MmaInt8, 1024 * scale),
+        (Kernel::MmaF64, 2048 * scale),
+    ];
+    // m16n8k16 for FP64 exists from sm_90 (PTX ISA 7.8): 8× the work of m8n8k4 per instruction.
+    if cc >= Kernel::MmaF64M16n8k16.min_compute_capability() {
+        cases.push((Kernel::MmaF64M16n8k16, 512 * scale));
+    }
+    cases
+}
+
 /// CUDA-core peaks: FMA chains per precision.
 pub(super) fn fma(
     rig: &mut Rig,
     m: &mut Machine,
     skipped: &mut Vec<Skipped>,
 ) -> Result<(), MachineError> {
-    let cfg = rig.session.grid(8, 256, 0);
-    let scale = if rig.plan.quick { 1 } else { 2 };
-    // The work of one launch is kept whatever the unroll: iterations × FMA_UNROLL constant.
-    let per = |base: i32| base * scale * 16 / FMA_UNROLL as i32;
+    let (blocks, threads) = FMA_GRID;
+    let cfg = rig.session.grid(blocks, threads, 0);
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
-    let cases = [
-        (Kernel::FmaF64, per(512)),
-        (Kernel::FmaF32, per(1024)),
-        (Kernel::FmaF16x2, per(1024)),
-        (Kernel::FmaBf16x2, per(1024)),
-    ];
-    for (kernel, iterations) in cases {
+    for (kernel, iterations) in fma_cases(rig.plan.quick) {
         let kernels::Work::Fma { datapath, .. } = kernel.work() else {
             continue;
         };
@@ -48,7 +75,7 @@ pub(super) fn fma(
         m.compute.push(peak(
             f,
             datapath,
-            Operands::Constant,
+            Operands::QuadraticMap,
             format!(
                 "FMA chains ({}), {FMA_CHAINS} independent per thread, {FMA_UNROLL} steps unrolled, full occupancy",
                 kernel.entry()
@@ -62,7 +89,7 @@ pub(super) fn fma(
 /// needs about twice the registers of the others (122 on sm_90), so two; four otherwise. Fewer
 /// when the driver's occupancy calculator says fewer fit ([`Rig::resident_blocks`]), so that a
 /// launch is one wave (the FP16 kernel takes 70 registers on sm_80 to sm_89: three).
-fn mma_blocks_per_sm(kernel: Kernel) -> u32 {
+pub(super) fn mma_blocks_per_sm(kernel: Kernel) -> u32 {
     if kernel == Kernel::MmaF64M16n8k16 {
         2
     } else {
@@ -76,22 +103,9 @@ pub(super) fn mma(
     m: &mut Machine,
     skipped: &mut Vec<Skipped>,
 ) -> Result<(), MachineError> {
-    let scale = if rig.plan.quick { 1 } else { 4 };
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cc = rig.session.compute_capability();
-    let mut cases = vec![
-        (Kernel::MmaF16, 2048 * scale),
-        (Kernel::MmaBf16, 2048 * scale),
-        (Kernel::MmaTf32, 2048 * scale),
-        (Kernel::MmaFp8, 1024 * scale),
-        (Kernel::MmaInt8, 1024 * scale),
-        (Kernel::MmaF64, 2048 * scale),
-    ];
-    // m16n8k16 for FP64 exists from sm_90 (PTX ISA 7.8): 8× the work of m8n8k4 per instruction.
-    if cc >= Kernel::MmaF64M16n8k16.min_compute_capability() {
-        cases.push((Kernel::MmaF64M16n8k16, 512 * scale));
-    }
-    for (kernel, iterations) in cases {
+    for (kernel, iterations) in mma_cases(rig.plan.quick, cc) {
         let kernels::Work::Mma {
             datapath, shape, ..
         } = kernel.work()

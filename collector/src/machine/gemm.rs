@@ -26,7 +26,11 @@ struct Timed {
 /// The `n` best candidates by burst rate, best first (finite rates only; ties keep the order
 /// timed).
 fn finalists(timed: &[Timed], n: usize) -> Vec<Timed> {
-    let mut v: Vec<Timed> = timed.iter().copied().filter(|t| t.rate.is_finite()).collect();
+    let mut v: Vec<Timed> = timed
+        .iter()
+        .copied()
+        .filter(|t| t.rate.is_finite())
+        .collect();
     v.sort_by(|a, b| b.rate.total_cmp(&a.rate));
     v.truncate(n);
     v
@@ -106,11 +110,9 @@ fn soak(rig: &mut Rig) -> Result<(), MachineError> {
     };
     fill_gemm(rig, &g, Fill::for_datapath(d))?;
     let started = std::time::Instant::now();
-    let soaked = rig
-        .session
-        .soak("soak: cuBLASLt BF16 GEMM", seconds, |_| {
-            g.launch().map_err(MachineError::BlasLt)
-        });
+    let soaked = rig.session.soak("soak: cuBLASLt BF16 GEMM", seconds, |_| {
+        g.launch().map_err(MachineError::BlasLt)
+    });
     match soaked {
         Ok(p) => {
             let telemetry = rig.session.telemetry(p.wall);
@@ -316,7 +318,11 @@ fn reference(
         g.select(t.algorithm);
         let flops = g.flops();
         let (mm, n, k) = g.size;
-        let label = format!("cuBLASLt {} {mm}×{n}×{k} algorithm {}", d.label(), t.algorithm);
+        let label = format!(
+            "cuBLASLt {} {mm}×{n}×{k} algorithm {}",
+            d.label(),
+            t.algorithm
+        );
         match rig.measure(&label, |_| g.launch().map_err(MachineError::BlasLt)) {
             Ok(m) => {
                 let f = rig.figures(&label, &m, flops);
@@ -415,7 +421,11 @@ mod tests {
         assert!(finalists(&[], 3).is_empty());
         // The burst winner sags to 690 sustained; the second holds 720.
         assert_eq!(
-            best_finalist(&[(760.0, Some(690.0)), (740.0, Some(720.0)), (720.0, Some(700.0))]),
+            best_finalist(&[
+                (760.0, Some(690.0)),
+                (740.0, Some(720.0)),
+                (720.0, Some(700.0))
+            ]),
             Some(1)
         );
         assert_eq!(best_finalist(&[(760.0, None), (740.0, None)]), Some(0));

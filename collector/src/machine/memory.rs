@@ -9,8 +9,8 @@ use crate::gpu::kernels::{BW_UNROLL, Kernel, RANDOM_WORDS, VECTOR_BYTES, stream_
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::micro::{Hbm, L2Read, Resident};
 
-use super::MachineError;
 use super::rig::{Rig, bw};
+use super::{MachineError, Plan};
 
 /// nvbandwidth's figure for the same copy: its `device_local_copy` counts each copied byte once
 /// (`bandwidth = size × loopCount / time`, NVIDIA/nvbandwidth `memcpy.cpp`), where we count the
@@ -99,6 +99,24 @@ pub(super) fn hbm(
     Ok(())
 }
 
+/// The L2 kernel's working set, in vectors, and its rereads per launch, for `sms` SMs and
+/// `l2_bytes` of L2: `BW_UNROLL` loads per thread per pass over `sms × 1024` threads, the set at
+/// most a quarter of L2 (inside one partition on GPUs whose L2 is split in two), reread 1024
+/// times (256 with `--quick`); the timing plan puts as many launches back to back as an
+/// interval needs.
+pub(super) fn l2_set(plan: Plan, sms: u32, l2_bytes: usize) -> (u64, i32) {
+    let threads = u64::from(sms) * 1024;
+    let per_pass = u64::from(BW_UNROLL) * threads;
+    let k = ((l2_bytes as u64 / 4) / (per_pass * u64::from(VECTOR_BYTES))).max(1);
+    (per_pass * k, if plan.quick { 256 } else { 1024 })
+}
+
+/// The L1 and shared-memory kernels' slice per block (vectors: 32 KiB, two blocks per SM),
+/// threads per block and rereads per launch.
+pub(super) fn resident_set(plan: Plan) -> (u32, u32, i32) {
+    (2048, 1024, if plan.quick { 1024 } else { 4096 })
+}
+
 /// L2: a working set well inside the L2 capacity, reread through L2 only (`ld.global.cg`).
 pub(super) fn l2(
     rig: &mut Rig,
@@ -108,16 +126,8 @@ pub(super) fn l2(
     if rig.refused(Kernel::L2Read, "L2 l2_read kernel".into(), skipped) {
         return Ok(());
     }
-    let threads = u64::from(rig.session.sm_count()) * 1024;
-    // BW_UNROLL loads per thread per pass, the set at most a quarter of L2 (inside one
-    // partition on GPUs whose L2 is split in two).
-    let per_pass = u64::from(BW_UNROLL) * threads;
-    let k = ((rig.session.l2_bytes() as u64 / 4) / (per_pass * u64::from(VECTOR_BYTES))).max(1);
-    let elements = per_pass * k;
+    let (elements, reps) = l2_set(rig.plan, rig.session.sm_count(), rig.session.l2_bytes());
     let set_bytes = (elements * u64::from(VECTOR_BYTES)) as usize;
-    // Each launch lasts about a millisecond on an H100 (quick: a quarter); the timing plan
-    // puts as many back to back as an interval needs.
-    let reps: i32 = if rig.plan.quick { 256 } else { 1024 };
     let buf = rig.alloc_filled(set_bytes, RANDOM_WORDS, "the L2 working set")?;
     let sink = rig.session.alloc_zeros::<u64>(1, "the result sink")?;
     let cfg = rig.session.grid(4, 256, 0);
@@ -142,20 +152,21 @@ pub(super) fn l2(
 /// (`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`, a percentage of the largest shared
 /// memory; a hint the driver may override): `l1_read` the largest L1 (0: without it the driver
 /// may pick a split that leaves too little L1 for the blocks' 2 × 32 KiB, and the "L1" figure
-/// would be L2's), `shared_read` the largest shared memory (100).
+/// would be L2's; `l1_read_nc` likewise), `shared_read` the largest shared memory (100).
 fn carveout(kernel: Kernel) -> i32 {
-    if kernel == Kernel::L1Read { 0 } else { 100 }
+    if kernel == Kernel::SharedRead { 100 } else { 0 }
 }
 
-/// L1 and shared memory: every block rereads its own 32 KiB, resident in its SM.
+/// L1 and shared memory: every block rereads its own 32 KiB, resident in its SM, through L1
+/// with two loads, `.ca` and the non-coherent `.nc` (each a ceiling, its load named; the charts
+/// use the faster: on sm_90 `.ca` compiles to a strong SM-scoped load, `.nc` to the read-only
+/// path), and from shared memory.
 pub(super) fn l1_shared(
     rig: &mut Rig,
     m: &mut Machine,
     skipped: &mut Vec<Skipped>,
 ) -> Result<(), MachineError> {
-    let slice: u32 = 2048; // vectors: 32 KiB per block, two blocks per SM
-    let threads: u32 = 1024;
-    let reps: i32 = if rig.plan.quick { 1024 } else { 4096 };
+    let (slice, threads, reps) = resident_set(rig.plan);
     let cfg = rig.session.grid(2, threads, 0);
     let blocks = u64::from(cfg.grid_dim.0);
     let buf = rig.alloc_filled(
@@ -172,6 +183,15 @@ pub(super) fn l1_shared(
             Operands::RandomBits,
             format!(
                 "per-SM resident {} KiB reread with ld.global.ca, {VECTOR_BYTES}-byte loads, carve-out: largest L1",
+                2 * kib
+            ),
+        ),
+        (
+            Kernel::L1ReadNc,
+            Some(&buf),
+            Operands::RandomBits,
+            format!(
+                "per-SM resident {} KiB reread with ld.global.nc (non-coherent, read-only path), {VECTOR_BYTES}-byte loads, carve-out: largest L1",
                 2 * kib
             ),
         ),
@@ -217,6 +237,7 @@ mod tests {
             "nvbandwidth's device_local_copy counts each byte once: 2.90 TB/s on its convention"
         );
         assert_eq!(carveout(Kernel::L1Read), 0);
+        assert_eq!(carveout(Kernel::L1ReadNc), 0);
         assert_eq!(carveout(Kernel::SharedRead), 100);
     }
 }

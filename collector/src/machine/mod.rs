@@ -36,6 +36,7 @@ mod memory;
 mod overhead;
 mod plan;
 mod rig;
+pub mod schedule;
 mod sweep;
 
 use std::cell::Cell;
@@ -109,9 +110,7 @@ pub fn run(
     // NVML is sampled during every measurement where it can be read; without it, a note.
     let nvml = session.start_telemetry().err();
     // One seed per run (the clock's nanoseconds), recorded; each buffer gets the next value.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0x5EED, |d| d.as_nanos() as u64);
+    let seed = crate::gpu::launch::fill::run_seed();
     let mut rig = Rig {
         bandwidth: session.compile(Source::Bandwidth)?,
         fma: session.compile(Source::Fma)?,
@@ -130,7 +129,7 @@ pub fn run(
         ));
     }
     rig.notes.push(format!(
-        "operands: bounded random data written on the GPU once per run (kernels/init.cu), seed {seed:#018x}; FMA chains and the HBM write kernel use constants"
+        "operands: bounded random data written on the GPU once per run (kernels/init.cu), seed {seed:#018x}; the FMA chains run the bounded chaotic map x = x·x + c in registers; the HBM write and shared-memory kernels write constants"
     ));
     let device = describe(&rig.session);
     let mut bundle = Bundle::new(provenance);
@@ -170,8 +169,7 @@ pub fn run(
     }
     overall.finish_and_clear();
     if failure.is_none() {
-        let points =
-            (plan.sweep_working_sets().len() * plan.sweep_flops_per_element().len() * 2) as u64;
+        let points = sweep::sweep_grid(plan).0.len() as u64;
         let bar = progress::bar(points, "ERT-style sweep");
         if let Err(e) = sweep::sweep(&mut rig, &mut m, &mut skipped, &bar) {
             failure = Some(("ERT-style sweep", e));

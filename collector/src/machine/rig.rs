@@ -14,7 +14,7 @@ use roofline_model::stats::median_or_nan;
 
 use crate::gpu::kernels::{self, Compiled, Fill, Kernel, LaunchWork, Source};
 use crate::gpu::launch::Launcher;
-use crate::gpu::launch::fill::Fill as FillLaunch;
+use crate::gpu::launch::fill::Filler;
 use crate::gpu::nvml::throttle_text;
 use crate::gpu::timing::MeasurePlan;
 use crate::gpu::{DeviceError, Measurement, Session};
@@ -123,11 +123,9 @@ fn sustained_note(what: &str, burst: f64, sustained: &Sustained) -> Option<Strin
 }
 
 impl Rig {
-    /// The next buffer's seed.
-    fn next_seed(&self) -> u64 {
-        let s = self.seed.get();
-        self.seed.set(s.wrapping_add(0x9E37_79B9_7F4A_7C15));
-        s
+    /// The run's operand filler: `init.cu` from the run's seed, each buffer the next value.
+    fn filler(&self) -> Filler<'_> {
+        Filler::new(&self.session, &self.init, &self.seed)
     }
 
     /// Fills the first `values` values of `buf` by `kind` on the GPU and waits for it.
@@ -137,10 +135,7 @@ impl Rig {
         kind: Fill,
         values: u64,
     ) -> Result<(), DeviceError> {
-        let cfg = self.session.grid(8, 256, 0);
-        let l = FillLaunch::new(&self.init, kind, cfg, buf, values, self.next_seed())?;
-        l.launch(&self.session)?;
-        self.session.synchronize("filling operands")
+        self.filler().fill(buf, kind, values)
     }
 
     /// A buffer of `bytes` filled by `kind` (as many whole values as fit).
@@ -150,9 +145,7 @@ impl Rig {
         kind: Fill,
         what: &str,
     ) -> Result<CudaSlice<u8>, DeviceError> {
-        let buf = self.session.alloc_zeros::<u8>(bytes, what)?;
-        self.fill(&buf, kind, bytes as u64 / kind.value_bytes())?;
-        Ok(buf)
+        self.filler().alloc_filled(bytes, kind, what)
     }
 
     /// The module a kernel source is compiled into.

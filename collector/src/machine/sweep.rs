@@ -12,8 +12,8 @@ use crate::gpu::launch::Launcher;
 use crate::gpu::launch::micro::Sweep;
 use crate::gpu::timing::BurstPlan;
 
-use super::MachineError;
 use super::rig::Rig;
+use super::{MachineError, Plan};
 
 /// Most FLOPs one sweep launch may execute.
 pub const FLOP_CAP: f64 = 4e9;
@@ -32,18 +32,49 @@ pub fn sweep_repeats(per_sweep: LaunchWork, traffic_target: f64) -> i32 {
     }
 }
 
-/// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings. Each point is
-/// timed as a burst ([`crate::gpu::Session::burst`]: a lead launch, then intervals of
-/// back-to-back launches of at least 1 ms), its time the median interval over its launches.
+/// The sweep's points, in the order run: per kernel (FP32, FP64), per working set, per FLOPs
+/// per element, each with its one sweep's work; and how many points are left out because one
+/// sweep over their working set would exceed [`FLOP_CAP`] (such a point is compute-bound, and
+/// the sweep reaches the compute plateau at smaller working sets: at 2 GiB and 1024 FLOPs per
+/// element one sweep is 5.5e11 FLOPs, about 8 s on an H100, and a point is timed over at least
+/// seven launches).
+pub fn sweep_grid(plan: Plan) -> (Vec<(Kernel, usize, u32, LaunchWork)>, usize) {
+    let mut points = Vec::new();
+    let mut left_out = 0;
+    for kernel in [Kernel::ErtF32, Kernel::ErtF64] {
+        for ws in plan.sweep_working_sets() {
+            let elements = (ws / VECTOR_BYTES as usize) as u64;
+            for fpe in plan.sweep_flops_per_element() {
+                let per_sweep =
+                    sweep_work(kernel, elements, 1, sweep_fmas(fpe)).unwrap_or_default();
+                if per_sweep.flop_count() > FLOP_CAP {
+                    left_out += 1;
+                } else {
+                    points.push((kernel, ws, fpe, per_sweep));
+                }
+            }
+        }
+    }
+    (points, left_out)
+}
+
+/// The ERT-style sweep for FP32 and FP64, kept raw, and its plateaus as ceilings. Each point of
+/// [`sweep_grid`] is timed as a burst ([`crate::gpu::Session::burst`]: a lead launch, then
+/// intervals of back-to-back launches of at least 1 ms), its time the median interval over its
+/// launches.
 pub(super) fn sweep(
     rig: &mut Rig,
     m: &mut Machine,
     skipped: &mut Vec<Skipped>,
     bar: &indicatif::ProgressBar,
 ) -> Result<(), MachineError> {
-    let sets = rig.plan.sweep_working_sets();
-    let fpes = rig.plan.sweep_flops_per_element();
-    let top = *sets.last().unwrap_or(&(1 << 30));
+    let (points, left_out) = sweep_grid(rig.plan);
+    let top = rig
+        .plan
+        .sweep_working_sets()
+        .last()
+        .copied()
+        .unwrap_or(1 << 30);
     let buf = rig.alloc_filled(top, UNIT_FLOAT_WORDS, "the sweep")?;
     let full = u64::from(rig.session.sm_count()) * 2048;
     let traffic_target = if rig.plan.quick {
@@ -53,40 +84,45 @@ pub(super) fn sweep(
     };
     let plan = BurstPlan::sweep(rig.plan.quick);
     let mut launches = (u32::MAX, 0u32);
-    for kernel in [Kernel::ErtF32, Kernel::ErtF64] {
+    if left_out > 0 {
+        rig.notes.push(format!(
+            "ERT-style sweep: {left_out} points left out, one sweep over their working set being over {FLOP_CAP:e} FLOPs (compute-bound; the compute plateau is reached at smaller working sets)"
+        ));
+    }
+    let mut refused: Vec<Kernel> = Vec::new();
+    for (kernel, ws, fpe, per_sweep) in points {
         let kernels::Work::Sweep { datapath, .. } = kernel.work() else {
             continue;
         };
+        if refused.contains(&kernel) {
+            bar.inc(1);
+            continue;
+        }
         if rig.refused(
             kernel,
             format!("{} ERT-style sweep", datapath.label()),
             skipped,
         ) {
-            bar.inc((sets.len() * fpes.len()) as u64);
+            refused.push(kernel);
+            bar.inc(1);
             continue;
         }
-        for &ws in &sets {
-            let elements = (ws / VECTOR_BYTES as usize) as u64;
-            for &fpe in &fpes {
-                let per_sweep =
-                    sweep_work(kernel, elements, 1, sweep_fmas(fpe)).unwrap_or_default();
-                let reps = sweep_repeats(per_sweep, traffic_target);
-                let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
-                rig.check_residency(kernel, &l.config());
-                let (_, p) = rig.session.burst(kernel.entry(), plan, |s| l.launch(s))?;
-                launches = (launches.0.min(p.launches), launches.1.max(p.launches));
-                let work = l.work();
-                m.sweep.push(SweepPoint {
-                    datapath,
-                    working_set_bytes: ws as f64,
-                    flops_per_element: f64::from(fpe),
-                    flops: work.flop_count(),
-                    bytes: work.bytes,
-                    time_s: p.median_s() / f64::from(p.launches),
-                });
-                bar.inc(1);
-            }
-        }
+        let elements = (ws / VECTOR_BYTES as usize) as u64;
+        let reps = sweep_repeats(per_sweep, traffic_target);
+        let l = Sweep::new(&rig.ert, kernel, elements, full, reps, fpe, &buf)?;
+        rig.check_residency(kernel, &l.config());
+        let (_, p) = rig.session.burst(kernel.entry(), plan, |s| l.launch(s))?;
+        launches = (launches.0.min(p.launches), launches.1.max(p.launches));
+        let work = l.work();
+        m.sweep.push(SweepPoint {
+            datapath,
+            working_set_bytes: ws as f64,
+            flops_per_element: f64::from(fpe),
+            flops: work.flop_count(),
+            bytes: work.bytes,
+            time_s: p.median_s() / f64::from(p.launches),
+        });
+        bar.inc(1);
     }
     if launches.1 > 0 {
         m.sweep_timing = Some(SweepTiming {
@@ -144,5 +180,29 @@ mod tests {
         // A set larger than the target still runs once.
         let big = sweep_work(Kernel::ErtF64, (2u64 << 30) / 16, 1, 0).unwrap();
         assert_eq!(sweep_repeats(big, 64.0 * 1048576.0), 1);
+    }
+
+    /// The full grid is 18 working sets × 11 FLOPs per element × 2 kernels = 396 points; a point
+    /// whose one sweep exceeds the cap is left out: FP32 at 2 GiB (536,870,912 values) keeps 1,
+    /// 2 and 4 FLOPs per element (2.1e9) and leaves out 8 (4.3e9); at 16 KiB every point stays.
+    #[test]
+    fn the_grid_leaves_out_points_over_the_flop_cap() {
+        let plan = Plan {
+            quick: false,
+            diagnose_refused: false,
+        };
+        let (points, left_out) = sweep_grid(plan);
+        assert_eq!(points.len() + left_out, 396);
+        assert!(points.iter().all(|p| p.3.flop_count() <= FLOP_CAP));
+        let at = |k: Kernel, ws: usize| -> Vec<u32> {
+            points
+                .iter()
+                .filter(|p| p.0 == k && p.1 == ws)
+                .map(|p| p.2)
+                .collect()
+        };
+        assert_eq!(at(Kernel::ErtF32, 2 << 30), [1, 2, 4]);
+        assert_eq!(at(Kernel::ErtF32, 16 << 10).len(), 11);
+        assert_eq!(left_out, 396 - points.len());
     }
 }

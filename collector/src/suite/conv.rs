@@ -1,6 +1,11 @@
 //! The conv2d study: per configuration, direction and precision, our own direct and
 //! implicit-GEMM kernels (FP32 arithmetic on CUDA cores), then every cuDNN algorithm with Tensor
 //! Cores on and off, the fastest marked, and the algorithm cuDNN's own search picks.
+//!
+//! Before each is timed, the two tensors its direction reads ([`conv_inputs`]) are filled with
+//! bounded random data of the precision ([`super::operand_fill`], scaled for the direction's
+//! reduction depth by [`super::operand_scale`]); the one it writes stays zero. cuDNN's search
+//! (`cudnnFindConvolution*Algorithm`) runs on buffers it allocates itself.
 #![forbid(unsafe_code)]
 
 use roofline_model::bundle::{Datapath, Skipped};
@@ -11,12 +16,21 @@ use super::{
 };
 use crate::gpu::dnn::DnnError;
 use crate::gpu::dnn::conv::{ConvAlgo, CudnnConv, find_conv_algorithm};
-use crate::gpu::kernels::{DlOp, Kernel};
+use crate::gpu::kernels::{DlOp, Fill, Kernel};
 use crate::gpu::launch::Launcher;
-use crate::gpu::launch::dl::{ConvTensors, OwnConv, conv_op};
+use crate::gpu::launch::dl::{ConvTensors, OwnConv, conv_inputs, conv_op, reduction_depth};
+
+/// How the tensors a direction of `c` reads are filled in precision `p`: the fill kind and scale.
+fn operands(c: &Conv2d, dir: Direction, p: Precision) -> (Fill, f32) {
+    (
+        super::operand_fill(p),
+        super::operand_scale(p, reduction_depth(c, dir)),
+    )
+}
 
 /// Our own convolution kernel of `dir`: direct, or implicit-GEMM (with `conv_sum_*` when the
-/// reduction is split). Returns the times and the launches per run.
+/// reduction is split), on tensors whose inputs hold real data. Returns the times and the
+/// launches per run.
 fn own(
     rig: &Rig,
     c: &Conv2d,
@@ -30,6 +44,10 @@ fn own(
         rig.usable(Kernel::Dl(DlOp::ConvSum, p))?;
     }
     let tensors = ConvTensors::new(&rig.session, c, p)?;
+    let (kind, scale) = operands(c, dir, p);
+    for t in conv_inputs(dir) {
+        rig.filler().fill_whole(tensors.get(t), kind, scale)?;
+    }
     let l = OwnConv::new(&rig.session, &rig.dl, c, dir, p, implicit_gemm, &tensors)?;
     let times = rig.time(kernel.entry(), |s| Ok(l.launch(s)?))?;
     Ok((times, l.launches()))
@@ -47,7 +65,7 @@ fn cudnn_failure(e: DnnError) -> Failure {
     }
 }
 
-/// One cuDNN convolution direction with one algorithm.
+/// One cuDNN convolution direction with one algorithm, its inputs holding real data.
 fn cudnn(
     rig: &Rig,
     handle: &std::sync::Arc<cudarc::cudnn::Cudnn>,
@@ -58,6 +76,8 @@ fn cudnn(
 ) -> Result<Vec<f64>, Failure> {
     let mut conv =
         CudnnConv::new(handle, rig.session.stream(), c, p, tensor, algo).map_err(cudnn_failure)?;
+    let (kind, scale) = operands(c, algo.direction(), p);
+    conv.fill_inputs(&rig.filler(), kind, scale)?;
     rig.time(&format!("cuDNN {}", algo.direction().key()), |_| {
         conv.run().map_err(cudnn_failure)
     })

@@ -1,4 +1,5 @@
-//! The GEMM study: per size, precision and Tensor Core setting, one cuBLASLt GEMM.
+//! The GEMM study: per size, precision and Tensor Core setting, one cuBLASLt GEMM, its A and B
+//! filled with bounded random data of the precision first ([`super::operand_fill`]).
 #![forbid(unsafe_code)]
 
 use roofline_model::bundle::Skipped;
@@ -45,6 +46,7 @@ pub(super) fn study(
                         }
                         Err(e) => return Err(Failure::Fatal(e.into())),
                     };
+                    rig.fill_gemm(&gemm, p, g.k)?;
                     let times = rig.time("GEMM", |_| {
                         gemm.launch().map_err(|e| Failure::Skip(e.to_string()))
                     })?;

@@ -1,6 +1,11 @@
 //! The LSTM study: per configuration, precision and Tensor Core setting, our own step-by-step
 //! LSTM (per time step a cuBLASLt GEMM into FP32 gates, then the fused cell kernel of `dl.cu`)
 //! and cuDNN's RNN with every algorithm, the fastest of cuDNN's marked.
+//!
+//! What each reads holds bounded random data before it is timed: the input, the weights, the
+//! bias and the initial hidden and cell states ([`super::operand_fill`] in the storage
+//! precision; our cell's bias and cell state are FP32). The outputs, cuDNN's workspace and its
+//! sequence lengths are left as allocated.
 #![forbid(unsafe_code)]
 
 use roofline_model::bundle::Skipped;
@@ -12,7 +17,7 @@ use super::{
 use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};
 use crate::gpu::dnn::lstm::{Algo as RnnAlgo, CudnnLstm};
 use crate::gpu::dnn::{DnnError, DnnHandle};
-use crate::gpu::kernels::{DlOp, Kernel};
+use crate::gpu::kernels::{DlOp, Fill, Kernel, NORMAL_SCALE};
 use crate::gpu::launch::Launcher;
 use crate::gpu::launch::dl::LstmCell;
 
@@ -36,12 +41,20 @@ fn cudnn(
         }
     };
     let mut lstm = CudnnLstm::new(handle, l, p, tensor, algo).map_err(refused)?;
+    let (kind, scale) = (
+        super::operand_fill(p),
+        super::operand_scale(p, l.step_gemm().k),
+    );
+    for buf in lstm.inputs() {
+        rig.filler().fill_whole(buf, kind, scale)?;
+    }
     rig.time("cuDNN LSTM", |_| lstm.forward().map_err(refused))
 }
 
 /// One LSTM sequence, step by step: per step a cuBLASLt GEMM `[x_t, h_{t−1}] · W` into FP32
 /// gates, then the fused cell kernel, which writes `h_t` back into the GEMM's input. The input
-/// `x_t` is the same buffer every step (its values do not change the work).
+/// `x_t` is the same buffer every step (its values do not change the work). `[x, h]`, `W`, the
+/// bias and the cell state are filled with bounded random data first.
 fn own(rig: &Rig, l: &Lstm, p: Precision, tensor: bool) -> Result<Vec<f64>, Failure> {
     let spec = Spec::suite(p, tensor, true).ok_or_else(|| {
         Failure::Skip(format!(
@@ -60,6 +73,10 @@ fn own(rig: &Rig, l: &Lstm, p: Precision, tensor: bool) -> Result<Vec<f64>, Fail
     };
     // h sits after x in each row of [x, h].
     let mut cell = LstmCell::new(&rig.session, &rig.dl, p, l.batch, l.hidden, l.input)?;
+    rig.fill_gemm(&gemm, p, g.k)?;
+    for buf in cell.inputs() {
+        rig.filler().fill_whole(buf, Fill::F32, NORMAL_SCALE)?;
+    }
     let steps = l.seq;
     rig.time("LSTM", |s| {
         for _ in 0..steps {

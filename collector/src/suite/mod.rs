@@ -17,6 +17,17 @@
 //! `cudnn_find_time_s`) on the one cuDNN's own search (`cudnnFindConvolution*Algorithm`, what
 //! frameworks' auto-tuning calls) picks.
 //!
+//! Operands: every tensor a timed kernel or cuDNN call reads (GEMM A and B; a convolution's
+//! input, filters or output gradient, the two its direction reads; an LSTM's input, weights,
+//! bias and initial hidden and cell states) holds bounded random data of its element type
+//! ([`operand_fill`]), written on the GPU by `kernels/init.cu` before anything is timed, once per
+//! buffer, from the run's seed (recorded in the bundle's notes), as `roofline machine` does:
+//! zeros toggle no bits, and a power-limited GPU then keeps a higher clock (10–15% on Hopper's
+//! Tensor Cores), so kernels would seem faster than their bound. FP16 operands of reductions
+//! longer than [`MAX_K_FP16`] products are scaled down ([`operand_scale`]) so that no sum can
+//! overflow FP16. What a kernel only writes, workspaces and integer data (cuDNN's sequence
+//! lengths) are left as allocated.
+//!
 //! This module only describes what to measure: the GPU work itself is in [`crate::gpu`] and
 //! [`crate::gpu::dnn`].
 #![forbid(unsafe_code)]
@@ -25,6 +36,7 @@ pub mod conv;
 pub mod gemm;
 pub mod lstm;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,9 +48,10 @@ use roofline_model::bundle::{
 use roofline_model::dl::{self, Precision};
 use roofline_model::stats::median_or_nan;
 
-use crate::gpu::blaslt::BlasLtError;
+use crate::gpu::blaslt::{BlasLtError, Gemm};
 use crate::gpu::dnn::{DnnError, DnnHandle};
-use crate::gpu::kernels::{self, Compiled, Source};
+use crate::gpu::kernels::{self, Compiled, Fill, MAX_K_FP16, NORMAL_BOUND, NORMAL_SCALE, Source};
+use crate::gpu::launch::fill::{Filler, run_seed};
 use crate::gpu::session::Adaptive;
 use crate::gpu::{DeviceError, Session};
 use crate::progress;
@@ -144,6 +157,37 @@ pub fn datapath(p: Precision, tensor: bool) -> Datapath {
     }
 }
 
+/// How an operand of precision `p` is filled: bounded normal values of its element type (the
+/// input type of the Tensor Core datapath of `p`, [`Fill::for_datapath`]: FP32, FP16, BF16).
+pub fn operand_fill(p: Precision) -> Fill {
+    Fill::for_datapath(datapath(p, true))
+}
+
+/// FP16's largest finite value.
+const FP16_MAX: f64 = 65504.0;
+
+/// The largest sum of `depth` products of two bounded normal values scaled by `scale`:
+/// `depth · (2√3 · scale)²`.
+fn worst_sum(scale: f32, depth: u64) -> f64 {
+    let bound = NORMAL_BOUND * f64::from(scale);
+    depth as f64 * bound * bound
+}
+
+/// The scale of the bounded normal operands of precision `p` that feed sums of up to `depth`
+/// products: [`NORMAL_SCALE`] (values within ±1.73, products within ±3), halved for FP16 until
+/// no such sum can exceed FP16's largest finite value (only beyond [`MAX_K_FP16`] products: the
+/// backward-filter convolutions, whose reduction runs over N·P·Q). BF16 and FP32 sums cannot
+/// overflow. A power of two keeps the values' mantissas as random as before.
+pub fn operand_scale(p: Precision, depth: u64) -> f32 {
+    let mut scale = NORMAL_SCALE;
+    if p == Precision::Fp16 {
+        while worst_sum(scale, depth) > FP16_MAX {
+            scale /= 2.0;
+        }
+    }
+    scale
+}
+
 /// One measured configuration, before it becomes a bundle entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -202,15 +246,35 @@ pub const SCHEDULE: Adaptive = Adaptive {
     slow_repeats: 3,
 };
 
-/// What every study needs: the session, our compiled DL kernels, the cuDNN handles.
+/// What every study needs: the session, our compiled DL kernels, the operand fills and the
+/// run's seed, the cuDNN handles.
 struct Rig {
     session: Session,
     dl: Compiled,
+    /// `kernels/init.cu`.
+    init: Compiled,
+    /// The run's seed; every buffer gets the next value.
+    seed: Cell<u64>,
     cudnn: Option<Arc<Cudnn>>,
     dnn: Option<DnnHandle>,
 }
 
 impl Rig {
+    /// The run's operand filler ([`Filler`], shared with `roofline machine`).
+    fn filler(&self) -> Filler<'_> {
+        Filler::new(&self.session, &self.init, &self.seed)
+    }
+
+    /// Fills a GEMM's A and B, of precision `p`, for its reduction of `g.k` products.
+    fn fill_gemm(&self, g: &Gemm, p: Precision, depth: u64) -> Result<(), DeviceError> {
+        let (kind, scale) = (operand_fill(p), operand_scale(p, depth));
+        for (buf, bytes) in g.operands() {
+            self.filler()
+                .fill_scaled(buf, kind, bytes / kind.value_bytes(), scale)?;
+        }
+        Ok(())
+    }
+
     /// Times `run` on [`SCHEDULE`].
     fn time(
         &self,
@@ -372,8 +436,12 @@ pub fn run(
         });
         None
     };
+    // One seed per run (the clock's nanoseconds), recorded; each buffer gets the next value.
+    let seed = run_seed();
     let rig = Rig {
         dl: session.compile(Source::Dl)?,
+        init: session.compile(Source::Init)?,
+        seed: Cell::new(seed),
         session,
         cudnn,
         dnn,
@@ -410,6 +478,7 @@ pub fn run(
     bundle
         .notes
         .push(format!("wall time of the run: {wall_s:.1} s"));
+    bundle.notes.push(operands_note(seed));
     bundle.notes.push(
         "cuDNN entries (convolutions and LSTMs) count 1 launch per call, a lower bound: most \
          algorithms launch several kernels (an LSTM's standard algorithm one or more per time \
@@ -434,6 +503,18 @@ pub fn run(
         failure,
         wall_s,
     })
+}
+
+/// The bundle's note on the operands, with the run's seed.
+fn operands_note(seed: u64) -> String {
+    format!(
+        "operands: bounded random data written on the GPU (kernels/init.cu) before anything is \
+         timed, once per buffer, into every tensor a timed kernel or cuDNN call reads, from the \
+         run's seed {seed:#018x}; FP16 operands of reductions longer than {MAX_K_FP16} products \
+         (backward-filter convolutions) scaled down by powers of two so that no sum can overflow \
+         FP16; outputs, workspaces and cuDNN's sequence lengths left as allocated, and cuDNN's \
+         own algorithm search runs on buffers it allocates"
+    )
 }
 
 #[cfg(test)]
@@ -546,5 +627,94 @@ mod tests {
         // F / P = 2^31 / 5e14 = 4.3 µs; B / BW = 6 MiB / 3e12 = 2.1 µs; n·t_launch = 4 µs.
         assert!((bound.bound_s - 2.0 * 1024f64.powi(3) / 500e12).abs() < 1e-12);
         assert_eq!(bound.region, roofline_model::time_based::Region::Compute);
+    }
+
+    /// Each precision's operands get bounded normal values of its own element type.
+    #[test]
+    fn operands_are_filled_in_their_element_type() {
+        assert_eq!(operand_fill(Precision::Fp32), Fill::F32);
+        assert_eq!(operand_fill(Precision::Fp16), Fill::F16);
+        assert_eq!(operand_fill(Precision::Bf16), Fill::Bf16);
+        for p in Precision::ALL {
+            let f = operand_fill(p);
+            assert_eq!(f.value_bytes() as f64, p.bytes(), "{p:?}");
+            assert_eq!(
+                f.operands(),
+                roofline_model::bundle::Operands::BoundedNormal,
+                "{p:?}"
+            );
+        }
+    }
+
+    /// Every reduction the suite runs, against FP16's range: `depth · (2√3 · scale)²` stays
+    /// within 65504 for FP16 operands, at the machine's scale wherever the depth allows it
+    /// (≤ `MAX_K_FP16` = 21,834). What the study holds: GEMMs to K = 16,384 and LSTM steps to
+    /// input + hidden = 160, and convolutions to 5,184 forward (R·S·C, 9×9×64) and backward-data
+    /// (R·S·K), are within it; every backward-filter convolution (N·P·Q, 23,104 at stride 3 to
+    /// 200,704 at stride 1 or batch 64) is not, and its FP16 operands are scaled by 0.25 (up to
+    /// 87,338 products) or 0.125.
+    #[test]
+    fn no_reduction_of_the_suite_can_overflow_fp16() {
+        use crate::gpu::launch::dl::reduction_depth;
+        let mut depths: Vec<(&str, u64)> = Vec::new();
+        depths.extend(dl::gemm_study().iter().map(|c| ("gemm", c.op.k)));
+        depths.extend(
+            dl::lstm_study()
+                .iter()
+                .map(|c| ("lstm", c.op.step_gemm().k)),
+        );
+        for c in dl::conv2d_study() {
+            for d in dl::Direction::ALL {
+                depths.push((d.key(), reduction_depth(&c.op, d)));
+            }
+        }
+        let max = |what: &str| {
+            depths
+                .iter()
+                .filter(|(w, _)| *w == what)
+                .map(|(_, k)| *k)
+                .max()
+        };
+        let min = |what: &str| {
+            depths
+                .iter()
+                .filter(|(w, _)| *w == what)
+                .map(|(_, k)| *k)
+                .min()
+        };
+        let fwd = dl::Direction::Forward.key();
+        let bwd_data = dl::Direction::BackwardData.key();
+        let bwd_filter = dl::Direction::BackwardFilter.key();
+        assert_eq!(max("gemm"), Some(16_384));
+        assert_eq!(max("lstm"), Some(160));
+        assert_eq!(max(fwd), Some(5_184));
+        assert_eq!(max(bwd_data), Some(5_184));
+        assert_eq!(min(bwd_filter), Some(23_104));
+        assert_eq!(max(bwd_filter), Some(200_704));
+        for &(what, depth) in &depths {
+            for p in Precision::ALL {
+                let scale = operand_scale(p, depth);
+                if p == Precision::Fp16 {
+                    assert!(worst_sum(scale, depth) <= FP16_MAX, "{what} {depth}");
+                }
+                // The machine's scale wherever it is safe, and only a power of two below it.
+                let within = depth <= MAX_K_FP16;
+                assert_eq!(
+                    scale == NORMAL_SCALE,
+                    within || p != Precision::Fp16,
+                    "{what} {depth} {p:?}"
+                );
+                assert_eq!((NORMAL_SCALE / scale).log2().fract(), 0.0, "{what} {depth}");
+                assert_eq!(within, what != bwd_filter, "{what} {depth}");
+            }
+        }
+        assert_eq!(operand_scale(Precision::Fp16, MAX_K_FP16), NORMAL_SCALE);
+        assert_eq!(operand_scale(Precision::Fp16, MAX_K_FP16 + 1), 0.25);
+        assert_eq!(operand_scale(Precision::Fp16, 50_176), 0.25);
+        assert_eq!(operand_scale(Precision::Fp16, 87_338), 0.25);
+        assert_eq!(operand_scale(Precision::Fp16, 87_339), 0.125);
+        assert_eq!(operand_scale(Precision::Fp16, 200_704), 0.125);
+        assert_eq!(operand_scale(Precision::Bf16, 200_704), NORMAL_SCALE);
+        assert!(operands_note(0x1234).contains("seed 0x0000000000001234"));
     }
 }

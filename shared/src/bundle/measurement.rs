@@ -20,8 +20,13 @@ pub enum Operands {
     /// Random FP32 mantissas with a fixed exponent: values in [1, 2), normal FP64 values when
     /// read in pairs (the ERT-style sweep's buffer).
     RandomUnitFloats,
-    /// Fixed values held in registers (the FMA chains, `x = x·b + c`).
+    /// Fixed values held in registers or written by the kernel (the HBM write kernel's stores,
+    /// the shared-memory kernel's slice).
     Constant,
+    /// Values of the bounded chaotic map `x = x·x + c`, computed in registers step by step (the
+    /// FMA chains, `kernels/fma.cu`): every step's operands differ, toggling at least 4 of 16
+    /// bits per step in FP16 and BF16 (its orbits' cycles emulated in the collector's tests).
+    QuadraticMap,
     /// Zeros.
     Zeros,
 }

@@ -12,6 +12,10 @@ use roofline_model::dl::{Conv2d, Direction, Precision};
 use super::{
     ConvDesc, DnnError, DnnHandle, FilterDesc, TensorDesc, check, data_type, int, math_type,
 };
+use crate::gpu::DeviceError;
+use crate::gpu::kernels::Fill;
+use crate::gpu::launch::dl::{ConvTensor, conv_inputs};
+use crate::gpu::launch::fill::Filler;
 
 use dnn::cudnnConvolutionBwdDataAlgo_t as BwdData;
 use dnn::cudnnConvolutionBwdFilterAlgo_t as BwdFilter;
@@ -151,8 +155,9 @@ impl ConvAlgo {
 /// sorts by the time it measured) whose status is success, with the time cuDNN measured
 /// (seconds). `None` when no algorithm ran.
 ///
-/// The search runs every algorithm once on buffers it allocates itself. NHWC tensors, KRSC
-/// filters, cross-correlation, FP32 compute, the math type as the suite sets it.
+/// The search runs every algorithm once on buffers it allocates itself (not filled by us: its
+/// times are what cuDNN measured on them). NHWC tensors, KRSC filters, cross-correlation, FP32
+/// compute, the math type as the suite sets it.
 ///
 /// # Errors
 /// cuDNN refused the descriptors or the search.
@@ -285,7 +290,8 @@ fn saturate(v: u64) -> i32 {
 
 /// One cuDNN convolution direction with one algorithm, ready to run: cudarc's safe descriptors
 /// (NHWC tensors, KRSC filters, cross-correlation, FP32 compute, the suite's math type), the
-/// zero-filled tensors and the algorithm's workspace.
+/// tensors (allocated zero-filled; the suite writes real data into the two the direction reads,
+/// [`CudnnConv::fill_inputs`]) and the algorithm's workspace.
 pub struct CudnnConv {
     inner: ConvOf,
 }
@@ -347,6 +353,25 @@ impl CudnnConv {
             )?),
         };
         Ok(CudnnConv { inner })
+    }
+
+    /// Fills the two tensors its direction reads ([`conv_inputs`]: x and w forward, dy and w
+    /// backward-data, x and dy backward-filter) by `kind` on the GPU, bounded normal values
+    /// scaled by `scale`; the tensor it writes stays zero.
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn fill_inputs(
+        &self,
+        filler: &Filler<'_>,
+        kind: Fill,
+        scale: f32,
+    ) -> Result<(), DeviceError> {
+        match &self.inner {
+            ConvOf::F32(c) => c.fill_inputs(filler, kind, scale),
+            ConvOf::F16(c) => c.fill_inputs(filler, kind, scale),
+            ConvOf::Bf16(c) => c.fill_inputs(filler, kind, scale),
+        }
     }
 
     /// Enqueues one convolution on the handle's stream.
@@ -440,6 +465,21 @@ where
                 source,
             })?;
         Ok(me)
+    }
+
+    fn tensor(&self, t: ConvTensor) -> &CudaSlice<X> {
+        match t {
+            ConvTensor::X => &self.x,
+            ConvTensor::W => &self.w,
+            ConvTensor::Y => &self.y,
+        }
+    }
+
+    fn fill_inputs(&self, filler: &Filler<'_>, kind: Fill, scale: f32) -> Result<(), DeviceError> {
+        for t in conv_inputs(self.algo.direction()) {
+            filler.fill_whole(self.tensor(t), kind, scale)?;
+        }
+        Ok(())
     }
 
     fn workspace_size(&self) -> Result<usize, DnnError> {

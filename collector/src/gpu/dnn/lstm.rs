@@ -76,7 +76,11 @@ fn alloc(
 
 /// A cuDNN LSTM ready to run forward (inference mode) over one sequence batch.
 ///
-/// Device buffers are zero-filled: the values do not change the work an LSTM does.
+/// Device buffers are allocated zero-filled; the suite then writes real data into the ones
+/// `cudnnRNNForward` reads ([`CudnnLstm::inputs`]): the values do not change the work an LSTM
+/// does, but zeros toggle no bits and let a power-limited GPU keep a higher clock. The outputs,
+/// the workspace and the dropout states stay as they are, and so do the sequence lengths
+/// (integers cuDNN needs right).
 pub struct CudnnLstm<'h> {
     handle: &'h DnnHandle,
     // Field order is drop order: descriptors go after the calls that use them are done.
@@ -272,6 +276,13 @@ impl<'h> CudnnLstm<'h> {
             seq_lengths,
             _dropout_states: dropout_states,
         })
+    }
+
+    /// What `cudnnRNNForward` reads, all in the storage type, for the caller to fill with real
+    /// data: the input x (seq × batch × input), the initial hidden and cell states hx and cx
+    /// (batch × hidden each) and the weight space (weights and biases, laid out by cuDNN).
+    pub fn inputs(&self) -> [&CudaSlice<u8>; 4] {
+        [&self.x, &self.hx, &self.cx, &self.weights]
     }
 
     /// Enqueues one forward pass over the whole sequence on the handle's stream.

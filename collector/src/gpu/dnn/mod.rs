@@ -10,6 +10,11 @@
 //!   ([`conv::ConvAlgo`]: cuDNN's enum values listed one by one, an unknown value an error).
 //! - [`lstm`]: the LSTM through the v8 RNN API (`cudnnRNNForward`), one [`lstm::CudnnLstm`] per
 //!   LSTM configuration.
+//!
+//! Both allocate their buffers zero-filled and say which ones cuDNN reads
+//! ([`conv::CudnnConv::fill_inputs`], [`lstm::CudnnLstm::inputs`]): the suite writes bounded
+//! random data there before timing (zeros toggle no bits, and a power-limited GPU runs faster
+//! on them).
 
 use std::ptr;
 use std::sync::Arc;

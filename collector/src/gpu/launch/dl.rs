@@ -80,6 +80,35 @@ pub fn tensor_bytes(c: &Conv2d, p: Precision) -> [u64; 3] {
     [x, w, y].map(|e| (e * p.bytes()) as u64)
 }
 
+/// A convolution's tensors by their forward names: x (dx backward-data), w (dw
+/// backward-filter), y (dy in both backward directions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvTensor {
+    /// The input, N×H×W×C.
+    X,
+    /// The filters, K×R×S×C.
+    W,
+    /// The output, N×P×Q×K.
+    Y,
+}
+
+/// The two tensors a convolution direction reads, ours and cuDNN's alike (the third it only
+/// writes, with β = 0): forward x and w, backward-data dy and w, backward-filter x and dy.
+pub fn conv_inputs(dir: Direction) -> [ConvTensor; 2] {
+    match dir {
+        Direction::Forward => [ConvTensor::X, ConvTensor::W],
+        Direction::BackwardData => [ConvTensor::Y, ConvTensor::W],
+        Direction::BackwardFilter => [ConvTensor::X, ConvTensor::Y],
+    }
+}
+
+/// The most products a convolution direction sums into one output element: the reduction of
+/// its implicit GEMM ([`implicit_gemm_shape`]), R·S·C forward, R·S·K backward-data, N·P·Q
+/// backward-filter.
+pub fn reduction_depth(c: &Conv2d, dir: Direction) -> u64 {
+    implicit_gemm_shape(c, dir).2
+}
+
 /// Buffers of a convolution in the storage type: x (or dx), w (or dw), y (or dy), in the order
 /// every `dl.cu` convolution takes them.
 pub struct ConvTensors {
@@ -92,7 +121,8 @@ pub struct ConvTensors {
 }
 
 impl ConvTensors {
-    /// Zero-filled tensors for `c` in precision `p`.
+    /// Tensors for `c` in precision `p`, zero-filled: the suite then fills the ones a direction
+    /// reads ([`conv_inputs`], [`ConvTensors::get`]) with real data.
     ///
     /// # Errors
     /// The driver's error (out of memory among them).
@@ -103,6 +133,15 @@ impl ConvTensors {
             w: s.alloc_zeros::<u8>(w, "the convolution's filters")?,
             y: s.alloc_zeros::<u8>(y, "the convolution's output")?,
         })
+    }
+
+    /// One of the tensors.
+    pub fn get(&self, t: ConvTensor) -> &CudaSlice<u8> {
+        match t {
+            ConvTensor::X => &self.x,
+            ConvTensor::W => &self.w,
+            ConvTensor::Y => &self.y,
+        }
     }
 
     fn check(&self, kernel: Kernel, c: &Conv2d, p: Precision) -> Result<(), DeviceError> {
@@ -324,7 +363,8 @@ pub struct LstmCell {
 
 impl LstmCell {
     /// The cell for `batch × hidden` in precision `p`, `input` elements of x before h in each
-    /// row of `[x, h]`; allocates the bias and cell state.
+    /// row of `[x, h]`; allocates the bias and cell state, zero-filled (the suite fills both:
+    /// [`LstmCell::inputs`]).
     ///
     /// # Errors
     /// The driver's error.
@@ -350,6 +390,12 @@ impl LstmCell {
             gates_bytes: batch * 4 * hidden * 4,
             xh_bytes: ((batch * (input + hidden)) as f64 * p.bytes()) as u64,
         })
+    }
+
+    /// What the cell reads besides the gates: the bias (4·hidden) and the cell state
+    /// (batch × hidden, updated in place), both FP32, for the caller to fill with real data.
+    pub fn inputs(&self) -> [&CudaSlice<f32>; 2] {
+        [&self.bias, &self.c]
     }
 
     /// One step's launch: `gates` (FP32) in, `xh` (`[x, h]` rows) updated, with the cell state.
@@ -430,6 +476,31 @@ mod tests {
             let bwd = f(Direction::BackwardData);
             assert!((bwd / c.flops() - ratio).abs() < 1e-9, "{case:?}");
         }
+    }
+
+    /// Each direction reads two tensors and writes the third; its reduction depth is the
+    /// implicit GEMM's (for the base case: 576 forward and backward-data, 50,176 backward-filter).
+    #[test]
+    fn each_direction_reads_two_tensors_and_writes_the_third() {
+        let base = roofline_model::dl::conv2d_study()[1].op;
+        assert_eq!((base.stride, base.n, base.r), (2, 16, 3));
+        for dir in Direction::ALL {
+            let read = conv_inputs(dir);
+            assert_ne!(read[0], read[1], "{dir:?}");
+            // The output, which the direct kernel and the split-K sum write, is never read.
+            let written = match dir {
+                Direction::Forward => ConvTensor::Y,
+                Direction::BackwardData => ConvTensor::X,
+                Direction::BackwardFilter => ConvTensor::W,
+            };
+            assert!(!read.contains(&written), "{dir:?}");
+        }
+        assert_eq!(reduction_depth(&base, Direction::Forward), 3 * 3 * 64);
+        assert_eq!(reduction_depth(&base, Direction::BackwardData), 3 * 3 * 64);
+        assert_eq!(
+            reduction_depth(&base, Direction::BackwardFilter),
+            16 * 56 * 56
+        );
     }
 
     #[test]

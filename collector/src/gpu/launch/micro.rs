@@ -53,7 +53,10 @@ fn resident_checks(
 ) -> Result<LaunchConfig, DeviceError> {
     check_family(
         kernel,
-        matches!(kernel, Kernel::L1Read | Kernel::SharedRead),
+        matches!(
+            kernel,
+            Kernel::L1Read | Kernel::L1ReadNc | Kernel::SharedRead
+        ),
         "resident-slice",
     )?;
     if !slice.is_power_of_two() {
@@ -63,7 +66,7 @@ fn resident_checks(
         ));
     }
     let slice_bytes = u64::from(slice) * u64::from(VECTOR_BYTES);
-    if kernel == Kernel::L1Read {
+    if kernel != Kernel::SharedRead {
         let Some(b) = buf else {
             return Err(refuse(kernel, "needs its working set"));
         };
@@ -121,18 +124,30 @@ fn sweep_checks(
     )
 }
 
-/// The operands of an FMA-peak kernel: values that stay finite over any number of steps,
-/// `x·0.99… + small`.
+/// The operands `(b, c)` of an FMA-peak kernel: the chains' start value b and the constant c of
+/// the quadratic map `x = x·x + c` (`kernels/fma.cu`), bounded from starts in its basin and, for
+/// most c in (−2, −1.4), chaotic, so that the chains keep toggling bits instead of settling on a
+/// fixed point. Each chain starts at b plus one of 64 offsets ([`FMA_START_MASK`]): `j·2⁻⁸` for
+/// the float kernels, `b ^ j` in each half of the packed ones. The c are chosen for long cycles
+/// once rounded to the format (`fma_orbits`' test emulates every orbit): −1.9 in FP64 and FP32,
+/// −1.72 in FP16 (the nearest FP16 is −1.7197265625; −1.75 has a 2-cycle), −1.92 in BF16
+/// (−1.921875).
 fn fma_operands(kernel: Kernel) -> Result<FmaOperands, DeviceError> {
     Ok(match kernel {
-        Kernel::FmaF64 => FmaOperands::F64(0.999_999, 1e-7),
-        Kernel::FmaF32 => FmaOperands::F32(0.999_99, 1e-5),
-        // 0.99 and 0.001 in both halves.
-        Kernel::FmaF16x2 => FmaOperands::Packed(0x3beb_3beb, 0x1419_1419),
-        Kernel::FmaBf16x2 => FmaOperands::Packed(0x3f7d_3f7d, 0x3a83_3a83),
+        Kernel::FmaF64 => FmaOperands::F64(0.5, -1.9),
+        Kernel::FmaF32 => FmaOperands::F32(0.5, -1.9),
+        // 0.5 and −1.72 (FP16 0x3800, 0xBEE1) in both halves.
+        Kernel::FmaF16x2 => FmaOperands::Packed(0x3800_3800, 0xbee1_bee1),
+        // 0.5 and −1.921875 (BF16 0x3F00, 0xBFF6) in both halves.
+        Kernel::FmaBf16x2 => FmaOperands::Packed(0x3f00_3f00, 0xbff6_bff6),
         _ => return Err(refuse(kernel, "not an FMA peak kernel")),
     })
 }
+
+/// The start offsets of `kernels/fma.cu`'s chains: chain k of thread t starts from offset
+/// `(t·FMA_CHAINS + k) & FMA_START_MASK` (and, in the high half of a packed pair, the next 6
+/// bits of that index), `#define`d there with the same value (a test compares them).
+pub const FMA_START_MASK: u32 = 63;
 
 /// Sentinels the kernels compare their result with (never equal in practice), so that the
 /// compiler must keep the work (`KEEP` in `kernels/common.cuh`).
@@ -298,7 +313,8 @@ pub struct Resident<'b> {
 }
 
 impl<'b> Resident<'b> {
-    /// `kernel` is [`Kernel::L1Read`] (with `buf` holding a slice per block) or
+    /// `kernel` is [`Kernel::L1Read`] or [`Kernel::L1ReadNc`] (with `buf` holding a slice per
+    /// block) or
     /// [`Kernel::SharedRead`] (`cfg` gets the slice as dynamic shared memory); `slice` is a
     /// power of two.
     ///
@@ -348,7 +364,7 @@ impl Launcher for Resident<'_> {
 
     fn push<'a>(&'a self, s: &'a Session, a: &mut Args<'a, '_>) {
         // l1_read(a, slice, reps, sink, sentinel, stamps); shared_read(slice, reps, …)
-        if let (Kernel::L1Read, Some(b)) = (self.kernel, self.buf) {
+        if let (Kernel::L1Read | Kernel::L1ReadNc, Some(b)) = (self.kernel, self.buf) {
             a.arg(b);
         }
         a.arg(&self.slice)
@@ -359,7 +375,8 @@ impl Launcher for Resident<'_> {
     }
 }
 
-/// The operands `x = x·b + c` of an FMA-peak kernel, in its type.
+/// The operands `(b, c)` of an FMA-peak kernel, in its type: the start value and the constant
+/// of `x = x·x + c`.
 #[derive(Debug, Clone, Copy)]
 enum FmaOperands {
     F64(f64, f64),
@@ -630,6 +647,9 @@ impl Launcher for Sweep<'_> {
         a.arg(s.stamps());
     }
 }
+
+#[cfg(test)]
+mod fma_orbits;
 
 #[cfg(test)]
 mod tests {

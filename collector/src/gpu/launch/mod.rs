@@ -86,7 +86,7 @@ pub fn params(kernel: Kernel) -> Vec<Param> {
         Kernel::HbmWrite => vec![Ptr, U64, F32, Ptr],
         Kernel::HbmCopy => vec![Ptr, Ptr, U64, Ptr],
         Kernel::L2Read => vec![Ptr, U64, I32, Ptr, F32, Ptr],
-        Kernel::L1Read => vec![Ptr, U32, I32, Ptr, F32, Ptr],
+        Kernel::L1Read | Kernel::L1ReadNc => vec![Ptr, U32, I32, Ptr, F32, Ptr],
         Kernel::SharedRead => vec![U32, I32, Ptr, F32, Ptr],
         Kernel::FmaF64 => vec![F64, F64, I32, Ptr, F64, Ptr],
         Kernel::FmaF32 => vec![F32, F32, I32, Ptr, F32, Ptr],

@@ -216,6 +216,7 @@ fn load_reaches(i: &Instruction, access: Access) -> bool {
         Access::GlobalStreaming => i.base() == "LDG" && i.has("EF"),
         Access::GlobalL2Only => i.base() == "LDG" && l2_scope && !i.has("EF"),
         Access::GlobalL1 => i.base() == "LDG" && !l2_scope && !i.has("EF") && !i.has("CG"),
+        Access::GlobalNonCoherent => i.base() == "LDG" && i.has("CONSTANT"),
         Access::GlobalDefault => i.base() == "LDG",
         Access::Shared => i.base() == "LDS",
     }
@@ -226,7 +227,7 @@ fn store_reaches(i: &Instruction, access: Access) -> bool {
         Access::GlobalStreaming => i.base() == "STG" && i.has("EF"),
         Access::GlobalDefault => i.base() == "STG",
         Access::Shared => i.base() == "STS",
-        Access::GlobalL2Only | Access::GlobalL1 => false,
+        Access::GlobalL2Only | Access::GlobalL1 | Access::GlobalNonCoherent => false,
     }
 }
 
@@ -236,6 +237,9 @@ fn access_name(access: Access) -> &'static str {
         Access::GlobalStreaming => "16-byte evict-first global access (LDG/STG .EF.128, from .cs)",
         Access::GlobalL2Only => "16-byte L2-served global load (LDG .128.STRONG.GPU, from .cg)",
         Access::GlobalL1 => "16-byte L1-cached global load (LDG .128 not GPU-scoped, from .ca)",
+        Access::GlobalNonCoherent => {
+            "16-byte non-coherent global load (LDG .128.CONSTANT, from .nc)"
+        }
         Access::GlobalDefault => "16-byte global access (LDG/STG .128)",
         Access::Shared => "16-byte shared load (LDS .128)",
     }

@@ -260,6 +260,11 @@ fn a_wrong_cache_operator_or_width_fails() {
     red(&check(Kernel::HbmCopy, "sm_90", &text), "evict-first");
     // The L2 listing audited as the L1 kernel: GPU-scoped loads do not stay in L1.
     red(&check(Kernel::L1Read, "sm_90", L2_READ_SM90), "L1-cached");
+    // Nor as the non-coherent one: no load takes the read-only path.
+    red(
+        &check(Kernel::L1ReadNc, "sm_90", L2_READ_SM90),
+        "non-coherent",
+    );
 }
 
 #[test]
