@@ -240,7 +240,7 @@ mod tests {
         let a = aggregated(200);
         assert!(a.kernels.iter().all(|k| k.launches >= 1));
         assert_eq!(
-            roofline_model::aggregate::aggregate_by_name(&a.kernels).len(),
+            roofline_model::analysis::aggregate::aggregate_by_name(&a.kernels).len(),
             200
         );
     }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use roofline_model::group::GroupBy;
+use roofline_model::analysis::group::GroupBy;
 
 /// Hierarchical and time-based rooflines for GPU deep-learning work.
 ///

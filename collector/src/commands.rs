@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use roofline_model::Bundle;
-use roofline_model::group::regroup;
-use roofline_model::view::{View, ViewState};
+use roofline_model::analysis::group::regroup;
+use roofline_model::chart::view::{View, ViewState};
 
 use crate::cli::{ChartKind, InfoFormat};
 use crate::config::Config;
@@ -137,10 +137,10 @@ pub fn run(config: Config) -> Result<(), Error> {
 /// As [`read_bundle`].
 fn read_grouped(
     path: &Path,
-    group_by: roofline_model::group::GroupBy,
+    group_by: roofline_model::analysis::group::GroupBy,
 ) -> Result<(Bundle, usize), Error> {
-    use roofline_model::aggregate::Aggregator;
-    if group_by == roofline_model::group::GroupBy::Kernel {
+    use roofline_model::analysis::aggregate::Aggregator;
+    if group_by == roofline_model::analysis::group::GroupBy::Kernel {
         let (streamed, agg) =
             crate::io::read_bundle_reduced::<Aggregator>(path, |a, k| a.push(&k))?;
         let mut bundle = streamed.shell;
@@ -154,7 +154,7 @@ fn read_grouped(
 }
 
 /// The two bundles of `info --baseline`, grouped as asked, else as the viewer compares
-/// ([`roofline_model::view::ViewState::group_for`]): per operator when both bundles carry the
+/// ([`roofline_model::chart::view::ViewState::group_for`]): per operator when both bundles carry the
 /// operators that launched their kernels, per kernel otherwise. Unasked, each bundle is streamed
 /// once, aggregated per kernel as [`read_grouped`] does while finding out whether it carries
 /// operators, and read again whole only when both do. Says so on standard error when it chose
@@ -163,12 +163,12 @@ fn read_grouped(
 /// # Errors
 /// As [`read_bundle`].
 fn read_compared(
-    asked: Option<roofline_model::group::GroupBy>,
+    asked: Option<roofline_model::analysis::group::GroupBy>,
     file: &Path,
     baseline: &Path,
 ) -> Result<(Bundle, Bundle), Error> {
-    use roofline_model::aggregate::Aggregator;
-    use roofline_model::group::GroupBy;
+    use roofline_model::analysis::aggregate::Aggregator;
+    use roofline_model::analysis::group::GroupBy;
     if let Some(g) = asked {
         let (bundle, _) = read_grouped(file, g)?;
         let (base, _) = read_grouped(baseline, g)?;
@@ -382,7 +382,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             |n| n.to_string_lossy().into_owned(),
         )
     };
-    // The view, as the viewer's own URL says it (`roofline_model::view`).
+    // The view, as the viewer's own URL says it (`roofline_model::chart::view`).
     let view = ViewState {
         device: p.device.clone(),
         view: match chart {
@@ -391,7 +391,8 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             ChartKind::Sweep => View::Machine,
         },
         // Per kernel, the default, is left unasked, as the viewer's own URL leaves it.
-        group: (p.group_by != roofline_model::group::GroupBy::Kernel).then_some(p.group_by),
+        group: (p.group_by != roofline_model::analysis::group::GroupBy::Kernel)
+            .then_some(p.group_by),
         top: p.top,
         labels: p.labels,
         ..ViewState::default()
@@ -435,7 +436,8 @@ pub fn plot_default(
     size: (f64, f64),
     device: Option<&str>,
 ) -> Result<(ChartKind, Vec<u8>), Error> {
-    use roofline_model::chart::{Analysed, hierarchical_of, prefers_time_based, time_based_of};
+    use roofline_model::analysis::Analysed;
+    use roofline_model::chart::{hierarchical_of, prefers_time_based, time_based_of};
     let options = chart_options(bundle, top, size, device)?;
     let scene = if chart == Some(ChartKind::Sweep) {
         roofline_model::chart::sweep(bundle, &options).map(|s| (ChartKind::Sweep, s))
@@ -511,7 +513,7 @@ fn merge(files: &[PathBuf], output: &Path) -> Result<(), Error> {
         .iter()
         .map(|f| Ok((f.display().to_string(), read_bundle(f)?)))
         .collect::<Result<Vec<_>, Error>>()?;
-    let merged = roofline_model::merge::merge(&inputs, crate::provenance::current())
+    let merged = roofline_model::bundle::merge::merge(&inputs, crate::provenance::current())
         .map_err(Error::Merge)?;
     write_bundle(output, &merged)?;
     message(&format!(
@@ -542,7 +544,7 @@ mod tests {
             .join("../tests/fixtures/bundles/deepcam-v100-amp-fw.json");
         let whole = read_bundle(&path).unwrap();
         let (aggregated, entries) =
-            read_grouped(&path, roofline_model::group::GroupBy::Kernel).unwrap();
+            read_grouped(&path, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
         assert_eq!(entries, whole.kernels.len());
         assert!(aggregated.kernels.len() < entries);
         assert_eq!(
@@ -559,7 +561,8 @@ mod tests {
         );
         let base = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/bundles/deepcam-v100-fp32-fw.json");
-        let (base_agg, _) = read_grouped(&base, roofline_model::group::GroupBy::Kernel).unwrap();
+        let (base_agg, _) =
+            read_grouped(&base, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
         assert_eq!(
             export::compare::to_csv(&aggregated, &base_agg, None),
             export::compare::to_csv(&whole, &read_bundle(&base).unwrap(), None)

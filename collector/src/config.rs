@@ -30,8 +30,8 @@ pub enum Config {
         /// Output file, or standard output.
         output: Option<PathBuf>,
         /// Rows per kernel name, operator or module, as asked (`None`: per kernel, or with a
-        /// baseline [`roofline_model::view::ViewState::group_for`]'s choice).
-        group_by: Option<roofline_model::group::GroupBy>,
+        /// baseline [`roofline_model::chart::view::ViewState::group_for`]'s choice).
+        group_by: Option<roofline_model::analysis::group::GroupBy>,
         /// With a baseline: the one device compared (`None`: every device).
         device: Option<String>,
     },
@@ -50,7 +50,7 @@ pub enum Config {
         /// Device to draw.
         device: Option<String>,
         /// Points per kernel name, operator or module.
-        group_by: roofline_model::group::GroupBy,
+        group_by: roofline_model::analysis::group::GroupBy,
     },
     /// Save the viewer with a bundle as one standalone HTML file.
     Page(Box<PageConfig>),
@@ -309,7 +309,7 @@ pub struct PageConfig {
     /// Device shown.
     pub device: Option<String>,
     /// Points per kernel name, operator or module.
-    pub group_by: roofline_model::group::GroupBy,
+    pub group_by: roofline_model::analysis::group::GroupBy,
     /// The chart-only page for iframes (`--embed`), with its link to the full viewer (`--link`).
     pub embed: Option<Embed>,
 }
@@ -447,8 +447,10 @@ fn studies(s: StudyArg) -> Vec<crate::suite::Study> {
 }
 
 /// `--precision` values, in order, each once.
-fn precisions(values: &[PrecisionArg]) -> Result<Vec<roofline_model::dl::Precision>, Error> {
-    use roofline_model::dl::Precision;
+fn precisions(
+    values: &[PrecisionArg],
+) -> Result<Vec<roofline_model::analysis::dl::Precision>, Error> {
+    use roofline_model::analysis::dl::Precision;
     let mut out = Vec::new();
     for v in values {
         let p = match v {
@@ -586,7 +588,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use roofline_model::dl::Precision;
+    use roofline_model::analysis::dl::Precision;
 
     use super::*;
     use crate::suite::{Study, TensorMode};

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use roofline_model::ReadError;
-use roofline_model::merge::MergeError;
+use roofline_model::bundle::merge::MergeError;
 
 use crate::gpu::GpuError;
 use crate::ncu::NcuProcessError;
@@ -101,7 +101,7 @@ pub enum Error {
     NoViewerPage,
     /// The standalone page could not be made.
     #[error("cannot make the standalone HTML page")]
-    Standalone(#[source] roofline_model::standalone::StandaloneError),
+    Standalone(#[source] roofline_model::chart::standalone::StandaloneError),
     /// `--machine` describes another GPU than the one the kernels ran on.
     #[error(
         "--machine {} describes {machine_gpu}, but the kernels ran on {input_gpu}: its ceilings would bound them wrongly; give the machine bundle of that GPU (`roofline machine` on it), or pass --allow-machine-mismatch to place them against this one anyway (the bundle's notes then say so)",

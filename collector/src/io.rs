@@ -169,7 +169,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<fs::File, Error> {
 pub fn read_text(path: &Path) -> Result<String, Error> {
     let bytes = read_bytes(path)?;
     // Say what the file seems to be (UTF-16, compressed, binary…), as for bundles.
-    roofline_model::read::utf8_string(bytes).map_err(|e| Error::ReadFile {
+    roofline_model::bundle::read::utf8_string(bytes).map_err(|e| Error::ReadFile {
         path: path.to_path_buf(),
         source: std::io::Error::new(ErrorKind::InvalidData, e.to_string()),
     })
@@ -270,7 +270,11 @@ pub fn read_bundle_and_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), Error> {
 /// [`write_output`].
 pub fn write_bundle(path: &Path, bundle: &Bundle) -> Result<(), Error> {
     // Every problem at once, and nothing written (not even to standard output) when there is one.
-    let w = roofline_model::stream::write(bundle, || open_sink(path), |e| stream_error(path, e))?;
+    let w = roofline_model::bundle::stream::write(
+        bundle,
+        || open_sink(path),
+        |e| stream_error(path, e),
+    )?;
     close_sink(path, w)
 }
 
@@ -428,13 +432,13 @@ impl Atomic {
     }
 }
 
-/// A bundle written kernel by kernel ([`roofline_model::stream::Writer`]) to a file, atomically
+/// A bundle written kernel by kernel ([`roofline_model::bundle::stream::Writer`]) to a file, atomically
 /// (or to standard output for `-`): [`BundleOut::create`] with everything but the kernels,
 /// [`BundleOut::kernel`] for each, [`BundleOut::finish`] with the final notes. Dropped without
 /// finishing, it leaves nothing behind.
 pub struct BundleOut {
     path: PathBuf,
-    writer: roofline_model::stream::Writer<std::io::BufWriter<Sink>>,
+    writer: roofline_model::bundle::stream::Writer<std::io::BufWriter<Sink>>,
 }
 
 /// Where a streamed bundle goes.
@@ -466,8 +470,8 @@ impl BundleOut {
     /// [`Error::InvalidOutput`] for impossible figures; [`Error::WriteFile`].
     pub fn create(path: &Path, shell: &Bundle) -> Result<Self, Error> {
         let w = open_sink(path)?;
-        let writer =
-            roofline_model::stream::Writer::begin(w, shell).map_err(|e| stream_error(path, e))?;
+        let writer = roofline_model::bundle::stream::Writer::begin(w, shell)
+            .map_err(|e| stream_error(path, e))?;
         Ok(BundleOut {
             path: path.to_path_buf(),
             writer,
@@ -527,8 +531,8 @@ fn close_sink(path: &Path, w: std::io::BufWriter<Sink>) -> Result<(), Error> {
 }
 
 /// A streamed write's failure as the collector's error.
-fn stream_error(path: &Path, e: roofline_model::stream::WriteError) -> Error {
-    use roofline_model::stream::WriteError;
+fn stream_error(path: &Path, e: roofline_model::bundle::stream::WriteError) -> Error {
+    use roofline_model::bundle::stream::WriteError;
     match e {
         WriteError::Invalid(source) => Error::InvalidOutput {
             path: path.to_path_buf(),
@@ -552,7 +556,7 @@ fn stream_error(path: &Path, e: roofline_model::stream::WriteError) -> Error {
     }
 }
 
-/// Reads a bundle in one pass without holding it whole ([`roofline_model::stream::read`]): each
+/// Reads a bundle in one pass without holding it whole ([`roofline_model::bundle::stream::read`]): each
 /// kernel goes into the accumulator `A` through `push`; the bundle comes back without kernels,
 /// with how many it held. A bundle the one pass cannot read is read whole for the diagnosis
 /// (and, should that read succeed after all, its kernels go into a fresh accumulator).
@@ -562,11 +566,11 @@ fn stream_error(path: &Path, e: roofline_model::stream::WriteError) -> Error {
 pub fn read_bundle_reduced<A: Default>(
     path: &Path,
     push: impl Fn(&mut A, roofline_model::bundle::Kernel),
-) -> Result<(roofline_model::stream::Streamed, A), Error> {
+) -> Result<(roofline_model::bundle::stream::Streamed, A), Error> {
     let file = open_regular(path)?;
     let mut acc = A::default();
     let reader = BufReader::with_capacity(1 << 20, file);
-    match roofline_model::stream::read(reader, &mut |k| push(&mut acc, k)) {
+    match roofline_model::bundle::stream::read(reader, &mut |k| push(&mut acc, k)) {
         Ok(s) => Ok((s, acc)),
         Err(_) => {
             let mut whole = read_bundle(path)?;
@@ -576,7 +580,7 @@ pub fn read_bundle_reduced<A: Default>(
                 push(&mut acc, k);
             }
             Ok((
-                roofline_model::stream::Streamed {
+                roofline_model::bundle::stream::Streamed {
                     shell: whole,
                     entries,
                 },

@@ -400,7 +400,7 @@ int cuGetErrorName(int e, const char **s) { (void)e; *s = "STUB"; return 0; }
 /// view; or, from a binary built without the viewer, a clear refusal and no file.
 #[test]
 fn plot_writes_the_standalone_page_or_says_how_to_get_it() {
-    use roofline_model::standalone;
+    use roofline_model::chart::standalone;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.html");
     let (cur, base) = (

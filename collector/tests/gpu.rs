@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
+use roofline_model::analysis::summary::{self, Subject};
 use roofline_model::bundle::{Datapath, MemoryLevel};
-use roofline_model::summary::{self, Subject};
 
 #[test]
 #[ignore = "needs a CUDA GPU, NVRTC and cuBLASLt"]

@@ -175,11 +175,11 @@ fn info_compares_runs_per_operator() {
             r
         })
         .collect();
-    let ops = roofline_model::group::group(
+    let ops = roofline_model::analysis::group::group(
         &roofline_model::parse_bundle(&std::fs::read_to_string(&base).unwrap())
             .unwrap()
             .kernels,
-        roofline_model::group::GroupBy::Operator,
+        roofline_model::analysis::group::GroupBy::Operator,
     );
     // One row per operator, every one in both runs.
     assert_eq!(rows.len(), ops.len());

@@ -19,8 +19,8 @@ fuzz_target!(|data: &[u8]| {
             let json = roofline_model::to_json(&bundle).expect("an accepted bundle writes back");
             let again = roofline_model::parse_bundle(&json).expect("a written bundle reads back");
             assert_eq!(again, bundle, "the round trip changed the bundle");
-            let _ = roofline_model::report::to_csv(&bundle);
-            let _ = roofline_model::report::to_json(&bundle);
+            let _ = roofline_model::analysis::report::to_csv(&bundle);
+            let _ = roofline_model::analysis::report::to_json(&bundle);
             let o = ChartOptions::default();
             let _ = chart::hierarchical(&bundle, &o);
             let _ = chart::time_based(&bundle, &o);

@@ -3,7 +3,7 @@
 //! last one applies where the machine bundle is read): each input told apart by its first bytes ([`roofline_import::input`]), a
 //! torch.profiler trace streamed through the parser and imported kernel by kernel, or Nsight
 //! Compute CSV captures joined, then assembled with the machine bundle, in the steps the CLI
-//! takes too ([`roofline_import::pipeline`]), and written as `roofline_model::stream` writes
+//! takes too ([`roofline_import::pipeline`]), and written as `roofline_model::bundle::stream` writes
 //! bundles.
 //!
 //! Pure: the inputs are handed as [`Input`]s (the worker reads the dropped files, the tests read
@@ -22,7 +22,7 @@ use roofline_import::pipeline::{
 use roofline_import::trace::{self, TraceError, import::ImportError};
 use roofline_model::ReadError;
 use roofline_model::bundle::Provenance;
-use roofline_model::stream::{WriteError, Writer};
+use roofline_model::bundle::stream::{WriteError, Writer};
 
 /// One input as the import reads it: a file dropped or picked, or a URL's body.
 pub trait Input {
@@ -365,7 +365,7 @@ fn import_csv<I: Input, W: Write>(
             NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
             NcuBundleError::Assemble(e) => Failure::from(e),
         })?;
-    roofline_model::stream::write(&bundle, || Ok(out), write_failure)?;
+    roofline_model::bundle::stream::write(&bundle, || Ok(out), write_failure)?;
     Ok(Outcome {
         launches,
         entries: bundle.kernels.len(),

@@ -63,7 +63,7 @@ pub fn classify(
     if gzip && is_gzip(head) {
         return Err("the gzip stream holds gzip-compressed data again (compressed twice): decompress it once (`gunzip`) and import the .gz that is left".into());
     }
-    roofline_model::read::check_text_start(head, false).map_err(|e| {
+    roofline_model::bundle::read::check_text_start(head, false).map_err(|e| {
         if gzip {
             format!("once decompressed, {e}")
         } else {
@@ -95,7 +95,7 @@ pub fn classify(
 /// # Errors
 /// The reason, in words.
 pub fn utf8_text(bytes: Vec<u8>) -> Result<String, String> {
-    roofline_model::read::utf8_string(bytes).map_err(|e| e.to_string())
+    roofline_model::bundle::read::utf8_string(bytes).map_err(|e| e.to_string())
 }
 
 /// A reader of text without its UTF-8 byte-order mark, if it starts with one.

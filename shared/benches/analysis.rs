@@ -12,7 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::analysis::aggregate::aggregate_by_name;
 use roofline_model::analysis::analyze;
 use roofline_model::bundle::{
     BandwidthCeiling, Bundle, ComputeCeiling, DataSource, Datapath, Device, Kernel, LaunchOverhead,
@@ -153,7 +153,7 @@ fn bench_swap(c: &mut Criterion) {
             k
         })
         .collect();
-    let ceilings = roofline_model::ceilings::Ceilings::from_machine(&wide.machines[0]);
+    let ceilings = roofline_model::analysis::ceilings::Ceilings::from_machine(&wide.machines[0]);
     let options = roofline_model::chart::ChartOptions {
         ceilings: Some(ceilings.clone()),
         ..roofline_model::chart::ChartOptions::browser()
@@ -173,7 +173,7 @@ fn bench_swap(c: &mut Criterion) {
     });
     g.bench_function("Report::with_ceilings", |bch| {
         bch.iter(|| {
-            black_box(roofline_model::report::Report::with_ceilings(
+            black_box(roofline_model::analysis::report::Report::with_ceilings(
                 black_box(&wide),
                 Some(&ceilings),
             ))

@@ -14,12 +14,14 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use roofline_model::analysis::Analysed;
+use roofline_model::analysis::compare::{compare, pairing};
 use roofline_model::bundle::{
     BandwidthCeiling, Bundle, ComputeCeiling, DataSource, Datapath, Device, Kernel, LaunchOverhead,
     Machine, MemoryLevel, Method, Provenance,
 };
-use roofline_model::chart::{Analysed, ChartOptions, hierarchical_of, time_based_of};
-use roofline_model::compare::{compare, compare_scene, pairing};
+use roofline_model::chart::overlay::compare_scene;
+use roofline_model::chart::{ChartOptions, hierarchical_of, time_based_of};
 
 const KERNELS: usize = 10_000;
 
@@ -174,7 +176,7 @@ fn bench(c: &mut Criterion) {
                 .iter()
                 .map(|k| (k.short_name(), k.name.as_str()))
                 .collect();
-            black_box(roofline_model::names::disambiguate(&entries))
+            black_box(roofline_model::analysis::names::disambiguate(&entries))
         });
     });
     g.bench_function("hierarchical_of alone (current run, names known)", |bch| {

@@ -1,52 +1,34 @@
-//! The roofline model: bundle format, roofline maths and chart geometry.
+//! The roofline model: the bundle format, the roofline analysis and the chart geometry, in three
+//! floors, each using only the floors below it.
 //!
 //! Pure functions only: no file system, no processes, no threads, no clocks, no GPU. The crate
 //! compiles natively (for the `roofline` CLI) and to `wasm32-unknown-unknown` (for the viewer),
 //! so that every figure on a chart is computed here, once.
 //!
-//! - [`bundle`]: the bundle types (format v1) and [`schema`] their JSON Schema;
-//! - [`read`]: parsing and validation with typed errors that name the JSON path;
-//! - [`ceilings`]: choosing the ceiling per level and datapath from a machine characterization;
-//! - [`hierarchical`] and [`time_based`]: the two rooflines' formulas;
-//! - [`aggregate`] and [`analysis`]: launches grouped by name, and per-kernel verdicts;
-//! - [`dl`]: analytical complexity of GEMM, conv2d and LSTM, and the suite's study configurations;
-//! - [`group`]: kernel lists read per operator or module;
-//! - [`merge`]: joining bundles (one per rank);
-//! - [`stream`]: bundles written and read kernel by kernel, never whole, through [`window`], the
-//!   one byte window for streamed JSON (the trace importer reads through it too);
-//! - [`theoretical`], [`plateau`] and [`summary`]: ceilings from device attributes, levels read off
-//!   an ERT-style sweep, and own measurements set beside their references;
-//! - [`stats`]: the one median of repeated measurements;
-//! - [`geometry`] and [`chart`]: scales, ticks, ceilings, points and labels in pixel space, and
-//!   [`svg`] the one renderer of a chart, for the CLI and the viewer;
-//! - [`compare`]: two runs matched kernel by kernel, and the arrows between their points;
-//! - [`view`]: the viewer's view as data and its URL query, which the CLI's saved pages write too.
+//! - [`bundle`] (floor 1, the format): the bundle types (format v1), reading and validating them
+//!   with typed errors that name the JSON path ([`bundle::read`]), streaming them kernel by kernel
+//!   ([`bundle::stream`], through [`bundle::window`], the one byte window for streamed JSON), their
+//!   JSON Schema ([`bundle::schema`]) and merging bundles ([`bundle::merge`]). It uses nothing else
+//!   of the crate.
+//! - [`analysis`] (floor 2): what the figures mean: the ceiling per level and datapath
+//!   ([`analysis::ceilings`]), the two rooflines' formulas ([`analysis::hierarchical`],
+//!   [`analysis::time_based`]), kernels aggregated and analysed ([`analysis::aggregate`],
+//!   [`analysis::kernel`], [`analysis::Analysed`]), grouped per operator or module
+//!   ([`analysis::group`]), two runs compared ([`analysis::compare`]), the report rows
+//!   ([`analysis::report`]), and the measurement maths the collector uses (analytical complexity
+//!   [`analysis::dl`], theoretical ceilings [`analysis::theoretical`], sweep plateaus
+//!   [`analysis::plateau`], the machine summary [`analysis::summary`], [`analysis::stats`]) with
+//!   the SI words every figure is written in ([`analysis::si`]). It uses the bundle floor only.
+//! - [`chart`] (floor 3): the drawing: log scales and shapes ([`chart::geometry`]), scenes in
+//!   pixels (hierarchical, time-based, sweep), the comparison overlay ([`chart::overlay`]), the one
+//!   SVG renderer ([`chart::svg`]), the standalone page ([`chart::standalone`]) and the viewer's
+//!   view state and URL format ([`chart::view`]).
+//!
+//! `tests/e2e/architecture.rs` checks that no floor uses one above it.
 
-pub mod aggregate;
 pub mod analysis;
 pub mod bundle;
-pub mod ceilings;
 pub mod chart;
-pub mod compare;
-pub mod dl;
-pub mod geometry;
-pub mod group;
-pub mod hierarchical;
-pub mod merge;
-pub mod names;
-pub mod plateau;
-pub mod read;
-pub mod report;
-pub mod schema;
-pub mod standalone;
-pub mod stats;
-pub mod stream;
-pub mod summary;
-pub mod svg;
-pub mod theoretical;
-pub mod time_based;
-pub mod view;
-pub mod window;
 
+pub use bundle::read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};
 pub use bundle::{Bundle, SCHEMA_VERSION};
-pub use read::{ReadError, parse_bundle, parse_bundle_bytes, to_json, validate};

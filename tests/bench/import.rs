@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use roofline_model::aggregate::Aggregator;
+use roofline_model::analysis::aggregate::Aggregator;
 use roofline_tests::repeat_trace::Repeater;
 use roofline_tests::webdriver::{Browser, serve};
 use serde_json::{Value, json};
@@ -427,7 +427,7 @@ fn counts(path: &Path) -> Result<Counts, String> {
     let mut time_s = 0.0;
     let mut agg = Aggregator::default();
     let mut plotted = 0;
-    let s = roofline_model::stream::read(BufReader::with_capacity(1 << 20, f), &mut |k| {
+    let s = roofline_model::bundle::stream::read(BufReader::with_capacity(1 << 20, f), &mut |k| {
         plotted += usize::from(k.complexity.is_some());
         launches += k.launches;
         time_s += k.time.total_s;
@@ -520,7 +520,7 @@ fn cli_run(input: &Input, out: &Path) -> Result<CliRun, String> {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    roofline_model::stats::median_or_nan(&v)
+    roofline_model::analysis::stats::median_or_nan(&v)
 }
 
 #[allow(clippy::cast_precision_loss)]

@@ -230,7 +230,7 @@ fn push_rows(
         rows.push(Row {
             what: (*label).into(),
             input: if i == 0 { input.into() } else { String::new() },
-            median_ms: roofline_model::stats::median_or_nan(v),
+            median_ms: roofline_model::analysis::stats::median_or_nan(v),
             worst_ms: worst,
             budget_ms: (i == 0).then_some(budget_ms),
         });
@@ -346,7 +346,7 @@ fn run() -> Result<Vec<Row>, String> {
     if !only_compare {
         push_rows(&mut rows, &labels, &mut parts, &input, 1000.0);
         hovers.sort_by(f64::total_cmp);
-        let m = roofline_model::stats::median_or_nan(&hovers);
+        let m = roofline_model::analysis::stats::median_or_nan(&hovers);
         rows.push(Row {
             what: "hover: pointer move → tooltip laid out (median, p95)".into(),
             input: format!("{} hovers on the chart above", hovers.len()),

@@ -14,10 +14,11 @@ use std::path::PathBuf;
 
 use roofline_collector::cli::ChartKind;
 use roofline_collector::commands::plot;
+use roofline_model::analysis::ceilings::Ceilings;
+use roofline_model::analysis::compare::{Presence, Summary, compare};
 use roofline_model::bundle::{Bundle, MemoryLevel};
-use roofline_model::ceilings::Ceilings;
+use roofline_model::chart::overlay::compare_scene;
 use roofline_model::chart::{self, ChartOptions, MarkerKind};
-use roofline_model::compare::{Presence, Summary, compare, compare_scene};
 use roofline_tests::repo;
 use roofline_tests::webdriver::{Browser, serve};
 use serde_json::json;
@@ -45,7 +46,7 @@ const EXAMPLE: &str = "bundle=samples/v100-deepcam-example.json";
 const WAIT_CHART: &str = "return document.querySelectorAll('#chart circle.marker').length";
 
 /// How far a drawn position may lie from the model's, pixels: the renderer
-/// (`roofline_model::svg`) writes positions to a tenth of a pixel.
+/// (`roofline_model::chart::svg`) writes positions to a tenth of a pixel.
 const PX: f64 = 0.051;
 
 /// The viewer's chart options on this page: sized to the width the page gives the chart (the
@@ -355,7 +356,7 @@ fn long_tables_machine_view_and_hand_edits() {
     let extra = tempfile::tempdir().unwrap();
     // 450 kernels (SYNTHETIC, labelled as such): more than the table draws at first.
     let wide = roofline_tests::synthetic::aggregated(450);
-    let report = roofline_model::report::Report::new(&wide);
+    let report = roofline_model::analysis::report::Report::new(&wide);
     let smallest = report.kernels[report.analyses.last().unwrap().index]
         .name
         .clone();
@@ -496,8 +497,8 @@ fn check_compare(b: &Browser, port: u16, (current, baseline): (&str, &str), shot
     };
     let (cur, base) = (read(current), read(baseline));
     let (cur, base) = (
-        chart::Analysed::new(&cur, None, None),
-        chart::Analysed::new(&base, None, None),
+        roofline_model::analysis::Analysed::new(&cur, None, None),
+        roofline_model::analysis::Analysed::new(&base, None, None),
     );
     let c = compare(&cur, &base);
     b.go(&format!(
@@ -839,11 +840,11 @@ fn every_bad_bundle_of_the_corpus_explains_itself() {
 
 /// A torch.profiler trace imported by the CLI, read per operator in the viewer: it opens on the
 /// time-based chart, and the group toggle (and `group=op` in the URL) gives the rows
-/// `roofline_model::group` computes.
+/// `roofline_model::analysis::group` computes.
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn a_trace_bundle_groups_by_operator() {
-    use roofline_model::group::{GroupBy, group};
+    use roofline_model::analysis::group::{GroupBy, group};
     let extra = tempfile::tempdir().unwrap();
     let out = extra.path().join("trace.json");
     roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
@@ -1409,8 +1410,8 @@ fn compare_shows_doubtful_pairs_and_pairs_by_hand() {
             .unwrap()
     };
     let (cur, base) = (
-        chart::Analysed::new(&read("deepcam-v100-amp-fw.json"), None, None),
-        chart::Analysed::new(&read("deepcam-v100-fp32-fw.json"), None, None),
+        roofline_model::analysis::Analysed::new(&read("deepcam-v100-amp-fw.json"), None, None),
+        roofline_model::analysis::Analysed::new(&read("deepcam-v100-fp32-fw.json"), None, None),
     );
     let c = compare(&cur, &base);
     assert!(c.summary.doubtful >= 1);
@@ -1546,7 +1547,7 @@ fn compare_shows_doubtful_pairs_and_pairs_by_hand() {
 #[test]
 #[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
 fn two_traces_compare_per_operator_with_their_kernels() {
-    use roofline_model::group::{GroupBy, group};
+    use roofline_model::analysis::group::{GroupBy, group};
     let extra = tempfile::tempdir().unwrap();
     let out = extra.path().join("trace.json");
     roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {

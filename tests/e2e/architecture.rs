@@ -5,7 +5,9 @@
 //!   name no crate outside the allowed list, and their sources use no file system, process,
 //!   thread, network, environment or clock.
 //! - The collector and the viewer never depend on each other; the model depends on no other
-//!   crate of the workspace, the import crate only on the model.
+//!   crate of the workspace, the import crate only on the model (and the catalogue).
+//! - The model's floors: `bundle` (the format) uses neither `analysis` nor `chart`; `analysis`
+//!   does not use `chart` (code outside tests).
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +65,11 @@ fn the_pure_crates_depend_on_nothing_that_does_io() {
         "sha2",
         "thiserror",
     ];
-    for manifest in ["shared/Cargo.toml", "import/Cargo.toml"] {
+    for manifest in [
+        "shared/Cargo.toml",
+        "import/Cargo.toml",
+        "catalogue/Cargo.toml",
+    ] {
         for d in dependencies(manifest) {
             assert!(
                 allowed.contains(&d.as_str()),
@@ -89,7 +95,7 @@ fn the_pure_crates_do_no_io() {
         "println!",
         "eprintln!",
     ];
-    for dir in ["shared/src", "import/src"] {
+    for dir in ["shared/src", "import/src", "catalogue/src"] {
         for (path, text) in sources(dir) {
             // Tests beside the code may read fixtures.
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
@@ -133,4 +139,39 @@ fn the_viewer_links_no_importer_so_its_first_paint_does_not_pay_for_one() {
             "the viewer depends on {d}: the importer would weigh on its first paint"
         );
     }
+}
+
+/// The model crate's floors: each uses only the floors below it (`bundle` ← `analysis` ←
+/// `chart`), outside tests. A use of a higher floor is named with the file.
+#[test]
+fn the_models_floors_use_only_the_floors_below() {
+    let rules = [
+        ("shared/src/bundle", ["crate::analysis", "crate::chart"].as_slice()),
+        ("shared/src/analysis", ["crate::chart"].as_slice()),
+    ];
+    let mut checked = 0;
+    for (dir, forbidden) in rules {
+        for (path, text) in sources(dir) {
+            if path.file_name().is_some_and(|f| f == "tests.rs") {
+                continue;
+            }
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            // Doc comments may point upward (`crate::chart::hierarchical` draws this); code
+            // may not.
+            let code: String = code
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for f in forbidden {
+                assert!(
+                    !code.contains(f),
+                    "{} uses {f}: a floor of the model uses only the floors below it (ARCHITECTURE.md)",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} files checked");
 }

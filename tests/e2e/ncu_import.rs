@@ -143,7 +143,7 @@ fn the_current_convention_counts_half2_twice_and_keeps_launches() {
     assert!(fp16(&study.kernels) > 0.0);
     assert!(close(fp16(&current.kernels), 2.0 * fp16(&study.kernels)));
     // Launch times summed per name differ from the study's mean-clock rule by under 0.6%.
-    let agg = roofline_model::aggregate::aggregate_by_name(&current.kernels);
+    let agg = roofline_model::analysis::aggregate::aggregate_by_name(&current.kernels);
     for k in &agg {
         let s = study.kernels.iter().find(|x| x.name == k.name).unwrap();
         let rel = (k.time.total_s - s.time.total_s).abs() / s.time.total_s;
@@ -323,7 +323,7 @@ fn the_deepcam_kernels_get_distinct_display_names() {
     .unwrap();
     let mut bundle = Bundle::new(Provenance::default());
     bundle.kernels = imported.kernels;
-    let report = roofline_model::report::Report::new(&bundle);
+    let report = roofline_model::analysis::report::Report::new(&bundle);
     let short: std::collections::BTreeSet<String> =
         report.kernels.iter().map(|k| k.short_name()).collect();
     assert!(

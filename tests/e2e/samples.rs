@@ -1,7 +1,7 @@
 //! The committed sample bundles are what the importer makes of the study's outputs today, and the
 //! viewer's sample list names only bundles that exist.
 
-use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::analysis::aggregate::aggregate_by_name;
 use roofline_tests::samples::{SAMPLES, bundles_dir, import};
 
 #[test]

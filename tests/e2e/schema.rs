@@ -11,7 +11,7 @@ fn schema_path() -> PathBuf {
 
 #[test]
 fn committed_schema_is_current() {
-    let generated = roofline_model::schema::bundle_schema_json();
+    let generated = roofline_model::bundle::schema::bundle_schema_json();
     let path = schema_path();
     if std::env::var_os("ROOFLINE_BLESS").is_some() {
         std::fs::write(&path, &generated).unwrap();
@@ -33,7 +33,7 @@ fn committed_schema_is_current() {
 #[test]
 fn schema_states_units_and_version() {
     let schema: serde_json::Value =
-        serde_json::from_str(&roofline_model::schema::bundle_schema_json()).unwrap();
+        serde_json::from_str(&roofline_model::bundle::schema::bundle_schema_json()).unwrap();
     let description = schema["description"].as_str().unwrap();
     assert!(description.contains("SI base units"), "{description}");
     assert!(schema["properties"]["schema_version"].is_object());

@@ -8,10 +8,10 @@
 //! `roofline_model::analysis` and check that every figure agrees with the study's, row by row,
 //! and that the ceilings place the kernels where the hand-computed roofline says they belong.
 
+use roofline_model::analysis::ceilings::Ceilings;
+use roofline_model::analysis::hierarchical::{self, Bound};
 use roofline_model::analysis::{KernelAnalysis, analyze};
 use roofline_model::bundle::{Bundle, DataSource, Datapath, MemoryLevel};
-use roofline_model::ceilings::Ceilings;
-use roofline_model::hierarchical::{self, Bound};
 use roofline_model::{parse_bundle, validate};
 use roofline_tests::{StudyTable, fixture_text, parse_csv};
 

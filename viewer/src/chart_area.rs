@@ -5,13 +5,13 @@
 use leptos::prelude::*;
 use std::borrow::Cow;
 
+use roofline_model::analysis::Analysed;
+use roofline_model::analysis::compare::{Comparison, Summary};
+use roofline_model::chart::overlay::{Overlay, compare_scene_paired, compare_scene_with};
+use roofline_model::chart::view::View;
 use roofline_model::chart::{
-    self, Analysed, ChartOptions, Scene, kernel_labels, kernel_labels_note, names_for_width,
+    self, ChartOptions, Scene, kernel_labels, kernel_labels_note, names_for_width,
 };
-use roofline_model::compare::{
-    Comparison, Overlay, Summary, compare_scene_paired, compare_scene_with,
-};
-use roofline_model::view::View;
 
 use crate::chart_view::ChartView;
 use crate::machine_view::MachineView;
@@ -114,7 +114,7 @@ fn shown_kernels<'a>(a: &'a Analysed, isolated: Option<&str>, needle: &str) -> C
 fn compared_lines(scene: &Scene, c: &Comparison) -> Vec<Option<String>> {
     // By the kernels' indices (the chart of the whole run); by name when the chart shows a
     // filtered few (their indices are the filtered list's).
-    let by_index: Vec<Option<&roofline_model::compare::CompareRow>> = scene
+    let by_index: Vec<Option<&roofline_model::analysis::compare::CompareRow>> = scene
         .kernels
         .iter()
         .map(|k| {

@@ -1,5 +1,5 @@
 //! Shows a chart [`Scene`]: its SVG markup comes from the model's one renderer
-//! (`roofline_model::svg::body`, the body of the CLI's SVG export too); this component sets it
+//! (`roofline_model::chart::svg::body`, the body of the CLI's SVG export too); this component sets it
 //! inside its `<svg>` and handles the pointer around it: a tooltip for the marker under the
 //! pointer, click to select, wheel to zoom, drag to pan, double-click to fit, all by inverting
 //! the scene's viewport. The selection is a small overlay of rings drawn here, so that selecting
@@ -9,10 +9,10 @@
 //! figure.
 
 use leptos::prelude::*;
+use roofline_model::chart::geometry::roofline::nearest_point;
+use roofline_model::chart::overlay::Overlay;
+use roofline_model::chart::svg::{CLIP_ID, SvgOptions, body};
 use roofline_model::chart::{Domain, Label, LegendRole, MarkerKind, Scene, style};
-use roofline_model::compare::Overlay;
-use roofline_model::geometry::roofline::nearest_point;
-use roofline_model::svg::{CLIP_ID, SvgOptions, body};
 
 /// The chart, drawn from its scene; `selected` rings one kernel's markers.
 // leptos hands component props over by value.

@@ -1,5 +1,5 @@
 //! Downloads: the chart as SVG or PNG, the kernel rows as CSV (the columns of
-//! `roofline info --format csv`, from `roofline_model::report`), the bundle's bytes.
+//! `roofline info --format csv`, from `roofline_model::analysis::report`), the bundle's bytes.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;

@@ -4,9 +4,9 @@
 
 use leptos::prelude::*;
 
-use roofline_model::group::GroupBy;
-use roofline_model::svg::esc;
-use roofline_model::view::View;
+use roofline_model::analysis::group::GroupBy;
+use roofline_model::chart::svg::esc;
+use roofline_model::chart::view::View;
 use wasm_bindgen::JsCast;
 
 use crate::state::AppState;

@@ -9,7 +9,7 @@
 //! This module only turns what was opened into bundles; `AppState::open_inputs` shows them.
 
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
-use roofline_model::view::ImportFlags;
+use roofline_model::chart::view::ImportFlags;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;

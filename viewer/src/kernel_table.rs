@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use roofline_model::analysis::Analysed;
+use roofline_model::analysis::compare::{CompareRow, Comparison, Presence};
+use roofline_model::analysis::group::GroupBy;
+use roofline_model::analysis::si::{format_plain, format_si};
 use roofline_model::analysis::sort_indices;
-use roofline_model::chart::Analysed;
-use roofline_model::compare::{CompareRow, Comparison, Presence};
-use roofline_model::geometry::si::{format_plain, format_si};
-use roofline_model::group::GroupBy;
 
 /// The table's sort column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,8 +215,8 @@ fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
     let flag = match (row.doubt.is_some(), row.quality) {
         (true, _) => " doubtful",
         (_, Some(q)) => match q {
-            roofline_model::compare::Match::Exact => "",
-            roofline_model::compare::Match::Manual => " manual",
+            roofline_model::analysis::compare::Match::Exact => "",
+            roofline_model::analysis::compare::Match::Manual => " manual",
             _ => " similar",
         },
         _ => "",

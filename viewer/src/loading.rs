@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::analysis::aggregate::aggregate_by_name;
+use roofline_model::analysis::group::GroupBy;
 use roofline_model::bundle::Bundle;
-use roofline_model::group::GroupBy;
 use wasm_bindgen::JsCast;
 
 use crate::perf;
@@ -46,7 +46,7 @@ pub struct ImportSource {
     /// The machine bundle's URL, when it was fetched (`?machine=URL`).
     pub machine_url: Option<String>,
     /// The import's options (`roofline import`'s flags).
-    pub flags: roofline_model::view::ImportFlags,
+    pub flags: roofline_model::chart::view::ImportFlags,
 }
 
 impl Loaded {

@@ -4,10 +4,10 @@
 
 use leptos::prelude::*;
 
+use roofline_model::analysis::ceilings::{Ceiling, Ceilings, FigureKind};
+use roofline_model::analysis::si::{format_plain_with_digits, format_si};
+use roofline_model::analysis::summary::{self, Entry, Subject};
 use roofline_model::bundle::{Datapath, MemoryLevel, Method};
-use roofline_model::ceilings::{Ceiling, Ceilings, FigureKind};
-use roofline_model::geometry::si::{format_plain_with_digits, format_si};
-use roofline_model::summary::{self, Entry, Subject};
 
 use crate::loading::Loaded;
 

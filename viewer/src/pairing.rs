@@ -1,14 +1,14 @@
 //! Pairing by hand, under a comparison's chart: for the kernel selected in the table (or on the
 //! chart), what the comparison made of it, and the means to change it. A new kernel can be
 //! paired with a gone one (its doubtful counterpart offered first), a pair can be kept apart,
-//! and either undone; the pairs are kept in the URL (`pair=`, `roofline_model::view`). For an
+//! and either undone; the pairs are kept in the URL (`pair=`, `roofline_model::chart::view`). For an
 //! operator or module, the kernels it launched before and after.
 //!
 //! One element tree whose parts show or hide (a tree per case cost the page's wasm kilobytes).
 
 use leptos::prelude::*;
 
-use roofline_model::compare::{CompareRow, ManualPair, Match, Presence};
+use roofline_model::analysis::compare::{CompareRow, ManualPair, Match, Presence};
 
 use crate::state::AppState;
 

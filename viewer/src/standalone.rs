@@ -1,13 +1,13 @@
 //! The standalone page from the viewer's side: reading the bundles and view a saved page holds,
-//! and "Save as HTML" (the template, filled by `roofline_model::standalone::fill`, the function
+//! and "Save as HTML" (the template, filled by `roofline_model::chart::standalone::fill`, the function
 //! `roofline plot --format html` calls, offered as a download).
 //!
 //! Served, the viewer fetches the template `standalone.html` beside it (written by
 //! `cargo xtask web`); opened from a saved page, it rebuilds the template from the page's own
-//! glue and wasm (`roofline_model::standalone::template`), so a page saved again from a saved
+//! glue and wasm (`roofline_model::chart::standalone::template`), so a page saved again from a saved
 //! page is the same file.
 
-use roofline_model::standalone::{self, Entry, Manifest};
+use roofline_model::chart::standalone::{self, Entry, Manifest};
 
 use crate::loading::{Loaded, fetch_bytes};
 

@@ -13,12 +13,13 @@ use leptos::task::spawn_local;
 use std::sync::{Arc, Weak};
 use wasm_bindgen::JsValue;
 
+use roofline_model::analysis::Analysed;
+use roofline_model::analysis::ceilings::Ceilings;
+use roofline_model::analysis::compare::{CompareOptions, Comparison, ManualPair, compare_with};
+use roofline_model::analysis::group::GroupBy;
 use roofline_model::bundle::{Bundle, Datapath, MemoryLevel};
-use roofline_model::ceilings::Ceilings;
-use roofline_model::chart::{Analysed, ChartOptions, Domain};
-use roofline_model::compare::{CompareOptions, Comparison, ManualPair, compare_with};
-use roofline_model::group::GroupBy;
-use roofline_model::view::{ImportFlags, View, ViewState};
+use roofline_model::chart::view::{ImportFlags, View, ViewState};
+use roofline_model::chart::{ChartOptions, Domain};
 
 use crate::loading::{ImportSource, Loaded, SampleEntry, fetch_bundle, fetch_samples};
 use crate::machine_view::Edits;
@@ -733,13 +734,13 @@ fn is_bundle(kept: &Weak<Bundle>, l: &Loaded) -> bool {
 }
 
 /// The bundle as the view reads it: its kernels as they are, or grouped per PyTorch operator or
-/// module (`roofline_model::group`, as `roofline info --group-by`: from the launches as imported,
+/// module (`roofline_model::analysis::group`, as `roofline info --group-by`: from the launches as imported,
 /// each operator call's F and B counted once). Shared, not copied, when nothing is grouped.
 fn grouped(l: &Loaded, by: GroupBy) -> Arc<Bundle> {
     match (&l.tagged, by) {
         (Some(raw), GroupBy::Operator | GroupBy::Module) => {
             let mut b = Bundle::clone(&l.bundle);
-            b.kernels = roofline_model::group::group(raw, by);
+            b.kernels = roofline_model::analysis::group::group(raw, by);
             Arc::new(b)
         }
         _ => Arc::clone(&l.bundle),

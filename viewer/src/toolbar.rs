@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
+use roofline_model::analysis::Analysed;
 use roofline_model::bundle::MemoryLevel;
-use roofline_model::chart::Analysed;
 
 use crate::export;
 use crate::state::AppState;

@@ -1,8 +1,8 @@
 //! The view's state in the page's URL, so that a copied link reproduces the view. The state and
-//! its vocabulary are `roofline_model::view` (which the CLI's saved pages write too); this module
+//! its vocabulary are `roofline_model::chart::view` (which the CLI's saved pages write too); this module
 //! reads and writes the browser's address bar.
 
-use roofline_model::view::ViewState;
+use roofline_model::chart::view::ViewState;
 
 /// Reads a query string (with or without its `?`).
 pub fn from_query(query: &str) -> ViewState {

@@ -100,10 +100,10 @@ pub fn build_web() -> Result<PathBuf, String> {
     }
     // The chart-only page's script, which `plot --embed` inlines and embed.html loads.
     std::fs::copy(
-        root.join("shared/src/embed_page.js"),
+        root.join("shared/src/chart/embed_page.js"),
         dist.join("embed_page.js"),
     )
-    .map_err(|e| format!("shared/src/embed_page.js: {e}"))?;
+    .map_err(|e| format!("shared/src/chart/embed_page.js: {e}"))?;
     let open_js = root.join("viewer/open.js");
     std::fs::copy(&open_js, dist.join("open.js"))
         .map_err(|e| format!("{}: {e}", open_js.display()))?;
@@ -236,7 +236,7 @@ fn clear_dist(dist: &Path) -> Result<(), String> {
 }
 
 /// Writes `dist/standalone.html`, the page "Save as HTML" and `roofline plot --format html` fill
-/// (`roofline_model::standalone::template`): the glue inlined, the wasm gzipped (`gz`) and
+/// (`roofline_model::chart::standalone::template`): the glue inlined, the wasm gzipped (`gz`) and
 /// base64-encoded. Returns its size in bytes.
 fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
     use base64::Engine;
@@ -244,7 +244,7 @@ fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
     let glue =
         std::fs::read_to_string(&glue_path).map_err(|e| format!("{}: {e}", glue_path.display()))?;
     let wasm = base64::engine::general_purpose::STANDARD.encode(gz);
-    let page = roofline_model::standalone::template(&glue, &wasm)
+    let page = roofline_model::chart::standalone::template(&glue, &wasm)
         .map_err(|e| format!("the standalone page: {e}"))?;
     let out = dist.join("standalone.html");
     std::fs::write(&out, &page).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -11,7 +11,7 @@ one page: JupyterLab and Notebook 7 (trusted outputs: their scripts run), VS Cod
 in one webview) and nbconvert's HTML; where each output is isolated (Google Colab, not tried),
 ``self_contained=True`` puts the code in every chart.
 
-The page format's elements (``shared/src/standalone.rs``, format 1) are read by their opening
+The page format's elements (``shared/src/chart/standalone.rs``, format 1) are read by their opening
 tags, which that format keeps: no data element holds ``<``, and no script holds ``</script``.
 """
 

@@ -1,5 +1,5 @@
 //! `roofline info --baseline`: the kernels of a bundle beside a baseline's, matched by name, as
-//! the viewer's compare mode shows them (`roofline_model::compare`); with `--group-by op` (or
+//! the viewer's compare mode shows them (`roofline_model::analysis::compare`); with `--group-by op` (or
 //! `module`) both runs are read per operator (or module) and matched by its name, and the table's
 //! first column is headed `operator` (the CSV's stays `kernel`: its columns are stable).
 //!
@@ -10,10 +10,10 @@
 use std::fmt::Write as _;
 
 use roofline_model::Bundle;
+use roofline_model::analysis::Analysed;
+use roofline_model::analysis::compare::{Comparison, Presence, compare};
+use roofline_model::analysis::si::format_si;
 use roofline_model::bundle::Provenance;
-use roofline_model::chart::Analysed;
-use roofline_model::compare::{Comparison, Presence, compare};
-use roofline_model::geometry::si::format_si;
 
 use super::info::columns;
 

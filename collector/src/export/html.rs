@@ -1,10 +1,10 @@
 //! The standalone HTML page of `roofline plot --format html`: the viewer's template (embedded at
 //! build time from `dist/standalone.html`, see `build.rs`) filled by
-//! `roofline_model::standalone::fill`, the function the viewer's "Save as HTML" calls, so that
+//! `roofline_model::chart::standalone::fill`, the function the viewer's "Save as HTML" calls, so that
 //! both write the same file for the same bundles and view. With `--embed` the template becomes
-//! the chart-only page for iframes first (`roofline_model::standalone::embed`).
+//! the chart-only page for iframes first (`roofline_model::chart::standalone::embed`).
 
-use roofline_model::standalone::{Entry, Manifest, embed, fill};
+use roofline_model::chart::standalone::{Entry, Manifest, embed, fill};
 
 use crate::error::Error;
 
@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn the_chart_only_page_carries_the_link_asked_for() {
-        let t = roofline_model::standalone::template(
+        let t = roofline_model::chart::standalone::template(
             "async function __wbg_init() {}\nexport { __wbg_init as default };",
             "AAAA",
         )
@@ -136,7 +136,7 @@ mod tests {
         assert!(
             matches!(
                 e,
-                Error::Standalone(roofline_model::standalone::StandaloneError::Embed(_))
+                Error::Standalone(roofline_model::chart::standalone::StandaloneError::Embed(_))
             ),
             "{e}"
         );

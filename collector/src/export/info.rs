@@ -1,22 +1,22 @@
 //! `roofline info`: a bundle's devices, ceilings and kernels as a table, CSV or JSON.
 //!
-//! The figures come from `roofline_model::report`; this module only lays them out.
+//! The figures come from `roofline_model::analysis::report`; this module only lays them out.
 
 use std::fmt::Write as _;
 
+use roofline_model::analysis::ceilings::Ceilings;
+pub use roofline_model::analysis::report::{CSV_COLUMNS, InfoRow, Report};
+use roofline_model::analysis::si::{format_plain, format_si};
 use roofline_model::bundle::{Bundle, Method};
-use roofline_model::ceilings::Ceilings;
-use roofline_model::geometry::si::{format_plain, format_si};
-pub use roofline_model::report::{CSV_COLUMNS, InfoRow, Report};
 
 /// The CSV: a header of [`CSV_COLUMNS`], then one row per kernel name.
 pub fn to_csv(bundle: &Bundle) -> Vec<u8> {
-    roofline_model::report::to_csv(bundle).into_bytes()
+    roofline_model::analysis::report::to_csv(bundle).into_bytes()
 }
 
 /// The JSON: devices with the ceilings used for bounds, and the same rows as the CSV.
 pub fn to_json(bundle: &Bundle) -> Vec<u8> {
-    roofline_model::report::to_json(bundle).into_bytes()
+    roofline_model::analysis::report::to_json(bundle).into_bytes()
 }
 
 /// Text from the bundle as the terminal may show it: control characters (escape sequences that

@@ -1,13 +1,13 @@
 //! The summary table `roofline machine` prints: per level and datapath, our own figure and its
 //! same-run reference, each as burst / sustained, the theoretical figures at the clock measured
 //! and at the datasheet's clock, the ratios, and a "best reach" mark (rows from
-//! [`roofline_model::summary`]).
+//! [`roofline_model::analysis::summary`]).
 
 use std::fmt::Write as _;
 
 use roofline_model::Bundle;
+use roofline_model::analysis::summary::{self, Figure, Subject};
 use roofline_model::bundle::ChartFigure;
-use roofline_model::summary::{self, Figure, Subject};
 
 /// `v` in the row's unit, without the unit.
 fn number(v: f64, subject: Subject) -> String {

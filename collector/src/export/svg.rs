@@ -1,9 +1,9 @@
 //! SVG export: the standalone SVG of a [`Scene`], written by the model's one renderer
-//! (`roofline_model::svg::document`, which the viewer's chart shares its body with); this module
+//! (`roofline_model::chart::svg::document`, which the viewer's chart shares its body with); this module
 //! computes and draws nothing itself.
 
 use roofline_model::chart::Scene;
-use roofline_model::svg::{SvgOptions, document};
+use roofline_model::chart::svg::{SvgOptions, document};
 
 /// Renders a scene as a standalone SVG document: static (no script, no external font or
 /// stylesheet), each marker with its kernel's figures as a tooltip, kernels numbered by share

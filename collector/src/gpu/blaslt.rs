@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use cudarc::cublaslt::sys as lt;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
+use roofline_model::analysis::dl::Precision;
 use roofline_model::bundle::{Datapath, GemmAlgorithm};
-use roofline_model::dl::Precision;
 
 /// Why a cuBLASLt GEMM could not run.
 #[derive(Debug, thiserror::Error)]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
+use roofline_model::analysis::dl::Precision;
 use roofline_model::bundle::{Datapath, MemoryLevel};
-use roofline_model::dl::Precision;
 
 use super::audit_table;
 
@@ -223,7 +223,7 @@ pub enum Work {
     },
     /// Nothing (the empty kernel, for launch overhead).
     Nothing,
-    /// A DL kernel: its work is the operation's analytical F and B (`roofline_model::dl`), not
+    /// A DL kernel: its work is the operation's analytical F and B (`roofline_model::analysis::dl`), not
     /// an instruction count; arithmetic in FP32 on CUDA cores.
     Analytical,
     /// An operand fill of `init.cu` (untimed): a grid-stride loop storing one value of `bytes`
@@ -539,7 +539,7 @@ impl Kernel {
 
 /// What one launch does: the work formula ([`Kernel::work`]) times the launch's geometry and
 /// arguments, as counted by the functions below (one per kind of kernel). The DL kernels' work is
-/// the operation's analytical complexity (`roofline_model::dl`), which the suite attaches: their
+/// the operation's analytical complexity (`roofline_model::analysis::dl`), which the suite attaches: their
 /// launches report none.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LaunchWork {

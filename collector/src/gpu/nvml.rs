@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use roofline_model::analysis::stats::median;
 use roofline_model::bundle::{ClockEventReason, ClockEventShare, Spread, Telemetry};
-use roofline_model::stats::median;
 
 /// The library's name on Linux (installed by the driver).
 pub const LIBRARY: &str = "libnvidia-ml.so.1";

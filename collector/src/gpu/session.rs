@@ -21,8 +21,8 @@ use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     ValidAsZeroBits,
 };
+use roofline_model::analysis::stats::median_or_nan;
 use roofline_model::bundle::Telemetry;
-use roofline_model::stats::median_or_nan;
 
 use crate::gpu::kernels::{self, Compiled, KernelError, Source};
 use crate::gpu::nvml::{self, Nvml, Sampler};

@@ -3,10 +3,10 @@
 //! completed ([`assemble`]), and the per-device bundles of `--all-devices` combined
 //! ([`combine`]).
 
+use roofline_model::analysis::ceilings::{FigureKind, datapath_in_use, level_in_use};
 use roofline_model::bundle::{
     Bundle, ClockSource, Datapath, Device, Limit, LimitKind, Machine, MemoryLevel, Method, Skipped,
 };
-use roofline_model::ceilings::{FigureKind, datapath_in_use, level_in_use};
 
 /// The SM clock measured while a ceiling's figure that the charts use was measured: the
 /// sustained window's (our kernels' stamps, else NVML's median) for a sustained figure, the
@@ -33,7 +33,7 @@ fn clock_of_figure(
 /// sustained window's clock where the charts use the sustained figure; the device's reported
 /// clock where we measured nothing), L1/shared likewise at the clock of the L1 ceiling in use,
 /// HBM from bus width and memory clock; and, for a GPU whose datasheet is known
-/// ([`roofline_model::theoretical::DATASHEETS`]), every datapath at the datasheet's clock and
+/// ([`roofline_model::analysis::theoretical::DATASHEETS`]), every datapath at the datasheet's clock and
 /// the datasheet's HBM figure, each row labelled with its clock.
 fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
     let l1_clock = level_in_use(m, MemoryLevel::L1).and_then(|(i, kind)| {
@@ -44,7 +44,7 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
             .map(|c| (c, b.implementation.clone()))
     });
     let (mut bw_at_l1, _, missing) =
-        roofline_model::theoretical::ceilings(device, l1_clock.as_ref().map(|c| c.0));
+        roofline_model::analysis::theoretical::ceilings(device, l1_clock.as_ref().map(|c| c.0));
     if let Some((_, Some(what))) = &l1_clock {
         for c in bw_at_l1
             .iter_mut()
@@ -70,7 +70,8 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
                 .flatten()
                 .map(|clock| (clock, c.implementation.clone()))
         });
-        let (_, cs, _) = roofline_model::theoretical::ceilings(device, clock.as_ref().map(|c| c.0));
+        let (_, cs, _) =
+            roofline_model::analysis::theoretical::ceilings(device, clock.as_ref().map(|c| c.0));
         compute.extend(cs.into_iter().filter(|c| c.datapath == d).map(|mut c| {
             if let Some((_, Some(what))) = &clock {
                 c.implementation = c.implementation.map(|i| format!("{i}, during {what}"));
@@ -78,7 +79,8 @@ fn theoretical(device: &Device, m: &mut Machine, notes: &mut Vec<String>) {
             c
         }));
     }
-    let (sheet_bw, sheet_compute) = roofline_model::theoretical::datasheet_ceilings(device);
+    let (sheet_bw, sheet_compute) =
+        roofline_model::analysis::theoretical::datasheet_ceilings(device);
     if sheet_compute.is_empty() && device.compute_capability.as_deref() == Some("9.0") {
         notes.push(format!(
             "no datasheet row for {}: its product is not among the known datasheets, so theoretical figures are at the measured or reported clock only",
@@ -172,14 +174,14 @@ fn mark_limits(device: &Device, m: &mut Machine) {
     let cc = device
         .compute_capability
         .as_deref()
-        .and_then(roofline_model::theoretical::parse_cc)
+        .and_then(roofline_model::analysis::theoretical::parse_cc)
         .and_then(|(a, b)| Some((i32::try_from(a).ok()?, i32::try_from(b).ok()?)));
     let (Some(cc), Some(rates), Some(sms)) = (
         cc,
         device
             .compute_capability
             .as_deref()
-            .and_then(roofline_model::theoretical::rates),
+            .and_then(roofline_model::analysis::theoretical::rates),
         device.sm_count,
     ) else {
         return;
@@ -193,7 +195,7 @@ fn mark_limits(device: &Device, m: &mut Machine) {
             .clock_hz
             .filter(|c| c.is_finite() && *c > 0.0)
             .and_then(|clock| {
-                roofline_model::theoretical::compute_peak(rates, c.datapath, sms, clock)
+                roofline_model::analysis::theoretical::compute_peak(rates, c.datapath, sms, clock)
             });
         c.limit = limit_of(c.datapath, cc, !c.reference, c.value, theoretical);
     }
@@ -226,7 +228,7 @@ pub fn assemble(
 }
 
 /// One bundle from the per-device bundles of `roofline machine --all-devices` (labelled, e.g.
-/// `gpu1`), joined by [`roofline_model::merge::merge`]: devices and machines side by side,
+/// `gpu1`), joined by [`roofline_model::bundle::merge::merge`]: devices and machines side by side,
 /// complete only if every run is, notes and skipped items kept (notes prefixed by their
 /// device's label). A single device's bundle is kept as it is; `None` when there is none. The
 /// merged bundle keeps the first run's provenance (driver and CUDA versions).
@@ -235,12 +237,12 @@ pub fn assemble(
 /// The merge's, when two runs disagree about one device id.
 pub fn combine(
     mut runs: Vec<(String, Bundle)>,
-) -> Result<Option<Bundle>, roofline_model::merge::MergeError> {
+) -> Result<Option<Bundle>, roofline_model::bundle::merge::MergeError> {
     if runs.len() <= 1 {
         return Ok(runs.pop().map(|(_, b)| b));
     }
     let provenance = runs[0].1.provenance.clone();
-    let mut b = roofline_model::merge::merge(&runs, provenance)?;
+    let mut b = roofline_model::bundle::merge::merge(&runs, provenance)?;
     b.description = Some(format!(
         "roofline machine: ceilings of {} GPUs ({})",
         b.devices.len(),

@@ -141,7 +141,7 @@ fn soak_note(
     t: Option<&roofline_model::bundle::Telemetry>,
     wall_s: f64,
 ) -> String {
-    use roofline_model::geometry::si::format_si;
+    use roofline_model::analysis::si::format_si;
     let nvml = match t {
         Some(t) => {
             let mut parts = Vec::new();

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
+use roofline_model::analysis::stats::median_or_nan;
 use roofline_model::bundle::{LaunchOverhead, Machine, Method, Skipped};
-use roofline_model::stats::median_or_nan;
 
 use crate::gpu::kernels::Kernel;
 use crate::gpu::launch::Launcher;

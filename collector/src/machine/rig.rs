@@ -6,11 +6,11 @@
 use std::cell::Cell;
 
 use cudarc::driver::CudaSlice;
+use roofline_model::analysis::stats::median_or_nan;
 use roofline_model::bundle::{
     BandwidthCeiling, ComputeCeiling, Datapath, MemoryLevel, Method, Operands, Skipped, Sustained,
     Telemetry, TimingInfo,
 };
-use roofline_model::stats::median_or_nan;
 
 use crate::gpu::kernels::{self, Compiled, Fill, Kernel, LaunchWork, Source};
 use crate::gpu::launch::Launcher;
@@ -281,7 +281,7 @@ impl Rig {
 fn diagnostic_note(entry: &str, reason: &str, datapath: Datapath, rate: f64) -> String {
     format!(
         "diagnostic, not a ceiling: {entry}, which the SASS audit refuses on this GPU ({reason}), ran at {} on the {} datapath",
-        roofline_model::geometry::si::format_si(rate, "FLOP/s"),
+        roofline_model::analysis::si::format_si(rate, "FLOP/s"),
         datapath.label()
     )
 }

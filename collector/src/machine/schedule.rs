@@ -14,8 +14,8 @@
 //! a run at all (NVRTC's compile time on the host's CPU, the driver's start-up, the launch
 //! overhead's own loop) is an allowance, labelled as such, never presented as a measurement.
 
+use roofline_model::analysis::theoretical::{self, DATASHEETS, Datasheet};
 use roofline_model::bundle::{Datapath, Device, MemoryLevel};
-use roofline_model::theoretical::{self, DATASHEETS, Datasheet};
 
 use crate::gpu::kernels::{
     self, Kernel, VECTOR_BYTES, fma_work, mma_work, per_thread_work, stream_work,

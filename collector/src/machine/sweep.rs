@@ -133,9 +133,12 @@ pub(super) fn sweep(
         });
     }
     // Plateaus of the FP32 sweep become "ERT" ceilings, beside the dedicated kernels'.
-    let best = roofline_model::plateau::best_bandwidth_per_working_set(&m.sweep, Datapath::Fp32);
-    let plateaus = roofline_model::plateau::detect(&best);
-    for (level, p) in roofline_model::plateau::attribute(&plateaus, rig.session.l2_bytes() as f64) {
+    let best =
+        roofline_model::analysis::plateau::best_bandwidth_per_working_set(&m.sweep, Datapath::Fp32);
+    let plateaus = roofline_model::analysis::plateau::detect(&best);
+    for (level, p) in
+        roofline_model::analysis::plateau::attribute(&plateaus, rig.session.l2_bytes() as f64)
+    {
         let mut c = BandwidthCeiling::new(level, p.bandwidth, Method::Empirical);
         c.implementation = Some(format!(
             "ERT-style sweep plateau, {} to {} working set ({} points; burst figures)",

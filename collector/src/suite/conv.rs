@@ -8,8 +8,8 @@
 //! (`cudnnFindConvolution*Algorithm`) runs on buffers it allocates itself.
 #![forbid(unsafe_code)]
 
+use roofline_model::analysis::dl::{self, Conv2d, Direction, Precision};
 use roofline_model::bundle::{Datapath, Skipped};
-use roofline_model::dl::{self, Conv2d, Direction, Precision};
 
 use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,

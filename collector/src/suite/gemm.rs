@@ -2,8 +2,8 @@
 //! filled with bounded random data of the precision first ([`super::operand_fill`]).
 #![forbid(unsafe_code)]
 
+use roofline_model::analysis::dl;
 use roofline_model::bundle::Skipped;
-use roofline_model::dl;
 
 use super::{Failure, Measured, Plan, Rig, SuiteError, datapath, on_off, record, tags};
 use crate::gpu::blaslt::{BlasLtError, Gemm, Spec};

@@ -8,8 +8,8 @@
 //! sequence lengths are left as allocated.
 #![forbid(unsafe_code)]
 
+use roofline_model::analysis::dl::{self, Lstm, Precision};
 use roofline_model::bundle::Skipped;
-use roofline_model::dl::{self, Lstm, Precision};
 
 use super::{
     Failure, Measured, Plan, Rig, SuiteError, datapath, mark_fastest, on_off, record, tags,

@@ -4,7 +4,7 @@
 //! implementation: a cuBLASLt GEMM and a fused cell kernel per time step; [`lstm`]) and GEMM
 //! (cuBLASLt; [`gemm`]), in FP32, FP16 and BF16, Tensor Cores on and off.
 //!
-//! Every entry carries the analytical complexity of [`roofline_model::dl`] (F and the minimum B),
+//! Every entry carries the analytical complexity of [`roofline_model::analysis::dl`] (F and the minimum B),
 //! its launch count n, the median time of repeats after warm-up (CUDA events,
 //! [`crate::gpu::Session::time_adaptive`]) with the spread in its tags, and its FLOPs on the
 //! datapath the configuration asks for (so the time-based bound uses that datapath's peak). A
@@ -42,11 +42,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::cudnn::Cudnn;
+use roofline_model::analysis::dl::{self, Precision};
+use roofline_model::analysis::stats::median_or_nan;
 use roofline_model::bundle::{
     Bundle, Complexity, DataSource, Datapath, Device, Kernel, Provenance, Skipped,
 };
-use roofline_model::dl::{self, Precision};
-use roofline_model::stats::median_or_nan;
 
 use crate::gpu::blaslt::{BlasLtError, Gemm};
 use crate::gpu::dnn::{DnnError, DnnHandle};
@@ -626,7 +626,10 @@ mod tests {
         let bound = a[0].time_bound.unwrap();
         // F / P = 2^31 / 5e14 = 4.3 µs; B / BW = 6 MiB / 3e12 = 2.1 µs; n·t_launch = 4 µs.
         assert!((bound.bound_s - 2.0 * 1024f64.powi(3) / 500e12).abs() < 1e-12);
-        assert_eq!(bound.region, roofline_model::time_based::Region::Compute);
+        assert_eq!(
+            bound.region,
+            roofline_model::analysis::time_based::Region::Compute
+        );
     }
 
     /// Each precision's operands get bounded normal values of its own element type.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::ncu::capture::Launch;
 use crate::ncu::error::NcuError;
 use crate::ncu::metrics::{self, Alternatives, Arch, Convention, time};
-use roofline_model::aggregate::aggregate_by_name;
+use roofline_model::analysis::aggregate::aggregate_by_name;
 use roofline_model::bundle::{
     Bytes, DataSource, Datapath, Device, Flops, Kernel, KernelTime, MemoryLevel,
 };

@@ -3,7 +3,7 @@
 //! the backends' own (`cudnn_*`, `mkldnn_*`, `miopen_*`, `thnn_*`, `_slow_conv2d_*`,
 //! `slow_conv_*`, depthwise) and the backward ops (`convolution_backward` from 1.11, the
 //! per-backend backward ops and their `_input`/`_weight` halves before it), counted as
-//! [`roofline_model::dl::Conv2d`] counts each direction.
+//! [`roofline_model::analysis::dl::Conv2d`] counts each direction.
 //!
 //! A convolution's F needs the output's spatial size. PyTorch records the strides, paddings and
 //! dilations that give it only from 2.1 (`Concrete Inputs`); before, the output's shape comes
@@ -527,12 +527,12 @@ const NO_OUTPUT: &str = "stride, padding and dilation not recorded (PyTorch reco
 
 /// Convolutions of any dimension: input `[N, C, spatial…]`, weight `[K, C/groups, kernel…]`,
 /// output `[N, K, out…]`. F = 2·N·K·∏out·(C/groups)·∏kernel (for 2D this is
-/// [`roofline_model::dl::Conv2d::flops`]); B = input, weight, bias and output, each once. A
+/// [`roofline_model::analysis::dl::Conv2d::flops`]); B = input, weight, bias and output, each once. A
 /// transposed convolution (weight `[C, K/groups, kernel…]`) does the same products with input
 /// and output swapped: F = 2·N·C·∏in·(K/groups)·∏kernel.
 ///
 /// The backward pass costs F once per gradient it computes (input, weight), as
-/// [`roofline_model::dl::Conv2d`] counts each direction: it reads the output's gradient, the
+/// [`roofline_model::analysis::dl::Conv2d`] counts each direction: it reads the output's gradient, the
 /// weight when the input's gradient is computed and the input when the weight's is, and writes
 /// the gradients it computes. The bias gradient (a sum) is not counted, as elsewhere.
 pub(super) fn conv(x: &OpInputs, p: ConvArgs, name: &str) -> Result<OpCost, NoCost> {
@@ -680,7 +680,7 @@ mod tests {
     use crate::operators::testing::{F, H, inputs, t};
     use crate::operators::{Arg, Derived, NoCost, OpInputs, op_cost};
     use roofline_model::bundle::Datapath;
-    use roofline_model::dl::{Conv2d, Gemm};
+    use roofline_model::analysis::dl::{Conv2d, Gemm};
 
     /// The general convolution agrees with `dl::Conv2d` where both apply.
     #[test]

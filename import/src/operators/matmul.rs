@@ -1,8 +1,8 @@
 //! The matrix products: `mm`, `addmm`, `bmm`, `baddbmm`, `matmul` and `linear`, each a GEMM of
-//! [`roofline_model::dl::Gemm`] (F = 2·M·N·K per product, B = both operands and the result, and a
+//! [`roofline_model::analysis::dl::Gemm`] (F = 2·M·N·K per product, B = both operands and the result, and a
 //! bias read once when there is one).
 
-use roofline_model::dl::Gemm;
+use roofline_model::analysis::dl::Gemm;
 
 use super::{Complexity, Dtype, Family, NoCost, OpCost, OpInputs, numel, shapes_err};
 

@@ -1,9 +1,9 @@
 //! Analytical complexity of PyTorch operators from the shapes and types torch.profiler records
-//! (`record_shapes=True`): one rule per operator family, beside [`roofline_model::dl`], whose GEMM, conv2d
+//! (`record_shapes=True`): one rule per operator family, beside [`roofline_model::analysis::dl`], whose GEMM, conv2d
 //! and LSTM counts they reuse.
 //!
 //! The conventions are those of Wang et al., "Time-Based Roofline for Deep Learning Performance
-//! Analysis" (DLS workshop at SC 2020), as in [`roofline_model::dl`]: F counts the operator's multiply-adds
+//! Analysis" (DLS workshop at SC 2020), as in [`roofline_model::analysis::dl`]: F counts the operator's multiply-adds
 //! as 2 FLOPs each (bias additions are not counted, the bias is read in B); B is the minimum
 //! traffic, every input tensor read once and every output written once in its element size.
 //! Special functions (exp, tanh, sigmoid, the maximum of a softmax) are not counted, as FLOP

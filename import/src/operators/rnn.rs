@@ -1,7 +1,7 @@
 //! Recurrent layers: `lstm`, `gru` and cuDNN's `_cudnn_rnn` with its backward, every layer and
-//! direction as an LSTM layer of [`roofline_model::dl::Lstm`].
+//! direction as an LSTM layer of [`roofline_model::analysis::dl::Lstm`].
 
-use roofline_model::dl::Lstm;
+use roofline_model::analysis::dl::Lstm;
 
 use super::{Arg, Complexity, Dtype, Family, NoCost, OpCost, OpInputs, numel, shapes_err};
 
@@ -56,7 +56,7 @@ impl RnnArgs {
 
 /// FLOPs of the GRU cell per (batch, hidden) element: 6 bias additions, 2 additions of the input
 /// and hidden parts of r and z, `r·(W_hn h)` and its addition (2), `(1 − z)·n + z·h` (4). The
-/// sigmoids and tanh are special functions, not counted (as [`roofline_model::dl::LSTM_CELL_FLOPS`]).
+/// sigmoids and tanh are special functions, not counted (as [`roofline_model::analysis::dl::LSTM_CELL_FLOPS`]).
 pub const GRU_CELL_FLOPS: f64 = 14.0;
 
 /// A recurrent call's dimensions, read from its input and hidden state and its recorded
@@ -141,7 +141,7 @@ impl RnnShape {
         })
     }
 
-    /// Every layer and direction as an LSTM layer of [`roofline_model::dl::Lstm`] (a layer above the
+    /// Every layer and direction as an LSTM layer of [`roofline_model::analysis::dl::Lstm`] (a layer above the
     /// first reads the `dirs·H` outputs of the one below).
     fn lstm_layers(&self) -> impl Iterator<Item = Lstm> + '_ {
         (0..self.layers).flat_map(move |layer| {
@@ -160,7 +160,7 @@ impl RnnShape {
     }
 }
 
-/// LSTM and GRU, every layer and direction: an LSTM layer is [`roofline_model::dl::Lstm`]; a GRU layer
+/// LSTM and GRU, every layer and direction: an LSTM layer is [`roofline_model::analysis::dl::Lstm`]; a GRU layer
 /// has 3 gates (`2·B·(I+H)·3H` per step plus [`GRU_CELL_FLOPS`]).
 pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoCost> {
     let r = RnnShape::read(x, kind, p)?;
@@ -192,7 +192,7 @@ pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoC
 }
 
 /// FLOPs of the LSTM cell's backward per (batch, hidden) element and step, counted as
-/// [`roofline_model::dl::LSTM_CELL_FLOPS`] is (special functions not counted): the output's and the
+/// [`roofline_model::analysis::dl::LSTM_CELL_FLOPS`] is (special functions not counted): the output's and the
 /// recurrent gradient of h added (1); `do = dh·tanh(c)` (1); `dc += dh·o·(1 − tanh²(c))` (5);
 /// `df = dc·c₋₁`, `di = dc·g`, `dg = dc·i` and `dc₋₁ = dc·f` (4); the gates' pre-activation
 /// gradients, `s·(1 − s)` times the gradient for the three sigmoids and `(1 − g²)` times it for
@@ -203,7 +203,7 @@ pub const LSTM_CELL_BACKWARD_FLOPS: f64 = 27.0;
 /// grad_hy, grad_cy, mode, hidden_size, proj_size, num_layers, batch_first, dropout, train,
 /// bidirectional, batch_sizes, dropout_state, reserve, output_mask)`, LSTM only. F per layer,
 /// direction and step: the gates' gradient times the weights, for the gradients of x and h (one
-/// [`roofline_model::dl::Lstm::step_gemm`]), the weights' gradient (another, when `output_mask` asks for
+/// [`roofline_model::analysis::dl::Lstm::step_gemm`]), the weights' gradient (another, when `output_mask` asks for
 /// it) and [`LSTM_CELL_BACKWARD_FLOPS`]. B: the input, weights, initial states, output, the
 /// output's and final states' gradients and cuDNN's `reserve` (the saved activations) read; the
 /// gradients `output_mask` asks for written, each the size of what it is the gradient of. The
@@ -265,7 +265,7 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
 /// batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional, batch_first, train)`.
 /// The input is time-major whatever `batch_first` says (`aten::lstm` transposes it first), so
 /// the batch comes from `hx_` `[B, H]` and the steps from the input's size. F and B of one
-/// [`roofline_model::dl::Lstm`] layer.
+/// [`roofline_model::analysis::dl::Lstm`] layer.
 pub(super) fn mkldnn_layer(x: &OpInputs) -> Result<OpCost, NoCost> {
     let l = mkldnn_shape(x)?;
     Ok(OpCost {

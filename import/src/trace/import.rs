@@ -15,7 +15,7 @@
 //! when no counter says otherwise, its FLOPs on the datapath of its input type (as `roofline
 //! suite` records its kernels). An operator that launched several kernels cannot split its F
 //! among them honestly: each of its kernels carries the operator call with the call's figures
-//! ([`Kernel::operator`]), and [`roofline_model::group`] counts them once per operator call.
+//! ([`Kernel::operator`]), and [`roofline_model::analysis::group`] counts them once per operator call.
 //!
 //! Counters: Kineto's range profiler (`cuda_profiler_range` events, one per kernel with
 //! `profiler_measure_per_kernel=True`) records no kernel events and no kernel times; the ranges'

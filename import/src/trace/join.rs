@@ -111,7 +111,7 @@ pub fn align(ranges: &[&str], launches: &[&str]) -> Result<Alignment, Mismatch> 
 const NAME_CHARS: usize = 100;
 
 fn shorten(s: &str) -> String {
-    roofline_model::names::truncate(s, NAME_CHARS)
+    roofline_model::analysis::names::truncate(s, NAME_CHARS)
 }
 
 /// The timing trace's kernel events of one device in launch order: by the time of the runtime

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::ops::{Deref, DerefMut};
 
-use roofline_model::window::{JsonWindow, WindowError};
+use roofline_model::bundle::window::{JsonWindow, WindowError};
 
 use super::error::TraceError;
 

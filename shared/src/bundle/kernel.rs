@@ -139,7 +139,7 @@ const LEGACY_OPERATOR_TAGS: [&str; 7] = [
 /// innermost `cpu_op` around the kernel's launch call.
 ///
 /// One call may launch several kernels; its complexity belongs to the call, so readers count it
-/// once per `(rank, call)` (as [`crate::group::group`] does), never once per kernel. A kernel
+/// once per `(rank, call)` (as [`crate::analysis::group::group`] does), never once per kernel. A kernel
 /// launched by a one-kernel call also carries the call's complexity as its own
 /// [`Kernel::complexity`].
 ///

@@ -36,7 +36,7 @@ pub struct Machine {
     /// burst `value` and a `sustained` one. Absent means `sustained` (the default): the rate the
     /// GPU holds after its clock settled, which is what a kernel running for more than a moment
     /// meets. Ceilings without a sustained figure are read at their `value` either way; see
-    /// `roofline_model::ceilings` for the whole rule.
+    /// `roofline_model::analysis::ceilings` for the whole rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_figure: Option<ChartFigure>,
 }

@@ -3,17 +3,28 @@
 //! Units are SI base units throughout: FLOP (or integer operation for the int8 datapath), byte,
 //! second, hertz; every rate is per second (FLOP/s, byte/s). No field is scaled by 2^30 or 10^9.
 //! A bundle may hold a machine characterization only, kernels only, or both, for one or more
-//! devices. `schema/bundle-v1.schema.json` is generated from these types (see [`crate::schema`]).
+//! devices. `schema/bundle-v1.schema.json` is generated from these types (see [`crate::bundle::schema`]).
 //!
 //! This file holds the document itself (its provenance, devices and skipped measurements);
 //! `hardware.rs` the memory levels and datapaths everything is keyed by, `machine.rs` the
 //! measured ceilings, `measurement.rs` how a ceiling was measured, and `kernel.rs` the profiled
 //! kernels. Every type is re-exported here: `roofline_model::bundle::Kernel` is the one path.
+//!
+//! The floor's other modules: [`read`] (parsing and validation), [`stream`] and [`window`]
+//! (kernel by kernel), [`schema`] and [`merge`].
+//!
+//! Architecture invariant: this floor uses nothing of the crate's analysis or chart floors.
 
 mod hardware;
 mod kernel;
 mod machine;
 mod measurement;
+
+pub mod merge;
+pub mod read;
+pub mod schema;
+pub mod stream;
+pub mod window;
 
 pub use hardware::{Datapath, MemoryLevel};
 pub use kernel::{

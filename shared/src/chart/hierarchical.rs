@@ -1,16 +1,16 @@
 //! The hierarchical roofline chart.
 
-use super::analysed::{analysed, scene_kernels};
 use super::label::{along, fractions};
+use super::scene_kernels::{analysed, scene_kernels};
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, LabelCandidates, LegendEntry, LegendRole, Line,
     LineRole, Marker, MarkerKind, Scene, SceneKernel, ceiling_label, common_notes, device_suffix,
     intensity_axis, marker_radius, performance_axis, plot_area, push_clipped, side_panel, subtitle,
 };
+use crate::analysis::hierarchical::Bound;
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
-use crate::geometry::roofline as shapes;
-use crate::geometry::scale::{Viewport, fit_log_domain};
-use crate::hierarchical::Bound;
+use crate::chart::geometry::roofline as shapes;
+use crate::chart::geometry::scale::{Viewport, fit_log_domain};
 
 /// The hierarchical roofline (Yang et al. 2020): performance (FLOP/s) against arithmetic
 /// intensity (FLOP/byte), log-log; a bandwidth ceiling per memory level up to the top compute
@@ -22,12 +22,17 @@ pub fn hierarchical(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartErr
     hierarchical_of(&analysed(bundle, o), o)
 }
 
-/// The note of a chart whose ceilings include sustained figures ([`crate::ceilings`]' rule).
+/// The note of a chart whose ceilings include sustained figures ([`crate::analysis::ceilings`]' rule).
 pub const SUSTAINED_NOTE: &str = "ceilings: the sustained figure (held after the clock settled) where one was measured, else the burst one";
 
 /// A compute roof's label: [`ceiling_label`]'s text, marked "best reach" when the figure is the
 /// best the toolkit reached rather than the hardware's (a [`crate::bundle::Limit`]).
-fn roof_label(c: &crate::ceilings::Ceilings, d: Datapath, peak: f64, theo: bool) -> String {
+fn roof_label(
+    c: &crate::analysis::ceilings::Ceilings,
+    d: Datapath,
+    peak: f64,
+    theo: bool,
+) -> String {
     let reach = c.peak_pick(d).is_some_and(|p| p.best_reach());
     format!(
         "{}{}",
@@ -276,7 +281,7 @@ fn bound_path(
     let mut text = format!(
         "bound by {}: {} attainable",
         h.ceiling_label(),
-        crate::geometry::si::format_si(h.attainable, "FLOP/s")
+        crate::analysis::si::format_si(h.attainable, "FLOP/s")
     );
     if let Some(x) = a.headroom {
         text.push_str(&format!(", {x:.2}× headroom"));

@@ -11,7 +11,7 @@
 //!   largest marker first, then the same a little farther out; the first free one wins.
 
 use super::{LineRole, Marker, Scene};
-use crate::geometry::scale::Rect;
+use crate::chart::geometry::scale::Rect;
 
 /// How text is anchored at its position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub struct Label {
     pub role: LineRole,
 }
 
-/// Font size of chart labels, pixels (`crate::svg` draws them at this size).
+/// Font size of chart labels, pixels (`crate::chart::svg` draws them at this size).
 pub const LABEL_FONT_PX: f64 = 11.0;
 /// Height of a label's text above its baseline, em: the font's ascent (DejaVu Sans: 0.93 em;
 /// browsers' text boxes span the font's ascent and descent, whatever the glyphs).
@@ -404,7 +404,7 @@ pub const MAX_CHARS: usize = 32;
 fn unique_names(scene: &Scene, kernels: &[usize]) -> Vec<String> {
     let cuts: Vec<String> = kernels
         .iter()
-        .map(|&k| crate::names::truncate(&scene.kernels[k].name, MAX_CHARS))
+        .map(|&k| crate::analysis::names::truncate(&scene.kernels[k].name, MAX_CHARS))
         .collect();
     kernels
         .iter()

@@ -2,24 +2,34 @@
 //!
 //! [`hierarchical`] and [`time_based`] turn a bundle into a [`Scene`]: axes with ticks, ceiling
 //! lines with their labels, kernel markers and the links between them, and a legend. One
-//! renderer, [`crate::svg`], turns a scene into SVG markup for the CLI's export and the viewer
+//! renderer, [`crate::chart::svg`], turns a scene into SVG markup for the CLI's export and the viewer
 //! alike; neither computes a figure. The
 //! scene keeps its [`Viewport`] so that a pointer position can be turned back into data (hover).
 //!
 //! This module holds the scene types, the palette ([`style`]) and what the charts share (plot
-//! area, axes, notes); `analysed.rs` the analysis the charts draw ([`Analysed`]); `label.rs` the
+//! area, axes, notes); `scene_kernels.rs` each drawn kernel's lines of figures; `label.rs` the
 //! text labels' geometry and every label's placement (ceilings along their lines, then kernel
 //! names or ranks beside their markers: [`kernel_labels`], [`rank_labels`]); `hierarchical.rs`,
-//! `time.rs` and `sweep.rs` one chart each. [`crate::svg`] draws a scene, for the CLI and the
-//! viewer alike.
+//! `time.rs` and `sweep.rs` one chart each; [`overlay`] a comparison's baseline points and
+//! arrows. [`svg`] draws a scene, for the CLI and the viewer alike; [`standalone`] is the one
+//! standalone page; [`view`] the viewer's view state and URL query; [`geometry`] the scales,
+//! ticks and shapes in data space.
+//!
+//! Architecture invariant: this floor draws what the analysis floor computes and computes no
+//! figure of its own beyond placing it.
 
-mod analysed;
+pub mod geometry;
 mod hierarchical;
 mod label;
+pub mod overlay;
+mod scene_kernels;
+pub mod standalone;
+pub mod svg;
 mod sweep;
 mod time;
+pub mod view;
 
-pub use analysed::Analysed;
+use crate::analysis::Analysed;
 pub use hierarchical::{hierarchical, hierarchical_of};
 pub use label::{
     Anchor, Box2, LABEL_FONT_PX, Label, LabelCandidates, MAX_CHARS, Obstacles, Segment,
@@ -42,11 +52,11 @@ pub fn prefers_time_based(p: &Analysed, levels: &[MemoryLevel]) -> bool {
 }
 
 use crate::analysis::KernelAnalysis;
+use crate::analysis::ceilings::Ceilings;
+use crate::analysis::si::{format_plain, format_si};
 use crate::bundle::{Datapath, Kernel, MemoryLevel};
-use crate::ceilings::Ceilings;
-use crate::geometry::scale::{Rect, Viewport};
-use crate::geometry::si::{format_plain, format_si};
-use crate::geometry::ticks::log_ticks;
+use crate::chart::geometry::scale::{Rect, Viewport};
+use crate::chart::geometry::ticks::log_ticks;
 
 /// Data ranges of a chart: `((x_min, x_max), (y_min, y_max))`.
 pub type Domain = ((f64, f64), (f64, f64));
@@ -311,7 +321,7 @@ pub struct Scene {
     /// Each ceiling label's candidate places, in the order they are placed.
     pub label_candidates: Vec<LabelCandidates>,
     /// What labels keep clear of besides the scene's own markers, lines and labels: a
-    /// comparison's arrows and rings ([`crate::compare::compare_scene`] sets them).
+    /// comparison's arrows and rings ([`crate::chart::overlay::compare_scene`] sets them).
     pub avoid: Obstacles,
     /// Kernel markers, drawn above lines (largest first, so small ones stay visible).
     pub markers: Vec<Marker>,
@@ -326,7 +336,7 @@ pub struct Scene {
 }
 
 /// The chart's colours (hues of the Okabe–Ito palette, readable by colour-blind readers), which
-/// [`crate::svg`] writes as presentation attributes, so that a page's CSS can override them: the
+/// [`crate::chart::svg`] writes as presentation attributes, so that a page's CSS can override them: the
 /// viewer's dark theme maps each colour to its counterpart in [`style::DARK`] ([`style::dark_css`]).
 ///
 /// Every colour a line or a label is drawn in has a contrast ratio of at least 4.5:1 against the

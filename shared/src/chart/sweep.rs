@@ -5,10 +5,10 @@ use super::{
     ceiling_label, device_suffix, intensity_axis, performance_axis, plot_area, push_clipped,
     side_panel, subtitle,
 };
+use crate::analysis::si::format_si;
 use crate::bundle::{Bundle, Datapath};
-use crate::geometry::roofline as shapes;
-use crate::geometry::scale::{Viewport, fit_log_domain};
-use crate::geometry::si::format_si;
+use crate::chart::geometry::roofline as shapes;
+use crate::chart::geometry::scale::{Viewport, fit_log_domain};
 
 /// One line of the sweep chart: its (datapath, working set) key and its (intensity, FLOP/s) points.
 type SweepSeries = ((Datapath, f64), Vec<(f64, f64)>);

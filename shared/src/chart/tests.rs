@@ -48,7 +48,7 @@ fn one_analysis_feeds_both_charts_and_the_table() {
     assert_eq!(time_based_of(&a, &o), time_based(&b, &o));
     assert_eq!(
         a.report(),
-        crate::report::Report::with_ceilings(&b, Some(&a.ceilings))
+        crate::analysis::report::Report::with_ceilings(&b, Some(&a.ceilings))
     );
     // A filter keeps the kernel's figures, its share of the whole included.
     let only = a.retain(|k| k.name.contains("gemm"));

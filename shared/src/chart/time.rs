@@ -1,17 +1,17 @@
 //! The time-based roofline chart.
 
-use super::analysed::{analysed, scene_kernels};
 use super::label::{along, fractions};
+use super::scene_kernels::{analysed, scene_kernels};
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, Domain, Label, LabelCandidates, LegendEntry,
     LegendRole, Line, LineRole, MARKER_MIN, Marker, MarkerKind, Scene, SceneKernel, axis,
     common_notes, device_suffix, marker_radius, plot_area, push_clipped, side_panel, subtitle,
 };
+use crate::analysis::si::{format_plain, format_si};
+use crate::analysis::time_based::Region;
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
-use crate::geometry::roofline as shapes;
-use crate::geometry::scale::{Viewport, fit_log_domain};
-use crate::geometry::si::{format_plain, format_si};
-use crate::time_based::Region;
+use crate::chart::geometry::roofline as shapes;
+use crate::chart::geometry::scale::{Viewport, fit_log_domain};
 
 /// The time-based roofline (Wang et al. 2020): compute complexity F (FLOPs) against bandwidth
 /// complexity B (bytes), log-log. The machine-balance line `F = (P / BW) × B` per datapath in
@@ -136,7 +136,9 @@ fn points(kernels: &[SceneKernel], bw: Option<f64>) -> Vec<Pt> {
             let b = a.complexity_bytes?;
             let f = a.complexity_flops?;
             let vertex = match (a.peak, bw) {
-                (Some(pk), Some(bw)) => crate::time_based::time_vertex(a.time_s, f, b, pk, bw),
+                (Some(pk), Some(bw)) => {
+                    crate::analysis::time_based::time_vertex(a.time_s, f, b, pk, bw)
+                }
                 _ => None,
             };
             Some(Pt { si, b, f, vertex })
@@ -296,7 +298,7 @@ fn balance_lines(
         // Then farther along the line, else below it, clear of markers and labels.
         let first = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 6.0);
         // Where the whole text finds no place, a shorter one ("FP32 18.3 FLOP/B").
-        let balance = format_plain(crate::time_based::machine_balance(pk, bw));
+        let balance = format_plain(crate::analysis::time_based::machine_balance(pk, bw));
         let mut candidates = along(
             &format!("{} balance {balance} FLOP/B", d.label()),
             role,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaSlice, CudaStream};
-use roofline_model::dl::{Conv2d, Direction, Precision};
+use roofline_model::analysis::dl::{Conv2d, Direction, Precision};
 
 use super::{
     ConvDesc, DnnError, DnnHandle, FilterDesc, TensorDesc, check, data_type, int, math_type,

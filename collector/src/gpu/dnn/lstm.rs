@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use roofline_model::dl::{Lstm, Precision};
+use roofline_model::analysis::dl::{Lstm, Precision};
 
 use super::{
     DataDesc, DnnError, DnnHandle, DropoutDesc, RnnDesc, TensorDesc, check, data_type, int,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaStream, DriverError};
-use roofline_model::dl::Precision;
+use roofline_model::analysis::dl::Precision;
 
 pub mod conv;
 pub mod lstm;

@@ -2,10 +2,10 @@
 //! cuDNN and cuBLASLt: the direct and implicit-GEMM convolutions ([`OwnConv`], with the split-K
 //! sum [`ConvSum`] when the reduction is split) and the fused LSTM cell of one step
 //! ([`LstmCell`], launched per step as an [`LstmStep`]). Their work is the operation's
-//! analytical complexity (`roofline_model::dl`), which the suite attaches: a launch reports none.
+//! analytical complexity (`roofline_model::analysis::dl`), which the suite attaches: a launch reports none.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
-use roofline_model::dl::{Conv2d, Direction, Precision};
+use roofline_model::analysis::dl::{Conv2d, Direction, Precision};
 
 use super::{Args, Launcher, check_len, launch_one, one_per_element};
 use crate::gpu::kernels::{Compiled, DlOp, IG_TILE, Kernel, LaunchWork};
@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn implicit_gemm_shapes_do_the_convolution_s_work() {
-        for case in roofline_model::dl::conv2d_study() {
+        for case in roofline_model::analysis::dl::conv2d_study() {
             let c = case.op;
             let f = |dir| {
                 let (m, n, k) = implicit_gemm_shape(&c, dir);
@@ -482,7 +482,7 @@ mod tests {
     /// implicit GEMM's (for the base case: 576 forward and backward-data, 50,176 backward-filter).
     #[test]
     fn each_direction_reads_two_tensors_and_writes_the_third() {
-        let base = roofline_model::dl::conv2d_study()[1].op;
+        let base = roofline_model::analysis::dl::conv2d_study()[1].op;
         assert_eq!((base.stride, base.n, base.r), (2, 16, 3));
         for dir in Direction::ALL {
             let read = conv_inputs(dir);
@@ -507,7 +507,7 @@ mod tests {
     fn implicit_gemm_splits_the_reduction_only_when_tiles_are_few() {
         assert_eq!(IG_TILE, 64, "the hand counts below assume 64 × 64 tiles");
         // Base case forward: 16·56·56 output pixels × 64 filters, 784 tiles, no split.
-        let base = roofline_model::dl::conv2d_study()
+        let base = roofline_model::analysis::dl::conv2d_study()
             .into_iter()
             .find(|c| c.parameter == "stride" && c.value == 2)
             .map(|c| c.op)

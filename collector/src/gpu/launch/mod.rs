@@ -266,7 +266,7 @@ fn check_len(kernel: Kernel, what: &str, have: usize, need: u64) -> Result<(), D
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roofline_model::dl::Precision;
+    use roofline_model::analysis::dl::Precision;
 
     fn grid(blocks: u32, threads: u32) -> LaunchConfig {
         LaunchConfig {

@@ -1,0 +1,496 @@
+//! The per-kernel report behind `roofline info --format csv|json` and the viewer's CSV export:
+//! launches aggregated by name, analysed against the device's ceilings, sorted by time.
+//!
+//! The CSV and JSON column names are a stable interface (users load them in pandas): add
+//! columns at the end, never rename.
+
+use serde::Serialize;
+
+use crate::analysis::aggregate::aggregate_by_name;
+use crate::analysis::ceilings::Ceilings;
+use crate::analysis::{self, ComplexitySource, KernelAnalysis};
+use crate::bundle::{Bundle, Kernel, Method};
+
+/// The stable CSV columns, in order; the first sixteen are the documented core set.
+pub const CSV_COLUMNS: [&str; 27] = [
+    "name",
+    "launches",
+    "time_s",
+    "flops",
+    "flops_tensor",
+    "bytes_l1",
+    "bytes_l2",
+    "bytes_hbm",
+    "ai_l1",
+    "ai_l2",
+    "ai_hbm",
+    "flop_per_s",
+    "bound",
+    "headroom",
+    "t_bound_s",
+    "region",
+    "display_name",
+    "device",
+    "share",
+    "attainable_flop_per_s",
+    "peak_flop_per_s",
+    "gap",
+    "complexity_flops",
+    "complexity_bytes",
+    "complexity_source",
+    "missing_peaks",
+    "binding_ceiling",
+];
+
+/// One kernel name's figures, as `info --format csv|json` writes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfoRow {
+    /// Full demangled name.
+    pub name: String,
+    /// Launches.
+    pub launches: u64,
+    /// Total time, seconds.
+    pub time_s: f64,
+    /// All FLOPs.
+    pub flops: Option<f64>,
+    /// Tensor Core FLOPs.
+    pub flops_tensor: Option<f64>,
+    /// Bytes at L1.
+    pub bytes_l1: Option<f64>,
+    /// Bytes at L2.
+    pub bytes_l2: Option<f64>,
+    /// Bytes at HBM.
+    pub bytes_hbm: Option<f64>,
+    /// FLOP/byte at L1.
+    pub ai_l1: Option<f64>,
+    /// FLOP/byte at L2.
+    pub ai_l2: Option<f64>,
+    /// FLOP/byte at HBM.
+    pub ai_hbm: Option<f64>,
+    /// Achieved FLOP/s.
+    pub flop_per_s: Option<f64>,
+    /// Binding ceiling of the hierarchical roofline: compute, l1, l2 or hbm.
+    pub bound: Option<&'static str>,
+    /// Attainable / achieved.
+    pub headroom: Option<f64>,
+    /// Time-based bound, seconds.
+    pub t_bound_s: Option<f64>,
+    /// Time-based region: compute, bandwidth or launch.
+    pub region: Option<&'static str>,
+    /// Short name.
+    pub display_name: String,
+    /// Device id.
+    pub device: Option<String>,
+    /// Share of the bundle's kernel time.
+    pub share: f64,
+    /// Hierarchical attainable FLOP/s.
+    pub attainable_flop_per_s: Option<f64>,
+    /// Effective peak of the precision mix.
+    pub peak_flop_per_s: Option<f64>,
+    /// `T / T_bound`.
+    pub gap: Option<f64>,
+    /// Time-based F; `None` when unknown.
+    pub complexity_flops: Option<f64>,
+    /// Time-based B.
+    pub complexity_bytes: Option<f64>,
+    /// `analytical`, `inductor` or `counters`: what gave F and B; `None` when nothing did.
+    pub complexity_source: Option<&'static str>,
+    /// Datapaths with FLOPs but no ceiling (no bound then), `;`-separated keys.
+    pub missing_peaks: String,
+    /// The binding ceiling by name: the memory level of a bandwidth-bound kernel (`hbm`, `l2`,
+    /// `l1`), the compute roof of a compute-bound one (`tensor_fp16`, `fp32`;
+    /// [`crate::analysis::hierarchical::HierarchicalBound::ceiling_key`]).
+    pub binding_ceiling: Option<&'static str>,
+}
+
+/// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Aggregated kernels.
+    pub kernels: Vec<Kernel>,
+    /// Their analyses, sorted by time, largest first (`index` points into `kernels`).
+    pub analyses: Vec<KernelAnalysis>,
+}
+
+impl Report {
+    /// Aggregates and analyses a bundle's kernels against its own machines.
+    pub fn new(bundle: &Bundle) -> Self {
+        Self::analysed(
+            aggregate_by_name(&bundle.kernels),
+            analysis::own_ceilings(bundle),
+        )
+    }
+
+    /// Aggregates and analyses a bundle's kernels against the given ceilings (a machine from
+    /// another bundle, or edited ones), or none.
+    pub fn with_ceilings(bundle: &Bundle, ceilings: Option<&Ceilings>) -> Self {
+        Self::analysed(aggregate_by_name(&bundle.kernels), |_| ceilings.cloned())
+    }
+
+    /// `kernels` analysed with `ceilings_for`, largest time first.
+    fn analysed(kernels: Vec<Kernel>, ceilings_for: impl Fn(&Kernel) -> Option<Ceilings>) -> Self {
+        let analyses = analysis::analyze_largest_first(&kernels, ceilings_for);
+        Report { kernels, analyses }
+    }
+
+    /// Display names of [`Report::kernels`] (by index), told apart where shortened names
+    /// collide ([`crate::analysis::names::disambiguate`]).
+    pub fn display_names(&self) -> Vec<String> {
+        analysis::names::display_names(&self.kernels)
+    }
+
+    /// The rows of the CSV and JSON outputs, in time order. Every figure is finite, or unknown
+    /// (`None`, or 0 for a sum), and never `-0.0`.
+    pub fn rows(&self, bundle: &Bundle) -> Vec<InfoRow> {
+        let names = self.display_names();
+        self.analyses
+            .iter()
+            .map(|a| {
+                let k = &self.kernels[a.index];
+                let row = InfoRow {
+                    name: k.name.clone(),
+                    launches: k.launches,
+                    time_s: a.time_s,
+                    flops: a.flops,
+                    flops_tensor: a.flops_tensor,
+                    bytes_l1: a.bytes[0],
+                    bytes_l2: a.bytes[1],
+                    bytes_hbm: a.bytes[2],
+                    ai_l1: a.ai[0],
+                    ai_l2: a.ai[1],
+                    ai_hbm: a.ai[2],
+                    flop_per_s: a.flop_per_s,
+                    bound: a.hierarchical.as_ref().map(|h| h.bound.key()),
+                    headroom: a.headroom,
+                    t_bound_s: a.time_bound.map(|t| t.bound_s),
+                    region: a.time_bound.map(|t| t.region.key()),
+                    display_name: names[a.index].clone(),
+                    device: bundle.device_of(k).map(str::to_string),
+                    share: a.share_of_time,
+                    attainable_flop_per_s: a.hierarchical.as_ref().map(|h| h.attainable),
+                    peak_flop_per_s: a.peak,
+                    gap: a.gap,
+                    complexity_flops: a.complexity_flops,
+                    complexity_bytes: a.complexity_bytes,
+                    complexity_source: a.complexity_source.map(ComplexitySource::key),
+                    missing_peaks: a
+                        .missing_peaks
+                        .iter()
+                        .map(|d| d.key())
+                        .collect::<Vec<_>>()
+                        .join(";"),
+                    binding_ceiling: a
+                        .hierarchical
+                        .as_ref()
+                        .map(analysis::hierarchical::HierarchicalBound::ceiling_key),
+                };
+                row.normalised()
+            })
+            .collect()
+    }
+}
+
+/// `-0.0` as `0.0`; a non-finite figure as `None` (it cannot be written as a number).
+fn clean(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite()).map(|v| v + 0.0)
+}
+
+/// `-0.0` as `0.0`, and a non-finite figure (which [`crate::analysis`] marks out of range) as 0.
+fn clean_sum(v: f64) -> f64 {
+    if v.is_finite() { v + 0.0 } else { 0.0 }
+}
+
+impl InfoRow {
+    /// The row with every figure finite and no negative zero.
+    fn normalised(mut self) -> Self {
+        for v in [
+            &mut self.bytes_l1,
+            &mut self.bytes_l2,
+            &mut self.bytes_hbm,
+            &mut self.ai_l1,
+            &mut self.ai_l2,
+            &mut self.ai_hbm,
+            &mut self.flop_per_s,
+            &mut self.headroom,
+            &mut self.t_bound_s,
+            &mut self.attainable_flop_per_s,
+            &mut self.peak_flop_per_s,
+            &mut self.gap,
+            &mut self.complexity_bytes,
+            &mut self.flops,
+            &mut self.flops_tensor,
+            &mut self.complexity_flops,
+        ] {
+            *v = clean(*v);
+        }
+        for v in [&mut self.time_s, &mut self.share] {
+            *v = clean_sum(*v);
+        }
+        self
+    }
+}
+
+/// A number as CSV and JSON carry it: the shortest text that reads back as the same f64;
+/// `-0.0` as `0.0`, and a non-finite value (never in a row, see [`InfoRow`]) as an empty cell.
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:?}", v + 0.0)
+    } else {
+        String::new()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// A text cell: RFC 4180 quoting (fields holding a comma, quote or line break are quoted,
+/// quotes doubled), and neutralised against spreadsheet formula injection: a cell that begins
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so that a spreadsheet
+/// shows it as text instead of evaluating it (OWASP's advice for CSV injection).
+fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// The CSV: a header of [`CSV_COLUMNS`], then one row per kernel name; unknown figures are empty.
+pub fn to_csv(bundle: &Bundle) -> String {
+    Report::new(bundle).to_csv(bundle)
+}
+
+impl Report {
+    /// The CSV of this report.
+    pub fn to_csv(&self, bundle: &Bundle) -> String {
+        let mut out = CSV_COLUMNS.join(",");
+        out.push('\n');
+        for r in self.rows(bundle) {
+            let cells = [
+                csv_field(&r.name),
+                r.launches.to_string(),
+                num(r.time_s),
+                opt(r.flops),
+                opt(r.flops_tensor),
+                opt(r.bytes_l1),
+                opt(r.bytes_l2),
+                opt(r.bytes_hbm),
+                opt(r.ai_l1),
+                opt(r.ai_l2),
+                opt(r.ai_hbm),
+                opt(r.flop_per_s),
+                r.bound.unwrap_or_default().to_string(),
+                opt(r.headroom),
+                opt(r.t_bound_s),
+                r.region.unwrap_or_default().to_string(),
+                csv_field(&r.display_name),
+                csv_field(r.device.as_deref().unwrap_or_default()),
+                num(r.share),
+                opt(r.attainable_flop_per_s),
+                opt(r.peak_flop_per_s),
+                opt(r.gap),
+                opt(r.complexity_flops),
+                opt(r.complexity_bytes),
+                r.complexity_source.unwrap_or_default().to_string(),
+                r.missing_peaks.clone(),
+                r.binding_ceiling.unwrap_or_default().to_string(),
+            ];
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[derive(Serialize)]
+struct JsonCeiling {
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    method: Method,
+}
+
+#[derive(Serialize)]
+struct JsonDevice<'a> {
+    id: &'a str,
+    name: &'a str,
+    compute_capability: Option<&'a str>,
+    ceilings: Vec<JsonCeiling>,
+    launch_overhead_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct JsonInfo<'a> {
+    schema_version: u32,
+    complete: bool,
+    description: Option<&'a str>,
+    devices: Vec<JsonDevice<'a>>,
+    kernels: Vec<InfoRow>,
+}
+
+fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
+    let bw = c.levels().map(|(l, c)| JsonCeiling {
+        name: l.key(),
+        value: c.value,
+        unit: "byte/s",
+        method: c.method,
+    });
+    let cp = c.datapaths().map(|(d, c)| JsonCeiling {
+        name: d.key(),
+        value: c.value,
+        unit: "FLOP/s",
+        method: c.method,
+    });
+    bw.chain(cp).collect()
+}
+
+/// The JSON: devices with the ceilings used for bounds, and the same rows as the CSV.
+pub fn to_json(bundle: &Bundle) -> String {
+    let devices = bundle
+        .devices
+        .iter()
+        .map(|d| {
+            let c = Ceilings::of_device(bundle, Some(&d.id));
+            JsonDevice {
+                id: &d.id,
+                name: &d.name,
+                compute_capability: d.compute_capability.as_deref(),
+                ceilings: c.as_ref().map(ceiling_list).unwrap_or_default(),
+                launch_overhead_s: c.and_then(|c| c.launch_overhead_s),
+            }
+        })
+        .collect();
+    let info = JsonInfo {
+        schema_version: bundle.schema_version,
+        complete: bundle.complete,
+        description: bundle.description.as_deref(),
+        devices,
+        kernels: Report::new(bundle).rows(bundle),
+    };
+    let mut s = serde_json::to_string_pretty(&info).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{DataSource, Provenance};
+
+    fn bundle(kernels: Vec<Kernel>) -> Bundle {
+        let mut b = Bundle::new(Provenance::default());
+        b.kernels = kernels;
+        b
+    }
+
+    #[test]
+    fn no_negative_zero_in_any_output() {
+        // A kernel without Tensor Core FLOPs: the empty sum of its tensor datapaths.
+        let mut k = Kernel::new("k", 1e-3, DataSource::Suite);
+        k.flops.fp32 = Some(1e9);
+        let b = bundle(vec![k]);
+        let csv = to_csv(&b);
+        assert!(!csv.contains("-0.0"), "{csv}");
+        assert!(
+            csv.lines().nth(1).unwrap().contains(",1000000000.0,0.0,"),
+            "{csv}"
+        );
+        let json = to_json(&b);
+        assert!(!json.contains("-0.0"), "{json}");
+        assert_eq!(num(-0.0), "0.0");
+    }
+
+    #[test]
+    fn csv_text_cells_are_neutralised_against_formulas() {
+        for (name, cell) in [
+            ("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""),
+            ("+1", "'+1"),
+            ("-1", "'-1"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "\"'\rx\""),
+            ("void k<1, 2>()", "\"void k<1, 2>()\""),
+            ("plain", "plain"),
+        ] {
+            assert_eq!(csv_field(name), cell, "{name:?}");
+        }
+        let b = bundle(vec![Kernel::new("=1+1", 1e-3, DataSource::Suite)]);
+        let row = to_csv(&b).lines().nth(1).unwrap().to_string();
+        assert!(row.starts_with("'=1+1,"), "{row}");
+    }
+
+    #[test]
+    fn figures_beyond_a_double_are_empty_cells() {
+        let mut k = Kernel::new("k", 1e-300, DataSource::Suite);
+        k.flops.fp32 = Some(1e308);
+        k.bytes.hbm = Some(1.0);
+        let csv = to_csv(&bundle(vec![k]));
+        assert!(!csv.contains("inf") && !csv.contains("NaN"), "{csv}");
+    }
+
+    /// The binding ceiling, by name, is the last column (appended: the columns before it are a
+    /// stable interface) and a JSON field.
+    #[test]
+    fn the_binding_ceiling_is_a_column_appended_after_the_stable_ones() {
+        use crate::bundle::MemoryLevel;
+        use crate::bundle::{BandwidthCeiling, ComputeCeiling, Datapath, Device, Machine, Method};
+        let mut k = Kernel::new("k", 1e-3, DataSource::Suite);
+        k.device = Some("0".into());
+        k.flops.fp32 = Some(1e9);
+        k.bytes.hbm = Some(1e9);
+        let mut b = bundle(vec![k]);
+        b.devices.push(Device::new("0", "GPU"));
+        b.machines.push(Machine {
+            device: "0".into(),
+            bandwidth: vec![BandwidthCeiling::new(
+                MemoryLevel::Hbm,
+                1e12,
+                Method::Empirical,
+            )],
+            compute: vec![ComputeCeiling::new(Datapath::Fp32, 1e13, Method::Empirical)],
+            ..Machine::default()
+        });
+        assert_eq!(CSV_COLUMNS.last(), Some(&"binding_ceiling"));
+        assert_eq!(CSV_COLUMNS[..16].last(), Some(&"region"));
+        let csv = to_csv(&b);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",missing_peaks,binding_ceiling")
+        );
+        // AI 1 against a ridge of 10: bound by HBM.
+        assert!(csv.lines().nth(1).unwrap().ends_with(",hbm"), "{csv}");
+        assert!(to_json(&b).contains(r#""binding_ceiling": "hbm""#));
+        // A compute-bound kernel names its roof.
+        b.kernels[0].bytes.hbm = Some(1e6);
+        assert!(to_csv(&b).lines().nth(1).unwrap().ends_with(",fp32"));
+    }
+
+    #[test]
+    fn display_names_do_not_collide() {
+        let a =
+            "void at::native::vectorized_elementwise_kernel<4, at::native::mul_kernel_cuda>(int)";
+        let b =
+            "void at::native::vectorized_elementwise_kernel<4, at::native::add_kernel_cuda>(int)";
+        let bn = bundle(vec![
+            Kernel::new(a, 2e-3, DataSource::Suite),
+            Kernel::new(b, 1e-3, DataSource::Suite),
+        ]);
+        let r = Report::new(&bn);
+        let names: Vec<String> = r.rows(&bn).into_iter().map(|r| r.display_name).collect();
+        assert_eq!(
+            names,
+            [
+                "vectorized_elementwise_kernel [mul_kernel_cuda]",
+                "vectorized_elementwise_kernel [add_kernel_cuda]"
+            ]
+        );
+    }
+}
