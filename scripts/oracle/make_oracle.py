@@ -31,13 +31,17 @@ Models (random weights, built from their architecture; nothing is downloaded):
   resnet50, mobilenet_v3_large, vit_b_16, lraspp_mobilenet_v3_large (torchvision, 1x3x224x224),
   gpt2 (GPT2LMHeadModel, GPT-2 small config, 2x64 tokens), bert (BertForMaskedLM, bert-base
   config, 2x64 tokens), lstm_lm (Embedding 10000x650 + 2-layer LSTM 650 + Linear 650->10000,
-  2x64 tokens, batch_first).
+  2x64 tokens, batch_first); lstm_proj (nn.LSTM 256 -> 512, proj_size 128, 2 layers,
+  batch_first, input 4x32x256 that requires grad); transformer_enc (nn.TransformerEncoder of 6
+  nn.TransformerEncoderLayer(512, 8 heads, 2048, batch_first), 2x64x512, the inference fast path:
+  eval, no_grad, fp32, forward only).
 Passes: fwd (model.eval(), torch.no_grad()) and fwdbwd (model.train(), forward + loss +
 backward; cross-entropy loss computed in this script). Precisions: fp32, bf16
 (torch.autocast("cpu", dtype=torch.bfloat16) around forward and loss; backward outside it).
 torch.backends.mha.set_fastpath_enabled(False) is set: with the fast path, eval-mode
 nn.MultiheadAttention (ViT) runs as one aten::_native_multi_head_attention kernel that the
-counter does not see into (ViT-B/16 fwd counts 22.5 instead of 35.1 GFLOP).
+counter does not see into (ViT-B/16 fwd counts 22.5 instead of 35.1 GFLOP). Only the
+transformer_enc runs enable it, as their purpose is that path.
 
 Corrections (the "corrected" oracle; the raw one is FlopCounterMode as installed):
   1. aten::convolution_backward, weight-gradient term: the counter uses C_in (not C_in/groups)
@@ -52,6 +56,22 @@ Corrections (the "corrected" oracle; the raw one is FlopCounterMode as installed
          F_fwd = 2 * T * N * 4H * (I + H)          (x W_ih^T and h W_hh^T, all steps)
      aten::mkldnn_rnn_layer_backward: F_bwd = 2 * F_fwd (dX, dH, dW_ih, dW_hh).
      Element-wise gate math and bias adds are not counted (same convention as the counter).
+  3. The inference fast path (aten::_transformer_encoder_layer_fwd, and
+     aten::_native_multi_head_attention when called alone) counts 0: the counter runs the op
+     whole and never sees the matrix products inside it. Added, one record per matrix product
+     the CPU implementation runs (aten/src/ATen/native/transformers/{transformer,attention}.cpp),
+     named as the trace records it inside the call; for B x T tokens of width D, h heads,
+     feed-forward width F:
+         aten::mm           2*B*T*D*3D   (the q, k, v projection, one GEMM for self-attention)
+         aten::bmm          2*B*T*T*D    (Q K^T, all heads)
+         aten::bmm          2*B*T*T*D    (softmax(Q K^T) V)
+         aten::addmm        2*B*T*D*D    (the output projection)
+       and for the encoder layer
+         aten::_addmm_activation 2*B*T*D*F  (the first feed-forward GEMM, ReLU or GELU fused)
+         aten::addmm        2*B*T*F*D    (the second)
+     Checked (run by --self-test and for every such run): the same model with the fast path
+     disabled, counted by the counter itself (linear and scaled-dot-product attention), gives
+     the same total.
 """
 from __future__ import annotations
 
@@ -173,6 +193,43 @@ def _lstm_lm():
         "input_ids": [2, 64], "config": "Embedding(10000,650) + LSTM(650,650,2 layers,batch_first) + Linear(650,10000)"}
 
 
+class LSTMProj(nn.Module):
+    """A 2-layer LSTM with projections (proj_size < hidden_size), its output sequence."""
+
+    def __init__(self, inp=256, hidden=512, proj=128, layers=2):
+        super().__init__()
+        self.lstm = nn.LSTM(inp, hidden, num_layers=layers, proj_size=proj, batch_first=True)
+
+    def forward(self, x):
+        # The initial states require their gradient in training, so that the backward computes
+        # every gradient (cuDNN's output_mask all true), the first step's included.
+        layers, proj, hidden = self.lstm.num_layers, self.lstm.proj_size, self.lstm.hidden_size
+        h0 = torch.zeros(layers, x.shape[0], proj, requires_grad=self.training)
+        c0 = torch.zeros(layers, x.shape[0], hidden, requires_grad=self.training)
+        return self.lstm(x, (h0, c0))[0]
+
+
+def _lstm_proj():
+    m = LSTMProj()
+    # The input requires its gradient, so that the backward computes every gradient (as
+    # cuDNN's _cudnn_rnn_backward with output_mask all true does).
+    x = torch.randn(4, 32, 256, requires_grad=True)
+    return m, (x,), lambda out: out.float().pow(2).mean(), {
+        "input": [4, 32, 256], "requires_grad": True,
+        "config": "LSTM(256, 512, num_layers=2, proj_size=128, batch_first=True)"}
+
+
+def _transformer_enc():
+    layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.1,
+                                       batch_first=True)
+    m = nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
+    x = torch.randn(2, 64, 512)
+    return m, (x,), lambda out: out.float().pow(2).mean(), {
+        "input": [2, 64, 512],
+        "config": "TransformerEncoder(6 x TransformerEncoderLayer(512, 8 heads, 2048, relu, "
+                  "batch_first)), eval + no_grad: the fast path (_transformer_encoder_layer_fwd)"}
+
+
 MODELS = {
     "resnet50": _image_model(torchvision.models.resnet50),
     "mobilenet_v3_large": _image_model(torchvision.models.mobilenet_v3_large),
@@ -181,9 +238,17 @@ MODELS = {
     "gpt2": _gpt2,
     "bert": _bert,
     "lstm_lm": _lstm_lm,
+    "lstm_proj": _lstm_proj,
+    "transformer_enc": _transformer_enc,
 }
 PASSES = ("fwd", "fwdbwd")
 PRECISIONS = ("fp32", "bf16")
+# Models run on fewer passes or precisions: the fast path runs in eval under no_grad only, and
+# not under autocast (TransformerEncoderLayer's own conditions).
+MODEL_PASSES = {"transformer_enc": ("fwd",)}
+MODEL_PRECISIONS = {"transformer_enc": ("fp32",)}
+# Models whose runs keep the MHA / transformer fast path enabled.
+FASTPATH_MODELS = {"transformer_enc"}
 
 
 def run_pass(model, inputs, loss_fn, pas, prec):
@@ -211,6 +276,9 @@ REGISTRY_NAMES = {f"aten::{k.__name__}" for k in REGISTRY
 # ops the counter cannot see (no formula, no decomposition) for which the corrected oracle
 # adds a hand formula
 ADDED = {"aten::mkldnn_rnn_layer", "aten::mkldnn_rnn_layer_backward"}
+# the inference fast path, whose matrix products the counter never sees: added by hand, one
+# record per product (correction 3 in the module's docstring)
+FASTPATH = {"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"}
 _SKIP = {torch.ops.aten.sym_is_contiguous.default, torch.ops.aten.is_contiguous.default,
          torch.ops.aten.is_contiguous.memory_format,
          torch.ops.aten.is_strides_like_format.default,
@@ -278,6 +346,69 @@ def correct(op, args, raw, out):
     return raw, None
 
 
+def _gemm_record(op, m, k, n, via, what, dtype, batch=None):
+    """A hand-counted matrix product inside a fast-path call: F = 2*batch*M*N*K."""
+    b = 1 if batch is None else batch
+    dims = [[m, k], [k, n]] if batch is None else [[b, m, k], [b, k, n]]
+    return {
+        "op": op, "overload": "default", "input_dims": dims, "concrete": [None, None],
+        "dtype": dtype, "out_dims": [m, n] if batch is None else [b, m, n],
+        "flops_raw": 0, "flops_corrected": 2 * b * m * n * k,
+        "correction": f"added: {what} inside {via} (fast path; the counter counts 0), "
+                      f"2*{b}*{m}*{n}*{k}",
+        "via": via,
+    }
+
+
+def mha_records(q, k, v, embed_dim, num_head, via):
+    """The matrix products native_multi_head_attention_cpu runs (attention.cpp): the Q/K/V
+    projection (one GEMM when query, key and value are one tensor, as in self-attention; else
+    one for Q and one for K and V when key is value; else three), Q K^T and softmax(Q K^T) V as
+    batched products over B*h, and the output projection (an addmm with its bias)."""
+    bsz, t, d = q.shape
+    s_len = k.shape[1]
+    h, dh = num_head, embed_dim // num_head
+    dt = str(q.dtype).replace("torch.", "")
+    recs = []
+    if q is k and k is v:
+        recs.append(_gemm_record("aten::mm", bsz * t, d, 3 * d, via, "the Q/K/V projection", dt))
+    elif k is v:
+        recs.append(_gemm_record("aten::mm", bsz * t, d, d, via, "the Q projection", dt))
+        recs.append(_gemm_record("aten::mm", bsz * s_len, d, 2 * d, via, "the K/V projection", dt))
+    else:
+        for what, length in (("Q", t), ("K", s_len), ("V", s_len)):
+            recs.append(_gemm_record("aten::mm", bsz * length, d, d, via,
+                                     f"the {what} projection", dt))
+    recs.append(_gemm_record("aten::bmm", t, dh, s_len, via, "Q K^T", dt, batch=bsz * h))
+    recs.append(_gemm_record("aten::bmm", t, s_len, dh, via, "softmax(Q K^T) V", dt,
+                             batch=bsz * h))
+    recs.append(_gemm_record("aten::addmm", bsz * t, d, d, via, "the output projection", dt))
+    return recs
+
+
+def fastpath_records(name, args, kwargs):
+    """Hand-counted records for one fast-path call (correction 3)."""
+    a = list(args)
+    if name == "aten::_native_multi_head_attention":
+        return mha_records(a[0], a[1], a[2], a[3], a[4], name)
+    # _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias,
+    # proj_weight, proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1,
+    # norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask,
+    # mask_type): attention (self-attention: src three times), then the feed-forward network
+    # (transformer.cpp's ffn: _addmm_activation, then addmm).
+    src, embed_dim, num_heads = a[0], a[1], a[2]
+    w1, w2 = a[14], a[16]
+    bsz, t, d = src.shape
+    ff = w1.shape[0]
+    dt = str(src.dtype).replace("torch.", "")
+    recs = mha_records(src, src, src, embed_dim, num_heads, name)
+    recs.append(_gemm_record("aten::_addmm_activation", bsz * t, d, ff, name,
+                             "the first feed-forward GEMM", dt))
+    recs.append(_gemm_record("aten::addmm", bsz * t, ff, w2.shape[0], name,
+                             "the second feed-forward GEMM", dt))
+    return recs
+
+
 class PerCallFlops(TorchDispatchMode):
     """Mirror of torch.utils.flop_counter._FlopCounterMode that records every counted call.
 
@@ -306,6 +437,10 @@ class PerCallFlops(TorchDispatchMode):
             raw = REGISTRY[packet](*args, **kwargs, out_val=out)
         elif name in ADDED:
             raw = 0
+        elif name in FASTPATH:
+            self.unregistered[name] += 1
+            self.calls.extend(fastpath_records(name, args, kwargs))
+            return out
         else:
             self.unregistered[name] += 1
             return out
@@ -485,6 +620,55 @@ def self_test(verbose=True):
     assert recs["aten::_scaled_dot_product_flash_attention_for_cpu_backward"]["flops_raw"] == 10 * 2 * 3 * 16 * 16 * 8
     results.append({"case": "SDPA causal B=2 H=3 S=16 D=8 (counter ignores is_causal)",
                     "hand_fwd_full": 4 * 2 * 3 * 16 * 16 * 8, "hand_bwd_full": 10 * 2 * 3 * 16 * 16 * 8})
+    # 5. LSTM with projections, T=5, N=3, I=7, H=11, P=4, one layer (the CPU runs it step by step
+    # with linear and matmul calls, which the counter counts): F_fwd = 2*T*N*4H*(I+P) (the
+    # gates) + 2*T*N*H*P (the projection) = 14,520 + 1,320; the backward (input and initial
+    # states requiring their gradients) twice that.
+    lstm = nn.LSTM(7, 11, proj_size=4, batch_first=True)
+    x = torch.randn(3, 5, 7, requires_grad=True)
+    h0 = torch.zeros(1, 3, 4, requires_grad=True)
+    c0 = torch.zeros(1, 3, 11, requires_grad=True)
+    with FlopCounterModeQuiet() as fm:
+        lstm(x, (h0, c0))
+    fwd_total = fm.get_total_flops()
+    with FlopCounterModeQuiet() as fm:
+        lstm(x, (h0, c0))[0].sum().backward()
+    hand = 2 * 5 * 3 * 44 * (7 + 4) + 2 * 5 * 3 * 11 * 4
+    assert hand == 15840 and fwd_total == hand, (fwd_total, hand)
+    assert fm.get_total_flops() == 3 * hand, (fm.get_total_flops(), hand)
+    results.append({"case": "LSTM proj_size T=5 N=3 I=7 H=11 P=4", "hand_fwd": hand,
+                    "hand_bwd": 2 * hand, "counter_fwd": fwd_total,
+                    "counter_fwdbwd": fm.get_total_flops()})
+
+    # 6. The transformer fast path: a 2-layer encoder (D=64, 4 heads, F=128, B=2, T=10) in eval
+    # under no_grad counts 0; the hand records (correction 3) total what the counter counts on
+    # the same model with the fast path disabled: 2*B*T*D*3D + 4*B*T*T*D + 2*B*T*D*D +
+    # 4*B*T*D*F per layer.
+    layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 10, 64)
+    was = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(True)
+    calls = PerCallFlops()
+    with torch.no_grad(), FlopCounterModeQuiet() as fm, calls:
+        enc(x)
+    fast_counter = fm.get_total_flops()
+    torch.backends.mha.set_fastpath_enabled(False)
+    with torch.no_grad(), FlopCounterModeQuiet() as fm:
+        enc(x)
+    slow_counter = fm.get_total_flops()
+    torch.backends.mha.set_fastpath_enabled(was)
+    b, t, d, f = 2, 10, 64, 128
+    per_layer = 2 * b * t * d * 3 * d + 4 * b * t * t * d + 2 * b * t * d * d + 4 * b * t * d * f
+    added = sum(r["flops_corrected"] for r in calls.calls)
+    assert fast_counter == 0, fast_counter
+    assert added == 2 * per_layer == slow_counter, (added, per_layer, slow_counter)
+    assert [r["op"] for r in calls.calls[:6]] == ["aten::mm", "aten::bmm", "aten::bmm",
+                                                  "aten::addmm", "aten::_addmm_activation",
+                                                  "aten::addmm"], calls.calls
+    results.append({"case": "TransformerEncoder fast path, 2 layers D=64 h=4 F=128 B=2 T=10",
+                    "hand_total": 2 * per_layer, "counter_fast_path": fast_counter,
+                    "counter_slow_path": slow_counter})
     if verbose:
         for r in results:
             print("self-test:", json.dumps(r))
@@ -498,8 +682,21 @@ class FlopCounterModeQuiet(fc.FlopCounterMode):
 
 # --------------------------------------------------------------------------- driver
 
+def slow_path_total(model, inputs, loss_fn, pas, prec):
+    """The counter's total on the same model and pass with the fast path disabled."""
+    was = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with FlopCounterModeQuiet() as fm:
+            run_pass(model, inputs, loss_fn, pas, prec)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(was)
+    return fm.get_total_flops()
+
+
 def one_run(name, builder, pas, prec, outdir, keep_strides):
     torch.manual_seed(0)
+    torch.backends.mha.set_fastpath_enabled(name in FASTPATH_MODELS)
     model, inputs, loss_fn, meta = builder()
     run_pass(model, inputs, loss_fn, pas, prec)  # warm-up (lazy init, allocator)
 
@@ -517,7 +714,9 @@ def one_run(name, builder, pas, prec, outdir, keep_strides):
         raw[c["op"]] += c["flops_raw"]
         cor[c["op"]] += c["flops_corrected"]
     raw = {k: v for k, v in raw.items() if v or k in REGISTRY_NAMES}
-    if raw != fm_totals:
+    # Ops the counter saw with no FLOPs (the fast path's, whose products are added by hand)
+    # are left out of the comparison on both sides.
+    if {k: v for k, v in raw.items() if v} != {k: v for k, v in fm_totals.items() if v}:
         raise SystemExit(f"{name}-{pas}-{prec}: per-call sums {raw} != FlopCounterMode {fm_totals}")
 
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
@@ -537,6 +736,17 @@ def one_run(name, builder, pas, prec, outdir, keep_strides):
     with open(os.path.join(outdir, fname), "wb") as f:
         f.write(buf.getvalue())
 
+    extra = {}
+    if name in FASTPATH_MODELS:
+        # Correction 3's check: the added records total the counter's own count of the same
+        # model with the fast path disabled.
+        slow = slow_path_total(model, inputs, loss_fn, pas, prec)
+        added = sum(c["flops_corrected"] for c in pc.calls if c.get("via"))
+        assert added == slow, (name, added, slow)
+        extra["slow_path_counter_total"] = slow
+        extra["fast_path_added_total"] = added
+    torch.backends.mha.set_fastpath_enabled(False)
+
     per_call_count = Counter(c["op"] for c in pc.calls)
     check = {op: {"oracle_calls": per_call_count.get(op, 0), "trace_outermost": top_counted.get(op, 0)}
              for op in sorted(set(per_call_count) | set(top_counted))}
@@ -555,6 +765,7 @@ def one_run(name, builder, pas, prec, outdir, keep_strides):
         "total_raw": sum(raw.values()),
         "total_corrected": sum(cor.values()),
         "calls_count": len(pc.calls),
+        **extra,
         "unregistered_ops_seen_by_counter": dict(pc.unregistered.most_common()),
         "trace_vs_oracle_call_counts": check,
         "trace_op_nesting": stats,
@@ -611,6 +822,9 @@ def main():
     ap.add_argument("--drop-strides", action="store_true",
                     help="drop 'Input Strides' from the stored traces (smaller)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the runs of other models already in oracle.json (their traces "
+                         "are not rewritten); the models run replace theirs")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.backends.mha.set_fastpath_enabled(False)
@@ -622,23 +836,32 @@ def main():
     runs = []
     names = a.models.split(",")
     for name in names:
-        for pas in PASSES:
-            for prec in PRECISIONS:
+        for pas in MODEL_PASSES.get(name, PASSES):
+            for prec in MODEL_PRECISIONS.get(name, PRECISIONS):
                 t0 = time.time()
                 r = one_run(name, MODELS[name], pas, prec, a.out, not a.drop_strides)
                 runs.append(r)
                 print(f"{r['id']:40s} raw {r['total_raw'] / 1e9:9.4f} GF  corrected "
                       f"{r['total_corrected'] / 1e9:9.4f} GF  calls {r['calls_count']:5d}  "
                       f"cpu_ops {r['trace_cpu_ops']:6d}  {time.time() - t0:5.1f}s", flush=True)
+    if a.merge and os.path.exists(oracle_path):
+        with open(oracle_path) as f:
+            old = json.load(f)
+        kept = [r for r in old["runs"] if r["model"] not in names]
+        order = {m: i for i, m in enumerate(MODELS)}
+        runs = sorted(kept + runs, key=lambda r: order.get(r["model"], len(order)))
     doc = {
         "generator": "scripts/oracle/make_oracle.py",
         "versions": VERSIONS,
         "flop_convention": "multiply-add = 2 FLOPs; only ops in torch.utils.flop_counter.flop_registry "
                            "(mm, addmm, bmm, baddbmm, convolution, convolution_backward, SDPA variants, ...) "
                            "count; bias adds, element-wise ops, norms, softmax count 0; SDPA ignores masks "
-                           "and is_causal. Corrected = raw with conv weight-grad divided by groups and "
-                           "mkldnn_rnn_layer(_backward) added.",
-        "fastpath": "torch.backends.mha.set_fastpath_enabled(False)",
+                           "and is_causal. Corrected = raw with conv weight-grad divided by groups, "
+                           "mkldnn_rnn_layer(_backward) added, and the matrix products of the "
+                           "inference fast path (_transformer_encoder_layer_fwd, "
+                           "_native_multi_head_attention) added by hand.",
+        "fastpath": "torch.backends.mha.set_fastpath_enabled(False), except for the "
+                    "transformer_enc runs (True)",
         "trace_trim": "cpu_op events only; args kept: " + ", ".join(
             k for k in KEEP_ARGS if not a.drop_strides or k != "Input Strides"),
         "self_test": tests,

@@ -333,7 +333,7 @@ impl ConvArgs {
     /// (`self, weight, bias, padding, …`) is told apart from today's by the tensor in third
     /// place (without a bias the two differ only in where the unrecorded integers sit).
     fn for_call(self, x: &OpInputs, name: &str) -> ConvArgs {
-        if name == "cudnn_convolution" && matches!(x.arg(2), super::Arg::Tensor(..)) {
+        if name == "cudnn_convolution" && x.dims(2).is_some() {
             // `cudnn_convolution.deprecated(self, weight, bias, padding, stride, dilation, groups,
             // benchmark, deterministic)`.
             return ConvArgs {
@@ -420,12 +420,19 @@ pub fn role(name: &str) -> Option<ConvRole> {
     })
 }
 
-/// The input and weight shapes a convolution call records as tensors, when it records both.
+/// The input and weight shapes a convolution call records as tensors (typed or not), when it
+/// records both.
 pub fn shapes(name: &str, x: &OpInputs) -> Option<(Vec<u64>, Vec<u64>)> {
     let p = args(name)?.for_call(x, name);
-    let input = x.tensor(p.input?)?.1.to_vec();
-    let weight = x.tensor(p.weight?)?.1.to_vec();
+    let input = x.dims(p.input?)?.to_vec();
+    let weight = x.dims(p.weight?)?.to_vec();
     Some((input, weight))
+}
+
+/// The output gradient's shape a backward convolution call records (typed or not).
+pub fn grad_output(name: &str, x: &OpInputs) -> Option<Vec<u64>> {
+    let p = args(name)?.for_call(x, name);
+    Some(x.dims(p.grad_output?)?.to_vec())
 }
 
 /// The call's output shape, when its arguments or what the trace records elsewhere give it.
@@ -679,8 +686,8 @@ mod tests {
 
     use crate::operators::testing::{F, H, inputs, t};
     use crate::operators::{Arg, Derived, NoCost, OpInputs, op_cost};
-    use roofline_model::bundle::Datapath;
     use roofline_model::analysis::dl::{Conv2d, Gemm};
+    use roofline_model::bundle::Datapath;
 
     /// The general convolution agrees with `dl::Conv2d` where both apply.
     #[test]

@@ -9,8 +9,9 @@
 //! (pointwise), `red` (reduction), `per` (persistent reduction), `for` (foreach), `spl` (split
 //! scan) and `tem` (a template: a GEMM or convolution).
 //!
-//! The first five move data: bytes only (F = 0), as [`super`]'s elementwise operators and
-//! reductions are, with B the bytes of every buffer argument counted once. The trace does not
+//! The first five are bytes only (F = 0), as [`super`]'s reductions are: the operations they
+//! fuse are not recorded (so, unlike an elementwise operator's, their arithmetic cannot be
+//! counted), with B the bytes of every buffer argument counted once. The trace does not
 //! say which buffers are read and which written, nor how often, so this is the minimum: each
 //! buffer is touched at least once, an `in_out_ptr` read and written counts once, and a buffer
 //! read by several lanes (a bias broadcast along a row) is counted once.
@@ -165,6 +166,7 @@ mod tests {
             list_elem: None,
             derived: Derived::default(),
             untyped: Vec::new(),
+            no_types: false,
         }
     }
 

@@ -184,6 +184,71 @@ impl Dtype {
     }
 }
 
+impl Dtype {
+    /// The element type a CUDA kernel's demangled name gives its data, when it names one: the
+    /// first template argument that is a type name of its own (`AddFunctor<float>`,
+    /// `implicit_convolve_sgemm<float, float, 1024, …>`, `BUnaryFunctor<AddFunctor<long>>`,
+    /// `cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, …>`; a type inside a function's
+    /// parameters, as in a lambda's `(float)`, is not one), else the precision letter of a
+    /// cuBLAS or cuDNN kernel named by architecture (`volta_sgemm_128x64_nn`,
+    /// `volta_scudnn_128x128_…`, `turing_h1688gemm_…`: s single, d double, h half). `None` for
+    /// the others (`cask_cudnn::computeOffsetsKernel`, `volta_cgemm_32x32_tn`, whose complex
+    /// numbers are an FFT convolution's intermediate).
+    pub fn from_kernel_name(name: &str) -> Option<Dtype> {
+        let name = name.trim_start_matches("void ");
+        // Complete template arguments: the text after a `<` or `,` up to the next `,` or `>`,
+        // outside parentheses and braces (a function's parameters, a lambda's).
+        let mut start = None;
+        for (i, c) in name.char_indices() {
+            match c {
+                '<' => start = Some(i + 1),
+                ',' | '>' => {
+                    if let Some(s) = start
+                        && let Some(d) = Dtype::from_template_argument(&name[s..i])
+                    {
+                        return Some(d);
+                    }
+                    start = (c == ',').then_some(i + 1);
+                }
+                '(' | ')' | '{' | '}' => start = None,
+                _ => {}
+            }
+        }
+        Dtype::from_library_kernel(name)
+    }
+
+    /// One template argument's text as a type (`float`, ` c10::Half`), when it is one.
+    fn from_template_argument(arg: &str) -> Option<Dtype> {
+        match arg.trim() {
+            "__half" | "half" => Some(Dtype::F16),
+            "__nv_bfloat16" => Some(Dtype::Bf16),
+            t if t.contains(['<', '>', '(', ')', ' ']) => None,
+            t => Dtype::from_profiler(t),
+        }
+    }
+
+    /// cuBLAS and cuDNN kernels named `<architecture>_<precision><routine>` (`volta_sgemm_…`,
+    /// `maxwell_scudnn_…`, `turing_h1688gemm_…`).
+    fn from_library_kernel(name: &str) -> Option<Dtype> {
+        let (arch, rest) = name.split_once('_')?;
+        if !["maxwell", "pascal", "volta", "turing", "ampere"].contains(&arch) {
+            return None;
+        }
+        let routine = rest.split('_').next()?;
+        let (letter, rest) = routine.split_at_checked(1)?;
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        if rest != "gemm" && rest != "cudnn" {
+            return None;
+        }
+        match letter {
+            "s" => Some(Dtype::F32),
+            "d" => Some(Dtype::F64),
+            "h" => Some(Dtype::F16),
+            _ => None,
+        }
+    }
+}
+
 /// The element type of a call's tensor lists, as the name of a kernel it launched gives it
 /// ([`kernel_elem`](super::kernel_elem)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -238,9 +303,16 @@ pub struct OpInputs {
     /// import ([`Derived`]).
     pub derived: Derived,
     /// Arguments recorded with a shape but an element type the rules do not know (a new
-    /// PyTorch's `c10::Float4_e2m1fn_x2`): their index, recorded type and shape. They are
-    /// [`Arg::Other`] in [`Self::args`]; a rule that needed one says which ([`super::op_cost`]).
+    /// PyTorch's `c10::Float4_e2m1fn_x2`), or with none at all (PyTorch 1.8 leaves `Input type`
+    /// empty: the recorded type is then `""`): their index, recorded type and shape. They are
+    /// [`Arg::Other`] in [`Self::args`]; a rule that needed one says which ([`super::op_cost`]),
+    /// and the import gives the untyped ones the element type the trace names elsewhere
+    /// ([`Self::typed_as`]).
     pub untyped: Vec<(usize, Box<str>, Vec<u64>)>,
+    /// Whether the call was recorded with no element types at all (PyTorch 1.8's empty
+    /// `Input type`), its shapes then in [`Self::untyped`] (a `[]`, a scalar or a 0-d tensor
+    /// alike, stays [`Arg::Other`]).
+    pub no_types: bool,
 }
 
 /// Shapes of a call that the trace records elsewhere than in the call's own arguments, found by
@@ -265,12 +337,62 @@ pub struct Derived {
     /// Which gradients a backward call computes (input, weight), when its `output_mask` is not
     /// recorded but the calls inside it say.
     pub grads: Option<[bool; 2]>,
+    /// Where [`Self::output`] came from, for the import's notes.
+    pub output_from: Option<OutputFrom>,
+}
+
+/// What in the trace gave a forward convolution's output shape ([`Derived::output`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OutputFrom {
+    /// The autograd node the call made (same `Sequence number`, PyTorch 1.9 and later): the
+    /// gradient of the output it records.
+    AutogradNode,
+    /// The backward calls with the same input and weight shapes (PyTorch 1.8 records no sequence
+    /// numbers): the output gradient they all record.
+    Backward,
+    /// The input of the operator called next (this operator), which reads the output.
+    NextOperator(Box<str>),
 }
 
 impl OpInputs {
+    /// Whether tensors were recorded with their shapes but no element type at all (PyTorch
+    /// 1.8's empty `Input type`).
+    pub fn types_unrecorded(&self) -> bool {
+        self.no_types || self.untyped.iter().any(|(_, ty, _)| ty.is_empty())
+    }
+
+    /// The call with its untyped tensors ([`Self::types_unrecorded`]) read as tensors of `dt`,
+    /// the element type the trace names elsewhere (the kernels the call launched).
+    pub fn typed_as(&self, dt: Dtype) -> OpInputs {
+        let mut x = self.clone();
+        x.untyped.retain(|(i, ty, s)| {
+            if !ty.is_empty() {
+                return true;
+            }
+            if let Some(a) = x.args.get_mut(*i) {
+                *a = Arg::Tensor(dt, s.clone());
+            }
+            false
+        });
+        x
+    }
+
     /// Argument `i`, or [`Arg::Other`] past the end.
-    pub(crate) fn arg(&self, i: usize) -> &Arg {
+    pub fn arg(&self, i: usize) -> &Arg {
         self.args.get(i).unwrap_or(&Arg::Other)
+    }
+
+    /// The shape of argument `i` when it is a tensor, typed or not (a tensor of PyTorch 1.8, which
+    /// records no element types, or of a type the rules do not know).
+    pub fn dims(&self, i: usize) -> Option<&[u64]> {
+        match self.args.get(i) {
+            Some(Arg::Tensor(_, s)) => Some(s),
+            _ => self
+                .untyped
+                .iter()
+                .find(|(j, _, _)| *j == i)
+                .map(|(_, _, s)| s.as_slice()),
+        }
     }
 
     pub(crate) fn tensor(&self, i: usize) -> Option<(Dtype, &[u64])> {

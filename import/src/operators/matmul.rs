@@ -53,6 +53,34 @@ pub(super) fn gemm_2d(
     }
 }
 
+/// `_addmm_activation(self, mat1, mat2, beta, alpha, use_gelu)`: `addmm` with a ReLU or GELU on
+/// its result, as the inference fast path's first feed-forward layer runs it. F = 2·M·N·K (the
+/// bias not counted, as `addmm`'s) + the activation per output element: ReLU 0 (a maximum), GELU
+/// as PyTorch's CUDA path applies it, the tanh approximation
+/// ([`GELU_TANH_FLOPS`](super::elementwise::GELU_TANH_FLOPS), 8: cuBLASLt's GELU epilogue, or a
+/// `gelu_(…, "tanh")` call; `addmm_out_cuda_impl` in `aten/src/ATen/native/cuda/Blas.cpp`). The
+/// CPU applies the exact GELU (4) in a `gelu_` call recorded inside this one, whose F the import
+/// subtracts ([`crate::trace::calls`]): on a CPU trace the call keeps 4·M·N more than the CPU ran.
+/// B as `addmm`'s.
+pub(super) fn addmm_activation(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let mut c = gemm_2d(x, 1, 2, Some(0))?;
+    let out = match (x.tensor(1), x.tensor(2)) {
+        (Some((_, &[m, _])), Some((_, &[_, n]))) => (m * n) as f64,
+        _ => return Err(shapes_err("expected matrices [M,K] and [K,N]")),
+    };
+    match x.flag(5) {
+        Some(false) => {}
+        Some(true) => {
+            c.complexity.flops += super::elementwise::GELU_TANH_FLOPS * out;
+            c.assumed.push("GELU counted as CUDA applies it, the tanh approximation (8 FLOPs per element); the CPU applies the exact GELU (4)".into());
+        }
+        None => c.assumed.push(
+            "the activation (use_gelu) not recorded: counted as a ReLU (0 FLOPs); a GELU would add 8 per output element".into(),
+        ),
+    }
+    Ok(c)
+}
+
 /// `bmm(A[b,M,K], B[b,K,N])` and `baddbmm(bias, A, B)`: F = b·2·M·N·K.
 pub(super) fn bmm(x: &OpInputs, a: usize, b: usize, bias: Option<usize>) -> Result<OpCost, NoCost> {
     match (x.tensor(a), x.tensor(b)) {
@@ -205,6 +233,38 @@ mod tests {
             ),
             Err(NoCost::Shapes(_))
         ));
+    }
+
+    #[test]
+    fn addmm_activation_by_hand() {
+        // The fast path's first feed-forward GEMM: [20, 64] × [64, 128] + bias [128], ReLU:
+        // 2·20·128·64 = 327,680; B = (128 + 1280 + 8192 + 2560)·4.
+        let args = |gelu: &str| {
+            inputs(
+                vec![
+                    t(F, &[128]),
+                    t(F, &[20, 64]),
+                    t(F, &[64, 128]),
+                    Arg::Other,
+                    Arg::Other,
+                    Arg::Other,
+                ],
+                Some(&["", "", "", "1", "1", gelu]),
+            )
+        };
+        let c = op_cost("aten::_addmm_activation", &args("False")).unwrap();
+        assert_eq!(c.complexity.flops, 327_680.0);
+        assert_eq!(c.complexity.bytes, 4.0 * (128.0 + 1280.0 + 8192.0 + 2560.0));
+        assert_eq!(c.family, Family::Gemm);
+        assert_eq!(c.assumed.len(), 1, "{:?}", c.assumed); // FP32's datapath only
+        // GELU: 8 more per output element (CUDA's tanh approximation), said so.
+        let c = op_cost("aten::_addmm_activation", &args("True")).unwrap();
+        assert_eq!(c.complexity.flops, 327_680.0 + 8.0 * 2560.0);
+        assert!(c.assumed.iter().any(|a| a.contains("tanh approximation")));
+        // Not recorded: the ReLU's 0, said so.
+        let c = op_cost("aten::_addmm_activation", &args("")).unwrap();
+        assert_eq!(c.complexity.flops, 327_680.0);
+        assert!(c.assumed.iter().any(|a| a.contains("use_gelu")));
     }
 
     #[test]

@@ -6,16 +6,27 @@
 //! Analysis" (DLS workshop at SC 2020), as in [`roofline_model::analysis::dl`]: F counts the operator's multiply-adds
 //! as 2 FLOPs each (bias additions are not counted, the bias is read in B); B is the minimum
 //! traffic, every input tensor read once and every output written once in its element size.
-//! Special functions (exp, tanh, sigmoid, the maximum of a softmax) are not counted, as FLOP
+//! Special functions (exp, tanh, sigmoid's exp, the maximum of a softmax) are not counted, as FLOP
 //! counters (Nsight Compute's `sm__sass_thread_inst_executed_op_*` add/mul/fma metrics) do not
-//! count them either. Elementwise operators get B only (F = 0).
+//! count them either. Elementwise arithmetic counts its adds, multiplications and FMAs per output
+//! element ([`elementwise::ARITHMETIC`]); operators that only move data (copies, `cat`, indexing,
+//! reductions' and poolings' comparisons) get B only (F = 0).
 //!
 //! Where a trace lacks what a rule needs (a convolution's stride without `Concrete Inputs`), the
-//! rule uses the PyTorch default and says so in [`OpCost::assumed`].
+//! rule says so and gives no cost, or, where it can assume without changing F or B much (a
+//! reduction mode), says what it assumed in [`OpCost::assumed`]. A call whose tensors were
+//! recorded with no element type at all (PyTorch 1.8) is typed by the import from what the trace
+//! names elsewhere ([`OpInputs::typed_as`]).
+//!
+//! A call that the trace records with the calls that implement it inside
+//! (`aten::_native_multi_head_attention` > `aten::bmm`, `aten::_addmm_activation` > `aten::gelu_`)
+//! gets a rule for its whole work; the import counts each piece once
+//! ([`crate::trace::calls`]).
 
 pub mod attention;
 pub mod conv;
 pub mod elementwise;
+pub mod fastpath;
 pub mod inductor;
 pub mod inputs;
 pub mod matmul;
@@ -25,14 +36,17 @@ pub mod optimizer;
 pub mod pooling;
 pub mod reduction;
 pub mod rnn;
+pub mod upsample;
 
 use roofline_model::bundle::{Complexity, Datapath};
 
 pub use attention::causal_pairs;
-pub use conv::{ConvRole, role as conv_role, shapes as conv_shapes};
+pub use conv::{
+    ConvRole, grad_output as conv_grad_output, role as conv_role, shapes as conv_shapes,
+};
 pub use elementwise::{COMPARISONS, ELEMENTWISE, UNARY};
 pub(crate) use inputs::numel;
-pub use inputs::{Arg, Derived, Dtype, ListElem, OpInputs};
+pub use inputs::{Arg, Derived, Dtype, ListElem, OpInputs, OutputFrom};
 pub use optimizer::kernel_elem;
 pub use rnn::{GRU_CELL_FLOPS, LSTM_CELL_BACKWARD_FLOPS};
 
@@ -43,8 +57,11 @@ pub enum Family {
     Gemm,
     /// Convolutions ([`conv`]).
     Conv,
-    /// Scaled-dot-product attention ([`attention`]).
+    /// Scaled-dot-product attention ([`attention`]), and the fast path's multi-head attention
+    /// ([`fastpath`]).
     Attention,
+    /// The inference fast path's whole encoder layer ([`fastpath`]).
+    Transformer,
     /// LSTM and GRU layers ([`rnn`]).
     Rnn,
     /// Layer and batch norm ([`norm`]).
@@ -76,6 +93,7 @@ impl Family {
             Family::Gemm => "gemm",
             Family::Conv => "conv",
             Family::Attention => "attention",
+            Family::Transformer => "transformer",
             Family::Rnn => "rnn",
             Family::Norm => "norm",
             Family::Softmax => "softmax",
@@ -119,6 +137,51 @@ pub fn base_name(name: &str) -> &str {
     n.strip_suffix('_').filter(|s| !s.is_empty()).unwrap_or(n)
 }
 
+/// Whether every tensor of the operator `name` has one element type, the one the trace names
+/// elsewhere for a call recorded without any (PyTorch 1.8, [`OpInputs::typed_as`]): not for those
+/// that read indices, masks or targets of their own type (embeddings, gathers and scatters,
+/// indexing, the negative log-likelihood, a max pooling's backward, `where`, `masked_fill`,
+/// dropout's backward), nor for conversions (`copy_`, `to`), nor for batch norm, whose statistics
+/// are FP32 under 16-bit inputs (its FP32 and FP64 calls aside).
+pub fn one_element_type(name: &str, dt: Dtype) -> bool {
+    let base = base_name(name);
+    let several = [
+        "embedding",
+        "embedding_dense_backward",
+        "embedding_backward",
+        "nll_loss",
+        "nll_loss_forward",
+        "nll_loss2d_forward",
+        "nll_loss_backward",
+        "nll_loss2d_backward",
+        "gather",
+        "scatter",
+        "scatter_add",
+        "scatter_reduce",
+        "index_select",
+        "index_add",
+        "index",
+        "index_put",
+        "_index_put_impl",
+        "where",
+        "masked_fill",
+        "_masked_softmax",
+        "native_dropout_backward",
+        "copy",
+        "to",
+        "_to_copy",
+    ];
+    if several.contains(&base)
+        || base.ends_with("pool2d_with_indices_backward")
+        || base.ends_with("pool3d_with_indices_backward")
+        || base.ends_with("pool1d_with_indices_backward")
+        || base.starts_with("adaptive_max_pool") && base.ends_with("_backward")
+    {
+        return false;
+    }
+    !base.contains("batch_norm") || matches!(dt, Dtype::F32 | Dtype::F64)
+}
+
 /// The complexity of one operator call from its recorded inputs.
 ///
 /// # Errors
@@ -128,11 +191,29 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
     match rule(name, inputs) {
         // A rule that could not read the call because an argument's type is unknown says so,
         // rather than that the shapes were others.
+        Err(NoCost::Shapes(_))
+            if inputs.no_types
+                && inputs.untyped.is_empty()
+                && !inputs
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, Arg::Tensor(..) | Arg::Tensors(_))) =>
+        {
+            Err(NoCost::Shapes(
+                "no tensor shape recorded: PyTorch 1.8 writes a 0-d tensor and a scalar alike, as []".into(),
+            ))
+        }
         Err(NoCost::Shapes(_)) if !inputs.untyped.is_empty() => {
             let (i, ty, shape) = &inputs.untyped[0];
-            Err(NoCost::Shapes(format!(
-                "input {i} is a tensor {shape:?} of a type the rules do not know ({ty:?}): its element size and datapath are unknown"
-            )))
+            Err(NoCost::Shapes(if ty.is_empty() {
+                format!(
+                    "input {i} is a tensor {shape:?} whose element type was not recorded (PyTorch 1.8 records none) and not named elsewhere in the trace: its element size and datapath are unknown"
+                )
+            } else {
+                format!(
+                    "input {i} is a tensor {shape:?} of a type the rules do not know ({ty:?}): its element size and datapath are unknown"
+                )
+            }))
         }
         other => other,
     }
@@ -154,12 +235,24 @@ fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
     if let Some(args) = conv::args(base) {
         return conv::conv(inputs, args, base);
     }
+    if let Some((mode, nd, backward)) = upsample::parse(base) {
+        return if backward {
+            upsample::backward(inputs, mode, nd)
+        } else {
+            upsample::upsample(inputs, mode, nd)
+        };
+    }
     match base {
         "mm" => matmul::gemm_2d(inputs, 0, 1, None),
         "addmm" => matmul::gemm_2d(inputs, 1, 2, Some(0)),
+        "_addmm_activation" => matmul::addmm_activation(inputs),
         "bmm" => matmul::bmm(inputs, 0, 1, None),
         "baddbmm" => matmul::bmm(inputs, 1, 2, Some(0)),
         "matmul" => matmul::matmul(inputs),
+        "_native_multi_head_attention" => fastpath::multi_head_attention(inputs),
+        "_transformer_encoder_layer_fwd" => fastpath::encoder_layer(inputs),
+        "_transform_bias_rescale_qkv" => fastpath::transform_bias_rescale_qkv(inputs),
+        "_masked_softmax" => norm::masked_softmax(inputs),
         "linear" => matmul::linear(inputs),
         "scaled_dot_product_attention" => attention::attention(inputs, attention::Attn::SDPA),
         "_scaled_dot_product_flash_attention" => {
@@ -224,7 +317,7 @@ fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "argmax" | "argmin" => reduction::reduction(inputs, 1, reduction::ReduceOut::Index),
         "any" | "all" => reduction::reduction(inputs, 1, reduction::ReduceOut::Bool),
         "max" | "min" => match inputs.arg(1) {
-            Arg::Tensor(..) => elementwise::elementwise(inputs, false, false),
+            Arg::Tensor(..) => elementwise::elementwise(inputs, base, false, false),
             _ => reduction::reduction(inputs, 1, reduction::ReduceOut::ValueAndIndex),
         },
         "max_pool1d_with_indices" => pooling::pool(inputs, pooling::Pool::max(1)),
@@ -266,10 +359,10 @@ fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         }
         "native_dropout" => elementwise::dropout(inputs),
         n if UNARY.contains(&n) => {
-            elementwise::unary(inputs, in_place, n == "isnan" || n == "logical_not")
+            elementwise::unary(inputs, n, in_place, n == "isnan" || n == "logical_not")
         }
         n if ELEMENTWISE.contains(&n) || COMPARISONS.contains(&n) => {
-            elementwise::elementwise(inputs, in_place, COMPARISONS.contains(&n))
+            elementwise::elementwise(inputs, n, in_place, COMPARISONS.contains(&n))
         }
         _ => Err(NoCost::NoRule),
     }
@@ -338,11 +431,67 @@ pub(crate) mod testing {
             list_elem: None,
             derived: Derived::default(),
             untyped: Vec::new(),
+            no_types: false,
         }
     }
 
     pub(crate) const F: Dtype = Dtype::F32;
     pub(crate) const H: Dtype = Dtype::Bf16;
+
+    /// A value of an elementwise formula whose floating-point operations are counted as it is
+    /// evaluated: each `+`, `−`, `·` and `/` between two values, or a value and a number known
+    /// only at run time, is one operation; a number known at compile time (`1.0`, `M_SQRT1_2`,
+    /// `3·κ`) is an `f64`, and arithmetic between two of them is the compiler's, not counted; the
+    /// special functions and selects count nothing.
+    #[derive(Clone, Copy)]
+    pub(crate) struct V;
+
+    thread_local! {
+        static OPS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    fn op() -> V {
+        OPS.with(|n| n.set(n.get() + 1));
+        V
+    }
+
+    macro_rules! counted {
+        ($($tr:ident $f:ident),*) => {$(
+            impl std::ops::$tr for V {
+                type Output = V;
+                fn $f(self, _: V) -> V { op() }
+            }
+            impl std::ops::$tr<f64> for V {
+                type Output = V;
+                fn $f(self, _: f64) -> V { op() }
+            }
+            impl std::ops::$tr<V> for f64 {
+                type Output = V;
+                fn $f(self, _: V) -> V { op() }
+            }
+        )*};
+    }
+    counted!(Add add, Sub sub, Mul mul, Div div);
+
+    impl std::ops::Neg for V {
+        type Output = V;
+        /// A sign flip is an operand modifier of the instruction that uses it, no operation.
+        fn neg(self) -> V {
+            V
+        }
+    }
+
+    /// A special function or a select: no add, multiply or FMA.
+    pub(crate) fn special(_: V) -> V {
+        V
+    }
+
+    /// The operations of one evaluation of a formula, per output element.
+    pub(crate) fn count(formula: impl FnOnce(V) -> V) -> f64 {
+        OPS.with(|n| n.set(0));
+        formula(V);
+        f64::from(OPS.with(std::cell::Cell::get))
+    }
 }
 
 #[cfg(test)]

@@ -253,6 +253,7 @@ mod tests {
             list_elem: None,
             derived: Derived::default(),
             untyped: Vec::new(),
+            no_types: false,
         };
         op_cost(name, &x)
     }
@@ -275,6 +276,7 @@ mod tests {
             list_elem: Some(ListElem::Opaque(4)),
             derived: Derived::default(),
             untyped: Vec::new(),
+            no_types: false,
         };
         let c = op_cost("aten::cat", &x).unwrap();
         assert_eq!(c.complexity.bytes, 2.0 * 36.0 * 4.0);

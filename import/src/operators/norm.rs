@@ -171,6 +171,16 @@ pub(super) fn softmax(x: &OpInputs) -> Result<OpCost, NoCost> {
     })
 }
 
+/// `_masked_softmax(self, mask, dim, mask_type)` (the fast path's attention with a mask): the
+/// softmax of `self` with the masked positions left out, counted as [`softmax`] (3 FLOPs per
+/// element; the mask selects, which is not counted). B: `self` and the boolean mask (as
+/// recorded, before it is broadcast) read, the output written.
+pub(super) fn masked_softmax(x: &OpInputs) -> Result<OpCost, NoCost> {
+    let mut cost = softmax(x)?;
+    cost.complexity.bytes += x.arg(1).bytes();
+    Ok(cost)
+}
+
 /// `_softmax_backward_data(grad_output, output, dim, input_dtype)`: `dx = y·(dy − Σ dy·y)`,
 /// 4 FLOPs per element (multiply-add for the sum, subtract, multiply). B = dy, y, dx.
 pub(super) fn softmax_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
@@ -227,6 +237,20 @@ mod tests {
             op_cost("aten::_softmax", &sm).unwrap().complexity.flops,
             6.0
         );
+        // The fast path's masked softmax: as many FLOPs, and the boolean mask [2, 1] read.
+        let msm = inputs(
+            vec![
+                t(F, &[2, 1]),
+                t(Dtype::Bool, &[2, 1]),
+                Arg::Other,
+                Arg::Other,
+            ],
+            None,
+        );
+        let c = op_cost("aten::_masked_softmax", &msm).unwrap();
+        assert_eq!(c.complexity.flops, 6.0);
+        assert_eq!(c.complexity.bytes, 2.0 * 2.0 * 4.0 + 2.0);
+        assert_eq!(c.family, Family::Softmax);
         let emb = inputs(vec![t(F, &[1000, 64]), t(Dtype::I64, &[8, 5])], None);
         let c = op_cost("aten::embedding", &emb).unwrap();
         assert_eq!(c.complexity.flops, 0.0);

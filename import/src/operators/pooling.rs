@@ -185,6 +185,7 @@ mod tests {
             list_elem: None,
             derived: Derived::default(),
             untyped: Vec::new(),
+            no_types: false,
         };
         op_cost(name, &x)
     }

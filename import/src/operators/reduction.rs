@@ -1,5 +1,5 @@
 //! Reductions (`sum`, `mean`, `amax`, `norm`, `argmax`, `any`, …): the input read once, the
-//! reduced output written once; the additions are not counted (bytes only, as elementwise).
+//! reduced output written once; the additions are not counted (bytes only).
 
 use super::{Dtype, Family, NoCost, OpCost, OpInputs, bytes_in, numel, shapes_err, wrap_dim};
 

@@ -1,5 +1,6 @@
 //! Recurrent layers: `lstm`, `gru` and cuDNN's `_cudnn_rnn` with its backward, every layer and
-//! direction as an LSTM layer of [`roofline_model::analysis::dl::Lstm`].
+//! direction as an LSTM layer of [`roofline_model::analysis::dl::Lstm`], or, for an LSTM with
+//! projections (`proj_size > 0`), that layer with its projection ([`ProjectedLayer`]).
 
 use roofline_model::analysis::dl::Lstm;
 
@@ -16,8 +17,17 @@ pub(super) enum RnnKind {
 /// Where a recurrent operator keeps its arguments.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RnnArgs {
+    /// The initial hidden state `[layers·directions, B, P]` (a list `[h0, c0]` for `aten::lstm`).
     hx: usize,
+    /// The initial cell state `[layers·directions, B, H]`, when it is an argument of its own.
+    cx: Option<usize>,
+    /// The weights, as a tensor list: `w_ih [4H, I]`, `w_hh [4H, P]`, the biases, and `w_hr [P, H]`
+    /// with projections, per layer and direction.
+    weights: usize,
     mode: Option<usize>,
+    /// `hidden_size` and `proj_size` (cuDNN's ops record them).
+    hidden_size: Option<usize>,
+    proj_size: Option<usize>,
     layers: usize,
     bidirectional: usize,
     batch_first: usize,
@@ -28,7 +38,11 @@ impl RnnArgs {
     /// batch_first)`.
     pub(super) const ATEN: RnnArgs = RnnArgs {
         hx: 1,
+        cx: None,
+        weights: 2,
         mode: None,
+        hidden_size: None,
+        proj_size: None,
         layers: 4,
         bidirectional: 7,
         batch_first: 8,
@@ -37,7 +51,11 @@ impl RnnArgs {
     /// proj_size, num_layers, batch_first, dropout, train, bidirectional, …)`.
     pub(super) const CUDNN: RnnArgs = RnnArgs {
         hx: 4,
+        cx: Some(5),
+        weights: 1,
         mode: Some(6),
+        hidden_size: Some(7),
+        proj_size: Some(8),
         layers: 9,
         bidirectional: 13,
         batch_first: 10,
@@ -47,7 +65,11 @@ impl RnnArgs {
     /// dropout, train, bidirectional, …)`.
     pub(super) const CUDNN_BACKWARD: RnnArgs = RnnArgs {
         hx: 4,
+        cx: Some(5),
+        weights: 1,
         mode: Some(10),
+        hidden_size: Some(11),
+        proj_size: Some(12),
         layers: 13,
         bidirectional: 17,
         batch_first: 14,
@@ -69,6 +91,8 @@ pub(super) struct RnnShape {
     b: u64,
     i: u64,
     h: u64,
+    /// The LSTM's projection size P (its output and recurrent state), `h` without projections.
+    p: u64,
     layers: u64,
     dirs: u64,
     assumed: Vec<String>,
@@ -82,16 +106,6 @@ impl RnnShape {
         let &[d0, d1, i] = input else {
             return Err(shapes_err("expected a 3-d input [T,B,I]"));
         };
-        let hx: Option<&[u64]> = match x.arg(p.hx) {
-            Arg::Tensor(_, s) => Some(s),
-            Arg::Tensors(list) => list.first().map(Vec::as_slice),
-            Arg::Other => None,
-        };
-        let Some(&[ld, hb, h]) = hx else {
-            return Err(shapes_err(
-                "the hidden state's shape [layers·directions, B, H] was not recorded",
-            ));
-        };
         let kind = match (kind, p.mode.and_then(|m| x.int(m))) {
             (RnnKind::FromMode, Some(2)) => RnnKind::Lstm,
             (RnnKind::FromMode, Some(3)) => RnnKind::Gru,
@@ -100,7 +114,48 @@ impl RnnShape {
             }
             (k, _) => k,
         };
-        let assumed = Vec::new();
+        let (hx, cx): (Option<&[u64]>, Option<&[u64]>) = match x.arg(p.hx) {
+            Arg::Tensor(_, s) => (Some(s), p.cx.and_then(|c| x.arg(c).shape())),
+            Arg::Tensors(list) => (
+                list.first().map(Vec::as_slice),
+                list.get(1).map(Vec::as_slice),
+            ),
+            Arg::Other => (None, None),
+        };
+        let Some(&[ld, hb, hx_last]) = hx else {
+            return Err(shapes_err(
+                "the hidden state's shape [layers·directions, B, H] was not recorded",
+            ));
+        };
+        // The hidden size H and the projection size P: the hidden state h0 is [.., B, P] and the
+        // cell state c0 [.., B, H]; else `hidden_size` and `proj_size` as recorded; else the
+        // first weight, w_ih [4H, I]. Without projections P = H (PyTorch requires P < H).
+        let mut assumed = Vec::new();
+        let first_weight = match x.arg(p.weights) {
+            Arg::Tensors(list) => list.first().filter(|w| w.len() == 2).map(|w| w[0]),
+            _ => None,
+        };
+        let recorded_h = p.hidden_size.and_then(|i| x.int(i)).filter(|&h| h > 0);
+        let recorded_p = p.proj_size.and_then(|i| x.int(i));
+        let h = match (cx, recorded_h, first_weight) {
+            (Some(&[_, _, h]), _, _) | (_, Some(h), _) => h,
+            (_, _, Some(g)) if g % 4 == 0 && kind != RnnKind::Gru => g / 4,
+            (_, _, Some(g)) if g % 3 == 0 && kind == RnnKind::Gru => g / 3,
+            _ if recorded_p == Some(0) || kind == RnnKind::Gru => hx_last,
+            _ => {
+                assumed.push(
+                    "no projection (proj_size 0): neither the cell state's shape, hidden_size nor the weights recorded, so the hidden size is taken from the hidden state's, which is the projection's size when proj_size > 0".to_string(),
+                );
+                hx_last
+            }
+        };
+        let proj = hx_last;
+        if proj > h || recorded_p.is_some_and(|rp| rp != 0 && rp != proj) {
+            return Err(shapes_err(format!(
+                "impossible arguments: a hidden state of {proj} for a hidden size of {h} (proj_size {})",
+                recorded_p.map_or_else(|| "not recorded".into(), |v| v.to_string())
+            )));
+        }
         // Layers and directions: recorded, else what the hidden state's first dimension
         // (layers·directions) leaves no doubt about.
         let (layers, dirs) = match (x.int(p.layers), x.flag(p.bidirectional)) {
@@ -135,38 +190,115 @@ impl RnnShape {
             b,
             i,
             h,
+            p: proj,
             layers,
             dirs,
             assumed,
         })
     }
 
-    /// Every layer and direction as an LSTM layer of [`roofline_model::analysis::dl::Lstm`] (a layer above the
-    /// first reads the `dirs·H` outputs of the one below).
-    fn lstm_layers(&self) -> impl Iterator<Item = Lstm> + '_ {
+    /// Every layer and direction (a layer above the first reads the `dirs·P` outputs of the one
+    /// below).
+    fn layers(&self) -> impl Iterator<Item = ProjectedLayer> + '_ {
         (0..self.layers).flat_map(move |layer| {
             let input = if layer == 0 {
                 self.i
             } else {
-                self.dirs * self.h
+                self.dirs * self.p
             };
-            (0..self.dirs).map(move |_| Lstm {
-                batch: self.b,
-                seq: self.t,
-                input,
-                hidden: self.h,
+            (0..self.dirs).map(move |_| ProjectedLayer {
+                lstm: Lstm {
+                    batch: self.b,
+                    seq: self.t,
+                    input,
+                    hidden: self.h,
+                },
+                proj: self.p,
             })
         })
     }
 }
 
-/// LSTM and GRU, every layer and direction: an LSTM layer is [`roofline_model::analysis::dl::Lstm`]; a GRU layer
-/// has 3 gates (`2·B·(I+H)·3H` per step plus [`GRU_CELL_FLOPS`]).
+/// One layer and direction of an LSTM with projections (`proj_size` P < H: PyTorch's `nn.LSTM`,
+/// after Sak et al. 2014): each step computes the gates from `[x_t, h_{t−1}]`, where `h` now has
+/// P elements, and projects the cell's output to P, `h_t = W_hr·(o·tanh(c_t))`. Without
+/// projections (P = H) it is exactly [`roofline_model::analysis::dl::Lstm`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ProjectedLayer {
+    /// The layer with its hidden size H; its `hidden` is H, not P.
+    lstm: Lstm,
+    /// P (H without projections).
+    proj: u64,
+}
+
+impl ProjectedLayer {
+    fn projected(&self) -> bool {
+        self.proj != self.lstm.hidden
+    }
+
+    /// The gates' GEMM of one step, `[B, I + P] × [I + P, 4H]`: 2·B·4H·(I + P).
+    fn gates_gemm(&self) -> f64 {
+        let l = &self.lstm;
+        2.0 * (l.batch * 4 * l.hidden) as f64 * (l.input + self.proj) as f64
+    }
+
+    /// The projection's GEMM of one step, `[B, H] × [H, P]`: 2·B·H·P (none without projections).
+    fn projection_gemm(&self) -> f64 {
+        if self.projected() {
+            2.0 * (self.lstm.batch * self.lstm.hidden * self.proj) as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// F forward: per step the gates' GEMM, the cell
+    /// ([`roofline_model::analysis::dl::LSTM_CELL_FLOPS`] per B·H) and the projection.
+    fn flops(&self) -> f64 {
+        if !self.projected() {
+            return self.lstm.flops();
+        }
+        let l = &self.lstm;
+        let cell = roofline_model::analysis::dl::LSTM_CELL_FLOPS * (l.batch * l.hidden) as f64;
+        l.seq as f64 * (self.gates_gemm() + cell + self.projection_gemm())
+    }
+
+    /// B forward, as [`roofline_model::analysis::dl::Lstm::bytes`] counts it: x, the weights
+    /// (`w_ih`, `w_hh` [4H, P], `w_hr` [P, H]), one bias of 4H, h0 (B·P) and c0 (B·H) read; every
+    /// step's h (T·B·P) and the final c (B·H) written.
+    fn bytes(&self, elt: f64) -> f64 {
+        if !self.projected() {
+            return self.lstm.bytes(elt);
+        }
+        let l = &self.lstm;
+        let (b, t, i, h, p) = (
+            l.batch as f64,
+            l.seq as f64,
+            l.input as f64,
+            l.hidden as f64,
+            self.proj as f64,
+        );
+        elt * (t * b * i + (i + p) * 4.0 * h + p * h + 4.0 * h + b * p + b * h + t * b * p + b * h)
+    }
+
+    /// F backward per step: `passes` times (the gates' GEMM and the projection's: once for the
+    /// data gradients, once more for the weights' when they are computed) and
+    /// [`LSTM_CELL_BACKWARD_FLOPS`] per B·H.
+    fn backward_flops(&self, passes: f64) -> f64 {
+        let l = &self.lstm;
+        let cell = LSTM_CELL_BACKWARD_FLOPS * (l.batch * l.hidden) as f64;
+        l.seq as f64 * (passes * (self.gates_gemm() + self.projection_gemm()) + cell)
+    }
+}
+
+/// LSTM and GRU, every layer and direction: an LSTM layer is [`roofline_model::analysis::dl::Lstm`]
+/// (with projections, [`ProjectedLayer`]: per step 2·B·4H·(I + P) + 8·B·H + 2·B·H·P); a GRU
+/// layer has 3 gates (`2·B·(I+H)·3H` per step plus [`GRU_CELL_FLOPS`]).
 pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoCost> {
     let r = RnnShape::read(x, kind, p)?;
     let elt = r.dt.bytes();
     let (mut flops, mut bytes) = (0.0, 0.0);
-    for l in r.lstm_layers() {
+    for layer in r.layers() {
+        let l = layer.lstm;
         match r.kind {
             RnnKind::Gru => {
                 let (b, t, i, h) = (l.batch, l.seq, l.input, l.hidden);
@@ -178,8 +310,8 @@ pub(super) fn rnn(x: &OpInputs, kind: RnnKind, p: RnnArgs) -> Result<OpCost, NoC
                     * (tf * bf * inf + (inf + hf) * 3.0 * hf + 6.0 * hf + bf * hf + tf * bf * hf);
             }
             _ => {
-                flops += l.flops();
-                bytes += l.bytes(elt);
+                flops += layer.flops();
+                bytes += layer.bytes(elt);
             }
         }
     }
@@ -203,8 +335,10 @@ pub const LSTM_CELL_BACKWARD_FLOPS: f64 = 27.0;
 /// grad_hy, grad_cy, mode, hidden_size, proj_size, num_layers, batch_first, dropout, train,
 /// bidirectional, batch_sizes, dropout_state, reserve, output_mask)`, LSTM only. F per layer,
 /// direction and step: the gates' gradient times the weights, for the gradients of x and h (one
-/// [`roofline_model::analysis::dl::Lstm::step_gemm`]), the weights' gradient (another, when `output_mask` asks for
-/// it) and [`LSTM_CELL_BACKWARD_FLOPS`]. B: the input, weights, initial states, output, the
+/// [`roofline_model::analysis::dl::Lstm::step_gemm`], 2·B·4H·(I + P) with projections), the
+/// weights' gradient (another, when `output_mask` asks for it) and [`LSTM_CELL_BACKWARD_FLOPS`];
+/// with projections, the projection's gradients likewise (2·B·H·P for the cell output's, 2·B·H·P
+/// more for `w_hr`'s). B: the input, weights, initial states, output, the
 /// output's and final states' gradients and cuDNN's `reserve` (the saved activations) read; the
 /// gradients `output_mask` asks for written, each the size of what it is the gradient of. The
 /// weights are `weight_buf` when recorded, else the `weight` list in the input's type.
@@ -230,13 +364,7 @@ pub(super) fn rnn_backward(x: &OpInputs) -> Result<OpCost, NoCost> {
         },
     };
     let gemm_passes = if mask[3] { 2.0 } else { 1.0 };
-    let flops: f64 = r
-        .lstm_layers()
-        .map(|l| {
-            let cell = LSTM_CELL_BACKWARD_FLOPS * (l.batch * l.hidden) as f64;
-            l.seq as f64 * (gemm_passes * l.step_gemm().flops() + cell)
-        })
-        .sum();
+    let flops: f64 = r.layers().map(|l| l.backward_flops(gemm_passes)).sum();
     let read: f64 = [0, 4, 5, 6, 7, 8, 9, 20]
         .iter()
         .map(|&a| x.arg(a).bytes())
@@ -373,6 +501,146 @@ mod tests {
         // Without the hidden state's shape there is no count.
         let x = inputs(vec![t(F, &[2, 1, 3]), Arg::Tensors(vec![])], None);
         assert!(matches!(op_cost("aten::lstm", &x), Err(NoCost::Shapes(_))));
+    }
+
+    /// Issue 42: an LSTM with projections (`proj_size` P > 0) was counted with the hidden size
+    /// taken from h0, which has P elements, and without the projection's GEMM. One layer, T = 5,
+    /// B = 3, I = 7, H = 11, P = 4, by hand: per step the gates 2·3·44·(7 + 4) = 2,904, the cell
+    /// 8·3·11 = 264, the projection 2·3·11·4 = 264; five steps 17,160. PyTorch's own counter
+    /// gives the same model's matrix products 15,840 (`self_test` in the oracle's
+    /// `oracle.json`), which is this less the cell's 5·264.
+    #[test]
+    fn lstm_with_projections_by_hand() {
+        let params = |layers: usize, dirs: usize| {
+            let mut w = Vec::new();
+            for l in 0..layers {
+                for _ in 0..dirs {
+                    let i = if l == 0 { 7 } else { 4 * dirs as u64 };
+                    w.extend([vec![44, i], vec![44, 4], vec![44], vec![44], vec![4, 11]]);
+                }
+            }
+            Arg::Tensors(w)
+        };
+        let x = inputs(
+            vec![
+                t(F, &[3, 5, 7]),
+                Arg::Tensors(vec![vec![1, 3, 4], vec![1, 3, 11]]),
+                params(1, 1),
+            ],
+            Some(&["", "", "", "True", "1", "0.", "False", "False", "True"]),
+        );
+        let c = op_cost("aten::lstm", &x).unwrap();
+        assert_eq!(c.complexity.flops, 17_160.0);
+        assert!(c.assumed.is_empty(), "{:?}", c.assumed);
+        // B: x 105, w_ih 308 + w_hh 176 + w_hr 44, one bias 44, h0 12 and c0 33 read; h 60 and
+        // the final c 33 written.
+        let elements = 105.0 + 308.0 + 176.0 + 44.0 + 44.0 + 12.0 + 33.0 + 60.0 + 33.0;
+        assert_eq!(c.complexity.bytes, 4.0 * elements);
+        // The count before: H = 4 from h0, no projection: 5·(2·3·16·11 + 8·3·4) = 5,760, a third.
+        assert!(5_760.0 / c.complexity.flops < 0.34);
+        // Two layers, bidirectional: the second layer reads 2·P = 8 features.
+        let x = inputs(
+            vec![
+                t(F, &[3, 5, 7]),
+                Arg::Tensors(vec![vec![4, 3, 4], vec![4, 3, 11]]),
+                params(2, 2),
+            ],
+            Some(&["", "", "", "True", "2", "0.", "False", "True", "True"]),
+        );
+        let second = 5.0 * (2.0 * 3.0 * 44.0 * 12.0 + 264.0 + 264.0);
+        assert_eq!(
+            op_cost("aten::lstm", &x).unwrap().complexity.flops,
+            2.0 * (17_160.0 + second)
+        );
+        // cuDNN's `_cudnn_rnn`: hidden_size and proj_size recorded; without them and without cx
+        // the weights give H (w_ih [4H, I]).
+        let cudnn = |hidden: &str, proj: &str, cx: Arg| {
+            let mut c = vec![String::new(); 16];
+            for (i, v) in [(6, "2"), (7, hidden), (8, proj), (9, "1"), (10, "True")] {
+                c[i] = v.into();
+            }
+            c[12] = "False".into();
+            c[13] = "False".into();
+            OpInputs {
+                concrete: Some(c),
+                ..inputs(
+                    vec![
+                        t(F, &[3, 5, 7]),
+                        params(1, 1),
+                        Arg::Other,
+                        t(F, &[580]),
+                        t(F, &[1, 3, 4]),
+                        cx,
+                    ],
+                    None,
+                )
+            }
+        };
+        let c = op_cost("aten::_cudnn_rnn", &cudnn("11", "4", t(F, &[1, 3, 11]))).unwrap();
+        assert_eq!(c.complexity.flops, 17_160.0);
+        let c = op_cost("aten::_cudnn_rnn", &cudnn("", "", Arg::Other)).unwrap();
+        assert_eq!(c.complexity.flops, 17_160.0);
+        // A recorded proj_size that the hidden state contradicts is refused.
+        assert!(matches!(
+            op_cost("aten::_cudnn_rnn", &cudnn("11", "5", t(F, &[1, 3, 11]))),
+            Err(NoCost::Shapes(_))
+        ));
+        // Without the cell state, hidden_size or weights, H is taken from h0 and said so.
+        let x = inputs(
+            vec![t(F, &[3, 5, 7]), Arg::Tensors(vec![vec![1, 3, 4]])],
+            Some(&["", "", "", "True", "1", "0.", "False", "False", "True"]),
+        );
+        let c = op_cost("aten::lstm", &x).unwrap();
+        assert!(c.assumed[0].contains("proj_size"), "{:?}", c.assumed);
+    }
+
+    /// The backward of the LSTM with projections above, every gradient: per step the data and
+    /// weight passes of the gates' and the projection's GEMMs, 2·(2,904 + 264), and the cell's
+    /// 27·3·11 = 891; five steps 36,135. The counter's backward of the same model (its input and
+    /// initial states requiring their gradients) is 31,680, this less the cell's 5·891.
+    #[test]
+    fn cudnn_lstm_with_projections_backward_by_hand() {
+        let weights = Arg::Tensors(vec![
+            vec![44, 7],
+            vec![44, 4],
+            vec![44],
+            vec![44],
+            vec![4, 11],
+        ]);
+        let mut args = vec![
+            t(F, &[3, 5, 7]),
+            weights,
+            Arg::Other,
+            t(F, &[580]),
+            t(F, &[1, 3, 4]),
+            t(F, &[1, 3, 11]),
+            t(F, &[3, 5, 4]),
+            t(F, &[3, 5, 4]),
+            t(F, &[1, 3, 4]),
+            t(F, &[1, 3, 11]),
+        ];
+        args.extend(std::iter::repeat_n(Arg::Other, 10));
+        args.extend([t(Dtype::U8, &[100]), Arg::Other]);
+        let mut c = vec![String::new(); 22];
+        for (i, v) in [
+            (10, "2"),
+            (11, "11"),
+            (12, "4"),
+            (13, "1"),
+            (14, "True"),
+            (16, "True"),
+            (17, "False"),
+            (21, "[True, True, True, True]"),
+        ] {
+            c[i] = v.into();
+        }
+        let x = OpInputs {
+            concrete: Some(c),
+            ..inputs(args, None)
+        };
+        let cost = op_cost("aten::_cudnn_rnn_backward", &x).unwrap();
+        assert_eq!(cost.complexity.flops, 36_135.0);
+        assert_eq!(cost.complexity.flops - 5.0 * 891.0, 31_680.0);
     }
 
     /// `_cudnn_rnn_backward` of one LSTM layer, T=2, B=1, I=3, H=2, counted by hand.

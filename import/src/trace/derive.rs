@@ -15,6 +15,15 @@
 //!   weight, …)` records both.
 //! - Which gradients such a backward computes (its `output_mask`, not recorded before 2.1): the
 //!   halves it calls say.
+//! - PyTorch 1.8 writes no sequence numbers (nor element types, and each operator twice,
+//!   nested): a forward convolution's output is then the output gradient that every backward call
+//!   with the same input and weight shapes records (when they all agree; a call without a
+//!   backward of its own that shares its shapes with one of another stride would take that one's:
+//!   in a training step every convolution has its backward). Else, and in any trace without
+//!   `Concrete Inputs` (inference makes no autograd node), the input of the operator called next
+//!   at the same level, when it has the output's batch and channels (the batch norm after a
+//!   convolution). Never a stride or padding assumed; where each came from is said
+//!   ([`OutputFrom`]).
 //!
 //! Sources: the PyTorch 1.9 profiler's `finalizeCPUTrace` (`torch/csrc/autograd/profiler_kineto.cpp`),
 //! which writes `Sequence number` and `Fwd thread id`; the TensorBoard plugin's real ResNet-50
@@ -24,7 +33,9 @@
 use rustc_hash::FxHashMap;
 
 use super::model::Trace;
-use crate::operators::{ConvRole, Derived, base_name, conv_role, conv_shapes};
+use crate::operators::{
+    ConvRole, Derived, OutputFrom, base_name, conv_grad_output, conv_role, conv_shapes,
+};
 
 /// Each operator call's enclosing call on its thread (`None` at the top), by a sweep over start
 /// times: the outer of two calls with the same span is the one earlier in the file.
@@ -51,6 +62,23 @@ pub fn parents(trace: &Trace) -> Vec<Option<usize>> {
         }
     }
     out
+}
+
+/// The calls recorded twice, nested (PyTorch 1.8's profiler writes each operator call inside a
+/// record of itself): those directly inside a call of the same name with the same recorded
+/// shapes. Each pair is one call: its kernels are linked to the inner record, and the counts
+/// ([`crate::trace::calls`]) find the outer one's work inside it.
+pub fn duplicates(trace: &Trace, parents: &[Option<usize>]) -> usize {
+    parents
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| {
+            p.is_some_and(|p| {
+                let (a, b) = (&trace.ops[i], &trace.ops[p]);
+                a.name == b.name && a.inputs == b.inputs
+            })
+        })
+        .count()
 }
 
 /// Whether an autograd node's name is a convolution's: `CudnnConvolutionBackward`,
@@ -132,9 +160,12 @@ pub fn derive(trace: &Trace, parents: &[Option<usize>]) -> FxHashMap<usize, Deri
             continue;
         }
         for i in ops {
-            out.entry(i).or_default().output = Some(grad.clone());
+            let d = out.entry(i).or_default();
+            d.output = Some(grad.clone());
+            d.output_from = Some(OutputFrom::AutogradNode);
         }
     }
+    without_sequence_numbers(trace, parents, &mut out);
 
     // The halves of a 1.8–1.10 backward, and what they say of it.
     let mut halves: FxHashMap<usize, [bool; 2]> = FxHashMap::default();
@@ -162,4 +193,104 @@ pub fn derive(trace: &Trace, parents: &[Option<usize>]) -> FxHashMap<usize, Deri
         }
     }
     out
+}
+
+/// A convolution's input and weight shapes.
+type Shapes = (Vec<u64>, Vec<u64>);
+
+/// The output shapes of forward convolutions that neither `Concrete Inputs` nor an autograd node
+/// give (PyTorch 1.8: no sequence numbers): from the backward calls with the same input and
+/// weight shapes, else from the next operator's input (the module's notes).
+fn without_sequence_numbers(
+    trace: &Trace,
+    parents: &[Option<usize>],
+    out: &mut FxHashMap<usize, Derived>,
+) {
+    let recorded = |i: usize| {
+        trace.ops[i]
+            .inputs
+            .map(|x| &trace.inputs[x as usize].inputs)
+    };
+    let name = |i: usize| base_name(trace.name(trace.ops[i].name));
+    let role = |i: usize| conv_role(name(i));
+    // Forward calls still without an output, with their input and weight shapes.
+    let forward: Vec<(usize, Vec<u64>, Vec<u64>)> = (0..trace.ops.len())
+        .filter(|&i| role(i) == Some(ConvRole::Forward))
+        .filter(|i| out.get(i).is_none_or(|d| d.output.is_none()))
+        .filter_map(|i| {
+            let x = recorded(i).filter(|x| x.concrete.is_none())?;
+            let (input, weight) = conv_shapes(name(i), x)?;
+            Some((i, input, weight))
+        })
+        .collect();
+    if forward.is_empty() {
+        return;
+    }
+    // The output gradient every backward call of these shapes records (None: they disagree).
+    // Only where the trace has no sequence numbers at all (PyTorch 1.8): where it has, a call
+    // without an autograd node of its own made no backward (`no_grad`, a frozen layer), and
+    // another layer's of the same shapes may have another stride.
+    let sequenced = trace.ops.iter().any(|o| o.sequence.is_some());
+    let mut by_shapes: FxHashMap<Shapes, Option<Vec<u64>>> = FxHashMap::default();
+    for i in (0..trace.ops.len()).filter(|_| !sequenced) {
+        if role(i) != Some(ConvRole::Backward) {
+            continue;
+        }
+        let Some(x) = recorded(i) else { continue };
+        let (Some(shapes), Some(grad)) = (conv_shapes(name(i), x), conv_grad_output(name(i), x))
+        else {
+            continue;
+        };
+        by_shapes
+            .entry(shapes)
+            .and_modify(|g| {
+                if g.as_ref() != Some(&grad) {
+                    *g = None;
+                }
+            })
+            .or_insert(Some(grad));
+    }
+    // The calls at each level, by start time (for the next operator after a call).
+    let mut level: FxHashMap<(Option<usize>, u32), Vec<usize>> = FxHashMap::default();
+    for (i, o) in trace.ops.iter().enumerate() {
+        level.entry((parents[i], o.thread)).or_default().push(i);
+    }
+    for v in level.values_mut() {
+        v.sort_by_key(|&i| (trace.ops[i].ts, i));
+    }
+    let plausible = |o: &[u64], input: &[u64], weight: &[u64]| {
+        o.len() == input.len() && o[0] == input[0] && o[1] == weight[0] && !o.contains(&0)
+    };
+    for (i, input, weight) in forward {
+        if let Some(Some(grad)) = by_shapes.get(&(input.clone(), weight.clone()))
+            && grad.len() == input.len()
+            && grad[0] == input[0]
+        {
+            let d = out.entry(i).or_default();
+            d.output = Some(grad.clone());
+            d.output_from = Some(OutputFrom::Backward);
+            continue;
+        }
+        // The outermost convolution call around this one, and the call after it at its level.
+        let mut top = i;
+        while let Some(p) = parents[top].filter(|&p| role(p) == Some(ConvRole::Forward)) {
+            top = p;
+        }
+        let end = trace.ops[top].end;
+        let Some(calls) = level.get(&(parents[top], trace.ops[top].thread)) else {
+            continue;
+        };
+        let at = calls.partition_point(|&j| trace.ops[j].ts < end);
+        let Some(&next) = calls.get(at) else { continue };
+        let Some(shape) = recorded(next).and_then(|x| x.dims(0)) else {
+            continue;
+        };
+        if plausible(shape, &input, &weight) {
+            let d = out.entry(i).or_default();
+            d.output = Some(shape.to_vec());
+            d.output_from = Some(OutputFrom::NextOperator(
+                trace.name(trace.ops[next].name).into(),
+            ));
+        }
+    }
 }

@@ -422,6 +422,10 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
     let dims = list(&text.dims)?;
     let types = list(&text.types).unwrap_or_default();
     let concrete = list(&text.concrete);
+    // PyTorch 1.8 records no element type at all (`Input type` is an empty list): a shape is
+    // then a tensor of an unrecorded type (`[]` stays a scalar: a 0-d tensor and a scalar are
+    // both recorded so), kept for the import to type from the kernels it launched.
+    let types_unrecorded = types.is_empty();
     let mut untyped = Vec::new();
     let args = dims
         .iter()
@@ -430,6 +434,10 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
             let ty = types.get(i).and_then(|t| t.as_str()).unwrap_or("");
             match (Dtype::from_profiler(ty), shape(d)) {
                 (Some(dt), Some(s)) => Arg::Tensor(dt, s),
+                (None, Some(s)) if !s.is_empty() && types_unrecorded => {
+                    untyped.push((i, "".into(), s));
+                    Arg::Other
+                }
                 // A shape with a type the rules do not know: a tensor all the same (scalars,
                 // lists and `None` record no dimensions), kept to say so.
                 (None, Some(s)) if !s.is_empty() && !ty.is_empty() => {
@@ -462,6 +470,7 @@ pub(super) fn op_inputs(text: &InputsText) -> Option<OpInputs> {
         list_elem: None,
         derived: Derived::default(),
         untyped,
+        no_types: types_unrecorded && !dims.is_empty(),
     })
 }
 

@@ -32,7 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
-use crate::operators::{self, Arg, Derived, ListElem, NoCost, OpCost, OpInputs};
+use crate::operators::{self, Arg, Derived, Dtype, ListElem, NoCost, OpCost, OpInputs};
+use crate::trace::calls;
 use crate::trace::derive;
 use crate::trace::join;
 use crate::trace::link::{GRAPH_LAUNCHES, link};
@@ -200,6 +201,20 @@ struct OpInfo {
     kernels: usize,
     /// Index into the distinct costs.
     cost: usize,
+    /// What the calls recorded inside this one count of its work.
+    inside: Inside,
+}
+
+/// What the calls recorded inside a call count of the work its rule describes
+/// ([`crate::trace::calls::left_over`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Inside {
+    /// Nothing: the call's F is its rule's.
+    Nothing,
+    /// Part of it: the call's own F is this rest.
+    Part(f64),
+    /// All of it: the call's own kernels get no complexity (its F is counted on theirs).
+    All,
 }
 
 /// Turns a parsed trace into bundle kernels.
@@ -373,7 +388,14 @@ fn import_impl(
     let steps = Steps::of(trace);
     let parents = derive::parents(trace);
     let derived = derive::derive(trace, &parents);
-    let costs = OpCosts::of(trace, &links.launch_op, from_ranges, &derived);
+    let costs = OpCosts::of(
+        trace,
+        &links.launch_op,
+        from_ranges,
+        (&parents, &derived),
+        &mut stats,
+    );
+    stats.duplicates = derive::duplicates(trace, &parents);
 
     // Kernel entries, handed out one by one.
     let mut used_devices: BTreeSet<i64> = BTreeSet::new();
@@ -515,43 +537,57 @@ impl OpCosts {
         trace: &Trace,
         launch_op: &[Option<usize>],
         from_ranges: bool,
-        derived: &FxHashMap<usize, Derived>,
+        (parents, derived): (&[Option<usize>], &FxHashMap<usize, Derived>),
+        stats: &mut Stats,
     ) -> Self {
         let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
+        let kernel_name = |l: usize| {
+            if from_ranges {
+                trace.ranges[l].name
+            } else {
+                trace.kernels[l].name
+            }
+        };
+        // Each linked call's launches, in the order of their first.
+        let mut order: Vec<usize> = Vec::new();
+        let mut launches: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        for (l, &o) in launch_op
+            .iter()
+            .enumerate()
+            .filter_map(|(l, o)| Some((l, o.as_ref()?)))
+        {
+            launches
+                .entry(o)
+                .or_insert_with(|| {
+                    order.push(o);
+                    Vec::new()
+                })
+                .push(l);
+        }
+        let elems = Elems::of(trace, &order, &launches, kernel_name, stats);
         type CostKey = (
             u32,
             Option<u32>,
             Option<ListElem>,
             Option<[u64; 2]>,
             Option<Derived>,
+            Option<Dtype>,
         );
         let mut cost_ids: FxHashMap<CostKey, usize> = FxHashMap::default();
         let mut estimated = 0usize;
         let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
         let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
-        for (l, &o) in launch_op
-            .iter()
-            .enumerate()
-            .filter_map(|(l, o)| Some((l, o.as_ref()?)))
-        {
-            if let Some(info) = op_info.get_mut(&o) {
-                info.kernels += 1;
-                continue;
-            }
+        let mut inner = InnerFlops::new(trace, parents, derived, &elems);
+        for &o in &order {
+            let l = launches[&o][0];
             let op = &trace.ops[o];
             // Tensor lists are recorded without a type: their first kernel's name gives it.
             let list_elem = op
                 .inputs
                 .map(|i| &trace.inputs[i as usize].inputs)
                 .filter(|x| x.args.iter().any(|a| matches!(a, Arg::Tensors(_))))
-                .and_then(|_| {
-                    let kernel = if from_ranges {
-                        trace.ranges[l].name
-                    } else {
-                        trace.kernels[l].name
-                    };
-                    operators::kernel_elem(trace.name(kernel))
-                });
+                .and_then(|_| operators::kernel_elem(trace.name(kernel_name(l))));
+            let elem = elems.of.get(&o).copied();
             let estimate = trace.estimates.get(&o);
             let bits = |x: Option<f64>| x.map_or(u64::MAX, f64::to_bits);
             let key = (
@@ -560,21 +596,52 @@ impl OpCosts {
                 list_elem,
                 estimate.map(|e| [bits(e.flops), bits(e.bytes)]),
                 derived.get(&o).cloned(),
+                elem,
             );
             let cost = *cost_ids.entry(key).or_insert_with(|| {
-                costs.push(call_cost(trace, o, list_elem, derived.get(&o)));
+                costs.push(call_cost(trace, o, list_elem, derived.get(&o), elem));
                 costs.len() - 1
             });
             if estimate.is_some() && costs[cost].is_ok() {
                 estimated += 1;
             }
-            if let Ok(c) = &costs[cost] {
-                let name = trace.name(op.name);
-                for a in &c.assumed {
-                    *assumed.entry(format!("{name}: {a}")).or_default() += 1;
+            let name = trace.name(op.name);
+            let mut inside = Inside::Nothing;
+            match &costs[cost] {
+                Ok(c) => {
+                    for a in &c.assumed {
+                        *assumed.entry(format!("{name}: {a}")).or_default() += 1;
+                    }
+                    if let Some(d) = derived.get(&o).and_then(|d| d.output_from.as_ref()) {
+                        *stats.conv_outputs.entry(d.clone()).or_default() += 1;
+                    }
+                    let within = inner.inside(o);
+                    if within > 0.0 {
+                        inside = match calls::left_over(c.complexity.flops, within) {
+                            Some(rest) => Inside::Part(rest),
+                            None => Inside::All,
+                        };
+                        let which = match inside {
+                            Inside::Part(_) => &mut stats.left_over,
+                            _ => &mut stats.counted_inside,
+                        };
+                        *which.entry(name.to_string()).or_default() += 1;
+                    }
                 }
+                Err(_) if elems.untyped.contains(&o) => {
+                    *stats.untyped.entry(name.to_string()).or_default() += 1;
+                    stats.untyped_flops += inner.own(o);
+                }
+                Err(_) => {}
             }
-            op_info.insert(o, OpInfo { kernels: 1, cost });
+            op_info.insert(
+                o,
+                OpInfo {
+                    kernels: launches[&o].len(),
+                    cost,
+                    inside,
+                },
+            );
         }
         OpCosts {
             op_info,
@@ -603,13 +670,20 @@ impl OpCosts {
         };
         let mut inductor = false;
         match &self.costs[info.cost] {
+            // The calls inside it count all its work: its own kernels get none of it.
+            Ok(_) if info.inside == Inside::All => {}
             Ok(c) => {
                 stats.with_complexity += 1;
                 inductor = c.family == operators::Family::Inductor;
                 // F on the datapath of the call's input type; the kernel's FLOPs stay its
                 // counters' (none without counters), never F.
+                let flops = match info.inside {
+                    Inside::Part(rest) => rest,
+                    _ => c.complexity.flops,
+                };
                 let complexity = Complexity {
                     datapath: Some(c.datapath),
+                    flops,
                     ..c.complexity
                 };
                 call.complexity = Some(complexity);
@@ -637,31 +711,217 @@ impl OpCosts {
 }
 
 /// One operator call's cost from what the trace records of it: its recorded inputs, the
-/// element type of its tensor lists (read from a kernel's name), Inductor's own estimate, and
-/// the shapes found elsewhere in the trace ([`crate::trace::derive`]).
+/// element type of its tensor lists (read from a kernel's name), Inductor's own estimate, the
+/// shapes found elsewhere in the trace ([`crate::trace::derive`]), and, for a call whose tensors
+/// were recorded with no element type (PyTorch 1.8), the element type the trace names elsewhere
+/// (`elem`, [`Elems`]).
 pub(crate) fn call_cost(
     trace: &Trace,
     o: usize,
     list_elem: Option<ListElem>,
     derived: Option<&Derived>,
+    elem: Option<Dtype>,
 ) -> Result<OpCost, NoCost> {
     let op = &trace.ops[o];
     let name = trace.name(op.name);
     let recorded = op.inputs.map(|i| &trace.inputs[i as usize].inputs);
     match (recorded, trace.estimates.get(&o)) {
         (_, Some(e)) => operators::inductor::with_estimate(name, recorded, e.flops, e.bytes),
-        (Some(x), None) => operators::op_cost(
-            name,
-            &OpInputs {
-                list_elem: list_elem.or(x.list_elem),
-                derived: derived.cloned().unwrap_or_default(),
-                ..x.clone()
-            },
-        ),
+        (Some(x), None) => {
+            let typed;
+            let x = match elem {
+                Some(dt) if x.types_unrecorded() => {
+                    if !operators::one_element_type(name, dt) {
+                        return Err(NoCost::Shapes(
+                            "element types not recorded (PyTorch 1.8), and its tensors are of several types (indices, masks)".into(),
+                        ));
+                    }
+                    typed = x.typed_as(dt);
+                    &typed
+                }
+                _ => x,
+            };
+            operators::op_cost(
+                name,
+                &OpInputs {
+                    list_elem: list_elem.or(x.list_elem),
+                    derived: derived.cloned().unwrap_or_default(),
+                    ..x.clone()
+                },
+            )
+        }
         (None, None) => match operators::op_cost(name, &OpInputs::default()) {
             Err(NoCost::NoRule) => Err(NoCost::NoRule),
             _ => Err(NoCost::Shapes("no shapes recorded".into())),
         },
+    }
+}
+
+/// The element types of the calls whose tensors were recorded without one (PyTorch 1.8's empty
+/// `Input type`), as the trace names them elsewhere: the names of the kernels the call launched
+/// ([`Dtype::from_kernel_name`]: `…AddFunctor<float>…`, `implicit_convolve_sgemm<float, …>`,
+/// `volta_sgemm_…`), when they name one type; else another call of the same operator on the same
+/// shapes whose kernels do (the same layer in another step, a nested duplicate). Counted in
+/// [`Stats::typed_from`].
+pub(crate) struct Elems {
+    /// The element type found, per call.
+    of: FxHashMap<usize, Dtype>,
+    /// The calls with kernels whose element type nothing named.
+    untyped: rustc_hash::FxHashSet<usize>,
+}
+
+impl Elems {
+    fn of(
+        trace: &Trace,
+        order: &[usize],
+        launches: &FxHashMap<usize, Vec<usize>>,
+        kernel_name: impl Fn(usize) -> u32,
+        stats: &mut Stats,
+    ) -> Elems {
+        // Calls with shapes recorded without an element type (not those whose every argument
+        // is a `[]`: nothing to type).
+        let untyped_call = |o: usize| {
+            trace.ops[o].inputs.is_some_and(|i| {
+                let x = &trace.inputs[i as usize].inputs;
+                x.untyped.iter().any(|(_, ty, _)| ty.is_empty())
+            })
+        };
+        let mut by_name: FxHashMap<u32, Option<Dtype>> = FxHashMap::default();
+        let mut named = |o: usize| -> Option<Dtype> {
+            let mut found: Option<Dtype> = None;
+            for &l in &launches[&o] {
+                let k = kernel_name(l);
+                let d = *by_name
+                    .entry(k)
+                    .or_insert_with(|| Dtype::from_kernel_name(trace.name(k)));
+                match (found, d) {
+                    (_, None) => {}
+                    (None, Some(d)) => found = Some(d),
+                    (Some(f), Some(d)) if f == d => {}
+                    // Kernels naming two types: none is the call's.
+                    (Some(_), Some(_)) => return None,
+                }
+            }
+            found
+        };
+        let mut of = FxHashMap::default();
+        // By operator and recorded shapes: the type their calls' kernels name (None: two).
+        let mut by_shapes: FxHashMap<(u32, u32), Option<Dtype>> = FxHashMap::default();
+        let mut unnamed = Vec::new();
+        for &o in order.iter().filter(|&&o| untyped_call(o)) {
+            let op = &trace.ops[o];
+            match named(o) {
+                Some(d) => {
+                    of.insert(o, d);
+                    *stats.typed_from.entry("kernel".into()).or_default() += 1;
+                    if let Some(i) = op.inputs {
+                        by_shapes
+                            .entry((op.name, i))
+                            .and_modify(|e| {
+                                if *e != Some(d) {
+                                    *e = None;
+                                }
+                            })
+                            .or_insert(Some(d));
+                    }
+                }
+                None => unnamed.push(o),
+            }
+        }
+        let mut untyped = rustc_hash::FxHashSet::default();
+        for o in unnamed {
+            let op = &trace.ops[o];
+            match op.inputs.and_then(|i| by_shapes.get(&(op.name, i))) {
+                Some(Some(d)) => {
+                    of.insert(o, *d);
+                    *stats
+                        .typed_from
+                        .entry("same operator and shapes".into())
+                        .or_default() += 1;
+                }
+                _ => {
+                    untyped.insert(o);
+                }
+            }
+        }
+        Elems { of, untyped }
+    }
+}
+
+/// What a call's rule F depends on: its operator, recorded inputs, derived shapes and element
+/// type.
+type OwnKey = (u32, Option<u32>, Option<Derived>, Option<Dtype>);
+
+/// The F counted inside calls ([`crate::trace::calls`]): per call, its rule's F and, below it,
+/// what its inner calls count, each piece once; computed once per call and cost.
+struct InnerFlops<'a> {
+    trace: &'a Trace,
+    children: Vec<Vec<usize>>,
+    derived: &'a FxHashMap<usize, Derived>,
+    elems: &'a Elems,
+    /// Per call, the F counted in it and inside it.
+    total: FxHashMap<usize, f64>,
+    /// The rules' F by (operator, inputs, derived shapes, element type).
+    own: FxHashMap<OwnKey, f64>,
+}
+
+impl<'a> InnerFlops<'a> {
+    fn new(
+        trace: &'a Trace,
+        parents: &[Option<usize>],
+        derived: &'a FxHashMap<usize, Derived>,
+        elems: &'a Elems,
+    ) -> Self {
+        InnerFlops {
+            trace,
+            children: calls::children(trace, parents).0,
+            derived,
+            elems,
+            total: FxHashMap::default(),
+            own: FxHashMap::default(),
+        }
+    }
+
+    /// A call's F by its rule (0 without one); a call recorded without element types and none
+    /// found is counted as FP32 (F does not depend on it but for integers, which do none).
+    fn own(&mut self, o: usize) -> f64 {
+        let op = &self.trace.ops[o];
+        let elem = self.elems.of.get(&o).copied().or_else(|| {
+            op.inputs
+                .filter(|&i| self.trace.inputs[i as usize].inputs.types_unrecorded())
+                .map(|_| Dtype::F32)
+        });
+        let key = (op.name, op.inputs, self.derived.get(&o).cloned(), elem);
+        if let Some(&f) = self.own.get(&key) {
+            return f;
+        }
+        let f = call_cost(self.trace, o, None, self.derived.get(&o), elem)
+            .map_or(0.0, |c| c.complexity.flops);
+        self.own.insert(key, f);
+        f
+    }
+
+    /// What the calls inside `o` count.
+    fn inside(&mut self, o: usize) -> f64 {
+        if self.children[o].is_empty() {
+            return 0.0;
+        }
+        // The children of a call, then theirs: a post-order without recursion.
+        let mut stack: Vec<(usize, bool)> = self.children[o].iter().map(|&c| (c, false)).collect();
+        while let Some((i, expanded)) = stack.pop() {
+            if self.total.contains_key(&i) {
+                continue;
+            }
+            if !expanded {
+                stack.push((i, true));
+                stack.extend(self.children[i].iter().map(|&c| (c, false)));
+                continue;
+            }
+            let inside: f64 = self.children[i].iter().map(|c| self.total[c]).sum();
+            let own = self.own(i);
+            self.total.insert(i, own.max(inside));
+        }
+        self.children[o].iter().map(|c| self.total[c]).sum()
     }
 }
 
@@ -1163,7 +1423,7 @@ mod tests {
         assert_eq!((c.flops, c.bytes), (1_327_104.0, 3.6e-5 * 1e9));
         assert_eq!(
             op(&imp.kernels[0]).complexity.and_then(|c| c.datapath),
-            Some(operators::Dtype::Bf16.matmul())
+            Some(Dtype::Bf16.matmul())
         );
         assert!(
             imp.notes
@@ -1550,5 +1810,90 @@ mod tests {
         events.push(r#"{"ph": "i", "cat": "kernel", "name": "k", "ts": 1, "s": "t"}"#.into());
         let s = summary(&import_events(&events)).to_string();
         assert!(s.contains("kernel events of phase \"i\" ×1"), "{s}");
+    }
+
+    /// Issue 42: a call that records the calls implementing it inside it counts what they do
+    /// not. `_addmm_activation` [8, 6] × [6, 5] with GELU, run as CUDA's fallback does it: its
+    /// own GEMM kernel, then a `gelu_(…, "tanh")` call inside it with its kernel. The outer call's
+    /// rule counts the product and the tanh GELU (2·8·5·6 + 8·40 = 800); the inner call counts
+    /// its GELU (8·40 = 320): the GEMM kernel gets the rest, 480, the product alone. A `linear`
+    /// whose `addmm` inside does all its work, and which launched a kernel of its own, gets no
+    /// complexity on that kernel, and a note says so.
+    #[test]
+    fn calls_recorded_inside_a_call_are_not_counted_twice() {
+        let f32s = |n: usize| vec![r#""float""#; n].join(", ");
+        let mut events = vec![
+            ev(
+                "cpu_op",
+                "aten::_addmm_activation",
+                1,
+                10.0,
+                100.0,
+                &format!(
+                    r#""Input Dims": [[5], [8, 6], [6, 5], [], [], []], "Input type": [{}, "Scalar", "Scalar", "Scalar"], "Concrete Inputs": ["", "", "", "1", "1", "True"]"#,
+                    f32s(3)
+                ),
+            ),
+            ev(
+                "cpu_op",
+                "aten::gelu_",
+                1,
+                60.0,
+                40.0,
+                r#""Input Dims": [[8, 5], []], "Input type": ["float", "Scalar"], "Concrete Inputs": ["", "'tanh'"]"#,
+            ),
+            ev(
+                "cpu_op",
+                "aten::linear",
+                1,
+                200.0,
+                100.0,
+                &format!(
+                    r#""Input Dims": [[8, 6], [5, 6], [5]], "Input type": [{}], "Concrete Inputs": ["", "", ""]"#,
+                    f32s(3)
+                ),
+            ),
+            ev(
+                "cpu_op",
+                "aten::addmm",
+                1,
+                250.0,
+                40.0,
+                &format!(
+                    r#""Input Dims": [[5], [8, 6], [6, 5], [], []], "Input type": [{}, "Scalar", "Scalar"], "Concrete Inputs": ["", "", "", "1", "1"]"#,
+                    f32s(3)
+                ),
+            ),
+        ];
+        events.extend(launched("cudaLaunchKernel", 1, 20.0, "gemm", 0, ""));
+        events.extend(launched("cudaLaunchKernel", 2, 70.0, "gelu", 0, ""));
+        events.extend(launched("cudaLaunchKernel", 3, 210.0, "copy", 0, ""));
+        events.extend(launched("cudaLaunchKernel", 4, 260.0, "gemm", 0, ""));
+        let imp = import_events(&events);
+        let f = |i: usize| {
+            imp.kernels[i]
+                .operator
+                .as_ref()
+                .unwrap()
+                .complexity
+                .map(|c| c.flops)
+        };
+        assert_eq!(f(0), Some(480.0));
+        assert_eq!(f(1), Some(320.0));
+        assert_eq!(f(2), None);
+        assert_eq!(f(3), Some(480.0));
+        assert_eq!(imp.stats.left_over["aten::_addmm_activation"], 1);
+        assert_eq!(imp.stats.counted_inside["aten::linear"], 1);
+        let notes = imp.notes.join("\n");
+        assert!(
+            notes.contains(
+                "F is what those inner calls do not count (calls): aten::_addmm_activation ×1"
+            ),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("their own kernels carry no complexity, their F counted on the inner calls' kernels (calls): aten::linear ×1"),
+            "{notes}"
+        );
     }
 }

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::operators::OutputFrom;
+
 /// What the import counted, for the summary and for tests.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
@@ -41,4 +43,24 @@ pub struct Stats {
     /// Kernel events given the counters of a range from a counter trace
     /// ([`crate::trace::import::import_with_counters`]).
     pub with_counters: usize,
+    /// Operator calls (that launched kernels) recorded with shapes but no element type
+    /// (PyTorch 1.8), typed from what the trace names elsewhere, by where: `kernel` (the names of
+    /// the kernels they launched), `same operator and shapes`.
+    pub typed_from: BTreeMap<String, usize>,
+    /// Operator calls (that launched kernels) recorded with shapes but no element type that
+    /// nothing in the trace named, by operator: their B is unknown, so they have no complexity.
+    pub untyped: BTreeMap<String, usize>,
+    /// Those calls' F from their shapes alone, FLOPs.
+    pub untyped_flops: f64,
+    /// Convolution calls (that launched kernels) whose output shape came from elsewhere in the
+    /// trace, by where ([`OutputFrom`]).
+    pub conv_outputs: BTreeMap<OutputFrom, usize>,
+    /// Operator calls (that launched kernels) with calls recorded inside them that count part of
+    /// their work: their F is the rest ([`crate::trace::calls::left_over`]), by operator.
+    pub left_over: BTreeMap<String, usize>,
+    /// Operator calls (that launched kernels) whose whole work the calls recorded inside them
+    /// count: their own kernels carry no complexity, by operator.
+    pub counted_inside: BTreeMap<String, usize>,
+    /// Operator calls recorded twice, nested (PyTorch 1.8): the inner record of each pair.
+    pub duplicates: usize,
 }
