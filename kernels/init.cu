@@ -1,4 +1,4 @@
-// Operands with real bit patterns (issue 33), written on the GPU once per run before anything is
+// Operands with real bit patterns, written on the GPU once per run before anything is
 // timed: the cuBLASLt reference GEMMs' A and B, the `mma.sync` kernels' operand sets, and the
 // buffers the bandwidth kernels and the ERT-style sweep read. Zeros and constants switch no bits
 // in the datapaths, and a power-limited GPU then holds a higher clock than it does on real data

@@ -1,6 +1,6 @@
 // Tensor Core peak through warp-level `mma.sync` (PTX ISA, "Warp-level matrix multiply-accumulate
 // instructions"). Each warp keeps MMA_ACC independent accumulators and issues one MMA into each per
-// step. The operands are real data (issue 33): before the timed loop every thread loads
+// step. The operands are real data: before the timed loop every thread loads
 // MMA_SETS operand sets from `ops`, which the collector filled on the GPU with bounded random
 // values of the kernel's input type (kernels/init.cu); accumulator k uses set k % MMA_SETS, so
 // consecutive MMAs change operands and the datapath switches bits as it does on a real GEMM (a

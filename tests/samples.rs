@@ -12,8 +12,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use roofline_import::ncu::{Arch, Convention};
 use roofline_model::Bundle;
+use roofline_model::bundle::options::{Convention, ImportOptions};
 
 use crate::fixtures;
 
@@ -136,17 +136,18 @@ pub fn import(s: &Sample) -> Result<String, String> {
     let ceilings = roofline_model::to_json(&v100_ceilings()).map_err(|e| e.to_string())?;
     std::fs::write(&machine, ceilings).map_err(|e| e.to_string())?;
     let out = tmp.path().join(s.file);
-    let (arch, _) = Arch::from_compute_capability("7.0")?;
+    let options = ImportOptions {
+        arch: Some("7.0".parse()?),
+        convention: Some(Convention::Current),
+        ..ImportOptions::default()
+    };
     roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
         files: &files,
         output: &out,
         machine: Some(&machine),
-        arch: Some(arch),
-        convention: Some(Convention::Current),
-        ncu: None,
-        allow_partial: false,
+        options: &options,
         counters: None,
-        allow_machine_mismatch: false,
+        ncu: None,
     })
     .map_err(|e| format!("{}: {e}", s.file))?;
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -1,4 +1,6 @@
-//! `roofline import` and `roofline profile`: Nsight Compute output into bundles.
+//! `roofline import` and `roofline profile`: traces and Nsight Compute output into bundles.
+//! `import` is the import driver ([`roofline_import::driver`]) on files: this module only reads
+//! them ([`FileInput`]) and writes the bundle ([`FileSink`]).
 //!
 //! Profiling runs the program once under ncu with the metric set of the GPU's architecture
 //! (filtered by what the GPU lists), exports the report as the raw CSV page in base units, and
@@ -6,18 +8,19 @@
 
 use std::path::{Path, PathBuf};
 
+use std::io::{BufRead, BufReader};
+
+use flate2::bufread::MultiGzDecoder;
 use roofline_import::assemble::{AssembleError, Machine};
+use roofline_import::driver::{self, Input, Request, Sink};
+use roofline_import::input::HEAD;
 use roofline_import::ncu::{self as model_ncu, Arch, Convention, ImportOptions, metrics};
-use roofline_import::pipeline::{
-    self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, PickError, TraceStream,
-    TraceStreamError,
-};
 use roofline_model::Bundle;
 use roofline_model::bundle::DataSource;
 
 use crate::config::ProfileConfig;
 use crate::error::Error;
-use crate::io::{describe, read_bundle, read_text, write_bundle};
+use crate::io::{describe, open_regular, open_text, read_bundle, read_bytes, write_bundle};
 use crate::ncu::{self, NcuProcessError};
 use crate::stderr::message;
 
@@ -74,160 +77,144 @@ pub struct ImportRequest<'a> {
     pub output: &'a Path,
     /// A bundle with the machine's ceilings.
     pub machine: Option<&'a Path>,
-    /// The architecture, when the inputs do not say.
-    pub arch: Option<Arch>,
-    /// FLOP and time convention, when given (`current` otherwise).
-    pub convention: Option<Convention>,
+    /// The import's options (`--arch`, `--convention`, `--allow-partial`,
+    /// `--allow-machine-mismatch`, `--counters`).
+    pub options: &'a roofline_model::bundle::options::ImportOptions,
+    /// `--counters`: the range-profiler trace to read.
+    pub counters: Option<&'a Path>,
     /// The ncu executable, for reports.
     pub ncu: Option<&'a Path>,
-    /// Import an incomplete capture set, marked incomplete.
-    pub allow_partial: bool,
-    /// A range-profiler trace joined with the torch.profiler trace imported.
-    pub counters: Option<&'a Path>,
-    /// Place the kernels against a machine of another GPU, with a note.
-    pub allow_machine_mismatch: bool,
 }
 
-/// `roofline import`.
+/// A file given to `roofline import`, read for the import driver.
+struct FileInput<'a> {
+    path: &'a Path,
+    name: String,
+    ncu: Option<&'a Path>,
+}
+
+impl<'a> FileInput<'a> {
+    fn new(path: &'a Path, ncu: Option<&'a Path>) -> Self {
+        FileInput {
+            path,
+            name: path.display().to_string(),
+            ncu,
+        }
+    }
+}
+
+/// The I/O error inside the collector's read error (the driver names the file itself).
+fn io_of(e: Error) -> std::io::Error {
+    match e {
+        Error::ReadFile { source, .. } => source,
+        e => std::io::Error::other(e.to_string()),
+    }
+}
+
+impl Input for FileInput<'_> {
+    type Error = Error;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_report(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "ncu-rep")
+    }
+
+    fn raw_head(&mut self) -> std::io::Result<Vec<u8>> {
+        crate::io::head_of(&mut open_regular(self.path).map_err(io_of)?, HEAD)
+    }
+
+    fn decompressed_head(&mut self) -> Result<Vec<u8>, String> {
+        let f = open_regular(self.path).map_err(|e| io_of(e).to_string())?;
+        crate::io::head_of(&mut MultiGzDecoder::new(BufReader::new(f)), HEAD)
+            .map_err(|e| e.to_string())
+    }
+
+    fn text(&mut self) -> std::io::Result<Box<dyn BufRead + '_>> {
+        open_text(self.path).map_err(io_of)
+    }
+
+    fn bytes(&mut self) -> std::io::Result<Vec<u8>> {
+        read_bytes(self.path).map_err(io_of)
+    }
+
+    fn report_csv(&mut self) -> Option<Result<String, Error>> {
+        Some(
+            ncu::find(self.ncu)
+                .and_then(|exe| ncu::export_csv(&exe, self.path))
+                .map_err(Error::Ncu),
+        )
+    }
+}
+
+/// The bundle file `roofline import` writes: whole, or kernel by kernel
+/// ([`crate::io::BundleOut`]), atomically either way.
+struct FileSink<'a> {
+    output: &'a Path,
+    out: Option<crate::io::BundleOut>,
+}
+
+impl Sink for FileSink<'_> {
+    type Error = Error;
+
+    fn bundle(&mut self, b: &Bundle) -> Result<(), Error> {
+        write_bundle(self.output, b)
+    }
+
+    fn begin(&mut self, shell: &Bundle) -> Result<(), Error> {
+        self.out = Some(crate::io::BundleOut::create(self.output, shell)?);
+        Ok(())
+    }
+
+    fn kernel(&mut self, k: &roofline_model::bundle::Kernel) -> Result<(), Error> {
+        match self.out.as_mut() {
+            Some(out) => out.kernel(k),
+            None => Err(Error::Usage("a kernel before the bundle began".into())),
+        }
+    }
+
+    fn finish(&mut self, shell: &Bundle) -> Result<(), Error> {
+        match self.out.take() {
+            Some(out) => out.finish(shell),
+            None => Err(Error::Usage("the bundle ended before it began".into())),
+        }
+    }
+}
+
+/// `roofline import`: the import driver ([`roofline_import::driver`]) on the files given,
+/// writing the bundle to its file.
 ///
 /// # Errors
 /// Unreadable files, ncu failures for reports, files that cannot be joined, no launches;
-/// `--counters` with no torch.profiler trace to join.
+/// `--counters` with no torch.profiler trace to join: the driver's refusals, in its words.
 pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
-    let ImportRequest {
-        files,
-        output,
-        machine,
-        arch,
-        convention,
-        ncu: ncu_flag,
-        allow_partial,
-        counters,
-        allow_machine_mismatch,
-    } = *req;
-    let machine = machine
-        .map(|m| machine_bundle(m, allow_machine_mismatch))
+    let options = req.options;
+    let machine = req
+        .machine
+        .map(|m| machine_bundle(m, options.allow_machine_mismatch))
         .transpose()?;
-    // torch.profiler traces are recognised by their content (JSON, gzip or not).
-    // Reports (`.ncu-rep`, binary) go to ncu as before.
-    let trace_at = pipeline::pick_trace(
-        &mut files.iter().collect::<Vec<_>>(),
-        |f| Ok(f.extension().is_none_or(|e| e != "ncu-rep") && crate::trace::is_trace(f)?),
-        |f| f.display().to_string(),
-    )
-    .map_err(|e| match e {
-        PickError::Input(e) => e,
-        PickError::NotAlone(what) => Error::Usage(what),
-    })?;
-    if let Some(trace) = trace_at.map(|i| &files[i]) {
-        if allow_partial {
-            return Err(Error::Usage(pipeline::partial_with_trace(
-                &trace.display().to_string(),
-            )));
-        }
-        let counter_arch = arch.or_else(|| machine_arch(machine.as_ref()));
-        return import_trace(
-            trace,
-            output,
-            machine,
-            counter_arch,
-            (arch.is_some(), convention),
-            counters,
-        );
-    }
-    if let Some(c) = counters {
-        return Err(Error::Usage(format!(
-            "--counters {} joins a range-profiler trace with a torch.profiler trace, and none of the files given is one",
-            c.display()
-        )));
-    }
-    let mut captures = NcuCaptures::new();
-    for f in files {
-        let name = f.display().to_string();
-        let text = if f.extension().is_some_and(|e| e == "ncu-rep") {
-            let exe = ncu::find(ncu_flag).map_err(Error::Ncu)?;
-            ncu::export_csv(&exe, f).map_err(Error::Ncu)?
-        } else {
-            read_text(f)?
-        };
-        captures.add(&name, &text).map_err(Error::Import)?;
-    }
-    let opts = NcuOptions {
-        allow_partial,
-        convention: convention.unwrap_or_default(),
-        arch,
-    };
-    let NcuBundle { bundle, launches } = captures
-        .bundle(opts, machine, crate::provenance::current())
-        .map_err(|e| match e {
-            NcuBundleError::Import(e) => Error::Import(e),
-            NcuBundleError::NoLaunches => Error::NoKernels("in the given files".into()),
-            NcuBundleError::Assemble(e) => assemble_error(e),
-        })?;
-    write_bundle(output, &bundle)?;
-    report_written(output, &bundle, launches, bundle.kernels.len());
-    Ok(())
-}
-
-/// `roofline import` of a torch.profiler trace, written as it is imported: each kernel entry
-/// goes to the file as it is made ([`roofline_import::trace::import_each`],
-/// [`crate::io::BundleOut`]), so that a trace of a million launches never holds its bundle.
-/// `given` says whether `--arch` was given, and `--convention` if it was.
-fn import_trace(
-    trace: &Path,
-    output: &Path,
-    machine: Option<Machine>,
-    arch: Option<Arch>,
-    given: (bool, Option<Convention>),
-    counters: Option<&Path>,
-) -> Result<(), Error> {
-    let t = crate::trace::read(trace)?;
-    let ct = match counters {
-        Some(c) => {
-            if !crate::trace::is_trace(c)? {
-                return Err(Error::Usage(format!(
-                    "--counters {}: not a torch.profiler trace (JSON, gzip or not)",
-                    c.display()
-                )));
-            }
-            Some(crate::trace::read(c)?)
-        }
-        None => None,
-    };
-    if let Some(refusal) = pipeline::counter_options_unused(
-        &t,
-        &trace.display().to_string(),
-        ct.as_ref(),
-        true,
-        (given.0, given.1.is_some()),
-    ) {
-        return Err(Error::Usage(refusal));
-    }
-    let counters_name = counters.map(|c| c.display().to_string());
-    let stream = TraceStream::new(
-        &t,
+    let counters = req.counters.map(|c| FileInput::new(c, req.ncu));
+    let request = Request {
+        inputs: req
+            .files
+            .iter()
+            .map(|f| FileInput::new(f, req.ncu))
+            .collect(),
+        counters,
         machine,
-        crate::provenance::current(),
-        &trace.display().to_string(),
-        counters_name.as_deref(),
-    )
-    .map_err(assemble_error)?;
-    let opts = roofline_import::trace::ImportOptions {
-        convention: given.1.unwrap_or_default(),
-        arch,
+        provenance: crate::provenance::current(),
+        options: options.clone(),
+        counters_option: true,
     };
-    let mut out = crate::io::BundleOut::create(output, stream.shell())?;
-    let done = stream
-        .run(&t, ct.as_ref(), &opts, |k| out.kernel(k))
-        .map_err(|e| match e {
-            TraceStreamError::Sink(e) => e,
-            TraceStreamError::Import(source) => Error::TraceImport {
-                path: trace.to_path_buf(),
-                source: Box::new(source),
-            },
-        })?;
-    out.finish(&done.shell)?;
-    report_written(output, &done.shell, done.launches, done.entries);
+    let mut sink = FileSink {
+        output: req.output,
+        out: None,
+    };
+    let done =
+        driver::run(request, &mut sink, &mut |_, _| ()).map_err(|e| Error::Driver(Box::new(e)))?;
+    report_written(req.output, &done.shell, done.launches, done.entries);
     Ok(())
 }
 

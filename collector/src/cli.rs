@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use roofline_model::analysis::group::GroupBy;
+use roofline_model::bundle::options::Convention;
 
 /// Hierarchical and time-based rooflines for GPU deep-learning work.
 ///
@@ -277,16 +278,14 @@ pub struct SuiteArgs {
     pub output: PathBuf,
 }
 
-/// How half-precision FLOPs and kernel times are counted from Nsight Compute counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConventionArg {
-    /// Nsight Compute's current sections: packed half2 (hadd, hmul = 2 FLOPs, hfma = 4); one
-    /// kernel entry per launch, timed by gpu__time_duration.
-    Current,
-    /// The 2020 NERSC study: hadd, hmul = 1, hfma = 2; launches grouped by name, time as the
-    /// summed SM cycles over the mean SM clock. Reproduces the study's numbers.
-    #[value(name = "2020")]
-    Study2020,
+/// `--convention`'s values: the model's one convention type ([`Convention::key`], with
+/// [`Convention::help`] as each value's help).
+fn convention_values() -> impl clap::builder::TypedValueParser<Value = Convention> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(
+        Convention::ALL.map(|c| clap::builder::PossibleValue::new(c.key()).help(c.help())),
+    )
+    .map(|key: String| key.parse().unwrap_or_default())
 }
 
 /// `roofline profile`.
@@ -319,8 +318,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "CC")]
     pub arch: Option<String>,
     /// How FLOPs and times are counted.
-    #[arg(long, value_enum, default_value_t = ConventionArg::Current)]
-    pub convention: ConventionArg,
+    #[arg(long, value_parser = convention_values(), default_value = "current")]
+    pub convention: Convention,
     /// Keep ncu's report at this path (without the .ncu-rep ending ncu adds).
     #[arg(long, value_name = "FILE")]
     pub keep_report: Option<PathBuf>,
@@ -354,8 +353,8 @@ pub struct ImportArgs {
     pub arch: Option<String>,
     /// How FLOPs and times are counted from counters (`current` by default; refused with a
     /// trace that has no counters).
-    #[arg(long, value_enum)]
-    pub convention: Option<ConventionArg>,
+    #[arg(long, value_parser = convention_values())]
+    pub convention: Option<Convention>,
     /// Place the kernels against --machine even though it describes another GPU than the one
     /// the input names (another name, compute capability or SM count); the bundle's notes say
     /// so. Without it, refused naming both GPUs.

@@ -85,22 +85,16 @@ pub fn run(config: Config) -> Result<(), Error> {
             files,
             output,
             machine,
-            arch,
-            convention,
-            ncu,
-            allow_partial,
+            options,
             counters,
-            allow_machine_mismatch,
+            ncu,
         } => crate::capture::import(&crate::capture::ImportRequest {
             files: &files,
             output: &output,
             machine: machine.as_deref(),
-            arch,
-            convention,
-            ncu: ncu.as_deref(),
-            allow_partial,
+            options: &options,
             counters: counters.as_deref(),
-            allow_machine_mismatch,
+            ncu: ncu.as_deref(),
         }),
         Config::Profile(c) => crate::capture::profile(&c),
         Config::Machine {
@@ -207,7 +201,7 @@ fn read_compared(
 fn machine(output: &Path, devices: Option<u32>, plan: crate::machine::Plan) -> Result<(), Error> {
     let command = "machine";
     let count = crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
-    if !crate::gpu::kernels::nvrtc_present() {
+    if !crate::gpu::nvrtc_present() {
         return Err(Error::Gpu {
             command,
             source: crate::gpu::GpuError::NoNvrtc,
@@ -229,8 +223,13 @@ fn machine(output: &Path, devices: Option<u32>, plan: crate::machine::Plan) -> R
     let mut summary = String::new();
     crate::interrupt::watch();
     for ordinal in ordinals {
-        let outcome = crate::machine::run(ordinal, plan, crate::provenance::current())
-            .map_err(|source| Error::Machine { ordinal, source })?;
+        let outcome = crate::machine::run(
+            ordinal,
+            plan,
+            crate::provenance::current(),
+            &crate::progress::Terminal,
+        )
+        .map_err(|source| Error::Machine { ordinal, source })?;
         summary.push_str(&export::machine_summary(&outcome.bundle, outcome.wall_s));
         if let Some((phase, e)) = outcome.failure {
             failure = Some((ordinal, phase, e));
@@ -294,14 +293,20 @@ fn suite(plan: &crate::suite::Plan, machine: Option<&Path>, output: &Path) -> Re
     let command = "suite";
     let machine = machine.map(read_bundle).transpose()?;
     crate::gpu::probe().map_err(|source| Error::Gpu { command, source })?;
-    if !crate::gpu::kernels::nvrtc_present() {
+    if !crate::gpu::nvrtc_present() {
         return Err(Error::Gpu {
             command,
             source: crate::gpu::GpuError::NoNvrtc,
         });
     }
-    let outcome = crate::suite::run(0, plan, crate::provenance::current(), machine)
-        .map_err(|source| Error::Suite { source })?;
+    let outcome = crate::suite::run(
+        0,
+        plan,
+        crate::provenance::current(),
+        machine,
+        &crate::progress::Terminal,
+    )
+    .map_err(|source| Error::Suite { source })?;
     write_bundle(output, &outcome.bundle)?;
     message(&format!(
         "{} entries, {} skipped, in {:.1} s; wrote {}",

@@ -3,10 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use roofline_import::ncu::{Arch, Convention};
+use roofline_model::bundle::options::{ComputeCapability, ImportOptions};
 
-use crate::cli::{
-    ChartKind, Cli, Command, ConventionArg, InfoFormat, PlotFormat, PrecisionArg, StudyArg,
-};
+use crate::cli::{ChartKind, Cli, Command, InfoFormat, PlotFormat, PrecisionArg, StudyArg};
 use crate::error::Error;
 
 /// A validated command.
@@ -69,18 +68,12 @@ pub enum Config {
         output: PathBuf,
         /// Machine bundle.
         machine: Option<PathBuf>,
-        /// Architecture override.
-        arch: Option<Arch>,
-        /// FLOP and time convention, when given (a trace without counters refuses it).
-        convention: Option<Convention>,
+        /// The import's options (the model's one type; `counters` names the file below).
+        options: ImportOptions,
+        /// `--counters`: the range-profiler trace read.
+        counters: Option<PathBuf>,
         /// The ncu executable flag.
         ncu: Option<PathBuf>,
-        /// Import an incomplete capture set, marked incomplete.
-        allow_partial: bool,
-        /// A range-profiler trace whose counters join the torch.profiler trace imported.
-        counters: Option<PathBuf>,
-        /// Place the kernels against a machine of another GPU, noted in the bundle.
-        allow_machine_mismatch: bool,
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
@@ -173,12 +166,9 @@ impl Config {
                 files,
                 output,
                 machine,
-                arch: _,
-                convention: _,
-                ncu: _,
-                allow_partial: _,
+                options: _,
                 counters,
-                allow_machine_mismatch: _,
+                ncu: _,
             } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
@@ -253,23 +243,17 @@ pub struct ProfileConfig {
     pub allow_machine_mismatch: bool,
 }
 
-fn convention(c: ConventionArg) -> Convention {
-    match c {
-        ConventionArg::Current => Convention::Current,
-        ConventionArg::Study2020 => Convention::Study2020,
-    }
-}
-
-fn arch(cc: Option<&str>) -> Result<Option<Arch>, Error> {
+/// `--arch`'s compute capability, read by the model's one parser; one outside the metric table
+/// is said on standard error (the nearest documented one is used).
+fn arch(cc: Option<&str>) -> Result<Option<ComputeCapability>, Error> {
     cc.map(|cc| {
-        Arch::from_compute_capability(cc)
-            .map(|(a, note)| {
-                if let Some(n) = note {
-                    crate::stderr::message(&format!("note: {n}"));
-                }
-                a
-            })
-            .map_err(|e| Error::Usage(format!("--arch {e}")))
+        let cc: ComputeCapability = cc
+            .parse()
+            .map_err(|e| Error::Usage(format!("--arch {e}")))?;
+        if let (_, Some(n)) = Arch::of(cc) {
+            crate::stderr::message(&format!("note: {n}"));
+        }
+        Ok(cc)
     })
     .transpose()
 }
@@ -562,8 +546,8 @@ impl Config {
                     launch_skip: a.launch_skip,
                     launch_count: a.launch_count,
                     ncu: a.ncu,
-                    arch: arch(a.arch.as_deref())?,
-                    convention: convention(a.convention),
+                    arch: arch(a.arch.as_deref())?.map(|cc| Arch::of(cc).0),
+                    convention: a.convention,
                     keep_report: a.keep_report,
                     command: a.command,
                     allow_machine_mismatch: a.allow_machine_mismatch,
@@ -574,12 +558,15 @@ impl Config {
                 // `-` (standard output) has no placeholder: output_path keeps it.
                 output: output_path(a.output)?,
                 machine: a.machine,
-                arch: arch(a.arch.as_deref())?,
-                convention: a.convention.map(convention),
-                ncu: a.ncu,
-                allow_partial: a.allow_partial,
+                options: ImportOptions {
+                    arch: arch(a.arch.as_deref())?,
+                    convention: a.convention,
+                    allow_partial: a.allow_partial,
+                    allow_machine_mismatch: a.allow_machine_mismatch,
+                    counters: a.counters.as_ref().map(|c| c.display().to_string()),
+                },
                 counters: a.counters,
-                allow_machine_mismatch: a.allow_machine_mismatch,
+                ncu: a.ncu,
             },
         })
     }

@@ -94,9 +94,10 @@ pub enum Error {
         /// How many were checked.
         total: usize,
     },
-    /// This binary was built without the viewer's standalone page, so it cannot write HTML.
+    /// This binary was built without the viewer's standalone page (the `viewer-page` feature), so
+    /// it cannot write HTML.
     #[error(
-        "this roofline was built without the viewer's standalone page, so it cannot write HTML: build the viewer with `cargo xtask web` (it writes dist/standalone.html) and rebuild roofline, or set ROOFLINE_VIEWER_DIST to a folder holding standalone.html when building it (`cargo xtask wheel` builds the viewer first); --format svg works without it"
+        "this roofline was built without the viewer's standalone page, so it cannot write HTML: build the viewer with `cargo xtask web` (it writes dist/standalone.html), then rebuild roofline with `--features viewer-page` (`cargo install --path collector --features viewer-page`), or install the wheel (`cargo xtask wheel`), which has the page; --format svg works without it"
     )]
     NoViewerPage,
     /// The standalone page could not be made.
@@ -154,6 +155,9 @@ pub enum Error {
     /// Nothing was profiled or imported.
     #[error("no kernel launch {0}")]
     NoKernels(String),
+    /// `roofline import` failed: the import driver's failure, in its words (the page's too).
+    #[error(transparent)]
+    Driver(Box<roofline_import::driver::Failure<Error>>),
     /// The profiled program failed after some launches were profiled.
     #[error("the profiled program failed ({status}); the launches profiled before are in {} (marked incomplete)", written.display())]
     ProgramFailed {

@@ -1,17 +1,19 @@
-//! The `roofline` collector: the only crate that touches CUDA, processes and the file system.
+//! The `roofline` CLI: the commands, their files and streams, Nsight Compute and the profiled
+//! programs, on top of the pure crates (`roofline-model`, `roofline-import`) and the GPU library
+//! (`roofline-gpu`, which alone touches CUDA).
 //!
-//! Two halves. The CLI's modules: `main` parses the command line ([`cli`]), validates it once
-//! into a [`config::Config`], and hands it to [`commands::run`]; exporters ([`export`]) return
-//! bytes; [`io`] is the one place files are read and (atomically) written and standard output
-//! is written, [`stderr`] the one writer of standard error; [`ncu`] runs Nsight Compute and
-//! [`capture`] is `import` and `profile` on top of it; [`trace`] reads torch.profiler traces for
-//! `import`; [`provenance`] and [`progress`] are small helpers. Library code fails with
-//! [`error::Error`], which wraps the module errors below it (none of them imports it).
+//! `main` parses the command line ([`cli`]), validates it once into a [`config::Config`], and
+//! hands it to [`commands::run`]; exporters ([`export`]) return bytes; [`io`] is the one place
+//! files are read and (atomically) written and standard output is written, [`stderr`] the one
+//! writer of standard error; [`ncu`] runs Nsight Compute and [`capture`] is `import` and
+//! `profile` on top of it; [`trace`] reads torch.profiler traces for `import`; [`provenance`] is
+//! a small helper, and [`progress`] the CLI's [`roofline_gpu::Report`] (progress bars and
+//! messages on standard error). Library code fails with [`error::Error`], which wraps the module
+//! errors below it (none of them imports it).
 //!
-//! The GPU half is [`gpu`]: the CUDA libraries found and loaded, the kernel catalogue and its
-//! SASS audit, one timing [`gpu::Session`], the typed launchers, cuBLASLt and cuDNN. Between the
-//! two, [`machine`] (the ceilings) and [`suite`] (the conv2d/LSTM/GEMM study) only describe what
-//! to measure (`#![forbid(unsafe_code)]`): their FLOPs and bytes come from the launchers' work.
+//! The GPU commands (`machine`, `suite`) run `roofline-gpu`: its crate and its [`machine`],
+//! [`suite`] and [`interrupt`] modules are re-exported here under the paths the CLI's modules
+//! name them by (`crate::gpu::probe`, `crate::machine::Plan`, …).
 
 // Every write to the standard streams goes through `io::stdout` and `stderr::message`, which
 // never panic (a closed pipe or a full device is an error or is ignored, not a crash).
@@ -23,15 +25,13 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod export;
-pub mod gpu;
-pub mod interrupt;
 pub mod io;
-pub mod machine;
 pub mod ncu;
 pub mod progress;
 pub mod provenance;
 pub mod stderr;
-pub mod suite;
 pub mod trace;
 
 pub use error::Error;
+pub use roofline_gpu as gpu;
+pub use roofline_gpu::{interrupt, machine, suite};

@@ -16,7 +16,7 @@ const CLOSED_PIPE: u8 = 141;
 fn main() -> ExitCode {
     io::survive_file_size_limit();
     // GPU commands: find pip's or a toolkit's CUDA libraries (may re-execute once).
-    roofline_collector::gpu::cudalibs::prepare();
+    roofline_collector::gpu::cudalibs::prepare(&roofline_collector::progress::Terminal);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),

@@ -1,6 +1,7 @@
 //! Standard error: the one place the collector writes its lines there ([`message`]), a leaf that
-//! the CLI's modules and the GPU half both use (`print!` and `eprint!` are denied by lint in the
-//! crate; standard output and files are [`crate::io`]'s).
+//! the CLI's modules use, and the GPU library's messages through [`crate::progress::Terminal`]
+//! (`print!` and `eprint!` are denied by lint in the crate; standard output and files are
+//! [`crate::io`]'s).
 
 use std::io::Write;
 

@@ -7,11 +7,14 @@
 //   rooflineImporter.start(inputs, machine, options, onProgress) -> Promise<{bundle: Blob, launches, entries}>
 //     inputs: File objects, or URLs (strings) the worker fetches;
 //     machine: null, or {name, bytes: Uint8Array} of a machine bundle (as `--machine`);
-//     options: null, or {arch, convention, allow_partial, allow_machine_mismatch}, as
-//     `roofline import`'s flags of those names;
+//     options: null, or `roofline import`'s flags as an array of words (["--arch", "9.0"]),
+//     read by the importer as the CLI reads them;
 //     onProgress(what, done, total): what is being done (reading, inflating, importing), in
 //     bytes (or kernels);
 //     the promise fails with the CLI's message for the same input, or "cancelled".
+//   rooflineImporter.groups(files) -> Promise<Array<Array<number>>>: how files opened together
+//     are imported, as the importer tells them apart by their content: each torch.profiler
+//     trace alone, the Nsight Compute CSV files together (indices into files).
 //   rooflineImporter.cancel(): stops the imports running (their worker is terminated).
 (() => {
   const WORKER = "__ROOFLINE_WORKER__";
@@ -33,61 +36,73 @@
     return compiling;
   }
 
-  function start(inputs, machine, options, onProgress) {
-    const job = {};
+  // One request to a fresh worker: `onMessage(m, settle)` handles each of its messages.
+  function job(request, onMessage) {
+    const j = {};
     const done = new Promise((resolve, reject) => {
-      job.fail = (why) => {
-        if (job.worker) job.worker.terminate();
-        running.delete(job);
+      j.fail = (why) => {
+        if (j.worker) j.worker.terminate();
+        running.delete(j);
         reject(why);
       };
-      running.add(job);
+      j.succeed = (value) => {
+        j.worker.terminate();
+        running.delete(j);
+        resolve(value);
+      };
+      running.add(j);
       compiled().then((module) => {
-        if (!running.has(job)) return;
+        if (!running.has(j)) return;
         workerUrl ??= URL.createObjectURL(new Blob([WORKER], { type: "text/javascript" }));
         const worker = new Worker(workerUrl, { name: "roofline import" });
-        job.worker = worker;
-        // The bundle's text arrives in pieces, folded into a Blob every 64 MiB.
-        let parts = [], pending = [], pendingBytes = 0;
+        j.worker = worker;
         worker.onmessage = ({ data: m }) => {
-          if (m.type === "progress") {
-            onProgress(m.what, m.done, m.total);
-          } else if (m.type === "chunk") {
-            pending.push(m.bytes);
-            pendingBytes += m.bytes.length;
-            if (pendingBytes >= 64 << 20) {
-              parts.push(new Blob(pending));
-              pending = [];
-              pendingBytes = 0;
-            }
-          } else if (m.type === "done") {
-            worker.terminate();
-            running.delete(job);
-            parts.push(...pending);
-            resolve({ bundle: new Blob(parts, { type: "application/json" }), launches: m.launches, entries: m.entries });
-          } else if (m.type === "error") {
-            job.fail(m.message);
-          }
+          if (m.type === "error") j.fail(m.message);
+          else onMessage(m, j.succeed);
         };
         worker.onerror = (e) => {
           e.preventDefault();
-          job.fail("the import stopped: " + (e.message || "the worker failed (out of memory?)"));
+          j.fail("the import stopped: " + (e.message || "the worker failed (out of memory?)"));
         };
-        worker.postMessage({
-          module,
-          inputs,
-          machine,
-          options,
-          created: new Date().toISOString().slice(0, 19) + "Z",
-        });
-      }, (e) => job.fail(typeof e === "string" ? e : "the importer could not start: " + ((e && e.message) || e)));
+        worker.postMessage({ module, ...request });
+      }, (e) => j.fail(typeof e === "string" ? e : "the importer could not start: " + ((e && e.message) || e)));
     });
     return done;
+  }
+
+  function start(inputs, machine, options, onProgress) {
+    // The bundle's text arrives in pieces, folded into a Blob every 64 MiB.
+    let parts = [], pending = [], pendingBytes = 0;
+    return job(
+      { kind: "import", inputs, machine, options, created: new Date().toISOString().slice(0, 19) + "Z" },
+      (m, succeed) => {
+        if (m.type === "progress") {
+          onProgress(m.what, m.done, m.total);
+        } else if (m.type === "chunk") {
+          pending.push(m.bytes);
+          pendingBytes += m.bytes.length;
+          if (pendingBytes >= 64 << 20) {
+            parts.push(new Blob(pending));
+            pending = [];
+            pendingBytes = 0;
+          }
+        } else if (m.type === "done") {
+          parts.push(...pending);
+          succeed({ bundle: new Blob(parts, { type: "application/json" }), launches: m.launches, entries: m.entries });
+        }
+      },
+    );
+  }
+
+  function groups(files) {
+    return job({ kind: "groups", inputs: files }, (m, succeed) => {
+      if (m.type === "groups") succeed(m.groups);
+    });
   }
 
   function cancel() {
     for (const job of [...running]) job.fail("cancelled");
   }
 
-  globalThis.rooflineImporter = { start, cancel };
+  globalThis.rooflineImporter = { start, groups, cancel };
 })();

@@ -2,7 +2,8 @@
 // which defines `wasm_bindgen` (inlined above in the same classic script: a page opened from
 // file:// may start a worker from a Blob URL only as a classic script). The page (importer.js)
 // posts one request: the compiled wasm module, the inputs (File objects, or URLs to fetch), the
-// machine bundle (a URL to fetch, or its name and bytes) and the provenance's time. Each input
+// machine bundle (a URL to fetch, or its name and bytes), the options (flag words) and the
+// provenance's time, for an import; or the inputs alone, to be grouped into imports. Each input
 // reaches the wasm as Blobs: the file as stored and, when it is gzip, its text inflated by the
 // browser's DecompressionStream (kept as a Blob, so never whole in this worker's memory nor ever
 // a JavaScript string). The wasm reads them synchronously with FileReaderSync. Progress, the
@@ -70,6 +71,26 @@ async function inflate(name, blob) {
   return { plain: new Blob(parts), error };
 }
 
+// The first `n` bytes of a gzip stream once inflated (for telling inputs apart), and why it
+// stopped early, if it did before them.
+async function inflateHead(blob, n) {
+  const reader = blob.stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  const parts = [];
+  let got = 0, error;
+  try {
+    while (got < n) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      got += value.length;
+    }
+  } catch (e) {
+    error = String((e && e.message) || e);
+  }
+  reader.cancel().catch(() => {});
+  return { plain: new Blob(parts).slice(0, n), error };
+}
+
 self.onmessage = async ({ data: req }) => {
   try {
     await wasm_bindgen({ module_or_path: req.module });
@@ -79,7 +100,10 @@ self.onmessage = async ({ data: req }) => {
       const raw = typeof i === "string" ? await fetched(i) : i;
       const magic = new Uint8Array(await raw.slice(0, 2).arrayBuffer());
       const input = { name, raw };
-      if (magic[0] === 0x1f && magic[1] === 0x8b) Object.assign(input, await inflate(name, raw));
+      if (magic[0] === 0x1f && magic[1] === 0x8b) {
+        // Grouping reads only each input's first 4 KiB (roofline_import::input::HEAD).
+        Object.assign(input, req.kind === "groups" ? await inflateHead(raw, 4096) : await inflate(name, raw));
+      }
       inputs.push(input);
     }
     // The machine bundle: fetched from its URL, or its name and bytes.
@@ -88,6 +112,10 @@ self.onmessage = async ({ data: req }) => {
       machine = { name: urlName(machine), bytes: new Uint8Array(await (await fetched(machine)).arrayBuffer()) };
     } else if (Array.isArray(machine)) {
       machine = { name: machine[0], bytes: machine[1] };
+    }
+    if (req.kind === "groups") {
+      post({ type: "groups", groups: wasm_bindgen.group_inputs(inputs) });
+      return;
     }
     const summary = wasm_bindgen.import_files(
       inputs,

@@ -1,6 +1,7 @@
 //! The viewer's import worker: what the page imports (a torch.profiler trace, Nsight Compute
 //! CSV captures) read in a Web Worker, off the page's thread, and turned into a bundle by
-//! `roofline-import` as `roofline import` turns it ([`flow`]).
+//! the import driver (`roofline_import::driver`) as `roofline import` turns it; [`flow`] holds
+//! the worker's sink and its reading of the page's option words.
 //!
 //! `cargo xtask web` builds this crate for wasm32 into `dist/importer.js`, which the viewer loads
 //! only when a trace or CSV is opened (`viewer/open.js` decides when,
@@ -22,7 +23,8 @@ use roofline_model::bundle::Provenance;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
-use flow::{Failure, Input, Request, Words};
+use flow::{PageSink, SinkError};
+use roofline_import::driver::{self, Input, Request};
 
 /// How much of a blob is read at a time.
 const CHUNK: f64 = (4 << 20) as f64;
@@ -182,8 +184,15 @@ impl<'a> BlobInput<'a> {
 }
 
 impl Input for BlobInput<'_> {
+    type Error = SinkError;
+
     fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The page has no Nsight Compute: a report is refused by the driver, saying what to do.
+    fn report_csv(&mut self) -> Option<Result<String, SinkError>> {
+        None
     }
 
     fn raw_head(&mut self) -> io::Result<Vec<u8>> {
@@ -254,22 +263,51 @@ impl Write for ToPage<'_> {
     }
 }
 
-/// The option `name` of the page's options object (undefined where the object is null).
-fn option(options: &JsValue, name: &str) -> JsValue {
-    if options.is_object() {
-        Reflect::get(options, &name.into()).unwrap_or(JsValue::UNDEFINED)
-    } else {
-        JsValue::UNDEFINED
+/// The page's option words: an array of strings, `roofline import`'s flags as given (null or
+/// undefined for none).
+fn option_words(options: &JsValue) -> Vec<String> {
+    if options.is_null() || options.is_undefined() {
+        return Vec::new();
     }
+    js_sys::Array::from(options)
+        .iter()
+        .map(|w| w.as_string().unwrap_or_default())
+        .collect()
+}
+
+/// The imports `inputs` make (each `{name, raw, plain?, error?}`, as for [`import_files`]), as
+/// the driver groups them: each torch.profiler trace alone, the other inputs (Nsight Compute
+/// CSV captures) together; an input that cannot be read alone, so that its import says why.
+/// Returns an array of arrays of the inputs' indices.
+///
+/// # Errors
+/// A JavaScript error reading the inputs.
+#[wasm_bindgen]
+pub fn group_inputs(inputs: &js_sys::Array) -> Result<JsValue, JsValue> {
+    let reader = FileReaderSync::new()?;
+    let progress = Progress(&Function::new_no_args(""));
+    let mut inputs = inputs
+        .iter()
+        .map(|v| BlobInput::from_js(&v, &reader, &progress))
+        .collect::<Result<Vec<_>, _>>()?;
+    let groups = driver::groups(&mut inputs);
+    let out = js_sys::Array::new();
+    for g in groups {
+        out.push(
+            &g.iter()
+                .map(|&i| JsValue::from_f64(i as f64))
+                .collect::<js_sys::Array>(),
+        );
+    }
+    Ok(out.into())
 }
 
 /// Imports `inputs` (each `{name, raw, plain?, error?}`: one trace, or the CSV captures of one
 /// run) against `machine` (`{name, bytes}` of a machine bundle, or null) with `options`
-/// (`{arch?, convention?, allow_partial?, allow_machine_mismatch?}`, `roofline import`'s flags of
-/// those names; null for none), the bundle's text
-/// handed to `chunk` piece by piece and progress to `progress(what, done, total)` (`what`:
-/// `reading`, in bytes, or `importing kernels`, in kernels). `created` is
-/// the provenance's time, RFC 3339.
+/// (`roofline import`'s flags as an array of words, `["--arch", "9.0"]`, read by the one options
+/// type; null for none), through the import driver, the bundle's text handed to `chunk` piece by
+/// piece and progress to `progress(what, done, total)` (`what`: `reading`, in bytes, or
+/// `importing kernels`, in kernels). `created` is the provenance's time, RFC 3339.
 ///
 /// Returns `{launches, entries}`.
 ///
@@ -284,15 +322,9 @@ pub fn import_files(
     progress: &Function,
     chunk: &Function,
 ) -> Result<JsValue, JsValue> {
-    let words = Words {
-        arch: option(options, "arch").as_string(),
-        convention: option(options, "convention").as_string(),
-        allow_partial: option(options, "allow_partial").is_truthy(),
-    };
-    let allow_mismatch = option(options, "allow_machine_mismatch").is_truthy();
-    let options = words
-        .options()
-        .map_err(|e| JsValue::from_str(&flow::chain(&e)))?;
+    let words = option_words(options);
+    let options =
+        flow::options(words.iter().map(String::as_str)).map_err(|e| JsValue::from_str(&e))?;
     let reader = FileReaderSync::new()?;
     let progress = Progress(progress);
     let inputs = inputs
@@ -309,19 +341,16 @@ pub fn import_files(
         let bundle = roofline_model::parse_bundle_bytes(&bytes)
             .map_err(|e| format!("{name} is not a readable bundle: {e}"))?;
         Some(
-            Machine::new(name, bundle, allow_mismatch)
-                .map_err(|e| flow::chain(&Failure::from(e)))?,
+            Machine::new(name, bundle, options.allow_machine_mismatch)
+                .map_err(|e| driver::chain(&driver::Failure::<SinkError>::from(e)))?,
         )
     };
     let mut command_line = vec!["roofline-viewer".to_string(), "import".to_string()];
     command_line.extend(inputs.iter().map(|i| i.name.clone()));
     if let Some(m) = &machine {
         command_line.extend(["--machine".to_string(), m.name.clone()]);
-        if allow_mismatch {
-            command_line.push("--allow-machine-mismatch".to_string());
-        }
     }
-    command_line.extend(words.flags());
+    command_line.extend(options.flags());
     let provenance = Provenance {
         tool: "roofline".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -331,18 +360,20 @@ pub fn import_files(
     };
     let req = Request {
         inputs,
+        counters: None,
         machine,
         provenance,
         options,
+        counters_option: false,
     };
-    let out = ToPage {
+    let mut sink = PageSink::new(ToPage {
         buf: Vec::with_capacity(OUT_CHUNK + (1 << 16)),
         chunk,
-    };
-    let outcome = flow::run(req, out, &mut |done, total| {
+    });
+    let outcome = driver::run(req, &mut sink, &mut |done, total| {
         progress.tell("importing kernels", done as f64, total as f64);
     })
-    .map_err(|e| JsValue::from_str(&flow::chain(&e)))?;
+    .map_err(|e| JsValue::from_str(&driver::chain(&e)))?;
     let summary = js_sys::Object::new();
     Reflect::set(
         &summary,

@@ -15,10 +15,16 @@
 //! - [`input`]: what an input is from its first bytes (a trace, CSV text, or what neither reads);
 //! - [`assemble`]: the imported pieces, a machine bundle, notes and provenance into one bundle,
 //!   the same for the CLI and the viewer's import worker;
-//! - [`pipeline`]: an import's steps in their order (the one trace among the inputs, captures
-//!   into a bundle, a trace streamed kernel by kernel), the same for both callers.
+//! - [`driver`]: the one import driver the CLI and the page's worker run: inputs, a request with
+//!   the options, a sink, typed refusals;
+//! - [`pipeline`]: the driver's steps (captures into a bundle, a trace streamed kernel by
+//!   kernel, the option refusals).
+//!
+//! Architecture invariant: the crate does no I/O; its callers read the inputs and write the
+//! bundle behind [`driver::Input`] and [`driver::Sink`].
 
 pub mod assemble;
+pub mod driver;
 pub mod input;
 pub mod ncu;
 pub mod operators;

@@ -1,52 +1,13 @@
-//! An import's steps in their order, the same for `roofline import` and the viewer's import
-//! worker: which input is the one torch.profiler trace ([`pick_trace`]); Nsight Compute CSV
-//! captures parsed, joined and assembled into a bundle ([`NcuCaptures`]); a trace imported kernel
-//! by kernel into a sink ([`TraceStream`]).
-//!
-//! Pure: the callers read the inputs and write the bundle, and map these errors to their own
-//! (the same words).
+//! The import driver's steps ([`crate::driver`]): Nsight Compute CSV captures parsed, joined and
+//! assembled into a bundle ([`NcuCaptures`]); a trace imported kernel by kernel into a sink
+//! ([`TraceStream`]); the refusals of options that do not apply ([`partial_with_trace`],
+//! [`counter_options_unused`]).
 
 use roofline_model::bundle::{Bundle, DataSource, Kernel, Provenance};
 
 use crate::assemble::{self, AssembleError, Machine, Placement};
 use crate::ncu::{self, Arch, Capture, Convention, JoinOptions, NcuError};
 use crate::trace::{self, Trace, import::ImportError};
-
-/// Why [`pick_trace`] found no single trace to import.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PickError<E> {
-    /// `is_trace` failed for an input.
-    Input(E),
-    /// A trace came with other inputs; the refusal, in words.
-    NotAlone(String),
-}
-
-/// Which input is a torch.profiler trace, if any: the first for which `is_trace` says so (asked
-/// in order, up to that one; the caller skips the Nsight Compute reports, read only by Nsight
-/// Compute). A trace is imported alone: with other inputs it is refused, named by `name`.
-///
-/// # Errors
-/// [`PickError::Input`] with `is_trace`'s error; [`PickError::NotAlone`].
-pub fn pick_trace<T, E>(
-    inputs: &mut [T],
-    mut is_trace: impl FnMut(&mut T) -> Result<bool, E>,
-    name: impl Fn(&T) -> String,
-) -> Result<Option<usize>, PickError<E>> {
-    let mut at = None;
-    for (i, f) in inputs.iter_mut().enumerate() {
-        if is_trace(f).map_err(PickError::Input)? {
-            at = Some(i);
-            break;
-        }
-    }
-    match at {
-        Some(i) if inputs.len() != 1 => Err(PickError::NotAlone(format!(
-            "{} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)",
-            name(&inputs[i])
-        ))),
-        at => Ok(at),
-    }
-}
 
 /// `--allow-partial` with a torch.profiler trace: the refusal, in `roofline import`'s words
 /// (the option reads Nsight Compute capture sets only).
@@ -322,37 +283,6 @@ mod tests {
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 2, "args": {"correlation": 7}},
         {"ph": "X", "cat": "kernel", "name": "synthetic_sgemm", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0}}
       ]}"#;
-
-    #[test]
-    fn the_first_trace_is_picked_and_refused_with_others() {
-        let name = |f: &&str| f.to_string();
-        let mut asked = Vec::new();
-        let mut is_trace = |f: &mut &str| -> Result<bool, ()> {
-            asked.push(f.to_string());
-            Ok(f.ends_with(".json"))
-        };
-        assert_eq!(pick_trace(&mut ["a.csv"], &mut is_trace, name), Ok(None));
-        assert_eq!(
-            pick_trace(&mut ["t.json"], &mut is_trace, name),
-            Ok(Some(0))
-        );
-        asked.clear();
-        let mut is_trace = |f: &mut &str| -> Result<bool, ()> {
-            asked.push(f.to_string());
-            Ok(f.ends_with(".json"))
-        };
-        assert_eq!(
-            pick_trace(&mut ["a.csv", "t.json", "u.json"], &mut is_trace, name),
-            Err(PickError::NotAlone(
-                "t.json is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)".into()
-            ))
-        );
-        assert_eq!(asked, ["a.csv", "t.json"]);
-        assert_eq!(
-            pick_trace(&mut ["a.csv"], |_| Err("unreadable"), name),
-            Err(PickError::Input("unreadable"))
-        );
-    }
 
     #[test]
     fn captures_become_one_described_bundle() {

@@ -80,7 +80,7 @@ def machine_rows(b):
     for kind, key in [("bandwidth", "level"), ("compute", "datapath")]:
         for c in m.get(kind, []):
             r = rows.setdefault(c[key], {})
-            # Theoretical rows at the datasheet's clock (issue 33) are kept apart: the targets
+            # Theoretical rows at the datasheet's clock are kept apart: the targets
             # compare with the row at the clock the kernel ran at.
             if c["method"] == "theoretical":
                 slot = "datasheet" if c.get("clock_source") == "datasheet" else "theoretical"

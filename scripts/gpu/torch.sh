@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The documented PyTorch runs on a GPU host, each made into a bundle and checked against its
-# trace, everything left under $OUT (docs/pytorch.md; issue 14, and the PyTorch part of the GPU
-# run). Per dtype (bf16 autocast and fp32 by default), one training step of
+# trace, everything left under $OUT (docs/pytorch.md, and the PyTorch part of the GPU run). Per dtype (bf16 autocast and fp32 by default), one training step of
 # scripts/gpu/torch_step.py:
 #   1. path 1: a trace with kernel times and shapes      -> roofline import        -> DT-shapes.json
 #   2. path 2: a CUPTI range-profiler trace with counters -> roofline import        -> DT-counters.json

@@ -851,12 +851,9 @@ fn a_trace_bundle_groups_by_operator() {
         files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
         output: &out,
         machine: None,
-        arch: None,
-        convention: None,
-        ncu: None,
-        allow_partial: false,
+        options: &Default::default(),
         counters: None,
-        allow_machine_mismatch: false,
+        ncu: None,
     })
     .unwrap();
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -1554,12 +1551,9 @@ fn two_traces_compare_per_operator_with_their_kernels() {
         files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
         output: &out,
         machine: None,
-        arch: None,
-        convention: None,
-        ncu: None,
-        allow_partial: false,
+        options: &Default::default(),
         counters: None,
-        allow_machine_mismatch: false,
+        ncu: None,
     })
     .unwrap();
     let before = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();

@@ -6,6 +6,10 @@
 //!   thread, network, environment or clock.
 //! - The collector and the viewer never depend on each other; the model depends on no other
 //!   crate of the workspace, the import crate only on the model (and the catalogue).
+//! - The GPU library (`roofline-gpu`) depends on no front end, the CLI included, and only it and
+//!   the kernel catalogue (NVRTC alone, no driver) name cudarc; the catalogue does no I/O.
+//! - The SASS audit is a developer crate of its own (`kernels/audit/`): the CLI's package holds
+//!   none of it.
 //! - The model's floors: `bundle` (the format) uses neither `analysis` nor `chart`; `analysis`
 //!   does not use `chart` (code outside tests).
 
@@ -129,6 +133,126 @@ fn the_front_ends_do_not_depend_on_each_other() {
     }
 }
 
+/// The workspace's crates that depend on other crates of the workspace, by manifest, with the
+/// only ones each may name.
+#[test]
+fn the_gpu_library_and_the_kernels_depend_on_no_front_end() {
+    let rules = [
+        (
+            "collector/gpu/Cargo.toml",
+            ["roofline-model", "roofline-kernels"].as_slice(),
+        ),
+        ("kernels/Cargo.toml", ["roofline-model"].as_slice()),
+        (
+            "kernels/audit/Cargo.toml",
+            ["roofline-model", "roofline-kernels"].as_slice(),
+        ),
+    ];
+    for (manifest, allowed) in rules {
+        for d in dependencies(manifest) {
+            assert!(
+                !d.starts_with("roofline-") || allowed.contains(&d.as_str()),
+                "{manifest} depends on {d}: the GPU library and the kernels know no front end (ARCHITECTURE.md)"
+            );
+        }
+    }
+    assert!(!dependencies("collector/gpu/Cargo.toml").contains(&"roofline-collector".to_string()));
+}
+
+/// CUDA is touched by the GPU library alone; the kernel catalogue loads NVRTC (compiling needs
+/// no driver, so that the SASS audit runs without one) and does no I/O.
+#[test]
+fn only_the_gpu_library_touches_cuda() {
+    let manifests = [
+        "shared/Cargo.toml",
+        "import/Cargo.toml",
+        "catalogue/Cargo.toml",
+        "collector/Cargo.toml",
+        "collector/gpu/Cargo.toml",
+        "kernels/Cargo.toml",
+        "kernels/audit/Cargo.toml",
+        "import-worker/Cargo.toml",
+        "viewer/Cargo.toml",
+        "tests/Cargo.toml",
+        "xtask/Cargo.toml",
+    ];
+    for manifest in manifests {
+        if dependencies(manifest).contains(&"cudarc".to_string()) {
+            assert!(
+                manifest == "collector/gpu/Cargo.toml" || manifest == "kernels/Cargo.toml",
+                "{manifest} depends on cudarc: only roofline-gpu touches CUDA (ARCHITECTURE.md)"
+            );
+        }
+    }
+    let kernels = std::fs::read_to_string(root().join("kernels/Cargo.toml")).unwrap();
+    let cudarc = kernels
+        .lines()
+        .find(|l| l.trim_start().starts_with("cudarc"))
+        .unwrap_or_default();
+    assert!(
+        cudarc.contains("\"nvrtc\"") && !cudarc.contains("driver"),
+        "kernels/Cargo.toml: cudarc with NVRTC only, no driver: {cudarc}"
+    );
+    for (path, text) in sources("kernels/src") {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for f in [
+            "std::fs",
+            "std::process",
+            "std::thread",
+            "std::net",
+            "std::env",
+            "println!",
+            "eprintln!",
+        ] {
+            assert!(
+                !code.contains(f),
+                "{} uses {f}: the kernel catalogue does no I/O (ARCHITECTURE.md)",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The SASS audit (about 1,600 lines, NVIDIA's tools driven from Rust) is a developer tool, its
+/// own crate under `kernels/audit/` that `cargo xtask sass` builds: the `roofline` package the
+/// user installs holds none of it, neither a module, nor a binary, nor a dependency.
+#[test]
+fn the_cli_package_holds_no_sass_audit() {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(p).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.clone());
+            if p.is_dir() {
+                walk(&p, out);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    walk(&root().join("collector/src"), &mut paths);
+    walk(&root().join("collector/gpu/src"), &mut paths);
+    for p in paths {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        assert!(
+            !name.contains("sass"),
+            "{}: the SASS audit belongs to kernels/audit/, not to the CLI",
+            p.display()
+        );
+    }
+    for manifest in ["collector/Cargo.toml", "collector/gpu/Cargo.toml"] {
+        let text = std::fs::read_to_string(root().join(manifest)).unwrap();
+        assert!(
+            !text.contains("sass"),
+            "{manifest} names the SASS audit: it is a developer crate (kernels/audit/)"
+        );
+    }
+    let audit = std::fs::read_to_string(root().join("kernels/audit/Cargo.toml")).unwrap();
+    assert!(
+        audit.contains("publish = false"),
+        "the SASS audit is never published"
+    );
+    assert!(audit.contains("name = \"roofline-sass-audit\""));
+}
+
 #[test]
 fn the_viewer_links_no_importer_so_its_first_paint_does_not_pay_for_one() {
     // The importer's wasm is its own module (dist/importer.js), loaded only when a trace or CSV
@@ -146,7 +270,10 @@ fn the_viewer_links_no_importer_so_its_first_paint_does_not_pay_for_one() {
 #[test]
 fn the_models_floors_use_only_the_floors_below() {
     let rules = [
-        ("shared/src/bundle", ["crate::analysis", "crate::chart"].as_slice()),
+        (
+            "shared/src/bundle",
+            ["crate::analysis", "crate::chart"].as_slice(),
+        ),
         ("shared/src/analysis", ["crate::chart"].as_slice()),
     ];
     let mut checked = 0;

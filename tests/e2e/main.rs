@@ -10,5 +10,6 @@ mod robustness;
 mod samples;
 mod schema;
 mod snapshots;
+mod tidy;
 mod trace_import;
 mod v100_reference;

@@ -327,7 +327,9 @@ fn pytorch_1_8_resnet50_traces_get_f_from_their_shapes() {
         );
         assert_eq!(imp.stats.duplicates, pairs, "{path}");
         // Each operator call once, with its complexity.
-        let mut calls: BTreeMap<&str, BTreeMap<u64, Option<(f64, f64)>>> = BTreeMap::new();
+        // Per operator name, per call id: its (F, B), if any.
+        type Calls<'a> = BTreeMap<&'a str, BTreeMap<u64, Option<(f64, f64)>>>;
+        let mut calls: Calls<'_> = BTreeMap::new();
         for k in &imp.kernels {
             if let Some(op) = &k.operator {
                 calls

@@ -19,8 +19,8 @@ fn dl_kernels_match_a_naive_reference_on_the_cpu() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let exe = dir.path().join("conv_check");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    // The same constants NVRTC gets (tile sizes), from the collector's one list.
-    let defines = roofline_collector::gpu::kernels::Source::Dl
+    // The same constants NVRTC gets (tile sizes), from the kernel catalogue's one list.
+    let defines = roofline_kernels::Source::Dl
         .defines()
         .into_iter()
         .map(|(k, v)| format!("-D{k}={v}"));

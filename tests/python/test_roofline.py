@@ -199,7 +199,7 @@ class Load(unittest.TestCase):
 
 class Page(unittest.TestCase):
     def test_the_height_listener_is_dist_embed_js(self) -> None:
-        self.assertEqual(_notebook.HEIGHTS_JS, (ROOT / "embed.js").read_text())
+        self.assertEqual(_notebook.HEIGHTS_JS, (ROOT / "viewer" / "web" / "embed.js").read_text())
 
     def test_split_refuses_what_is_not_a_standalone_page(self) -> None:
         with self.assertRaises(ValueError):

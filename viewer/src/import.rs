@@ -8,7 +8,7 @@
 //!
 //! This module only turns what was opened into bundles; `AppState::open_inputs` shows them.
 
-use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Promise, Reflect, Uint8Array};
 use roofline_model::chart::view::ImportFlags;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -40,15 +40,13 @@ fn machine_of(m: &Loaded) -> JsValue {
     Array::of2(&m.file_name().into(), &Uint8Array::from(&m.raw[..])).into()
 }
 
-/// `roofline import`'s options as `open.js` takes them.
+/// `roofline import`'s options as `open.js` takes them: the flag words.
 fn options_of(f: &ImportFlags) -> JsValue {
-    let o = Object::new();
-    let set = |k: &str, v: JsValue| Reflect::set(&o, &k.into(), &v);
-    let _ = set("arch", f.arch.clone().into());
-    let _ = set("convention", f.convention.clone().into());
-    let _ = set("allow_partial", f.allow_partial.into());
-    let _ = set("allow_machine_mismatch", f.allow_machine_mismatch.into());
-    o.into()
+    f.flags()
+        .into_iter()
+        .map(JsValue::from)
+        .collect::<Array>()
+        .into()
 }
 
 /// Opens `inputs` (the files dropped or picked, the URLs `urls` to import, or an earlier

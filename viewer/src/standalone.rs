@@ -60,7 +60,8 @@ async fn template() -> Result<String, String> {
     ) {
         let glue = standalone::glue_of(&app)
             .ok_or("this page's script is not the one a standalone page holds")?;
-        return standalone::template(glue, &wasm).map_err(|e| e.to_string());
+        let css = text_of(&doc, "roofline-css").unwrap_or_default();
+        return standalone::template(glue, &wasm, &css).map_err(|e| e.to_string());
     }
     let bytes = fetch_bytes("standalone.html").await.map_err(|e| {
         format!(

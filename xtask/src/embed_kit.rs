@@ -1,4 +1,4 @@
-//! Issue 32's checks in `cargo xtask test`: the wheel's Python package in a notebook, and the
+//! The embedding checks of `cargo xtask test`: the wheel's Python package in a notebook, and the
 //! embed kit in documentation sites. Run after the wheel is built ([`crate::wheel::check`]); the
 //! browser tests (`tests/browser/embed_kit.rs`) then open what this writes under
 //! `<target>/embed-kit/`.
@@ -265,7 +265,8 @@ fn sites(roofline: &Path) -> Result<(), String> {
         "roofline plot --format html (the full page the link opens)",
         c,
     )?;
-    let helper = std::fs::read(root().join("embed.js")).map_err(|e| format!("embed.js: {e}"))?;
+    let helper = std::fs::read(root().join("viewer/web/embed.js"))
+        .map_err(|e| format!("viewer/web/embed.js: {e}"))?;
     for (to, with_helper) in [
         ("mkdocs/docs", "mkdocs/docs/embed.js"),
         ("sphinx/charts", "sphinx/_static/embed.js"),

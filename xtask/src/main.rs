@@ -4,14 +4,14 @@
 //!
 //! - `cargo xtask test`: every check CI runs, in order: formatting, clippy (native and wasm32),
 //!   the wasm32 build of the model and viewer (the site, before the tests: the collector embeds
-//!   its standalone page for `plot --format html`), every test of the workspace, the CUDA kernels'
-//!   index arithmetic run on the CPU, the SASS audit's check, the wheel's check, and the browser
-//!   tests. It installs the wasm32 target with rustup, and g++, Chromium and chromedriver with
-//!   apt, when they are missing.
+//!   its standalone page for `plot --format html`, its `viewer-page` feature, which the tests
+//!   turn on), every test of the workspace, the CUDA kernels' index arithmetic run on the CPU,
+//!   the SASS audit's check, the wheel's check, and the browser tests. It installs the wasm32
+//!   target with rustup, and g++, Chromium and chromedriver with apt, when they are missing.
 //! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
 //!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), writes the
-//!   standalone page's template `dist/standalone.html` (which the collector embeds), and reports
-//!   the wasm size.
+//!   standalone page's template `dist/standalone.html` (which the collector embeds with its
+//!   `viewer-page` feature), and reports the wasm size.
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
@@ -21,7 +21,7 @@
 //! - `cargo xtask wheel [x86_64|aarch64|all]`: the `roofline` binary as a manylinux2014 Python
 //!   wheel, built with maturin (see `wheel.rs`); `test` builds, installs and runs this machine's.
 //! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
-//!   (`sass.rs`, with the tools `nvidia.rs` installs from pip); writes `docs/kernels-sass.md` and `kernels/sass-audit.tsv`, or with `--check`
+//!   (`sass.rs`, with the tools `nvidia.rs` installs from pip); writes `docs/reference/kernels-sass.md` and `kernels/sass-audit.tsv`, or with `--check`
 //!   (as `test` runs it) fails when they differ from a fresh audit.
 //! - `cargo xtask samples`: regenerates the viewer's real sample bundles
 //!   (`tests/fixtures/bundles/deepcam-v100-*.json`) from the study's Nsight Compute outputs.
@@ -73,7 +73,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/reference/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
             );
             return ExitCode::from(2);
         }

@@ -6,8 +6,9 @@ use std::process::Command;
 use crate::nvidia::{TOOLKITS, ensure_nvidia_tools, tools_cache};
 use crate::process::{cargo, root, run};
 
-/// The SASS audit: installs the pinned NVIDIA wheels, runs `roofline-sass-audit` once per
-/// toolkit (both at once, one NVRTC each), then renders `docs/kernels-sass.md` and
+/// The SASS audit: installs the pinned NVIDIA wheels, builds the developer crate
+/// `roofline-sass-audit` (`kernels/audit/`, not part of the `roofline` CLI) and runs its binary once
+/// per toolkit (both at once, one NVRTC each), then renders `docs/reference/kernels-sass.md` and
 /// `kernels/sass-audit.tsv`, or with `check` fails if they differ from the fresh result. With
 /// `keep`, every PTX, cubin, `ptxas -v` report and listing stays under `listings/` in the cache.
 pub fn sass(check: bool, keep: bool) -> Result<(), String> {
@@ -18,7 +19,7 @@ pub fn sass(check: bool, keep: bool) -> Result<(), String> {
     c.args([
         "build",
         "-p",
-        "roofline-collector",
+        "roofline-sass-audit",
         "--bin",
         "roofline-sass-audit",
     ]);
@@ -77,16 +78,16 @@ pub fn sass(check: bool, keep: bool) -> Result<(), String> {
         "--table",
         "kernels/sass-audit.tsv",
         "--markdown",
-        "docs/kernels-sass.md",
+        "docs/reference/kernels-sass.md",
     ]);
     if check {
         c.arg("--check");
     }
     run(
         if check {
-            "check docs/kernels-sass.md and kernels/sass-audit.tsv against the fresh audit"
+            "check docs/reference/kernels-sass.md and kernels/sass-audit.tsv against the fresh audit"
         } else {
-            "write docs/kernels-sass.md and kernels/sass-audit.tsv"
+            "write docs/reference/kernels-sass.md and kernels/sass-audit.tsv"
         },
         c,
     )?;

@@ -35,6 +35,8 @@ pub fn test() -> Result<(), String> {
         "roofline-viewer",
         "-p",
         "roofline-import-worker",
+        "-p",
+        "roofline-catalogue",
         "--lib",
         "--target",
         WASM,
@@ -43,14 +45,15 @@ pub fn test() -> Result<(), String> {
         "warnings",
     ]);
     run(
-        "clippy (wasm32: model, import, viewer and import worker)",
+        "clippy (wasm32: model, import, catalogue, viewer and import worker)",
         c,
     )?;
-    // The site first: the collector embeds its standalone page (`plot --format html`), which the
+    // The site first: the collector embeds its standalone page (`plot --format html`, the
+    // `viewer-page` feature, which fails the build without it), which the tests, the browser
     // tests and the wheel check use.
     crate::web::build_web()?;
     let mut c = cargo();
-    c.args(["test", "--workspace"]);
+    c.args(["test", "--workspace", "--features", VIEWER_PAGE]);
     let (mut passed, mut failed) = run_counting_tests("cargo test --workspace", c)?;
     ensure_cxx()?;
     let mut c = cargo();
@@ -78,6 +81,8 @@ pub fn test() -> Result<(), String> {
         "roofline-tests",
         "--test",
         "browser",
+        "--features",
+        VIEWER_PAGE,
         "--",
         "--ignored",
         "--test-threads=1",
@@ -90,6 +95,10 @@ pub fn test() -> Result<(), String> {
     println!("{passed} passed, {failed} failed");
     Ok(())
 }
+
+/// The collector's feature that builds the viewer's standalone page into `roofline` (`cargo
+/// xtask web` writes it first), for the tests that write HTML.
+const VIEWER_PAGE: &str = "roofline-collector/viewer-page";
 
 /// Runs `cargo test`, echoing its output, and adds up its `test result:` lines.
 fn run_counting_tests(step: &str, mut cmd: Command) -> Result<(usize, usize), String> {

@@ -1,6 +1,7 @@
 //! `cargo xtask web`: the viewer built into `dist/` (wasm32 with the size-tuned `wasm-release`
 //! profile, then wasm-bindgen as a library), the sample bundles copied beside it, and the
-//! standalone page's template `dist/standalone.html` (which the collector embeds), and the
+//! standalone page's template `dist/standalone.html` (which the collector embeds with its
+//! `viewer-page` feature), and the
 //! importer `dist/importer.js` (the import worker, which the viewer loads only when a trace or
 //! CSV is opened); `cargo xtask bench-viewer`, the viewer's speed budgets in headless Chromium;
 //! and `cargo xtask bench-import`, the in-browser import beside the CLI.
@@ -92,19 +93,26 @@ pub fn build_web() -> Result<PathBuf, String> {
         .remove_producers_section(true)
         .generate(&dist)
         .map_err(|e| format!("wasm-bindgen: {e:#}"))?;
-    for page in ["index.html", "embed.html", "embed.js"] {
+    // The page (at the repository's top), and the viewer's web assets (viewer/web/).
+    for page in [
+        "index.html",
+        "viewer/web/embed.html",
+        "viewer/web/embed.js",
+        "viewer/web/viewer.css",
+    ] {
         let from = root.join(page);
+        let name = from.file_name().unwrap_or_default();
         if from.is_file() {
-            std::fs::copy(&from, dist.join(page)).map_err(|e| format!("{page}: {e}"))?;
+            std::fs::copy(&from, dist.join(name)).map_err(|e| format!("{page}: {e}"))?;
         }
     }
     // The chart-only page's script, which `plot --embed` inlines and embed.html loads.
     std::fs::copy(
-        root.join("shared/src/chart/embed_page.js"),
+        root.join("viewer/web/embed_page.js"),
         dist.join("embed_page.js"),
     )
-    .map_err(|e| format!("shared/src/chart/embed_page.js: {e}"))?;
-    let open_js = root.join("viewer/open.js");
+    .map_err(|e| format!("viewer/web/embed_page.js: {e}"))?;
+    let open_js = root.join("viewer/web/open.js");
     std::fs::copy(&open_js, dist.join("open.js"))
         .map_err(|e| format!("{}: {e}", open_js.display()))?;
     copy_samples(&root, &dist)?;
@@ -144,11 +152,11 @@ pub fn build_web() -> Result<PathBuf, String> {
     Ok(dist)
 }
 
-/// The viewer's first-paint budget: its wasm, gzipped (flate2's best level), in bytes (issue 31:
-/// opening a page pays for the viewer only).
+/// The viewer's first-paint budget: its wasm, gzipped (flate2's best level), in bytes (opening
+/// a page pays for the viewer only).
 const VIEWER_BUDGET: usize = 400_000;
 
-/// The importer's budget: its wasm, gzipped, in bytes (issue 31).
+/// The importer's budget: its wasm, gzipped, in bytes.
 const IMPORTER_BUDGET: usize = 400_000;
 
 /// Sizes of the importer written into `dist/`, bytes.
@@ -244,7 +252,10 @@ fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
     let glue =
         std::fs::read_to_string(&glue_path).map_err(|e| format!("{}: {e}", glue_path.display()))?;
     let wasm = base64::engine::general_purpose::STANDARD.encode(gz);
-    let page = roofline_model::chart::standalone::template(&glue, &wasm)
+    let css_path = crate::process::root().join("viewer/web/viewer.css");
+    let css =
+        std::fs::read_to_string(&css_path).map_err(|e| format!("{}: {e}", css_path.display()))?;
+    let page = roofline_model::chart::standalone::template(&glue, &wasm, &css)
         .map_err(|e| format!("the standalone page: {e}"))?;
     let out = dist.join("standalone.html");
     std::fs::write(&out, &page).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -262,7 +273,7 @@ fn offline_page(dist: &Path, open_js: &Path) -> Result<(), String> {
     let script =
         std::fs::read_to_string(open_js).map_err(|e| format!("{}: {e}", open_js.display()))?;
     if script.contains("</script") || script.contains("<!--") {
-        return Err("viewer/open.js cannot be inlined: it holds `</script` or `<!--`".into());
+        return Err("viewer/web/open.js cannot be inlined: it holds `</script` or `<!--`".into());
     }
     let page = template.replacen(
         "</head>",

@@ -1,8 +1,10 @@
-//! `cargo xtask wheel`: the `roofline` binary as a Python wheel (issue 17), and its check in
+//! `cargo xtask wheel`: the `roofline` binary as a Python wheel, and its check in
 //! `cargo xtask test`.
 //!
-//! maturin (`bindings = "bin"`, `collector/pyproject.toml`) builds the collector in release and
-//! packs the binary into a `py3-none-manylinux_2_17_<arch>` wheel. The glibc floor, 2.17
+//! maturin (`bindings = "bin"`, `collector/pyproject.toml`) builds the collector in release with
+//! its `viewer-page` feature (the pyproject's `features`: the viewer's standalone page, which
+//! `cargo xtask web` writes first, built in) and packs the binary into a
+//! `py3-none-manylinux_2_17_<arch>` wheel. The glibc floor, 2.17
 //! (manylinux2014: CentOS/RHEL 7 and every later HPC distribution), comes from linking with zig
 //! against that glibc (`--zig`), whatever glibc the building machine has; maturin then checks the
 //! binary's symbol versions against the manylinux2014 policy and refuses a wheel that needs more.
@@ -253,7 +255,8 @@ pub fn check() -> Result<(usize, usize), String> {
     if !o.status.success() {
         return Err(fail(&format!("validate {} failed", sample.display()), &o));
     }
-    // The wheel's binary embeds the viewer's standalone page (built by `cargo xtask web` first).
+    // The wheel's binary embeds the viewer's standalone page (the `viewer-page` feature; built by
+    // `cargo xtask web` first).
     let page = scratch.join("sample.html");
     let o = output(
         "roofline plot --format html",

@@ -1,5 +1,5 @@
 //! The standalone HTML page of `roofline plot --format html`: the viewer's template (embedded at
-//! build time from `dist/standalone.html`, see `build.rs`) filled by
+//! build time from `dist/standalone.html` with the `viewer-page` feature, see `build.rs`) filled by
 //! `roofline_model::chart::standalone::fill`, the function the viewer's "Save as HTML" calls, so that
 //! both write the same file for the same bundles and view. With `--embed` the template becomes
 //! the chart-only page for iframes first (`roofline_model::chart::standalone::embed`).
@@ -8,12 +8,17 @@ use roofline_model::chart::standalone::{Entry, Manifest, embed, fill};
 
 use crate::error::Error;
 
-/// The template as built into this binary; empty when it was built without it.
-const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/standalone.html"));
+/// The template as built into this binary (the `viewer-page` feature).
+#[cfg(feature = "viewer-page")]
+const EMBEDDED: Option<&str> = Some(include_str!(concat!(env!("OUT_DIR"), "/standalone.html")));
+/// Built without the `viewer-page` feature: no template.
+#[cfg(not(feature = "viewer-page"))]
+const EMBEDDED: Option<&str> = None;
 
-/// The embedded template, `None` when this binary was built without the viewer.
+/// The embedded template, `None` when this binary was built without the viewer's page (the
+/// `viewer-page` feature).
 pub fn embedded_template() -> Option<&'static str> {
-    (!EMBEDDED.is_empty()).then_some(EMBEDDED)
+    EMBEDDED
 }
 
 /// One bundle of the page: its name (a file name) and its bytes as read (already validated).
@@ -107,6 +112,7 @@ mod tests {
         let t = roofline_model::chart::standalone::template(
             "async function __wbg_init() {}\nexport { __wbg_init as default };",
             "AAAA",
+            "",
         )
         .unwrap();
         let b = PageBundle {

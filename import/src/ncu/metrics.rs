@@ -22,19 +22,12 @@
 //! replaced them. Names not yet confirmed on a GPU by this project are marked as such in
 //! `docs/ncu-metrics.md`.
 
+use roofline_model::bundle::options::ComputeCapability;
 use roofline_model::bundle::{Datapath, MemoryLevel};
 
-/// How half-precision CUDA-core instructions are counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Convention {
-    /// Nsight Compute's current sections: packed half2, so `hadd`, `hmul` = 2 FLOPs and
-    /// `hfma` = 4; time per launch from `gpu__time_duration.sum` where collected.
-    #[default]
-    Current,
-    /// The 2020 NERSC study: `hadd`, `hmul` = 1 FLOP and `hfma` = 2; a kernel name's time is
-    /// `Σ sm__cycles_elapsed.avg / (Σ sm__cycles_elapsed.avg.per_second / launches)`.
-    Study2020,
-}
+/// How half-precision CUDA-core instructions are counted and times read: the model's one
+/// convention type (`--convention`).
+pub use roofline_model::bundle::options::Convention;
 
 /// GPU architectures with their own metric rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,13 +49,8 @@ pub enum Arch {
 impl Arch {
     /// The architecture of a compute capability, with a note when it is not one we know and the
     /// nearest documented table is used instead.
-    pub fn from_compute_capability(cc: &str) -> Result<(Arch, Option<String>), String> {
-        let (maj, min) = cc
-            .trim()
-            .split_once('.')
-            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-            .ok_or_else(|| format!("{cc:?} is not a compute capability (expected e.g. \"9.0\")"))?;
-        let exact = match (maj, min) {
+    pub fn of(cc: ComputeCapability) -> (Arch, Option<String>) {
+        let exact = match (cc.major, cc.minor) {
             (7, 0 | 2) => Some(Arch::Volta),
             (7, 5) => Some(Arch::Turing),
             (8, 0 | 6 | 7) => Some(Arch::Ampere),
@@ -72,21 +60,29 @@ impl Arch {
             _ => None,
         };
         if let Some(a) = exact {
-            return Ok((a, None));
+            return (a, None);
         }
-        let nearest = match maj {
+        let nearest = match cc.major {
             0..=6 => Arch::Volta,
             7 => Arch::Turing,
             8 => Arch::Ada,
             9 => Arch::Hopper,
             _ => Arch::Blackwell,
         };
-        Ok((
+        (
             nearest,
             Some(format!(
                 "compute capability {cc} is not in the metric table; using the nearest documented one ({nearest:?})"
             )),
-        ))
+        )
+    }
+
+    /// [`Arch::of`] a compute capability written `major.minor`.
+    ///
+    /// # Errors
+    /// The words are not a compute capability (the message after `--arch `).
+    pub fn from_compute_capability(cc: &str) -> Result<(Arch, Option<String>), String> {
+        Ok(Arch::of(cc.parse()?))
     }
 
     /// The compute capability most typical of the architecture (for messages).

@@ -32,7 +32,7 @@
 
 use roofline_model::bundle::Datapath;
 
-use super::matmul::broadcast;
+use super::inputs::broadcast;
 use super::{Arg, Dtype, NoCost, OpCost, OpInputs, bytes_only, numel, shapes_err, tensors};
 
 /// Elementwise operators of two or more tensors (or a tensor and scalars): every tensor input

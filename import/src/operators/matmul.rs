@@ -4,6 +4,7 @@
 
 use roofline_model::analysis::dl::Gemm;
 
+use super::inputs::broadcast;
 use super::{Complexity, Dtype, Family, NoCost, OpCost, OpInputs, numel, shapes_err};
 
 /// What a matrix product of `dt` assumes about its datapath (the trace does not record it).
@@ -130,31 +131,6 @@ pub(super) fn matmul(x: &OpInputs) -> Result<OpCost, NoCost> {
     let mut c = gemm_cost(g, numel(&batch), dt, 0.0, Family::Gemm);
     c.complexity.bytes = bytes;
     Ok(c)
-}
-
-/// The broadcast shape of two shapes, NumPy rules.
-pub(super) fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for (i, o) in out.iter_mut().enumerate() {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        *o = match (da, db) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(out)
 }
 
 /// `linear(x[…,in], W[out,in], bias[out])`: a GEMM with M = the leading elements of x.

@@ -18,8 +18,8 @@
 
 use std::collections::BTreeMap;
 
+use super::cost::call_cost;
 use super::derive;
-use super::import::call_cost;
 use super::model::Trace;
 use crate::operators::{NoCost, OpCost};
 

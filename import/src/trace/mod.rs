@@ -12,10 +12,13 @@
 //! is opened here, and the text is never held whole.
 
 pub mod calls;
+mod cost;
 pub mod derive;
+mod elems;
 pub mod error;
 mod event;
 pub mod import;
+mod inner;
 pub mod join;
 pub mod link;
 pub mod model;

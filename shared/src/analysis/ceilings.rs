@@ -2,7 +2,7 @@
 //!
 //! A bundle may hold several ceilings for one level or datapath (our own kernel, a library GEMM,
 //! the theoretical figure), and a measured ceiling may hold two figures: its burst `value` and,
-//! since issue 33, a `sustained` one (the rate held about 2 s after the clock settled). The one
+//! where measured, a `sustained` one (the rate held about 2 s after the clock settled). The one
 //! rule, [`Ceilings::from_machine`]:
 //!
 //! 1. The candidates are the empirical ceilings with a finite, positive figure. Unless the
@@ -32,7 +32,7 @@ pub struct Ceiling {
 /// Which figure of a ceiling was picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FigureKind {
-    /// A measured ceiling's burst `value` (the only figure of bundles written before issue 33).
+    /// A measured ceiling's burst `value` (the only figure of bundles without sustained figures).
     Burst,
     /// A measured ceiling's sustained figure.
     Sustained,

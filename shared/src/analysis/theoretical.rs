@@ -15,7 +15,7 @@
 //! (`measured`), the device's reported maximum (`device_max`), or, for the GPUs of
 //! [`DATASHEETS`], the clock NVIDIA quotes its own figures at (`datasheet`): H100 SXM and H200
 //! Tensor Core figures are computed at 1830 MHz, not at the 1980 MHz boost, so a row at the boost
-//! reads about 8% above the datasheet (issue 33). Both rows are written, each labelled.
+//! reads about 8% above the datasheet. Both rows are written, each labelled.
 
 use crate::bundle::{
     BandwidthCeiling, ClockSource, ComputeCeiling, Datapath, Device, MemoryLevel, Method,

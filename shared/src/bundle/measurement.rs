@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What the kernels of a measurement computed on or moved (issue 33: zeros and constants switch
+/// What the kernels of a measurement computed on or moved (zeros and constants switch
 /// no bits in the datapaths, and a power-limited GPU then keeps a higher clock than on real
 /// data).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

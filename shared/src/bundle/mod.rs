@@ -11,7 +11,8 @@
 //! kernels. Every type is re-exported here: `roofline_model::bundle::Kernel` is the one path.
 //!
 //! The floor's other modules: [`read`] (parsing and validation), [`stream`] and [`window`]
-//! (kernel by kernel), [`schema`] and [`merge`].
+//! (kernel by kernel), [`schema`], [`merge`], and [`options`] (an import's options, the one
+//! type every front end reads them into).
 //!
 //! Architecture invariant: this floor uses nothing of the crate's analysis or chart floors.
 
@@ -21,6 +22,7 @@ mod machine;
 mod measurement;
 
 pub mod merge;
+pub mod options;
 pub mod read;
 pub mod schema;
 pub mod stream;

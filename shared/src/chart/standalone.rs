@@ -33,6 +33,9 @@ const CLOSE: &str = "</script>";
 const WASM_OPEN: &str = r#"<script type="application/octet-stream" id="roofline-wasm">"#;
 /// The opening tag of the module script: the glue, then [`BOOT`].
 const APP_OPEN: &str = r#"<script type="module" id="roofline-app">"#;
+/// The page's styles' element: the viewer's styles (`viewer/web/viewer.css`, which the served
+/// pages link), inlined so that a standalone page needs nothing beside it.
+const CSS_OPEN: &str = r#"<style id="roofline-css">"#;
 
 /// What the page runs after the glue: inflate the wasm and start the viewer (wasm-bindgen's
 /// `__wbg_init`, the glue's default export, given the module's bytes: nothing is fetched).
@@ -59,6 +62,7 @@ const PAGE: &str = r#"<!DOCTYPE html>
 <meta name="generator" content="roofline standalone page, format 1">
 <title>roofline viewer</title>
 <noscript>The roofline viewer needs JavaScript and WebAssembly.</noscript>
+{CSS}
 {DATA}
 {WASM}
 {APP}
@@ -71,7 +75,7 @@ const PAGE: &str = r#"<!DOCTYPE html>
 /// viewer" link, and the page's height posted to the page around it
 /// (`{type: "roofline:height", height}`; `dist/embed.js` sizes the iframe). Plain script, kept out
 /// of the viewer's wasm; `embed.html` holds the same text (a test checks it).
-pub const EMBED_SCRIPT: &str = include_str!("embed_page.js");
+pub const EMBED_SCRIPT: &str = include_str!("../../../viewer/web/embed_page.js");
 
 /// The chart-only page's bar above the chart: the chart switch, then `{LINK}`.
 const EMBED_BAR: &str = r#"<style>
@@ -241,7 +245,11 @@ fn script_safe(json: &str) -> String {
 /// # Errors
 /// [`StandaloneError::Glue`] when the glue would end its element early or is not wasm-bindgen's
 /// (`__wbg_init`); [`StandaloneError::Wasm`] when the wasm text is not base64.
-pub fn template(glue: &str, wasm_gzip_base64: &str) -> Result<String, StandaloneError> {
+pub fn template(
+    glue: &str,
+    wasm_gzip_base64: &str,
+    css: &str,
+) -> Result<String, StandaloneError> {
     let glue = glue.replace("\r\n", "\n").replace('\r', "\n");
     let lower = glue.to_ascii_lowercase();
     if lower.contains("</script") || lower.contains("<!--") || lower.contains("<script") {
@@ -260,9 +268,13 @@ pub fn template(glue: &str, wasm_gzip_base64: &str) -> Result<String, Standalone
     {
         return Err(StandaloneError::Wasm(i));
     }
+    if css.to_ascii_lowercase().contains("</style") {
+        return Err(StandaloneError::Glue("its styles hold `</style`"));
+    }
     let wasm = format!("{WASM_OPEN}{wasm_gzip_base64}{CLOSE}");
     let app = format!("{APP_OPEN}{glue}\n{BOOT}{CLOSE}");
     Ok(PAGE
+        .replacen("{CSS}", &format!("{CSS_OPEN}{css}</style>"), 1)
         .replacen("{DATA}", DATA_MARKER, 1)
         .replacen("{WASM}", &wasm, 1)
         .replacen("{APP}", &app, 1))
@@ -333,6 +345,14 @@ fn attribute(s: &str) -> String {
 /// when the script is not one [`template`] wrote.
 pub fn glue_of(app_script: &str) -> Option<&str> {
     app_script.strip_suffix(BOOT)?.strip_suffix('\n')
+}
+
+/// The viewer's styles a page holds (`#roofline-css`'s text), for [`template`]; `None` when the
+/// page holds none.
+pub fn css_of(page: &str) -> Option<&str> {
+    let from = page.find(CSS_OPEN)? + CSS_OPEN.len();
+    let len = page[from..].find("</style>")?;
+    Some(&page[from..from + len])
 }
 
 /// A template filled with bundles and a view: the page to save.
@@ -512,6 +532,8 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
 mod tests {
     use super::*;
 
+    const CSS: &str = "body { margin: 0; }\n";
+
     const GLUE: &str = "let wasm;\r\nasync function __wbg_init(module_or_path) { return 1; }\nexport { __wbg_init as default };\n";
     const WASM: &str = "H4sIAAAAAAAA/wMAAAAAAAAAAAA=";
 
@@ -543,7 +565,7 @@ mod tests {
 
     #[test]
     fn round_trip_keeps_bundles_names_roles_and_view() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let text = bundle_text();
         let html = page(&t, &text);
         let saved = read(&html).unwrap();
@@ -566,7 +588,7 @@ mod tests {
 
     #[test]
     fn no_data_element_can_end_early() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let html = page(&t, &bundle_text());
         // Exactly the elements the template and fill wrote end with `</script>`: manifest,
         // two bundles, wasm, app; and the data holds no `<` at all.
@@ -599,7 +621,7 @@ mod tests {
             Err(StandaloneError::NotATemplate(0))
         );
         // A filled page is no template any more.
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let filled = fill(&t, &m, &[b"{}"]).unwrap();
         let e = fill(&filled, &m, &[b"{}"]).unwrap_err();
         assert_eq!(e, StandaloneError::NotATemplate(0));
@@ -613,7 +635,7 @@ mod tests {
 
     #[test]
     fn fill_checks_bundles_and_roles() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let one = |baseline| Entry {
             name: "a.json".into(),
             baseline,
@@ -650,21 +672,24 @@ mod tests {
 
     #[test]
     fn template_refuses_glue_that_would_break_the_page() {
-        assert!(template("x</SCRIPT>__wbg_init", WASM).is_err());
-        assert!(template("x<!-- __wbg_init", WASM).is_err());
-        assert!(template("export default init;", WASM).is_err());
-        assert_eq!(template(GLUE, "abc<def"), Err(StandaloneError::Wasm(3)));
+        assert!(template("x</SCRIPT>__wbg_init", WASM, CSS).is_err());
+        assert!(template("x<!-- __wbg_init", WASM, CSS).is_err());
+        assert!(template("export default init;", WASM, CSS).is_err());
+        assert_eq!(template(GLUE, "abc<def", CSS), Err(StandaloneError::Wasm(3)));
     }
 
     #[test]
     fn the_template_is_rebuilt_from_its_own_scripts() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let (app, _) = element(&t, APP_OPEN, 0).unwrap();
         let (wasm, _) = element(&t, WASM_OPEN, 0).unwrap();
         assert_eq!(wasm, WASM);
         let glue = glue_of(app).unwrap();
         assert!(!glue.contains('\r'));
-        assert_eq!(template(glue, wasm).unwrap(), t);
+        let css = css_of(&t).unwrap();
+        assert_eq!(css, CSS);
+        assert_eq!(template(glue, wasm, css).unwrap(), t);
+        assert!(template(GLUE, WASM, "a</STYLE>").is_err());
         assert_eq!(glue_of("something else"), None);
     }
 
@@ -674,7 +699,7 @@ mod tests {
             read("<html></html>"),
             Err(StandaloneError::NotAPage("it holds no roofline data"))
         );
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let html = page(&t, "{}");
         let cut = &html[..html.find(BUNDLE_OPEN).unwrap()];
         assert_eq!(
@@ -717,7 +742,7 @@ mod tests {
 
     #[test]
     fn the_chart_only_page_is_the_same_page_with_its_chrome() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let e = embed(&t, None).unwrap();
         assert!(e.contains("<body data-embed=\"true\">"));
         assert!(e.contains(EMBED_SCRIPT));
@@ -743,7 +768,7 @@ mod tests {
 
     #[test]
     fn embed_refuses_what_it_cannot_make() {
-        let t = template(GLUE, WASM).unwrap();
+        let t = template(GLUE, WASM, CSS).unwrap();
         let e = embed(&t, None).unwrap();
         assert!(
             matches!(embed(&e, None), Err(StandaloneError::Embed(_))),
@@ -770,7 +795,7 @@ mod tests {
     #[test]
     fn the_hosted_embed_page_runs_the_same_script() {
         // embed.html loads the file itself (`cargo xtask web` copies it beside the page).
-        let hosted = include_str!("../../../embed.html");
+        let hosted = include_str!("../../../viewer/web/embed.html");
         assert!(
             hosted.contains("<script src=\"embed_page.js\"></script>"),
             "embed.html must load embed_page.js"

@@ -27,8 +27,11 @@ use crate::bundle::MemoryLevel;
 /// holds).
 pub const PAIR_SEPARATOR: &str = " → ";
 
-/// `roofline import`'s options for an import the page makes, in the words of its flags: kept as
-/// given (the importer checks them, with the CLI's messages).
+/// `roofline import`'s options for an import the page makes, as the page's URL and "Import
+/// options" form hold them: the words as given, so that the form shows what was typed and the
+/// importer refuses a bad one with the CLI's message. The importer reads [`ImportFlags::flags`]
+/// into the one options type ([`crate::bundle::options::ImportOptions`]), as the CLI reads its
+/// flags.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImportFlags {
     /// `--arch`: the GPU's compute capability, when the inputs do not say.
@@ -39,6 +42,33 @@ pub struct ImportFlags {
     pub allow_partial: bool,
     /// `--allow-machine-mismatch`.
     pub allow_machine_mismatch: bool,
+}
+
+impl ImportFlags {
+    /// The flags as `roofline import`'s words (`["--arch", "9.0", "--allow-partial"]`), blank
+    /// values left out and the others trimmed.
+    pub fn flags(&self) -> Vec<String> {
+        let given = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
+        let mut out = Vec::new();
+        if let Some(a) = given(&self.arch) {
+            out.extend(["--arch".to_string(), a]);
+        }
+        if let Some(c) = given(&self.convention) {
+            out.extend(["--convention".to_string(), c]);
+        }
+        if self.allow_partial {
+            out.push("--allow-partial".into());
+        }
+        if self.allow_machine_mismatch {
+            out.push("--allow-machine-mismatch".into());
+        }
+        out
+    }
 }
 
 /// What the main area shows.
@@ -440,5 +470,23 @@ mod tests {
         for v in View::ALL {
             assert_eq!(View::from_key(v.key()), Some(v));
         }
+    }
+
+    /// The page's words become `roofline import`'s flag words, which the one options type
+    /// reads back.
+    #[test]
+    fn import_flags_are_the_clis_words() {
+        let f = ImportFlags {
+            arch: Some(" 9.0 ".into()),
+            convention: Some(" ".into()),
+            allow_partial: false,
+            allow_machine_mismatch: true,
+        };
+        assert_eq!(f.flags(), ["--arch", "9.0", "--allow-machine-mismatch"]);
+        let o =
+            crate::bundle::options::ImportOptions::from_flags(f.flags().iter().map(String::as_str))
+                .unwrap();
+        assert!(o.allow_machine_mismatch && o.arch.is_some() && o.convention.is_none());
+        assert!(ImportFlags::default().flags().is_empty());
     }
 }

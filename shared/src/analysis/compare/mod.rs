@@ -907,4 +907,4 @@ fn summarise(rows: &[CompareRow], unit: GroupBy, base_unit: GroupBy, doubtful: u
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

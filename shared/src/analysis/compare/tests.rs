@@ -1,12 +1,10 @@
-//! The comparison's tests: matching, figures, summary and the overlay.
+//! The comparison's tests: matching, figures and summary (the overlay's are the chart's:
+//! `crate::chart::overlay`). Its run builders serve those too.
 
 use super::*;
 use crate::bundle::{Bundle, Bytes, DataSource};
-use crate::chart::overlay::{compare_scene, compare_scene_paired, compare_scene_with};
-use crate::chart::tests::{collisions, samples};
-use crate::chart::{ChartOptions, LegendRole, hierarchical_of, kernel_labels, time_based_of};
 
-fn kernel(name: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
+pub(crate) fn kernel(name: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
     let mut k = Kernel::new(name, t, DataSource::Import);
     k.flops.set(Datapath::Fp32, Some(fp32));
     k.flops.set(Datapath::TensorFp16, Some(tensor));
@@ -18,7 +16,7 @@ fn kernel(name: &str, t: f64, fp32: f64, tensor: f64, hbm: f64) -> Kernel {
     k
 }
 
-fn run(kernels: Vec<Kernel>) -> Analysed {
+pub(crate) fn run(kernels: Vec<Kernel>) -> Analysed {
     let mut b: Bundle = crate::parse_bundle(include_str!(
         "../../../../tests/fixtures/bundles/v100-deepcam-example.json"
     ))
@@ -34,7 +32,7 @@ fn run(kernels: Vec<Kernel>) -> Analysed {
     Analysed::new(&b, None, None)
 }
 
-fn pair() -> (Analysed, Analysed) {
+pub(crate) fn pair() -> (Analysed, Analysed) {
     // FP32 GEMM becomes a Tensor Core GEMM; a copy stays; an old kernel goes, a new one comes.
     let base = run(vec![
         kernel("gemm", 4e-3, 4e10, 0.0, 1e8),
@@ -287,17 +285,6 @@ fn pairs_by_hand_win() {
         "{}",
         c.summary.line()
     );
-    // The chart follows the same pairs.
-    let (_, o) = compare_scene_with(
-        &cur,
-        &base,
-        &manual,
-        hierarchical_of,
-        &ChartOptions::browser(),
-    )
-    .unwrap();
-    assert!(o.arrows.iter().any(|a| a.kernel == "cast"));
-    assert!(!o.arrows.iter().any(|a| a.kernel == "copy"));
     // Names that are not there change nothing.
     let stray = [ManualPair {
         current: "nothing".into(),
@@ -553,59 +540,6 @@ fn summary_adds_up_where_the_time_went() {
     );
 }
 
-#[test]
-fn arrows_go_from_baseline_to_current_points_in_both_charts() {
-    let (cur, base) = pair();
-    let o = ChartOptions::browser();
-    for draw in [hierarchical_of as fn(&_, &_) -> _, time_based_of] {
-        let (scene, overlay) = compare_scene(&cur, &base, draw, &o).unwrap();
-        // Matched once for the table, the same chart.
-        let pairs = compare(&cur, &base).pairs;
-        assert_eq!(pairs, pairing(&cur, &base));
-        assert_eq!(pairs, pairing_with(&cur, &base, &[]).pairs);
-        assert_eq!(
-            compare_scene_paired(&cur, &base, &pairs, draw, &o).unwrap(),
-            (scene.clone(), overlay.clone())
-        );
-        assert!(!overlay.arrows.is_empty());
-        for a in &overlay.arrows {
-            assert_ne!(a.kernel, "cast");
-            // The arrow ends on the current marker of its kernel and kind.
-            assert!(scene.markers.iter().any(|m| m.kind == a.kind
-                && scene.kernels[m.kernel].full_name == a.kernel
-                && m.at == a.to));
-        }
-        // The GEMM moved (4× faster): its arrow has length; the copy did not move.
-        let moved = |n: &str| {
-            overlay
-                .arrows
-                .iter()
-                .filter(|a| a.kernel == n)
-                .map(|a| (a.to.0 - a.from.0).hypot(a.to.1 - a.from.1))
-                .fold(0.0, f64::max)
-        };
-        assert!(moved("gemm") > 10.0);
-        assert!(moved("copy") < 1e-6);
-        assert!(
-            overlay
-                .new_markers
-                .iter()
-                .all(|&i| scene.kernels[scene.markers[i].kernel].full_name == "cast")
-        );
-        assert!(!overlay.new_markers.is_empty());
-        assert!(overlay.gone.iter().all(|g| g.kernel == "old"));
-        // Every point, before and after, lies in the plotting area.
-        let area = scene.viewport.area;
-        for a in &overlay.arrows {
-            assert!(
-                area.contains(a.from.0 + 1e-6, a.from.1 - 1e-6)
-                    || area.contains(a.from.0, a.from.1),
-                "{a:?}"
-            );
-        }
-    }
-}
-
 /// Per operator, each row lists the kernels its operator launched before and after, largest
 /// time first, the first three named.
 #[test]
@@ -678,39 +612,4 @@ fn the_datapath_of_uncounted_work_is_its_complexitys() {
     assert_eq!(main_datapath(&k), Some(Datapath::TensorBf16));
     k.flops.fp32 = Some(5e8);
     assert_eq!(main_datapath(&k), Some(Datapath::Fp32));
-}
-
-/// A comparison's arrows and rings are kept clear too, by the ceiling labels and the names, on
-/// the chart tests' sample bundles and by their collision check.
-#[test]
-fn labels_keep_clear_of_a_comparisons_arrows_and_rings() {
-    let all = samples();
-    let read = |n: &str| &all.iter().find(|(x, _)| *x == n).unwrap().1;
-    let (cur, base) = (
-        Analysed::new(read("deepcam-v100-amp-fw"), None, None),
-        Analysed::new(read("deepcam-v100-fp32-fw"), None, None),
-    );
-    for draw in [hierarchical_of as fn(&_, &_) -> _, time_based_of] {
-        let (scene, overlay) = compare_scene(&cur, &base, draw, &ChartOptions::browser()).unwrap();
-        assert_eq!(scene.avoid, overlay.obstacles());
-        let names = kernel_labels(&scene, 8);
-        for l in scene.labels.iter().chain(&names) {
-            for s in &scene.avoid.segments {
-                assert!(!l.crosses(*s), "{} on an arrow", l.text);
-            }
-            for b in &scene.avoid.boxes {
-                assert!(!l.overlaps_box(*b), "{} on a ring", l.text);
-            }
-        }
-        assert!(collisions(&scene, &names).is_empty());
-        // The legend says what the arrows and rings are.
-        for role in [
-            LegendRole::Arrow,
-            LegendRole::Baseline,
-            LegendRole::New,
-            LegendRole::Gone,
-        ] {
-            assert!(scene.legend.iter().any(|e| e.role == role), "{role:?}");
-        }
-    }
 }

@@ -1,0 +1,239 @@
+//! An import's options, one type for every front end: `roofline import`'s flags, the page's URL
+//! parameters and "Import options" form, and the import worker all read and write
+//! [`ImportOptions`] as `roofline import`'s flag words (`--arch 9.0 --convention 2020
+//! --allow-partial`), through its [`FromStr`] and [`Display`]; [`Convention`] and
+//! [`ComputeCapability`] are its typed values, each with the one parser of its words.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How counters become FLOPs and times (`--convention`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Convention {
+    /// Nsight Compute's current sections: packed half2, so `hadd`, `hmul` = 2 FLOPs and
+    /// `hfma` = 4; time per launch from `gpu__time_duration.sum` where collected.
+    #[default]
+    Current,
+    /// The 2020 NERSC study: `hadd`, `hmul` = 1 FLOP and `hfma` = 2; a kernel name's time is
+    /// `Σ sm__cycles_elapsed.avg / (Σ sm__cycles_elapsed.avg.per_second / launches)`.
+    Study2020,
+}
+
+impl Convention {
+    /// Every convention, as `--convention` lists them.
+    pub const ALL: [Convention; 2] = [Convention::Current, Convention::Study2020];
+
+    /// Its word: `current` or `2020`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Convention::Current => "current",
+            Convention::Study2020 => "2020",
+        }
+    }
+
+    /// What it counts, for `--help`.
+    pub fn help(self) -> &'static str {
+        match self {
+            Convention::Current => {
+                "Nsight Compute's current sections (packed half2: hfma = 4 FLOPs; per-launch gpu__time_duration)"
+            }
+            Convention::Study2020 => {
+                "the 2020 NERSC study (hfma = 2 FLOPs; time from the cycle counters, per kernel name): reproduces its tables"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Convention {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+impl FromStr for Convention {
+    type Err = String;
+
+    /// `current` or `2020`; the error is the message after `--convention `.
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.key() == s.trim())
+            .ok_or_else(|| format!("{s:?}: expected current or 2020"))
+    }
+}
+
+/// A CUDA compute capability, `major.minor` (`9.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ComputeCapability {
+    /// The major version.
+    pub major: u32,
+    /// The minor version.
+    pub minor: u32,
+}
+
+impl fmt::Display for ComputeCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl FromStr for ComputeCapability {
+    type Err = String;
+
+    /// Two unsigned numbers around a `.`; the error is the message after `--arch `.
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.trim()
+            .split_once('.')
+            .and_then(|(a, b)| {
+                Some(ComputeCapability {
+                    major: a.parse().ok()?,
+                    minor: b.parse().ok()?,
+                })
+            })
+            .ok_or_else(|| format!("{s:?} is not a compute capability (expected e.g. \"9.0\")"))
+    }
+}
+
+/// `roofline import`'s options, whichever front end was given them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// `--arch`: the GPU's compute capability, where the inputs do not say.
+    pub arch: Option<ComputeCapability>,
+    /// `--convention`, when given (`current` otherwise).
+    pub convention: Option<Convention>,
+    /// `--allow-partial`: import an incomplete capture set, marked incomplete.
+    pub allow_partial: bool,
+    /// `--allow-machine-mismatch`: place the kernels against a machine of another GPU, with a
+    /// note.
+    pub allow_machine_mismatch: bool,
+    /// `--counters`: a range-profiler trace joined with the torch.profiler trace imported (the
+    /// CLI's; the page has none).
+    pub counters: Option<String>,
+}
+
+impl ImportOptions {
+    /// The options as `roofline import`'s flags, one word each, in that order.
+    pub fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(a) = self.arch {
+            out.extend(["--arch".to_string(), a.to_string()]);
+        }
+        if let Some(c) = self.convention {
+            out.extend(["--convention".to_string(), c.to_string()]);
+        }
+        if self.allow_partial {
+            out.push("--allow-partial".into());
+        }
+        if self.allow_machine_mismatch {
+            out.push("--allow-machine-mismatch".into());
+        }
+        if let Some(c) = &self.counters {
+            out.extend(["--counters".to_string(), c.clone()]);
+        }
+        out
+    }
+
+    /// The options as flag words ([`ImportOptions::flags`]), each word with its value:
+    /// `--arch` and `--convention` from their words (checked here), the switches by their
+    /// presence. The error is `roofline import`'s message for the word (`--arch "nine" is not a
+    /// compute capability …`).
+    ///
+    /// # Errors
+    /// A word that is no option of `roofline import`, a value that does not parse, or an option
+    /// without its value.
+    pub fn from_flags<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let mut o = ImportOptions::default();
+        let mut words = words.into_iter();
+        while let Some(w) = words.next() {
+            let mut value = || {
+                words
+                    .next()
+                    .ok_or_else(|| format!("{w}: a value is missing"))
+            };
+            match w {
+                "--arch" => o.arch = Some(value()?.parse().map_err(|e| format!("--arch {e}"))?),
+                "--convention" => {
+                    o.convention = Some(value()?.parse().map_err(|e| format!("--convention {e}"))?);
+                }
+                "--allow-partial" => o.allow_partial = true,
+                "--allow-machine-mismatch" => o.allow_machine_mismatch = true,
+                "--counters" => o.counters = Some(value()?.to_string()),
+                other => return Err(format!("{other:?} is not an option of roofline import")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+impl fmt::Display for ImportOptions {
+    /// The flags, space-separated (a `--counters` path with spaces reads back only through
+    /// [`ImportOptions::flags`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.flags().join(" "))
+    }
+}
+
+impl FromStr for ImportOptions {
+    type Err = String;
+
+    /// Flag words separated by blanks, as [`Display`] writes them.
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::from_flags(s.split_whitespace())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_read_back_what_they_write() {
+        let o = ImportOptions {
+            arch: Some(ComputeCapability { major: 9, minor: 0 }),
+            convention: Some(Convention::Study2020),
+            allow_partial: true,
+            allow_machine_mismatch: true,
+            counters: None,
+        };
+        let text = o.to_string();
+        assert_eq!(
+            text,
+            "--arch 9.0 --convention 2020 --allow-partial --allow-machine-mismatch"
+        );
+        assert_eq!(text.parse::<ImportOptions>(), Ok(o));
+        assert_eq!("".parse::<ImportOptions>(), Ok(ImportOptions::default()));
+        // `--convention current` given is kept as given (not the same as no option).
+        let current: ImportOptions = "--convention current".parse().unwrap();
+        assert_eq!(current.convention, Some(Convention::Current));
+        assert_eq!(current.to_string(), "--convention current");
+    }
+
+    #[test]
+    fn bad_words_get_the_clis_messages() {
+        assert_eq!(
+            "--arch nine".parse::<ImportOptions>().unwrap_err(),
+            "--arch \"nine\" is not a compute capability (expected e.g. \"9.0\")"
+        );
+        assert_eq!(
+            "--convention 2021".parse::<ImportOptions>().unwrap_err(),
+            "--convention \"2021\": expected current or 2020"
+        );
+        assert!(
+            "--arch"
+                .parse::<ImportOptions>()
+                .unwrap_err()
+                .contains("a value is missing")
+        );
+        assert!(
+            "--machine m.json"
+                .parse::<ImportOptions>()
+                .unwrap_err()
+                .contains("not an option")
+        );
+        assert_eq!(
+            " 8.6 ".parse::<ComputeCapability>(),
+            Ok(ComputeCapability { major: 8, minor: 6 })
+        );
+        assert_eq!(" 2020 ".parse::<Convention>(), Ok(Convention::Study2020));
+    }
+}

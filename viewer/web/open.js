@@ -1,0 +1,150 @@
+// roofline viewer: what the page does with the files dropped or picked, and with `?trace=URL`,
+// before the viewer (wasm) opens bundles. A classic script, loaded with the page (index.html) or
+// inlined (offline.html), small, outside the viewer's wasm so that its first paint does not grow.
+//
+//   rooflineOpen(inputs, machine, options) -> Promise<Array<File | string>>
+//     inputs: the files opened (a FileList or an array of File), URLs to import (strings), or
+//     the number of an earlier import (made again against another machine or with other options);
+//     machine: null, the URL of a machine bundle, or [name, bytes] of an open one (undefined
+//     with an earlier import's number: the machine that import was placed against);
+//     options: null, or `roofline import`'s flags as an array of words (["--convention",
+//     "2020"]), for every import of this call.
+//   It resolves with what the viewer opens, in order: the bundles among the files as they are;
+//   a machine bundle among them also bounds the imports of the same drop (as `--machine`); every
+//   other file goes to the importer (importer.js, loaded the first time one is opened, never
+//   with the page), which tells them apart as `roofline import` does: each torch.profiler trace
+//   alone, the Nsight Compute CSV files together as the captures of one run. Each import gives a bundle, a File whose `key`
+//   names its inputs for a later import against another machine, or the CLI's message for the
+//   same input (a string; "cancelled" when the reader cancelled it). Nothing is uploaded: the
+//   import runs in a Web Worker of this page, and its progress shows at the top of the page.
+(() => {
+  const kept = [];
+  // The machine each kept import was last placed against.
+  const machines = [];
+
+  // How much of a file's start tells a bundle from what the importer reads (the CLI looks at
+  // as much for a trace's `traceEvents` where a bundle was expected).
+  const HEAD = 1 << 20;
+
+  // "bundle", "machine" (a bundle with machines and no kernels) or "import" (anything else: the
+  // importer tells a trace from CSV, and says what neither reads).
+  async function kind(file) {
+    const head = new Uint8Array(await file.slice(0, HEAD).arrayBuffer());
+    let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+    while (i < head.length && " \t\r\n".includes(String.fromCharCode(head[i]))) i++;
+    if (head[i] !== 0x7b /* { */) return /\.json$/i.test(file.name) && head[0] !== 0x1f && head[i] !== 0x5b ? "bundle" : "import";
+    const text = new TextDecoder().decode(head);
+    if (text.includes('"traceEvents"')) return "import";
+    // A machine bundle is small: read whole to see whether it holds kernels.
+    if (file.size <= HEAD) {
+      try {
+        const b = JSON.parse(text);
+        if (b && Array.isArray(b.machines) && b.machines.length && !(b.kernels || []).length) return "machine";
+      } catch (_) {
+        // The viewer's reader says what is wrong with it.
+      }
+    }
+    return "bundle";
+  }
+
+  function loadImporter() {
+    if (globalThis.rooflineImporter) return Promise.resolve();
+    return new Promise((ok, fail) => {
+      const s = document.createElement("script");
+      s.src = "importer.js";
+      s.onload = ok;
+      s.onerror = () =>
+        fail("the importer (importer.js, beside this page) could not be loaded: open the built site (cargo xtask web), or use `roofline import` and open its bundle");
+      document.head.append(s);
+    });
+  }
+
+  // The progress bar at the top of the page, with a button that cancels.
+  function bar() {
+    const el = document.createElement("div");
+    el.id = "importing";
+    el.setAttribute("role", "status");
+    el.style.cssText =
+      "position:fixed;z-index:10;top:0;left:0;right:0;padding:6px 16px;font:13px system-ui,sans-serif;background:#eef4fb;color:#111;border-bottom:1px solid #c8d4e3;display:flex;gap:10px;align-items:center";
+    el.innerHTML = '<progress max="1" value="0" style="width:14em"></progress><span></span><button id="cancel-import" type="button">Cancel</button>';
+    el.querySelector("button").onclick = () => globalThis.rooflineImporter && rooflineImporter.cancel();
+    document.body.append(el);
+    const [progress, text] = el.children;
+    const mb = (n) => (n / 1e6).toFixed(1);
+    return {
+      tell(name, what, done, total) {
+        progress.value = total > 0 ? done / total : 0;
+        const amount = what === "importing kernels" ? `${done} of ${total} kernels` : `${mb(done)} of ${mb(total)} MB`;
+        text.textContent = `${name}: ${what}, ${amount}. In this browser: nothing is uploaded.`;
+      },
+      remove: () => el.remove(),
+    };
+  }
+
+  // One import: its inputs (kept under a key), the bundle made as a File, or the message.
+  async function run(name, inputs, machine, options) {
+    const key = kept.indexOf(inputs) >= 0 ? kept.indexOf(inputs) : kept.push(inputs) - 1;
+    machines[key] = machine;
+    const b = bar();
+    b.tell(name, "starting the importer", 0, 0);
+    try {
+      await loadImporter();
+      const made = await rooflineImporter.start(inputs, machine, options, (what, done, total) => b.tell(name, what, done, total));
+      const file = new File([made.bundle], name, { type: "application/json" });
+      file.key = key;
+      return file;
+    } catch (e) {
+      return typeof e === "string" ? e : String((e && e.message) || e);
+    } finally {
+      b.remove();
+    }
+  }
+
+  const named = (names) => (names.length > 1 ? `${names[0]} and ${names.length - 1} more` : names[0]);
+  const urlName = (u) => {
+    const path = u.split(/[?#]/)[0];
+    return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1)) || u;
+  };
+
+  globalThis.rooflineOpen = async (inputs, machine, options) => {
+    const out = [];
+    if (typeof inputs === "number") {
+      const again = kept[inputs] || [];
+      if (machine === undefined) machine = machines[inputs] ?? null;
+      out.push(await run(named(again.map((i) => (typeof i === "string" ? urlName(i) : i.name))), again, machine, options));
+      return out;
+    }
+    // URLs as the page resolves them (the worker's own base is a blob: URL).
+    const absolute = (u) => new URL(u, location.href).href;
+    if (typeof machine === "string") machine = absolute(machine);
+    const files = [...inputs];
+    if (files.every((f) => typeof f === "string")) {
+      out.push(await run(named(files.map(urlName)), files.map(absolute), machine, options));
+      return out;
+    }
+    const imports = [];
+    for (const f of files) {
+      const k = await kind(f);
+      if (k === "import") imports.push(f);
+      else {
+        if (k === "machine") machine = [f.name, new Uint8Array(await f.arrayBuffer())];
+        out.push(f);
+      }
+    }
+    if (imports.length) {
+      let groups;
+      try {
+        await loadImporter();
+        groups = await rooflineImporter.groups(imports);
+      } catch (e) {
+        out.push(typeof e === "string" ? e : String((e && e.message) || e));
+        return out;
+      }
+      for (const g of groups) {
+        const inputs = g.map((i) => imports[i]);
+        out.push(await run(named(inputs.map((f) => f.name)), inputs, machine, options));
+      }
+    }
+    return out;
+  };
+})();
