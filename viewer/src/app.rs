@@ -84,5 +84,3 @@ pub fn App(
     }
     .into_any()
 }
-
-

@@ -245,11 +245,7 @@ fn script_safe(json: &str) -> String {
 /// # Errors
 /// [`StandaloneError::Glue`] when the glue would end its element early or is not wasm-bindgen's
 /// (`__wbg_init`); [`StandaloneError::Wasm`] when the wasm text is not base64.
-pub fn template(
-    glue: &str,
-    wasm_gzip_base64: &str,
-    css: &str,
-) -> Result<String, StandaloneError> {
+pub fn template(glue: &str, wasm_gzip_base64: &str, css: &str) -> Result<String, StandaloneError> {
     let glue = glue.replace("\r\n", "\n").replace('\r', "\n");
     let lower = glue.to_ascii_lowercase();
     if lower.contains("</script") || lower.contains("<!--") || lower.contains("<script") {
@@ -675,7 +671,10 @@ mod tests {
         assert!(template("x</SCRIPT>__wbg_init", WASM, CSS).is_err());
         assert!(template("x<!-- __wbg_init", WASM, CSS).is_err());
         assert!(template("export default init;", WASM, CSS).is_err());
-        assert_eq!(template(GLUE, "abc<def", CSS), Err(StandaloneError::Wasm(3)));
+        assert_eq!(
+            template(GLUE, "abc<def", CSS),
+            Err(StandaloneError::Wasm(3))
+        );
     }
 
     #[test]
