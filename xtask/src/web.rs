@@ -252,7 +252,7 @@ fn standalone_template(dist: &Path, gz: &[u8]) -> Result<usize, String> {
     let glue =
         std::fs::read_to_string(&glue_path).map_err(|e| format!("{}: {e}", glue_path.display()))?;
     let wasm = base64::engine::general_purpose::STANDARD.encode(gz);
-    let css_path = crate::process::root().join("viewer/web/viewer.css");
+    let css_path = root().join("viewer/web/viewer.css");
     let css =
         std::fs::read_to_string(&css_path).map_err(|e| format!("{}: {e}", css_path.display()))?;
     let page = roofline_model::chart::standalone::template(&glue, &wasm, &css)
