@@ -20,6 +20,7 @@
 //! assert_eq!(catalogue.match_device(&seen).exact().unwrap().id, "nvidia-h100-sxm5");
 //! ```
 
+mod ceilings;
 mod entry;
 mod error;
 mod matching;
@@ -32,6 +33,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+pub use ceilings::citation;
 pub use entry::{
     Direction, Figure, GpuEntry, Kind, Link, LinkScope, Links, Source, System, Vendor,
 };

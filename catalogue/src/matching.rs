@@ -323,6 +323,17 @@ fn canonical_name(name: &str) -> String {
     }
 }
 
+/// The major version of an entry's gfx target: its digits less the last two (`gfx908`: 9,
+/// `gfx1100`: 11).
+fn gfx_major(entry: &GpuEntry) -> Option<u32> {
+    let digits = gfx_base(entry.gfx.as_deref()?)
+        .strip_prefix("gfx")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>();
+    digits.get(..digits.len().checked_sub(2)?)?.parse().ok()
+}
+
 fn gfx_base(gfx: &str) -> String {
     gfx.split(':').next().unwrap_or("").trim().to_lowercase()
 }
@@ -339,9 +350,18 @@ fn compare(entry: &GpuEntry, field: Field, q: &DeviceQuery) -> Fit {
     match field {
         Field::Name => Fit::Agrees,
         Field::ComputeCapability => {
-            let (Some(recorded), Some(ours)) = (&q.compute_capability, &entry.compute_capability)
-            else {
+            let Some(recorded) = &q.compute_capability else {
                 return Fit::Unknown;
+            };
+            let Some(ours) = &entry.compute_capability else {
+                // An AMD entry without the pair HIP reports still has its gfx target, whose
+                // major version is the pair's major (gfx908: 9): another major contradicts it.
+                return match (gfx_major(entry), parse_compute_capability(recorded)) {
+                    (Some(major), Some((m, _))) if major != m => {
+                        conflict(format!("a gfx{major} GPU"), recorded.clone())
+                    }
+                    _ => Fit::Unknown,
+                };
             };
             let same = match (
                 parse_compute_capability(recorded),
@@ -675,6 +695,22 @@ mod tests {
         assert_eq!(
             exact_id(&eighty.name("NVIDIA A100-SXM4-80GB")),
             "nvidia-a100-sxm4-80gb"
+        );
+    }
+
+    #[test]
+    fn a_cuda_compute_capability_is_no_amd_gpu() {
+        let c = Catalogue::get();
+        let volta = DeviceQuery::new().compute_capability("7.0");
+        let ids: Vec<String> = match c.match_device(&volta) {
+            Match::Ambiguous { candidates, .. } => {
+                candidates.iter().map(|c| c.entry.id.clone()).collect()
+            }
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            ids.iter().all(|id| id.starts_with("nvidia-v100")),
+            "{ids:?}"
         );
     }
 

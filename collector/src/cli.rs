@@ -43,6 +43,17 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Turn existing Nsight Compute CSV or report files, or a torch.profiler trace, into a bundle.
     Import(ImportArgs),
+    /// List the GPU catalogue: the datasheet ceilings an import without --machine uses, each
+    /// GPU with its figures and their sources.
+    Catalogue(CatalogueArgs),
+}
+
+/// `roofline catalogue`.
+#[derive(Debug, Args)]
+pub struct CatalogueArgs {
+    /// Show one GPU (its id or product name) with every figure and its source.
+    #[arg(value_name = "GPU")]
+    pub gpu: Option<String>,
 }
 
 /// `roofline validate`.
@@ -375,4 +386,13 @@ pub struct ImportArgs {
     /// launch missing. Nsight Compute CSV only.
     #[arg(long)]
     pub allow_partial: bool,
+    /// Without --machine, the ceilings of this GPU of the catalogue (`datasheet:NAME`, NAME its
+    /// id or product as `roofline catalogue` lists them), instead of the one matched to the
+    /// device the input names; refused if it contradicts that device.
+    #[arg(long, value_name = "datasheet:NAME", conflicts_with_all = ["machine", "no_datasheet"])]
+    pub ceilings: Option<String>,
+    /// Without --machine, no ceilings at all (by default the datasheet of the GPU the input
+    /// names, from the catalogue, labelled as not measured).
+    #[arg(long, conflicts_with = "machine")]
+    pub no_datasheet: bool,
 }

@@ -119,6 +119,18 @@ pub fn run(config: Config) -> Result<(), Error> {
             machine,
             output,
         } => suite(&plan, machine.as_deref(), &output),
+        Config::Catalogue { gpu } => {
+            let catalogue = roofline_catalogue::Catalogue::get();
+            let bytes = match gpu {
+                None => export::catalogue::list(catalogue),
+                Some(name) => {
+                    let entry = roofline_import::datasheet::named(catalogue, &name)
+                        .map_err(|e| Error::Usage(e.to_string()))?;
+                    export::catalogue::one(catalogue, entry)
+                }
+            };
+            write_output(None, &bytes)
+        }
     }
 }
 

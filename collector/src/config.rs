@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use roofline_import::ncu::{Arch, Convention};
-use roofline_model::bundle::options::{ComputeCapability, ImportOptions};
+use roofline_model::bundle::options::{ComputeCapability, Datasheet, ImportOptions};
 
 use crate::cli::{ChartKind, Cli, Command, InfoFormat, PlotFormat, PrecisionArg, StudyArg};
 use crate::error::Error;
@@ -87,6 +87,11 @@ pub enum Config {
         quick: bool,
         /// Time the kernels the SASS audit refuses, as notes.
         diagnose_refused: bool,
+    },
+    /// `roofline catalogue`: the GPU catalogue listed, or one GPU shown.
+    Catalogue {
+        /// The GPU shown, by id or product name.
+        gpu: Option<String>,
     },
     /// `roofline machine --plan`: the schedule, printed; nothing measured.
     MachinePlan {
@@ -200,7 +205,7 @@ impl Config {
                 quick: _,
                 diagnose_refused: _,
             } => outputs.push(output),
-            Config::MachinePlan { plan: _, target: _ } => {}
+            Config::MachinePlan { plan: _, target: _ } | Config::Catalogue { gpu: _ } => {}
             Config::Suite {
                 plan: _,
                 machine,
@@ -493,6 +498,7 @@ impl Config {
                 files: a.files,
                 output: a.output,
             },
+            Command::Catalogue(a) => Config::Catalogue { gpu: a.gpu },
             Command::Machine(a) if a.plan => {
                 let target =
                     crate::machine::schedule::Target::named(&a.plan_gpu).ok_or_else(|| {
@@ -564,6 +570,11 @@ impl Config {
                     allow_partial: a.allow_partial,
                     allow_machine_mismatch: a.allow_machine_mismatch,
                     counters: a.counters.as_ref().map(|c| c.display().to_string()),
+                    datasheet: match (&a.ceilings, a.no_datasheet) {
+                        (Some(v), _) => ImportOptions::ceilings_value(v).map_err(Error::Usage)?,
+                        (None, true) => Datasheet::Off,
+                        (None, false) => Datasheet::Matched,
+                    },
                 },
                 counters: a.counters,
                 ncu: a.ncu,

@@ -542,3 +542,35 @@ fn plot_format_and_options_must_agree() {
             .starts_with("<svg")
     );
 }
+
+#[test]
+fn catalogue_lists_the_gpus_and_shows_one_with_its_sources() {
+    let o = roofline(&["catalogue"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = String::from_utf8_lossy(&o.stdout);
+    let a100 = list
+        .lines()
+        .find(|l| l.starts_with("nvidia-a100-sxm4-80gb "))
+        .unwrap_or_else(|| panic!("no A100 line:\n{list}"));
+    // NVIDIA A100 datasheet: 2,039 GB/s, 19.5 TFLOP/s FP32, 312 TFLOP/s dense BF16.
+    for figure in ["2.04 TB/s", "19.5 TFLOP/s", "312 TFLOP/s"] {
+        assert!(a100.contains(figure), "{figure} missing: {a100}");
+    }
+
+    let o = roofline(&["catalogue", "A100 SXM4 80GB"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        one.starts_with("NVIDIA A100 SXM4 80GB (nvidia-a100-sxm4-80gb)"),
+        "{one}"
+    );
+    assert!(one.contains("\nsources\n[1] "), "{one}");
+
+    let o = roofline(&["catalogue", "a100"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no GPU of the catalogue is called `a100` (did you mean nvidia-a100-sxm4-40gb"),
+        "{e}"
+    );
+}

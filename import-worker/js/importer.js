@@ -15,6 +15,8 @@
 //   rooflineImporter.groups(files) -> Promise<Array<Array<number>>>: how files opened together
 //     are imported, as the importer tells them apart by their content: each torch.profiler
 //     trace alone, the Nsight Compute CSV files together (indices into files).
+//   rooflineImporter.catalogue() -> Promise<Array<[id, product]>>: the GPU catalogue's entries
+//     that give ceilings (`--ceilings datasheet:ID`), asked of the worker once.
 //   rooflineImporter.cancel(): stops the imports running (their worker is terminated).
 (() => {
   const WORKER = "__ROOFLINE_WORKER__";
@@ -100,9 +102,21 @@
     });
   }
 
+  let entries = null;
+  function catalogue() {
+    entries ??= job({ kind: "catalogue", inputs: [] }, (m, succeed) => {
+      if (m.type === "catalogue") succeed(m.entries);
+    }).catch((e) => {
+      // Asked again next time (a cancel stops this job too).
+      entries = null;
+      throw e;
+    });
+    return entries;
+  }
+
   function cancel() {
     for (const job of [...running]) job.fail("cancelled");
   }
 
-  globalThis.rooflineImporter = { start, groups, cancel };
+  globalThis.rooflineImporter = { start, groups, catalogue, cancel };
 })();

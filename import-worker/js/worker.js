@@ -94,6 +94,10 @@ async function inflateHead(blob, n) {
 self.onmessage = async ({ data: req }) => {
   try {
     await wasm_bindgen({ module_or_path: req.module });
+    if (req.kind === "catalogue") {
+      post({ type: "catalogue", entries: wasm_bindgen.catalogue_entries() });
+      return;
+    }
     const inputs = [];
     for (const i of req.inputs) {
       const name = typeof i === "string" ? urlName(i) : i.name;

@@ -302,6 +302,16 @@ pub fn group_inputs(inputs: &js_sys::Array) -> Result<JsValue, JsValue> {
     Ok(out.into())
 }
 
+/// The GPU catalogue's entries that give ceilings, each `[id, product]`, for the page's
+/// "Ceilings from".
+#[wasm_bindgen]
+pub fn catalogue_entries() -> js_sys::Array {
+    roofline_import::datasheet::entries()
+        .into_iter()
+        .map(|(id, product)| js_sys::Array::of2(&id.into(), &product.into()))
+        .collect()
+}
+
 /// Imports `inputs` (each `{name, raw, plain?, error?}`: one trace, or the CSV captures of one
 /// run) against `machine` (`{name, bytes}` of a machine bundle, or null) with `options`
 /// (`roofline import`'s flags as an array of words, `["--arch", "9.0"]`, read by the one options

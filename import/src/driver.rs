@@ -18,6 +18,7 @@ use roofline_model::bundle::options::ImportOptions;
 use roofline_model::bundle::{Bundle, Kernel, Provenance};
 
 use crate::assemble::{AssembleError, Machine};
+use crate::datasheet;
 use crate::input::{self, Content};
 use crate::ncu::{Arch, NcuError};
 use crate::pipeline::{
@@ -164,6 +165,10 @@ pub enum Refusal {
     /// The machine bundle does not fit (no machine in it, or not the device's).
     #[error("{0}")]
     Machine(String),
+    /// The datasheet named by hand (`--ceilings datasheet:NAME`) is not the catalogue's, or
+    /// not the GPU the input names.
+    #[error("--ceilings: {0}")]
+    Ceilings(String),
 }
 
 /// Why an import failed: typed, in the words the CLI and the page both show.
@@ -384,10 +389,12 @@ where
     }
     let NcuBundle { bundle, launches } = captures
         .bundle(
-            NcuOptions {
+            &NcuOptions {
                 allow_partial: options.allow_partial,
                 convention: options.convention.unwrap_or_default(),
                 arch: arch_of(options),
+                compute_capability: options.arch,
+                datasheet: options.datasheet.clone(),
             },
             machine,
             provenance,
@@ -396,6 +403,7 @@ where
             NcuBundleError::Import(e) => Failure::Ncu(e),
             NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
             NcuBundleError::Assemble(e) => Failure::from(e),
+            NcuBundleError::Datasheet(e) => Failure::Refused(Refusal::Ceilings(e.to_string())),
         })?;
     sink.bundle(&bundle).map_err(Failure::Caller)?;
     let entries = bundle.kernels.len();
@@ -457,9 +465,25 @@ where
         convention: options.convention.unwrap_or_default(),
         arch: arch_of(options).or_else(|| machine.as_ref().and_then(Machine::arch)),
     };
-    let stream = TraceStream::new(
+    // Without a measured machine, the datasheet of the GPU the trace names.
+    let (machine, sheet_notes) = match machine {
+        Some(m) => (Some(m), Vec::new()),
+        None => {
+            let seen = datasheet::of_trace(&t, &trace::launch_devices(&t));
+            let launch = datasheet::launch_overhead(&t);
+            let (m, mut notes) =
+                datasheet::machine(&seen, &options.datasheet, launch.as_ref().ok())
+                    .map_err(|e| Failure::Refused(Refusal::Ceilings(e.to_string())))?;
+            if let (Some(_), Err(why)) = (&m, launch) {
+                notes.push(why);
+            }
+            (m, notes)
+        }
+    };
+    let stream = TraceStream::with_notes(
         &t,
         machine,
+        sheet_notes,
         provenance,
         &name,
         ct.as_ref().map(|c| c.0.as_str()),
@@ -622,11 +646,12 @@ mod tests {
             b.description.as_deref(),
             Some("imported from a torch.profiler trace: t.json")
         );
+        // The placement's note, then the datasheet's: a made-up GPU is in no catalogue.
+        let n = &b.notes;
         assert!(
-            b.notes
-                .last()
-                .unwrap()
-                .starts_with("no machine characterization")
+            n[n.len() - 2].starts_with("no machine characterization")
+                && n[n.len() - 1].starts_with("no datasheet ceilings for device 0"),
+            "{n:?}"
         );
         assert_eq!(roofline_model::to_json(&b).unwrap(), json);
     }

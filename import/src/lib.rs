@@ -15,6 +15,8 @@
 //! - [`input`]: what an input is from its first bytes (a trace, CSV text, or what neither reads);
 //! - [`assemble`]: the imported pieces, a machine bundle, notes and provenance into one bundle,
 //!   the same for the CLI and the viewer's import worker;
+//! - [`datasheet`]: the GPU catalogue's datasheet ceilings for an import without a measured
+//!   machine, matched to the device the input names;
 //! - [`driver`]: the one import driver the CLI and the page's worker run: inputs, a request with
 //!   the options, a sink, typed refusals;
 //! - [`pipeline`]: the driver's steps (captures into a bundle, a trace streamed kernel by
@@ -24,6 +26,7 @@
 //! bundle behind [`driver::Input`] and [`driver::Sink`].
 
 pub mod assemble;
+pub mod datasheet;
 pub mod driver;
 pub mod input;
 pub mod ncu;

@@ -5,7 +5,10 @@
 
 use roofline_model::bundle::{Bundle, DataSource, Kernel, Provenance};
 
+use roofline_model::bundle::options::{ComputeCapability, Datasheet};
+
 use crate::assemble::{self, AssembleError, Machine, Placement};
+use crate::datasheet::{self, DatasheetError};
 use crate::ncu::{self, Arch, Capture, Convention, JoinOptions, NcuError};
 use crate::trace::{self, Trace, import::ImportError};
 
@@ -58,11 +61,13 @@ pub enum NcuBundleError {
     NoLaunches,
     /// The machine bundle does not fit them.
     Assemble(AssembleError),
+    /// The datasheet named by hand is not the catalogue's, or not their GPU's.
+    Datasheet(DatasheetError),
 }
 
 /// How Nsight Compute captures are read into kernels (`roofline import`'s options; the viewer's
 /// import worker takes the defaults).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct NcuOptions {
     /// Import an incomplete capture set, marked incomplete (`--allow-partial`).
     pub allow_partial: bool,
@@ -71,6 +76,11 @@ pub struct NcuOptions {
     /// The architecture, when the inputs do not say (`--arch`); else the machine's stands in
     /// for a `CC` column the CSV lacks.
     pub arch: Option<Arch>,
+    /// The compute capability `--arch` gave, which also tells the GPU catalogue what GPU
+    /// captures without a device column ran on.
+    pub compute_capability: Option<ComputeCapability>,
+    /// Without a machine, where ceilings come from (`--ceilings`, `--no-datasheet`).
+    pub datasheet: Datasheet,
 }
 
 /// A bundle made from Nsight Compute captures.
@@ -119,7 +129,7 @@ impl NcuCaptures {
     /// [`NcuBundleError`].
     pub fn bundle(
         self,
-        opts: NcuOptions,
+        opts: &NcuOptions,
         machine: Option<Machine>,
         provenance: Provenance,
     ) -> Result<NcuBundle, NcuBundleError> {
@@ -140,13 +150,22 @@ impl NcuCaptures {
             return Err(NcuBundleError::NoLaunches);
         }
         notes.extend(joined.notes);
-        // The machine's architecture stands in for a `CC` column the CSV lacks, never overrides
-        // one.
+        // The machine's architecture, or that of the NVIDIA GPU named by `--ceilings
+        // datasheet:NAME`, stands in for a `CC` column the CSV lacks, never overrides one.
+        let named_cc = || match (&opts.datasheet, machine.is_none()) {
+            (Datasheet::Named(n), true) => datasheet::named_compute_capability(n),
+            _ => None,
+        };
         let arch = opts.arch.or_else(|| {
             launches
                 .iter()
                 .all(|l| l.compute_capability.is_none())
-                .then(|| machine.as_ref().and_then(Machine::arch))
+                .then(|| {
+                    machine
+                        .as_ref()
+                        .and_then(Machine::arch)
+                        .or_else(|| named_cc().map(|cc| Arch::of(cc).0))
+                })
                 .flatten()
         });
         let import = ncu::ImportOptions {
@@ -155,8 +174,19 @@ impl NcuCaptures {
             source: DataSource::Import,
         };
         let imported = ncu::to_kernels(&launches, &import).map_err(NcuBundleError::Import)?;
+        // Without a measured machine, the datasheet of the GPU the captures name.
+        let (machine, sheet_notes) = match machine {
+            Some(m) => (Some(m), Vec::new()),
+            None => datasheet::machine(
+                &datasheet::of_capture(&imported.devices, opts.compute_capability),
+                &opts.datasheet,
+                None,
+            )
+            .map_err(NcuBundleError::Datasheet)?,
+        };
         let mut bundle = assemble::assemble(imported, machine, notes, provenance)
             .map_err(NcuBundleError::Assemble)?;
+        bundle.notes.extend(sheet_notes);
         bundle.complete &= joined.complete;
         bundle.description = Some(assemble::ncu_description(&names));
         Ok(NcuBundle {
@@ -197,6 +227,8 @@ pub struct TraceStreamed {
 pub struct TraceStream {
     placement: Placement,
     shell: Bundle,
+    /// Notes the bundle ends with, after the placement's.
+    extra: Vec<String>,
 }
 
 impl TraceStream {
@@ -212,10 +244,36 @@ impl TraceStream {
         trace_name: &str,
         counters_name: Option<&str>,
     ) -> Result<Self, AssembleError> {
+        Self::with_notes(
+            trace,
+            machine,
+            Vec::new(),
+            provenance,
+            trace_name,
+            counters_name,
+        )
+    }
+
+    /// [`TraceStream::new`], the bundle's notes ending with `extra` (the datasheet's).
+    ///
+    /// # Errors
+    /// As [`Placement::new`].
+    pub fn with_notes(
+        trace: &Trace,
+        machine: Option<Machine>,
+        extra: Vec<String>,
+        provenance: Provenance,
+        trace_name: &str,
+        counters_name: Option<&str>,
+    ) -> Result<Self, AssembleError> {
         let placement = Placement::new(trace::launch_devices(trace), machine)?;
         let mut shell = placement.shell(Vec::new(), provenance);
         shell.description = Some(assemble::trace_description(trace_name, counters_name));
-        Ok(TraceStream { placement, shell })
+        Ok(TraceStream {
+            placement,
+            shell,
+            extra,
+        })
     }
 
     /// The bundle's shell, everything but its kernels, as the output begins.
@@ -239,6 +297,7 @@ impl TraceStream {
         let TraceStream {
             placement,
             mut shell,
+            extra,
         } = self;
         let mut failed = None;
         let mut entries = 0usize;
@@ -260,6 +319,7 @@ impl TraceStream {
         // The import's notes first, then the placement's (as `assemble` orders them).
         let mut notes = summary.notes;
         notes.extend(placement.notes().iter().cloned());
+        notes.extend(extra);
         shell.notes = notes;
         Ok(TraceStreamed {
             shell,
@@ -289,7 +349,7 @@ mod tests {
         let mut c = NcuCaptures::new();
         c.add("a.csv", CSV).unwrap();
         let NcuBundle { bundle, launches } = c
-            .bundle(NcuOptions::default(), None, Provenance::default())
+            .bundle(&NcuOptions::default(), None, Provenance::default())
             .unwrap();
         assert_eq!(launches, 2);
         assert_eq!(bundle.kernels.len(), 2);
@@ -304,12 +364,12 @@ mod tests {
             "{:?}",
             bundle.notes
         );
+        // The placement's note, then the datasheet's: a made-up GPU is in no catalogue.
+        let n = &bundle.notes;
         assert!(
-            bundle
-                .notes
-                .last()
-                .unwrap()
-                .starts_with("no machine characterization")
+            n[n.len() - 2].starts_with("no machine characterization")
+                && n[n.len() - 1].starts_with("no datasheet ceilings for device 0"),
+            "{n:?}"
         );
         assert!(NcuCaptures::new().add("e.csv", "nothing").is_err());
     }

@@ -689,3 +689,61 @@ fn an_import_can_be_cancelled_and_a_picked_trace_opens_from_disk() {
     wait_for_bundle(&b, "v100-deepcam-example.json");
     b.wait(WAIT_CHART, "a bundle's chart from file://");
 }
+
+/// A trace that names its GPU (an A100, as Meta's traces record it) is drawn against that GPU's
+/// datasheet ceilings, labelled; "Ceilings from" lists the GPU catalogue (from the importer),
+/// gives a trace that names no GPU the one chosen, and "no ceilings" takes them away, each as
+/// `roofline import --ceilings datasheet:ID` and `--no-datasheet` do.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn datasheet_ceilings_from_the_trace_or_chosen_in_ceilings_from() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let base = format!("http://127.0.0.1:{port}/");
+    let b = Browser::start();
+
+    b.go(&format!(
+        "{base}?trace=/fixtures/traces/inductor-triton-example.json.gz&chart=hierarchical"
+    ));
+    wait_for_bundle(&b, "inductor-triton-example.json.gz");
+    b.wait(
+        "return [...document.querySelectorAll('#chart .ceiling-label')].some(l => l.textContent === 'HBM 1.56 TB/s (datasheet)')",
+        "the A100's datasheet HBM ceiling",
+    );
+    let n = notes(&b);
+    assert!(
+        n.contains("ceilings: NVIDIA A100 SXM4 40GB, datasheet, not measured"),
+        "{n}"
+    );
+    // The catalogue's entries, filled in by the importer.
+    let listed = b.wait(
+        "const g = document.getElementById('catalogue'); return g && g.children.length > 30 && g.children.length",
+        "the GPU catalogue in Ceilings from",
+    );
+    assert!(listed.as_u64().unwrap() > 30);
+    b.screenshot("datasheet-ceilings");
+
+    // A trace that names no GPU: no ceilings, then the one chosen.
+    b.go(&format!("{base}?trace={TRACE}"));
+    wait_for_bundle(&b, "sampled-rank-0-shapes.json.gz");
+    b.wait(WAIT_CHART, "the trace's chart");
+    assert!(notes(&b).contains("the input names no GPU"));
+    b.wait(
+        "return document.querySelector('#catalogue option[value=\"datasheet:nvidia-h100-sxm5\"]') !== null",
+        "the H100 in the catalogue",
+    );
+    b.js("const s = document.getElementById('machine-select'); s.value = 'datasheet:nvidia-h100-sxm5'; s.dispatchEvent(new Event('change'));");
+    b.wait(
+        "return [...document.querySelectorAll('.notes li')].some(l => l.textContent.includes('named by hand: --ceilings datasheet:nvidia-h100-sxm5'))",
+        "the H100's ceilings",
+    );
+    b.wait(
+        "return location.search.includes('ceilings=datasheet%3Anvidia-h100-sxm5') || location.search.includes('ceilings=datasheet:nvidia-h100-sxm5')",
+        "ceilings= in the URL",
+    );
+    b.js("const s = document.getElementById('machine-select'); s.value = 'none'; s.dispatchEvent(new Event('change'));");
+    b.wait(
+        "return [...document.querySelectorAll('.notes li')].some(l => l.textContent.includes('no machine characterization')) && ![...document.querySelectorAll('.notes li')].some(l => l.textContent.includes('named by hand'))",
+        "no ceilings",
+    );
+}

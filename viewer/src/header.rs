@@ -296,10 +296,25 @@ fn ViewTabs() -> impl IntoView {
 }
 
 /// Where the ceilings come from: this bundle's machine or another open bundle's (what-if; an
-/// import is made again against it, as `roofline import --machine`).
+/// import is made again against it, as `roofline import --machine`); for an import, also a GPU
+/// of the catalogue (`--ceilings datasheet:ID`, listed by the importer once an import is shown)
+/// or none (`--no-datasheet`).
 #[component]
 fn MachineSelect() -> impl IntoView {
     let st = AppState::get();
+    let import_shown = move || {
+        st.bundles
+            .with(|b| b.get(st.current.get()).is_some_and(|l| l.import.is_some()))
+    };
+    // The catalogue's entries are the importer's (open.js fills the group): not in this wasm.
+    Effect::new(move || {
+        if import_shown() {
+            let chosen = st
+                .import_flags
+                .with(|f| f.ceilings.clone().unwrap_or_default());
+            let _ = crate::import::catalogue_fill(&chosen);
+        }
+    });
     let options = move || {
         st.bundles
             .get()
@@ -314,10 +329,21 @@ fn MachineSelect() -> impl IntoView {
             "Ceilings from "
             <select
                 id="machine-select"
-                on:change=move |ev| st.use_machine(event_target_value(&ev).parse::<usize>().ok())
+                on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    let machine = v.parse::<usize>().ok();
+                    if machine.is_none() {
+                        st.import_flags.update(|f| f.ceilings = (v != "own").then_some(v));
+                    }
+                    st.use_machine(machine);
+                }
             >
                 <option value="own">"this bundle"</option>
                 {options}
+                {move || import_shown().then(|| view! {
+                    <optgroup id="catalogue" label="GPU catalogue (datasheet)"></optgroup>
+                    <option value="none">"no ceilings (--no-datasheet)"</option>
+                })}
             </select>
         </label>
     }

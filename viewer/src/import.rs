@@ -23,6 +23,12 @@ extern "C" {
     /// messages of imports that failed.
     #[wasm_bindgen(js_name = rooflineOpen, catch)]
     fn sort(inputs: &JsValue, machine: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
+
+    /// `rooflineCatalogueFill(chosen)` (`open.js`): fills the "Ceilings from" list's GPU
+    /// catalogue group (`#catalogue`) from the importer, `chosen` (`datasheet:ID` or `none`)
+    /// selected.
+    #[wasm_bindgen(js_name = rooflineCatalogueFill, catch)]
+    pub fn catalogue_fill(chosen: &str) -> Result<(), JsValue>;
 }
 
 /// What was opened at once: each bundle read (an import's carrying its [`ImportSource`]) or the

@@ -12,6 +12,7 @@ use roofline_model::analysis::compare::{CompareRow, Comparison, Presence};
 use roofline_model::analysis::group::GroupBy;
 use roofline_model::analysis::si::{format_plain, format_si};
 use roofline_model::analysis::sort_indices;
+use roofline_model::chart::svg::esc;
 
 /// The table's sort column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,14 +142,35 @@ pub fn KernelTable(
                                         let a = &r.top[i];
                                         let k = &r.kernels[a.index];
                                         let name = k.name.clone();
-                                        // The comparison's cells follow the comparison alone: choosing
-                                        // a baseline fills them in without rebuilding the table.
+                                        // The row is one piece of HTML (the first paint's budget has
+                                        // no room for a view per cell); its comparison's cells follow
+                                        // the comparison alone.
+                                        let own = format!(
+                                            r#"<td class="name">{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class="bound">{}</td><td>{}</td><td class="region"{}>{}</td><td>{}</td>"#,
+                                            esc(&display[a.index]),
+                                            a.share_of_time * 100.0,
+                                            format_si(a.time_s, "s"),
+                                            k.launches,
+                                            cell(a.flop_per_s, "FLOP/s"),
+                                            a.ai[0].map_or("–".into(), format_plain),
+                                            a.ai[1].map_or("–".into(), format_plain),
+                                            a.ai[2].map_or("–".into(), format_plain),
+                                            a.hierarchical.as_ref().map_or("–", |h| h.ceiling_label()),
+                                            a.headroom.map_or("–".into(), |h| format!("{h:.2}")),
+                                            a.time_bound.map(|t| format!(r#" title="{} region""#, t.region.key())).unwrap_or_default(),
+                                            a.time_ceiling_label().unwrap_or("–"),
+                                            a.gap.map_or("–".into(), |g| format!("{g:.2}")),
+                                        );
                                         let cmp_name = name.clone();
-                                        let cmp = move || comparison.with(|c| {
-                                            c.as_ref()
-                                                .and_then(|c| c.rows.get(i).filter(|row| row.name == cmp_name))
-                                                .map(compare_cells)
-                                        });
+                                        let cells = move || {
+                                            let mut html = own.clone();
+                                            comparison.with(|c| {
+                                                if let Some(row) = c.as_ref().and_then(|c| c.rows.get(i).filter(|row| row.name == cmp_name)) {
+                                                    html.push_str(&compare_cells(row));
+                                                }
+                                            });
+                                            html
+                                        };
                                         let is_sel = {
                                             let name = name.clone();
                                             move || selected.get().as_deref() == Some(name.as_str())
@@ -165,21 +187,8 @@ pub fn KernelTable(
                                                         *s = if s.as_deref() == Some(n.as_str()) { None } else { Some(n) };
                                                     });
                                                 }
-                                            >
-                                                <td class="name">{display[a.index].clone()}</td>
-                                                <td>{format!("{:.1}%", a.share_of_time * 100.0)}</td>
-                                                <td>{format_si(a.time_s, "s")}</td>
-                                                <td>{k.launches}</td>
-                                                <td>{cell(a.flop_per_s, "FLOP/s")}</td>
-                                                <td>{a.ai[0].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.ai[1].map_or("–".into(), format_plain)}</td>
-                                                <td>{a.ai[2].map_or("–".into(), format_plain)}</td>
-                                                <td class="bound">{a.hierarchical.as_ref().map_or("–", |h| h.ceiling_label())}</td>
-                                                <td>{a.headroom.map_or("–".into(), |h| format!("{h:.2}"))}</td>
-                                                <td class="region" title=a.time_bound.map(|t| format!("{} region", t.region.key()))>{a.time_ceiling_label().unwrap_or("–")}</td>
-                                                <td>{a.gap.map_or("–".into(), |g| format!("{g:.2}"))}</td>
-                                                {cmp}
-                                            </tr>
+                                                inner_html=cells
+                                            ></tr>
                                         }
                                         .into_any()
                                     })
@@ -205,7 +214,7 @@ pub fn KernelTable(
 /// The comparison's cells of a row: baseline time, Δ, speed-up, what changed (the change of
 /// binding ceiling, `new`, `gone`; marked for a pair by a similar name or by hand, and for a
 /// doubtful counterpart left apart, which the cell's tooltip names).
-fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
+fn compare_cells(row: &CompareRow) -> String {
     let speedup = row.speedup();
     let class = match speedup {
         Some(x) if x > 1.0 => "faster",
@@ -221,12 +230,16 @@ fn compare_cells(row: &CompareRow) -> impl IntoView + use<> {
         },
         _ => "",
     };
-    view! {
-        <td class="baseline">{row.baseline.as_ref().map_or("–".into(), |b| format_si(b.time_s, "s"))}</td>
-        <td class=format!("delta {class}")>{signed_si(row.delta_s())}</td>
-        <td class=format!("speedup {class}")>{speedup.map_or("–".into(), |x| format!("{x:.2}×"))}</td>
-        <td class=format!("bound-change{flag}") title=row.transition()>{row.change()}</td>
-    }
+    format!(
+        r#"<td class="baseline">{}</td><td class="delta {class}">{}</td><td class="speedup {class}">{}</td><td class="bound-change{flag}" title="{}">{}</td>"#,
+        row.baseline
+            .as_ref()
+            .map_or("–".into(), |b| format_si(b.time_s, "s")),
+        signed_si(row.delta_s()),
+        speedup.map_or("–".into(), |x| format!("{x:.2}×")),
+        esc(&row.transition()),
+        esc(&row.change()),
+    )
 }
 
 /// A time difference with its sign.
@@ -253,24 +266,16 @@ fn gone_rows(comparison: Memo<Option<Comparison>>, needle: &str, limit: usize) -
             .take(limit)
             .map(|r| {
                 let b = r.baseline.as_ref();
-                view! {
-                    <tr class="gone" role="row" title=r.name.clone()>
-                        <td class="name">{format!("{} (gone)", r.short_name())}</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td class="bound">{b.and_then(|b| b.ceiling()).unwrap_or("–")}</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        <td>"–"</td>
-                        {compare_cells(r)}
-                    </tr>
-                }
-                .into_any()
+                let cells = format!(
+                    r#"<td class="name">{} (gone)</td>{}<td class="bound">{}</td>{}{}"#,
+                    esc(&r.short_name()),
+                    "<td>–</td>".repeat(7),
+                    b.and_then(|b| b.ceiling()).unwrap_or("–"),
+                    "<td>–</td>".repeat(3),
+                    compare_cells(r),
+                );
+                view! { <tr class="gone" role="row" title=r.name.clone() inner_html=cells></tr> }
+                    .into_any()
             })
             .collect()
     })

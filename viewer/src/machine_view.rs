@@ -1,13 +1,15 @@
 //! The machine view: every ceiling of the bundle ([`summary::entries`]) with its burst and
-//! sustained figures, its method, the ratio of empirical to theoretical, which one the charts use
+//! sustained figures, its source (measured, datasheet, derived, theoretical, estimated) and
+//! citation, the ratio of empirical to theoretical, which one the charts use
 //! and at which figure, and what-if fields that edit the ceilings in use.
 
 use leptos::prelude::*;
 
-use roofline_model::analysis::ceilings::{Ceiling, Ceilings, FigureKind};
+use roofline_model::analysis::ceilings::{Ceiling, CeilingSource, Ceilings, FigureKind};
 use roofline_model::analysis::si::{format_plain_with_digits, format_si};
 use roofline_model::analysis::summary::{self, Entry, Subject};
 use roofline_model::bundle::{Datapath, MemoryLevel, Method};
+use roofline_model::chart::svg::esc;
 
 use crate::loading::Loaded;
 
@@ -62,10 +64,21 @@ type CeilingRow = (
     String,
     String,
     String,
-    Method,
+    &'static str,
     String,
     Option<f64>,
     &'static str,
+);
+
+/// One what-if field: label, element id, the value in use, the unit's scale and name, and what
+/// sets a value typed there.
+type WhatIf = (
+    String,
+    String,
+    Option<f64>,
+    f64,
+    &'static str,
+    Box<dyn Fn(f64)>,
 );
 
 /// A table row of one entry of [`summary::entries`].
@@ -86,7 +99,7 @@ fn ceiling_row(e: Entry, in_use: &Ceilings) -> CeilingRow {
     } else {
         None
     };
-    let mut imp = e.implementation.unwrap_or_default();
+    let mut imp = e.implementation.or(e.citation).unwrap_or_default();
     if e.reference {
         imp.push_str(" (reference)");
     }
@@ -97,7 +110,7 @@ fn ceiling_row(e: Entry, in_use: &Ceilings) -> CeilingRow {
         e.subject.label().to_string(),
         format_si(e.value, unit),
         e.sustained.map_or("–".into(), |v| format_si(v, unit)),
-        e.method,
+        e.source.key(),
         imp,
         e.over_theoretical,
         match mark {
@@ -143,8 +156,11 @@ pub fn MachineView(
                 "Launch overhead".into(),
                 format_si(lo.value_s, "s"),
                 "–".into(),
-                lo.method,
-                lo.implementation.clone().unwrap_or_default(),
+                CeilingSource::of(lo.method, lo.source.as_ref()).key(),
+                lo.implementation
+                    .clone()
+                    .or_else(|| lo.source.as_ref().map(|s| s.citation.clone()))
+                    .unwrap_or_default(),
                 None,
                 if c.launch_overhead_s == Some(lo.value_s) {
                     "yes"
@@ -158,30 +174,25 @@ pub fn MachineView(
     view! {
         <section class="machine">
             <h2>"Ceilings in the bundle"</h2>
+            <p id="ceilings-origin" class="hint">{move || ceilings.get().and_then(|c| c.origin_words()).map(|w| format!("Ceilings: {w}."))}</p>
             <table id="ceilings">
                 <thead>
-                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Sustained"</th><th>"Method"</th><th class="name">"Implementation"</th><th>"Empirical / theoretical"</th><th>"Charts use"</th></tr>
+                    <tr><th class="name">"Ceiling"</th><th>"Value"</th><th>"Sustained"</th><th>"Source"</th><th class="name">"Implementation or citation"</th><th>"Empirical / theoretical"</th><th>"Charts use"</th></tr>
                 </thead>
-                <tbody>
-                    {move || {
-                        rows()
-                            .into_iter()
-                            .map(|(name, value, sustained, method, imp, ratio, used)| {
-                                view! {
-                                    <tr class:in-use=!used.is_empty()>
-                                        <td class="name">{name}</td>
-                                        <td>{value}</td>
-                                        <td>{sustained}</td>
-                                        <td>{match method { Method::Empirical => "empirical", Method::Theoretical => "theoretical" }}</td>
-                                        <td class="name">{imp}</td>
-                                        <td>{ratio.map_or("–".into(), |r| format!("{r:.3}"))}</td>
-                                        <td>{used}</td>
-                                    </tr>
-                                }
-                            })
-                            .collect_view()
-                    }}
-                </tbody>
+                <tbody inner_html=move || {
+                    // One piece of HTML: the first paint's budget has no room for a view per cell.
+                    let mut html = String::new();
+                    for (name, value, sustained, source, imp, ratio, used) in rows() {
+                        html.push_str(&format!(
+                            r#"<tr{}><td class="name">{}</td><td>{value}</td><td>{sustained}</td><td>{source}</td><td class="name">{}</td><td>{}</td><td>{used}</td></tr>"#,
+                            if used.is_empty() { "" } else { r#" class="in-use""# },
+                            esc(&name),
+                            esc(&imp),
+                            ratio.map_or("–".into(), |r| format!("{r:.3}")),
+                        ));
+                    }
+                    html
+                }></tbody>
             </table>
             <h2>"What if: ceilings in use"</h2>
             <p class="hint">"Type a value (in the unit shown) to see both rooflines and the table recomputed against it."</p>
@@ -189,27 +200,31 @@ pub fn MachineView(
                 <tbody>
                     {move || {
                         let c = ceilings.get().unwrap_or_default();
-                        let bw = c.levels().map(|(l, v)| {
+                        // One kind of row for every field: levels, datapaths, launch overhead.
+                        let mut rows: Vec<WhatIf> = Vec::new();
+                        for (l, v) in c.levels() {
                             let set = move |x: f64| {
                                 edits.update(|e| {
                                     e.bandwidth.retain(|(k, _)| *k != l);
                                     e.bandwidth.push((l, x));
                                 });
                             };
-                            view! { <WhatIfRow label=l.label().to_string() id=format!("edit-{}", l.key()) value=Some(v.value) scale=1e9 unit="GB/s" set=Box::new(set) /> }
-                        });
-                        let cp = c.datapaths().map(|(d, v)| {
+                            rows.push((l.label().to_string(), format!("edit-{}", l.key()), Some(v.value), 1e9, "GB/s", Box::new(set)));
+                        }
+                        for (d, v) in c.datapaths() {
                             let set = move |x: f64| {
                                 edits.update(|e| {
                                     e.compute.retain(|(k, _)| *k != d);
                                     e.compute.push((d, x));
                                 });
                             };
-                            view! { <WhatIfRow label=d.label().to_string() id=format!("edit-{}", d.key()) value=Some(v.value) scale=1e12 unit="TFLOP/s" set=Box::new(set) /> }
-                        });
+                            rows.push((d.label().to_string(), format!("edit-{}", d.key()), Some(v.value), 1e12, "TFLOP/s", Box::new(set)));
+                        }
                         let set_launch = move |x: f64| edits.update(|e| e.launch_s = Some(x));
-                        let launch = view! { <WhatIfRow label="Launch overhead".to_string() id="edit-launch".to_string() value=c.launch_overhead_s scale=1e-6 unit="µs" set=Box::new(set_launch) /> };
-                        (bw.collect_view(), cp.collect_view(), launch)
+                        rows.push(("Launch overhead".into(), "edit-launch".into(), c.launch_overhead_s, 1e-6, "µs", Box::new(set_launch)));
+                        rows.into_iter()
+                            .map(|(label, id, value, scale, unit, set)| view! { <WhatIfRow label id value scale unit set /> })
+                            .collect_view()
                     }}
                 </tbody>
             </table>

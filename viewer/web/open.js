@@ -9,7 +9,9 @@
 //     with an earlier import's number: the machine that import was placed against);
 //     options: null, or `roofline import`'s flags as an array of words (["--convention",
 //     "2020"]), for every import of this call.
-//   It resolves with what the viewer opens, in order: the bundles among the files as they are;
+//   rooflineCatalogueFill(chosen): fills "Ceilings from"'s GPU catalogue group with the
+//     catalogue's entries that give ceilings (`--ceilings datasheet:ID`), from the importer.
+//   It (rooflineOpen) resolves with what the viewer opens, in order: the bundles among the files as they are;
 //   a machine bundle among them also bounds the imports of the same drop (as `--machine`); every
 //   other file goes to the importer (importer.js, loaded the first time one is opened, never
 //   with the page), which tells them apart as `roofline import` does: each torch.profiler trace
@@ -104,6 +106,25 @@
   const urlName = (u) => {
     const path = u.split(/[?#]/)[0];
     return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1)) || u;
+  };
+
+  // "Ceilings from": the GPU catalogue's entries (asked of the importer once), as the options
+  // of the group #catalogue, `chosen` ("datasheet:ID" or "none") selected.
+  globalThis.rooflineCatalogueFill = async (chosen) => {
+    try {
+      await loadImporter();
+      const entries = await rooflineImporter.catalogue();
+      const group = document.getElementById("catalogue");
+      if (!group) return;
+      if (!group.childElementCount) {
+        for (const [id, product] of entries) group.append(new Option(product, "datasheet:" + id));
+      }
+      const select = group.closest("select");
+      const option = [...select.options].find((o) => o.value === chosen);
+      if (option) option.selected = true;
+    } catch (_) {
+      // Without the importer the list stays empty; `roofline catalogue` lists the GPUs.
+    }
   };
 
   globalThis.rooflineOpen = async (inputs, machine, options) => {

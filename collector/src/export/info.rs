@@ -126,26 +126,35 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
             continue;
         };
         let c = Ceilings::from_machine(m);
-        let mut rows = vec![vec!["ceiling".into(), "value".into(), "method".into()]];
+        if let Some(words) = c.origin_words() {
+            let _ = writeln!(out, "  ceilings: {}", printable(&words));
+        }
+        let source = |pick: Option<roofline_model::analysis::ceilings::Pick>, m: Method| {
+            pick.map_or_else(|| method(m), |p| p.source.key())
+                .to_string()
+        };
+        let mut rows = vec![vec!["ceiling".into(), "value".into(), "source".into()]];
         for (l, v) in c.levels() {
             rows.push(vec![
                 l.label().into(),
                 format_si(v.value, "B/s"),
-                method(v.method).into(),
+                source(c.bandwidth_pick(l), v.method),
             ]);
         }
         for (p, v) in c.datapaths() {
             rows.push(vec![
                 p.label().into(),
                 format_si(v.value, "FLOP/s"),
-                method(v.method).into(),
+                source(c.peak_pick(p), v.method),
             ]);
         }
         if let Some(l) = &m.launch_overhead {
             rows.push(vec![
                 "launch overhead".into(),
                 format_si(l.value_s, "s"),
-                method(l.method).into(),
+                c.launch_overhead_source
+                    .map_or_else(|| method(l.method), |s| s.key())
+                    .to_string(),
             ]);
         }
         out.push_str(&columns(&rows, &[false, true, false]));
@@ -235,7 +244,7 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
 
 fn method(m: Method) -> &'static str {
     match m {
-        Method::Empirical => "empirical",
+        Method::Empirical => "measured",
         Method::Theoretical => "theoretical",
     }
 }

@@ -1,5 +1,6 @@
 //! Exporters: each turns a bundle or a chart into bytes; [`crate::io`] writes them.
 
+pub mod catalogue;
 pub mod compare;
 pub mod html;
 pub mod info;

@@ -39,6 +39,16 @@ pub(super) fn summary_notes(
             transfers.join(", ")
         ));
     }
+    // Operators recorded, none with its shapes: the one switch that gives F and B.
+    if !trace.ops.is_empty()
+        && trace.ops.iter().all(|o| o.inputs.is_none())
+        && !trace.kernels.is_empty()
+    {
+        notes.insert(format!(
+            "no operator shapes recorded ({} operator calls, none with Input Dims): without them no kernel has F or B, so none is placed on either roofline; profile with torch.profiler.profile(record_shapes=True) to get each operator's F and B (docs/pytorch.md)",
+            trace.ops.len()
+        ));
+    }
     if from_ranges {
         notes.insert("kernel times from the range profiler's own time counters (kernel replay); the ranges' time stamps are not measurements".into());
     }

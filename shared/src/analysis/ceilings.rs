@@ -17,7 +17,8 @@
 //!    (NVIDIA's quoted figure), else the highest.
 
 use crate::bundle::{
-    Bundle, ChartFigure, ClockSource, Datapath, LimitKind, Machine, MemoryLevel, Method,
+    Bundle, ChartFigure, ClockSource, Datapath, FigureSource, LimitKind, Machine, MachineOrigin,
+    MemoryLevel, Method, OriginKind, SourceKind,
 };
 
 /// One resolved ceiling: its value and how it was obtained.
@@ -49,6 +50,48 @@ pub struct Pick {
     pub limit: Option<LimitKind>,
     /// For a theoretical figure, its clock, where the bundle says.
     pub clock_source: Option<ClockSource>,
+    /// Where the figure comes from.
+    pub source: CeilingSource,
+}
+
+/// Where a resolved ceiling's figure comes from: the `ceiling_source` of `roofline info` and
+/// the charts' labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CeilingSource {
+    /// Measured on the GPU (an empirical ceiling).
+    Measured,
+    /// A datasheet's figure (the GPU catalogue).
+    Datasheet,
+    /// Derived from datasheet figures by a stated formula.
+    Derived,
+    /// Computed from the device's attributes (units × operations per clock × clock).
+    Theoretical,
+    /// Estimated from the imported input itself.
+    Estimated,
+}
+
+impl CeilingSource {
+    /// The word: `measured`, `datasheet`, `derived`, `theoretical`, `estimated`.
+    pub fn key(self) -> &'static str {
+        match self {
+            CeilingSource::Measured => "measured",
+            CeilingSource::Datasheet => "datasheet",
+            CeilingSource::Derived => "derived",
+            CeilingSource::Theoretical => "theoretical",
+            CeilingSource::Estimated => "estimated",
+        }
+    }
+
+    /// The source of a figure with `method` and its cited `source`.
+    pub fn of(method: Method, source: Option<&FigureSource>) -> Self {
+        match (method, source.map(|s| s.kind)) {
+            (_, Some(SourceKind::Estimated)) => CeilingSource::Estimated,
+            (Method::Empirical, _) => CeilingSource::Measured,
+            (Method::Theoretical, Some(SourceKind::Datasheet)) => CeilingSource::Datasheet,
+            (Method::Theoretical, Some(SourceKind::Derived)) => CeilingSource::Derived,
+            (Method::Theoretical, None) => CeilingSource::Theoretical,
+        }
+    }
 }
 
 impl Pick {
@@ -65,6 +108,10 @@ pub struct Ceilings {
     compute: [Option<Slot>; Datapath::ALL.len()],
     /// Kernel launch overhead, seconds.
     pub launch_overhead_s: Option<f64>,
+    /// Where the launch overhead comes from (measured, or estimated from a trace).
+    pub launch_overhead_source: Option<CeilingSource>,
+    /// Where the machine's ceilings come from, as the machine says ([`Machine::origin`]).
+    pub origin: Option<MachineOrigin>,
 }
 
 /// One resolved ceiling and how it was picked (`None`: a what-if value, nobody's measurement).
@@ -93,6 +140,7 @@ struct Candidate {
     sustained: Option<f64>,
     limit: Option<LimitKind>,
     clock_source: Option<ClockSource>,
+    source: Option<SourceKind>,
 }
 
 /// Whether a ceiling's figure can be used: finite and positive (also the machine summary's test).
@@ -152,6 +200,7 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(usize, Ceil
                 figure: kind,
                 limit: empirical[i].limit,
                 clock_source: None,
+                source: CeilingSource::Measured,
             },
         ));
     }
@@ -171,6 +220,11 @@ fn resolve(candidates: &[Candidate], figure: ChartFigure) -> Option<(usize, Ceil
                     figure: FigureKind::Theoretical,
                     limit: c.limit,
                     clock_source: c.clock_source,
+                    source: match c.source {
+                        Some(SourceKind::Datasheet) => CeilingSource::Datasheet,
+                        Some(SourceKind::Derived) => CeilingSource::Derived,
+                        _ => CeilingSource::Theoretical,
+                    },
                 },
             )
         })
@@ -189,6 +243,7 @@ fn level_candidates(m: &Machine, level: MemoryLevel) -> Vec<Candidate> {
             sustained: b.sustained_value(),
             limit: None,
             clock_source: b.clock_source,
+            source: b.source.as_ref().map(|s| s.kind),
         })
         .collect()
 }
@@ -206,6 +261,7 @@ fn datapath_candidates(m: &Machine, d: Datapath) -> Vec<Candidate> {
             sustained: p.sustained_value(),
             limit: p.limit.as_ref().map(|l| l.kind),
             clock_source: p.clock_source,
+            source: p.source.as_ref().map(|s| s.kind),
         })
         .collect()
 }
@@ -262,7 +318,25 @@ impl Ceilings {
             .as_ref()
             .map(|l| l.value_s)
             .filter(|v| v.is_finite() && *v > 0.0);
+        c.launch_overhead_source = m
+            .launch_overhead
+            .as_ref()
+            .filter(|_| c.launch_overhead_s.is_some())
+            .map(|l| CeilingSource::of(l.method, l.source.as_ref()));
+        c.origin.clone_from(&m.origin);
         c
+    }
+
+    /// Where these ceilings come from, in words for a table's header or a chart's note: the
+    /// product and its source (`NVIDIA H100 SXM5 80GB, datasheet, not measured`), or `None` when
+    /// the machine does not say (a measured machine says `measured`).
+    pub fn origin_words(&self) -> Option<String> {
+        let o = self.origin.as_ref()?;
+        let what = o.product.as_deref().unwrap_or("this GPU");
+        Some(match o.kind {
+            OriginKind::Datasheet => format!("{what}, datasheet, not measured"),
+            OriginKind::Measured => format!("{what}, measured"),
+        })
     }
 
     /// The bandwidth ceiling of a level, byte/s.

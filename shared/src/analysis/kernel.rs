@@ -6,8 +6,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::analysis::aggregate::share_of_time;
-use crate::analysis::ceilings::Ceilings;
-use crate::analysis::hierarchical::{self, HierarchicalBound};
+use crate::analysis::ceilings::{CeilingSource, Ceilings};
+use crate::analysis::hierarchical::{self, Bound, HierarchicalBound};
 use crate::analysis::time_based::{self, TimeBound};
 use crate::bundle::{Bundle, Kernel, MemoryLevel};
 
@@ -76,6 +76,9 @@ pub struct KernelAnalysis {
     pub roof: Option<crate::bundle::Datapath>,
     /// Datapaths with FLOPs but no ceiling: while any is listed, no bound is computed.
     pub missing_peaks: Vec<crate::bundle::Datapath>,
+    /// Where the binding ceiling's figure comes from (the hierarchical bound's, else the
+    /// time-based one's): measured, a datasheet's, derived, theoretical or estimated.
+    pub ceiling_source: Option<CeilingSource>,
     /// The kernel's figures pass validation but what is derived from them leaves the range of
     /// a double (FLOPs near 1e308 over a time near 1e-300: infinite FLOP/s, a zero gap). Its
     /// derived figures are then left unknown (`None`), and the charts keep it off with a note.
@@ -89,7 +92,7 @@ impl KernelAnalysis {
     /// in the launch region; `None` without a time bound.
     pub fn time_ceiling_label(&self) -> Option<&'static str> {
         self.time_bound.map(|tb| match tb.region {
-            time_based::Region::Compute => hierarchical::Bound::Compute.ceiling_label(self.roof),
+            time_based::Region::Compute => Bound::Compute.ceiling_label(self.roof),
             time_based::Region::Bandwidth => MemoryLevel::Hbm.label(),
             time_based::Region::LaunchOverhead => "launch overhead",
         })
@@ -239,6 +242,7 @@ pub fn analyze_kernel(
         gap: None,
         roof: None,
         missing_peaks: Vec::new(),
+        ceiling_source: None,
         out_of_range: false,
     };
     let Some(c) = ceilings else {
@@ -303,7 +307,26 @@ pub fn analyze_kernel(
         .time_bound
         .as_ref()
         .and_then(|tb| time_based::gap(t, tb.bound_s));
+    a.ceiling_source = binding_source(&a, c);
     check_range(a)
+}
+
+/// Where the ceiling that binds `a` comes from, by `c`'s picks: the hierarchical bound's level
+/// or roof, else the time-based region's ceiling (the roof, HBM, or the launch overhead).
+fn binding_source(a: &KernelAnalysis, c: &Ceilings) -> Option<CeilingSource> {
+    let roof =
+        |d: Option<crate::bundle::Datapath>| d.and_then(|d| c.peak_pick(d)).map(|p| p.source);
+    if let Some(h) = &a.hierarchical {
+        return match h.bound {
+            Bound::Memory(l) => c.bandwidth_pick(l).map(|p| p.source),
+            Bound::Compute => roof(h.roof),
+        };
+    }
+    match a.time_bound.as_ref()?.region {
+        time_based::Region::Compute => roof(a.roof),
+        time_based::Region::Bandwidth => c.bandwidth_pick(MemoryLevel::Hbm).map(|p| p.source),
+        time_based::Region::LaunchOverhead => c.launch_overhead_source,
+    }
 }
 
 /// Marks an analysis whose derived figures a double cannot hold, and leaves them unknown, so
@@ -405,7 +428,7 @@ mod tests {
         assert_eq!(a.flop_per_s, Some(1e12));
         assert_eq!(a.share_of_time, 0.5);
         let h = a.hierarchical.as_ref().unwrap();
-        assert_eq!(h.bound, hierarchical::Bound::Memory(MemoryLevel::Hbm));
+        assert_eq!(h.bound, Bound::Memory(MemoryLevel::Hbm));
         assert_eq!((h.ceiling_label(), h.roof), ("HBM", Some(Datapath::Fp32)));
         assert!((h.attainable - 2e12).abs() < 1.0);
         assert!((a.headroom.unwrap() - 2.0).abs() < 1e-12);

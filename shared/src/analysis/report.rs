@@ -12,7 +12,7 @@ use crate::analysis::{self, ComplexitySource, KernelAnalysis};
 use crate::bundle::{Bundle, Kernel, Method};
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
-pub const CSV_COLUMNS: [&str; 27] = [
+pub const CSV_COLUMNS: [&str; 28] = [
     "name",
     "launches",
     "time_s",
@@ -40,6 +40,7 @@ pub const CSV_COLUMNS: [&str; 27] = [
     "complexity_source",
     "missing_peaks",
     "binding_ceiling",
+    "ceiling_source",
 ];
 
 /// One kernel name's figures, as `info --format csv|json` writes them.
@@ -101,6 +102,9 @@ pub struct InfoRow {
     /// `l1`), the compute roof of a compute-bound one (`tensor_fp16`, `fp32`;
     /// [`crate::analysis::hierarchical::HierarchicalBound::ceiling_key`]).
     pub binding_ceiling: Option<&'static str>,
+    /// Where the binding ceiling's figure comes from: `measured`, `datasheet`, `derived`,
+    /// `theoretical` or `estimated` ([`crate::analysis::ceilings::CeilingSource`]).
+    pub ceiling_source: Option<&'static str>,
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
@@ -183,6 +187,7 @@ impl Report {
                         .hierarchical
                         .as_ref()
                         .map(analysis::hierarchical::HierarchicalBound::ceiling_key),
+                    ceiling_source: a.ceiling_source.map(|s| s.key()),
                 };
                 row.normalised()
             })
@@ -300,6 +305,7 @@ impl Report {
                 r.complexity_source.unwrap_or_default().to_string(),
                 r.missing_peaks.clone(),
                 r.binding_ceiling.unwrap_or_default().to_string(),
+                r.ceiling_source.unwrap_or_default().to_string(),
             ];
             out.push_str(&cells.join(","));
             out.push('\n');
@@ -314,6 +320,8 @@ struct JsonCeiling {
     value: f64,
     unit: &'static str,
     method: Method,
+    /// `measured`, `datasheet`, `derived`, `theoretical` ([`crate::analysis::ceilings::CeilingSource::key`]).
+    source: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -321,8 +329,11 @@ struct JsonDevice<'a> {
     id: &'a str,
     name: &'a str,
     compute_capability: Option<&'a str>,
+    /// Where the ceilings come from, in words ([`Ceilings::origin_words`]).
+    ceilings_from: Option<String>,
     ceilings: Vec<JsonCeiling>,
     launch_overhead_s: Option<f64>,
+    launch_overhead_source: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -335,17 +346,19 @@ struct JsonInfo<'a> {
 }
 
 fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
-    let bw = c.levels().map(|(l, c)| JsonCeiling {
+    let bw = c.levels().map(|(l, v)| JsonCeiling {
         name: l.key(),
-        value: c.value,
+        value: v.value,
         unit: "byte/s",
-        method: c.method,
+        method: v.method,
+        source: c.bandwidth_pick(l).map(|p| p.source.key()),
     });
-    let cp = c.datapaths().map(|(d, c)| JsonCeiling {
+    let cp = c.datapaths().map(|(d, v)| JsonCeiling {
         name: d.key(),
-        value: c.value,
+        value: v.value,
         unit: "FLOP/s",
-        method: c.method,
+        method: v.method,
+        source: c.peak_pick(d).map(|p| p.source.key()),
     });
     bw.chain(cp).collect()
 }
@@ -361,8 +374,13 @@ pub fn to_json(bundle: &Bundle) -> String {
                 id: &d.id,
                 name: &d.name,
                 compute_capability: d.compute_capability.as_deref(),
+                ceilings_from: c.as_ref().and_then(Ceilings::origin_words),
                 ceilings: c.as_ref().map(ceiling_list).unwrap_or_default(),
-                launch_overhead_s: c.and_then(|c| c.launch_overhead_s),
+                launch_overhead_s: c.as_ref().and_then(|c| c.launch_overhead_s),
+                launch_overhead_source: c
+                    .as_ref()
+                    .and_then(|c| c.launch_overhead_source)
+                    .map(|s| s.key()),
             }
         })
         .collect();
@@ -434,8 +452,8 @@ mod tests {
         assert!(!csv.contains("inf") && !csv.contains("NaN"), "{csv}");
     }
 
-    /// The binding ceiling, by name, is the last column (appended: the columns before it are a
-    /// stable interface) and a JSON field.
+    /// The binding ceiling, by name, and where its figure comes from are the last columns
+    /// (appended: the columns before them are a stable interface) and JSON fields.
     #[test]
     fn the_binding_ceiling_is_a_column_appended_after_the_stable_ones() {
         use crate::bundle::MemoryLevel;
@@ -456,21 +474,32 @@ mod tests {
             compute: vec![ComputeCeiling::new(Datapath::Fp32, 1e13, Method::Empirical)],
             ..Machine::default()
         });
-        assert_eq!(CSV_COLUMNS.last(), Some(&"binding_ceiling"));
+        assert_eq!(CSV_COLUMNS[26], "binding_ceiling");
+        assert_eq!(CSV_COLUMNS.last(), Some(&"ceiling_source"));
         assert_eq!(CSV_COLUMNS[..16].last(), Some(&"region"));
         let csv = to_csv(&b);
         assert!(
             csv.lines()
                 .next()
                 .unwrap()
-                .ends_with(",missing_peaks,binding_ceiling")
+                .ends_with(",missing_peaks,binding_ceiling,ceiling_source")
         );
-        // AI 1 against a ridge of 10: bound by HBM.
-        assert!(csv.lines().nth(1).unwrap().ends_with(",hbm"), "{csv}");
+        // AI 1 against a ridge of 10: bound by HBM, a measured ceiling.
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",hbm,measured"),
+            "{csv}"
+        );
         assert!(to_json(&b).contains(r#""binding_ceiling": "hbm""#));
+        assert!(to_json(&b).contains(r#""ceiling_source": "measured""#));
         // A compute-bound kernel names its roof.
         b.kernels[0].bytes.hbm = Some(1e6);
-        assert!(to_csv(&b).lines().nth(1).unwrap().ends_with(",fp32"));
+        assert!(
+            to_csv(&b)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(",fp32,measured")
+        );
     }
 
     #[test]

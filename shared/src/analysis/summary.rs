@@ -239,6 +239,10 @@ pub struct Entry {
     pub sustained: Option<f64>,
     /// Empirical or theoretical.
     pub method: Method,
+    /// Where the figure comes from: measured, a datasheet's, derived, theoretical.
+    pub source: crate::analysis::ceilings::CeilingSource,
+    /// The cited source of a datasheet or derived figure.
+    pub citation: Option<String>,
     /// The ceiling's `implementation`, if recorded.
     pub implementation: Option<String>,
     /// A same-run reference (the driver's copy, a cuBLASLt GEMM).
@@ -255,6 +259,7 @@ pub struct Entry {
 /// Every ceiling of the machine, levels (closest to the cores first) then datapaths, in the
 /// bundle's order within each, with the one the charts use marked.
 pub fn entries(m: &Machine) -> Vec<Entry> {
+    use crate::analysis::ceilings::CeilingSource;
     let mut out = Vec::new();
     for level in MemoryLevel::ALL {
         let in_use = crate::analysis::ceilings::level_in_use(m, level);
@@ -270,6 +275,8 @@ pub fn entries(m: &Machine) -> Vec<Entry> {
                 value: b.value,
                 sustained: b.sustained_value(),
                 method: b.method,
+                source: CeilingSource::of(b.method, b.source.as_ref()),
+                citation: b.source.as_ref().map(|s| s.citation.clone()),
                 implementation: b.implementation.clone(),
                 reference: b.reference,
                 best_reach: None,
@@ -292,6 +299,8 @@ pub fn entries(m: &Machine) -> Vec<Entry> {
                 value: c.value,
                 sustained: c.sustained_value(),
                 method: c.method,
+                source: CeilingSource::of(c.method, c.source.as_ref()),
+                citation: c.source.as_ref().map(|s| s.citation.clone()),
                 implementation: c.implementation.clone(),
                 reference: c.reference,
                 best_reach: c.limit.as_ref().map(|l| l.reason.clone()),

@@ -39,6 +39,74 @@ pub struct Machine {
     /// `roofline_model::analysis::ceilings` for the whole rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_figure: Option<ChartFigure>,
+    /// Where the ceilings come from: measured on the GPU (`roofline machine`) or a datasheet's
+    /// figures from the GPU catalogue, which entry and how it was chosen. Optional: absent in
+    /// bundles written before it existed (their ceilings' `method` says what they are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<MachineOrigin>,
+}
+
+/// Where a machine's ceilings come from ([`Machine::origin`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MachineOrigin {
+    /// Measured, or a datasheet's.
+    pub kind: OriginKind,
+    /// The product the figures are for (`NVIDIA H100 SXM5 80GB`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    /// The GPU catalogue's entry (`nvidia-h100-sxm5`), for datasheet figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalogue_id: Option<String>,
+    /// How the entry was chosen, in words (the device fields that matched it, or the option
+    /// that named it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+}
+
+/// The kind of a machine's origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OriginKind {
+    /// Measured on the GPU itself.
+    Measured,
+    /// A datasheet's figures (the GPU catalogue), not measured.
+    Datasheet,
+}
+
+/// Where a figure that this toolkit did not measure comes from: a datasheet, a figure derived
+/// from datasheet figures, or an estimate read off the input itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSource {
+    /// What kind of source.
+    pub kind: SourceKind,
+    /// The source, cited: the document and where in it (or the formula and its inputs, or how
+    /// the input gave the estimate).
+    pub citation: String,
+}
+
+/// The kind of a [`FigureSource`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// Printed in the vendor's datasheet or whitepaper.
+    Datasheet,
+    /// Computed from printed figures by a stated formula (bytes per clock per SM × SMs × clock).
+    Derived,
+    /// Estimated from the imported input itself (a trace's launch calls).
+    Estimated,
+}
+
+impl SourceKind {
+    /// The word in tables and labels: `datasheet`, `derived`, `estimated`.
+    pub fn key(self) -> &'static str {
+        match self {
+            SourceKind::Datasheet => "datasheet",
+            SourceKind::Derived => "derived",
+            SourceKind::Estimated => "estimated",
+        }
+    }
 }
 
 /// The figure of a ceiling the charts use ([`Machine::chart_figure`]).
@@ -120,6 +188,9 @@ pub struct BandwidthCeiling {
     /// For a theoretical ceiling, which clock it is computed at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_source: Option<ClockSource>,
+    /// For a figure not measured here, its cited source (a datasheet's, or derived from one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<FigureSource>,
 }
 
 impl BandwidthCeiling {
@@ -138,6 +209,7 @@ impl BandwidthCeiling {
             telemetry: None,
             sustained: None,
             clock_source: None,
+            source: None,
         }
     }
 
@@ -202,6 +274,9 @@ pub struct ComputeCeiling {
     /// For a cuBLASLt reference, the GEMM kept: shape, algorithm, and what was tried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gemm: Option<GemmChoice>,
+    /// For a figure not measured here, its cited source (a datasheet's, or derived from one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<FigureSource>,
 }
 
 impl ComputeCeiling {
@@ -223,6 +298,7 @@ impl ComputeCeiling {
             indicative: false,
             clock_source: None,
             gemm: None,
+            source: None,
         }
     }
 
@@ -252,6 +328,9 @@ pub struct LaunchOverhead {
     /// Where the figure comes from, when not measured in this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implementation: Option<String>,
+    /// For a figure not measured by `roofline machine`, its source (an estimate from a trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<FigureSource>,
 }
 
 impl LaunchOverhead {
@@ -264,6 +343,7 @@ impl LaunchOverhead {
             graph_s: None,
             samples: Vec::new(),
             implementation: None,
+            source: None,
         }
     }
 }

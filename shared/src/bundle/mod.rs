@@ -33,8 +33,8 @@ pub use kernel::{
     Bytes, Complexity, DataSource, Flops, Kernel, KernelTime, LaunchStats, OperatorCall,
 };
 pub use machine::{
-    BandwidthCeiling, ChartFigure, ComputeCeiling, LaunchOverhead, Machine, Method, SweepPoint,
-    SweepTiming,
+    BandwidthCeiling, ChartFigure, ComputeCeiling, FigureSource, LaunchOverhead, Machine,
+    MachineOrigin, Method, OriginKind, SourceKind, SweepPoint, SweepTiming,
 };
 pub use measurement::{
     ClockEventReason, ClockEventShare, ClockSource, GemmAlgorithm, GemmCandidate, GemmChoice,

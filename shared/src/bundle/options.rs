@@ -94,6 +94,20 @@ impl FromStr for ComputeCapability {
     }
 }
 
+/// Where an import without a measured machine takes its ceilings from (`--ceilings`,
+/// `--no-datasheet`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Datasheet {
+    /// The GPU catalogue's entry for the device the input names, where one fits (the default).
+    #[default]
+    Matched,
+    /// This catalogue entry (`--ceilings datasheet:NAME`: its id or product name), refused
+    /// where it contradicts the input's device.
+    Named(String),
+    /// None: no ceilings without `--machine` (`--no-datasheet`).
+    Off,
+}
+
 /// `roofline import`'s options, whichever front end was given them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportOptions {
@@ -109,6 +123,9 @@ pub struct ImportOptions {
     /// `--counters`: a range-profiler trace joined with the torch.profiler trace imported (the
     /// CLI's; the page has none).
     pub counters: Option<String>,
+    /// `--ceilings datasheet:NAME` or `--no-datasheet`: the datasheet ceilings of an import
+    /// without `--machine`.
+    pub datasheet: Datasheet,
 }
 
 impl ImportOptions {
@@ -130,7 +147,25 @@ impl ImportOptions {
         if let Some(c) = &self.counters {
             out.extend(["--counters".to_string(), c.clone()]);
         }
+        match &self.datasheet {
+            Datasheet::Matched => {}
+            Datasheet::Named(n) => out.extend(["--ceilings".to_string(), format!("datasheet:{n}")]),
+            Datasheet::Off => out.push("--no-datasheet".into()),
+        }
         out
+    }
+
+    /// `--ceilings`'s value read: `datasheet:NAME` names a catalogue entry.
+    ///
+    /// # Errors
+    /// Any other value, in words.
+    pub fn ceilings_value(value: &str) -> Result<Datasheet, String> {
+        match value.trim().strip_prefix("datasheet:").map(str::trim) {
+            Some(name) if !name.is_empty() => Ok(Datasheet::Named(name.to_string())),
+            _ => Err(format!(
+                "--ceilings {value:?}: expected datasheet:NAME (a GPU of `roofline catalogue`)"
+            )),
+        }
     }
 
     /// The options as flag words ([`ImportOptions::flags`]), each word with its value:
@@ -158,6 +193,8 @@ impl ImportOptions {
                 "--allow-partial" => o.allow_partial = true,
                 "--allow-machine-mismatch" => o.allow_machine_mismatch = true,
                 "--counters" => o.counters = Some(value()?.to_string()),
+                "--ceilings" => o.datasheet = Self::ceilings_value(value()?)?,
+                "--no-datasheet" => o.datasheet = Datasheet::Off,
                 other => return Err(format!("{other:?} is not an option of roofline import")),
             }
         }
@@ -194,6 +231,7 @@ mod tests {
             allow_partial: true,
             allow_machine_mismatch: true,
             counters: None,
+            datasheet: Datasheet::Matched,
         };
         let text = o.to_string();
         assert_eq!(
@@ -202,6 +240,18 @@ mod tests {
         );
         assert_eq!(text.parse::<ImportOptions>(), Ok(o));
         assert_eq!("".parse::<ImportOptions>(), Ok(ImportOptions::default()));
+        let named: ImportOptions = "--ceilings datasheet:H100-SXM5".parse().unwrap();
+        assert_eq!(named.datasheet, Datasheet::Named("H100-SXM5".into()));
+        assert_eq!(named.to_string(), "--ceilings datasheet:H100-SXM5");
+        let off: ImportOptions = "--no-datasheet".parse().unwrap();
+        assert_eq!(off.to_string(), "--no-datasheet");
+        assert_eq!(off.datasheet, Datasheet::Off);
+        assert!(
+            "--ceilings machine.json"
+                .parse::<ImportOptions>()
+                .unwrap_err()
+                .contains("expected datasheet:NAME")
+        );
         // `--convention current` given is kept as given (not the same as no option).
         let current: ImportOptions = "--convention current".parse().unwrap();
         assert_eq!(current.convention, Some(Convention::Current));

@@ -5,7 +5,8 @@ use super::scene_kernels::{analysed, scene_kernels};
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, LabelCandidates, LegendEntry, LegendRole, Line,
     LineRole, Marker, MarkerKind, Scene, SceneKernel, ceiling_label, common_notes, device_suffix,
-    intensity_axis, marker_radius, performance_axis, plot_area, push_clipped, side_panel, subtitle,
+    intensity_axis, marker_radius, performance_axis, plot_area, push_clipped, side_panel,
+    source_word, subtitle,
 };
 use crate::analysis::hierarchical::Bound;
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
@@ -36,7 +37,7 @@ fn roof_label(
     let reach = c.peak_pick(d).is_some_and(|p| p.best_reach());
     format!(
         "{}{}",
-        ceiling_label(d.label(), peak, "FLOP/s", theo),
+        ceiling_label(d.label(), peak, "FLOP/s", source_word(c.peak_pick(d), theo)),
         if reach { " (best reach)" } else { "" }
     )
 }
@@ -132,7 +133,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
             let first = (x0 + (x1 - x0) * t + 4.0, y0 + (y1 - y0) * t - 6.0);
             pending.push(LabelCandidates {
                 candidates: along(
-                    &ceiling_label(l.label(), bw, "B/s", theo),
+                    &ceiling_label(l.label(), bw, "B/s", source_word(c.bandwidth_pick(l), theo)),
                     role,
                     Anchor::Start,
                     ((x0, y0), (x1, y1)),
@@ -222,7 +223,7 @@ pub fn hierarchical_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartErr
         notes.push(SUSTAINED_NOTE.into());
     }
     if levels.is_empty() {
-        notes.push("no bandwidth ceiling: measure the machine to see memory bounds".into());
+        notes.push("no bandwidth ceiling: measure the machine (`roofline machine`) or name its GPU (`--ceilings datasheet:NAME`) to see memory bounds".into());
     }
     let bound_counts = count_bounds(&kernels);
     if !bound_counts.is_empty() {

@@ -140,7 +140,7 @@ pub const MIN_WIDTH: f64 = 320.0;
 pub enum ChartError {
     /// No ceiling and no kernel point.
     #[error(
-        "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; measure the machine with `roofline machine` or add kernels"
+        "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; a torch.profiler trace gives F and B when recorded with record_shapes=True, and ceilings come from its GPU's datasheet (`--ceilings datasheet:NAME`, `roofline catalogue`) or from `roofline machine` on the GPU"
     )]
     Nothing(String),
     /// The sweep chart on a bundle without a sweep.
@@ -625,12 +625,30 @@ fn subtitle(p: &Analysed) -> String {
     s
 }
 
-fn ceiling_label(name: &str, value: f64, unit: &str, theoretical: bool) -> String {
+/// A ceiling's label: its name and figure, and where the figure comes from unless measured
+/// (`HBM 3.35 TB/s (datasheet)`, `FP32 15.7 TFLOP/s (theoretical)`).
+fn ceiling_label(name: &str, value: f64, unit: &str, source: Option<&str>) -> String {
     format!(
         "{name} {}{}",
         format_si(value, unit),
-        if theoretical { " (theoretical)" } else { "" }
+        source.map(|s| format!(" ({s})")).unwrap_or_default()
     )
+}
+
+/// The word a ceiling's label carries ([`ceiling_label`]): its [`CeilingSource`] unless
+/// measured; for a what-if value (no pick), `theoretical` when it is one.
+///
+/// [`CeilingSource`]: crate::analysis::ceilings::CeilingSource
+fn source_word(
+    pick: Option<crate::analysis::ceilings::Pick>,
+    theoretical: bool,
+) -> Option<&'static str> {
+    use crate::analysis::ceilings::CeilingSource;
+    match pick.map(|p| p.source) {
+        Some(CeilingSource::Measured) => None,
+        Some(s) => Some(s.key()),
+        None => theoretical.then_some("theoretical"),
+    }
 }
 
 fn device_suffix(p: &Analysed) -> String {
@@ -654,6 +672,9 @@ fn side_panel(o: &ChartOptions) -> Option<Rect> {
 
 fn common_notes(p: &Analysed, drawn: usize) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(w) = p.ceilings.origin_words() {
+        notes.push(format!("ceilings: {w}"));
+    }
     if let Some(n) = missing_peaks_note(&p.top) {
         notes.push(n);
     }

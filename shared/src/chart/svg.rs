@@ -518,7 +518,7 @@ fn side_panel(s: &mut String, scene: &Scene) {
     }
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="{fill}">Marker area ∝ share of time; dashed = theoretical.</text>"##,
+        r##"<text x="{:.1}" y="{:.1}" font-size="10.5" fill="{fill}">Marker area ∝ share of time; dashed = not measured.</text>"##,
         p.x,
         y + 2.0,
         fill = style::MUTED

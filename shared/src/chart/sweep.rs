@@ -3,7 +3,7 @@
 use super::{
     Analysed, Anchor, ChartError, ChartOptions, Label, LegendEntry, LegendRole, LineRole, Scene,
     ceiling_label, device_suffix, intensity_axis, performance_axis, plot_area, push_clipped,
-    side_panel, subtitle,
+    side_panel, source_word, subtitle,
 };
 use crate::analysis::si::format_si;
 use crate::bundle::{Bundle, Datapath};
@@ -112,7 +112,10 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
                     d.label(),
                     c.value,
                     "FLOP/s",
-                    c.method == crate::bundle::Method::Theoretical,
+                    source_word(
+                        p.ceilings.peak_pick(d),
+                        c.method == crate::bundle::Method::Theoretical,
+                    ),
                 ),
                 at: (x1 - 4.0, y1 - 5.0),
                 direction: Label::LEVEL,

@@ -647,3 +647,52 @@ fn a_narrow_chart_names_fewer_kernels_and_keeps_its_pixel_size() {
             .contains("rank by time")
     );
 }
+
+/// A datasheet machine (the GPU catalogue's, for a trace) says so on both charts: each
+/// ceiling's label names its source, a note names the product, and an estimated launch
+/// overhead is labelled as such.
+#[test]
+fn datasheet_ceilings_are_labelled_on_the_charts() {
+    use crate::bundle::{FigureSource, MachineOrigin, OriginKind, SourceKind};
+    let mut b = bundle();
+    let sheet = |kind| {
+        Some(FigureSource {
+            kind,
+            citation: "a datasheet".into(),
+        })
+    };
+    let m = &mut b.machines[0];
+    for c in &mut m.bandwidth {
+        c.method = Method::Theoretical;
+        c.source = sheet(SourceKind::Datasheet);
+    }
+    m.bandwidth[0].source = sheet(SourceKind::Derived);
+    m.compute[0].method = Method::Theoretical;
+    m.compute[0].source = sheet(SourceKind::Datasheet);
+    let mut launch = LaunchOverhead::new(5e-6, Method::Empirical);
+    launch.source = sheet(SourceKind::Estimated);
+    m.launch_overhead = Some(launch);
+    m.origin = Some(MachineOrigin {
+        kind: OriginKind::Datasheet,
+        product: Some("NVIDIA H100 SXM5 80GB".into()),
+        catalogue_id: Some("nvidia-h100-sxm5".into()),
+        chosen: None,
+    });
+    let o = ChartOptions::default();
+    let h = hierarchical(&b, &o).unwrap();
+    let texts: Vec<&str> = h.labels.iter().map(|l| l.text.as_str()).collect();
+    assert!(texts.contains(&"HBM 2 TB/s (datasheet)"), "{texts:?}");
+    assert!(texts.contains(&"L2 10 TB/s (derived)"), "{texts:?}");
+    assert!(texts.contains(&"FP32 50 TFLOP/s (datasheet)"), "{texts:?}");
+    let note = "ceilings: NVIDIA H100 SXM5 80GB, datasheet, not measured";
+    assert!(h.notes.iter().any(|n| n == note), "{:?}", h.notes);
+    let t = time_based(&b, &o).unwrap();
+    assert!(t.notes.iter().any(|n| n == note), "{:?}", t.notes);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n == "t_launch 5 µs: estimated from the trace's kernel launch calls"),
+        "{:?}",
+        t.notes
+    );
+}

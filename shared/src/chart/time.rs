@@ -7,6 +7,7 @@ use super::{
     LegendRole, Line, LineRole, MARKER_MIN, Marker, MarkerKind, Scene, SceneKernel, axis,
     common_notes, device_suffix, marker_radius, plot_area, push_clipped, side_panel, subtitle,
 };
+use crate::analysis::ceilings::CeilingSource;
 use crate::analysis::si::{format_plain, format_si};
 use crate::analysis::time_based::Region;
 use crate::bundle::{Bundle, Datapath, MemoryLevel};
@@ -416,6 +417,20 @@ fn notes(p: &Analysed, kernels: &[SceneKernel], drawn: usize, has_bw: bool) -> V
     let mut notes = common_notes(p, drawn);
     if !has_bw {
         notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
+    }
+    // A launch overhead not measured says where it comes from.
+    if let (Some(t), Some(s)) = (
+        p.ceilings.launch_overhead_s,
+        p.ceilings.launch_overhead_source,
+    ) {
+        let what = match s {
+            CeilingSource::Measured => None,
+            CeilingSource::Estimated => Some("estimated from the trace's kernel launch calls"),
+            other => Some(other.key()),
+        };
+        if let Some(what) = what {
+            notes.push(format!("t_launch {}: {what}", format_si(t, "s")));
+        }
     }
     let mut regions: Vec<(Region, usize)> = Vec::new();
     for k in kernels {

@@ -42,6 +42,10 @@ pub struct ImportFlags {
     pub allow_partial: bool,
     /// `--allow-machine-mismatch`.
     pub allow_machine_mismatch: bool,
+    /// Where an import without a machine takes its ceilings: `datasheet:NAME` (`--ceilings`,
+    /// a GPU of the catalogue) or `none` (`--no-datasheet`); unset, the datasheet of the GPU
+    /// the input names.
+    pub ceilings: Option<String>,
 }
 
 impl ImportFlags {
@@ -66,6 +70,11 @@ impl ImportFlags {
         }
         if self.allow_machine_mismatch {
             out.push("--allow-machine-mismatch".into());
+        }
+        match given(&self.ceilings).as_deref() {
+            None => {}
+            Some("none") => out.push("--no-datasheet".into()),
+            Some(c) => out.extend(["--ceilings".to_string(), c.to_string()]),
         }
         out
     }
@@ -227,6 +236,7 @@ impl ViewState {
                 "convention" => s.import.convention = text(value),
                 "allow_partial" => s.import.allow_partial = value == "1",
                 "allow_machine_mismatch" => s.import.allow_machine_mismatch = value == "1",
+                "ceilings" => s.import.ceilings = text(value),
                 "baseline" => s.baseline = text(value),
                 "device" => s.device = text(value),
                 "chart" => s.view = View::from_key(value).unwrap_or_default(),
@@ -258,7 +268,7 @@ impl ViewState {
     }
 
     /// Every name [`ViewState::from_pairs`] reads.
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 20] = [
         "bundle",
         "trace",
         "machine",
@@ -266,6 +276,7 @@ impl ViewState {
         "convention",
         "allow_partial",
         "allow_machine_mismatch",
+        "ceilings",
         "baseline",
         "device",
         "chart",
@@ -301,6 +312,7 @@ impl ViewState {
             "allow_machine_mismatch",
             one(self.import.allow_machine_mismatch),
         );
+        put("ceilings", self.import.ceilings.clone());
         put("baseline", self.baseline.clone());
         put("device", self.device.clone());
         put(
@@ -355,6 +367,7 @@ mod tests {
                 convention: Some("2020".into()),
                 allow_partial: true,
                 allow_machine_mismatch: true,
+                ceilings: Some("datasheet:nvidia-v100-sxm2-16gb".into()),
             },
             baseline: None,
             device: Some("1".into()),
@@ -383,7 +396,7 @@ mod tests {
         assert_eq!(ViewState::default().to_pairs(), Vec::new());
         assert_eq!(
             s.to_query(),
-            "bundle=runs%2Fa+b.json&trace=a.csv&trace=b.csv&machine=m.json&arch=7.0&convention=2020&allow_partial=1&allow_machine_mismatch=1&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark&pair=hgemm%3C1%2C+2%3E+%E2%86%92+sgemm%3C1%2C+2%3E&pair=copy+%E2%86%92+"
+            "bundle=runs%2Fa+b.json&trace=a.csv&trace=b.csv&machine=m.json&arch=7.0&convention=2020&allow_partial=1&allow_machine_mismatch=1&ceilings=datasheet%3Anvidia-v100-sxm2-16gb&device=1&chart=time&group=op&kernel=void+k%3C1%3E%28float*%29&filter=gemm&levels=hbm&top=20&labels=0&theme=dark&pair=hgemm%3C1%2C+2%3E+%E2%86%92+sgemm%3C1%2C+2%3E&pair=copy+%E2%86%92+"
         );
     }
 
@@ -481,12 +494,36 @@ mod tests {
             convention: Some(" ".into()),
             allow_partial: false,
             allow_machine_mismatch: true,
+            ceilings: Some("datasheet:nvidia-h100-sxm5".into()),
         };
-        assert_eq!(f.flags(), ["--arch", "9.0", "--allow-machine-mismatch"]);
-        let o =
+        assert_eq!(
+            f.flags(),
+            [
+                "--arch",
+                "9.0",
+                "--allow-machine-mismatch",
+                "--ceilings",
+                "datasheet:nvidia-h100-sxm5"
+            ]
+        );
+        let read = |f: &ImportFlags| {
             crate::bundle::options::ImportOptions::from_flags(f.flags().iter().map(String::as_str))
-                .unwrap();
+                .unwrap()
+        };
+        let o = read(&f);
         assert!(o.allow_machine_mismatch && o.arch.is_some() && o.convention.is_none());
+        assert_eq!(
+            o.datasheet,
+            crate::bundle::options::Datasheet::Named("nvidia-h100-sxm5".into())
+        );
+        let none = ImportFlags {
+            ceilings: Some("none".into()),
+            ..ImportFlags::default()
+        };
+        assert_eq!(
+            read(&none).datasheet,
+            crate::bundle::options::Datasheet::Off
+        );
         assert!(ImportFlags::default().flags().is_empty());
     }
 }
