@@ -467,3 +467,68 @@ fn a_trace_against_a_machine_of_another_gpu() {
         b.notes
     );
 }
+
+/// `info --group-by op` counts each operator's calls, checked against the trace read whole: the
+/// operator events of that name (`cpu_op`, `Operator` in PyTorch 1.9; ResNet-50, six steps of 53 convolutions; the first layer's
+/// input needs no gradient). One call launches several kernels, so F per call is F over calls,
+/// not over launches.
+#[test]
+fn operators_have_their_calls_and_per_call_f() {
+    let name = "kineto/resnet50-pytorch-1.9-train.pt.trace.json.gz";
+    let mut text = String::new();
+    reader(name).read_to_string(&mut text).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let count = |op: &str| {
+        v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| (e["cat"] == "cpu_op" || e["cat"] == "Operator") && e["name"] == op)
+            .count()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = roofline(&[
+        "import",
+        path(name).to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = roofline(&[
+        "info",
+        out.to_str().unwrap(),
+        "--group-by",
+        "op",
+        "--format",
+        "csv",
+    ]);
+    let csv = String::from_utf8(o.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |c: &str| header.iter().position(|h| *h == c).unwrap();
+    for op in [
+        "aten::cudnn_convolution",
+        "aten::cudnn_convolution_backward_input",
+        "aten::cudnn_convolution_backward_weight",
+    ] {
+        let row: Vec<&str> = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{op},")))
+            .unwrap()
+            .split(',')
+            .collect();
+        let calls: usize = row[col("calls")].parse().unwrap();
+        let launches: usize = row[col("launches")].parse().unwrap();
+        assert_eq!(calls, count(op), "{op}");
+        assert!(launches > calls, "{op}: {launches} launches, {calls} calls");
+        let f: f64 = row[col("complexity_flops")].parse().unwrap();
+        let per: f64 = row[col("flops_per_call")].parse().unwrap();
+        assert!((per - f / calls as f64).abs() <= 1e-9 * per, "{op}");
+    }
+    let table = roofline(&["info", out.to_str().unwrap(), "--group-by", "op"]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        table.contains(" calls ") && table.contains("F/call"),
+        "{table}"
+    );
+}

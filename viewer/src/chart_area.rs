@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use roofline_model::analysis::Analysed;
 use roofline_model::analysis::compare::{Comparison, Summary};
 use roofline_model::chart::overlay::{Overlay, compare_scene_paired, compare_scene_with};
+use roofline_model::chart::svg::esc;
 use roofline_model::chart::view::View;
 use roofline_model::chart::{
     self, ChartOptions, Scene, kernel_labels, kernel_labels_note, names_for_width,
@@ -235,13 +236,12 @@ pub fn CompareSummary() -> impl IntoView {
                         .unwrap_or_default()
                 });
                 let s = &c.summary;
-                let parts = [("by bound", &s.by_bound), ("by datapath", &s.by_datapath)]
+                let parts: String = [("by bound", &s.by_bound), ("by datapath", &s.by_datapath)]
                     .into_iter()
                     .map(|(what, groups)| {
-                        let text = Summary::split(groups);
-                        view! { <li><b>{format!("{what}: ")}</b>{text}</li> }
+                        format!("<li><b>{what}: </b>{}</li>", esc(&Summary::split(groups)))
                     })
-                    .collect_view();
+                    .collect();
                 let hint = if s.doubtful > 0 {
                     " Doubtful pairs (a name alike, launch counts that disagree) are left apart, marked “?”: pair them by hand from the table."
                 } else {
@@ -253,7 +253,7 @@ pub fn CompareSummary() -> impl IntoView {
                             <b>{format!("Against {base}: ")}</b>
                             {s.headline()}
                         </p>
-                        <ul class="split">{parts}</ul>
+                        <ul class="split" inner_html=parts></ul>
                         {(!st.embed).then(|| view! { <p class="hint">{hint}</p> })}
                     </div>
                 }

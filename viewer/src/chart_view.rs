@@ -11,7 +11,7 @@
 use leptos::prelude::*;
 use roofline_model::chart::geometry::roofline::nearest_point;
 use roofline_model::chart::overlay::Overlay;
-use roofline_model::chart::svg::{CLIP_ID, SvgOptions, body};
+use roofline_model::chart::svg::{CLIP_ID, SvgOptions, body, esc};
 use roofline_model::chart::{Domain, Label, LegendRole, MarkerKind, Scene, style};
 
 /// The chart, drawn from its scene; `selected` rings one kernel's markers.
@@ -157,6 +157,10 @@ pub fn ChartView(
         Some(bound_path(paths.get(i)?.clone()?, w))
     };
 
+    let notes_html: String = notes
+        .iter()
+        .map(|n| format!("<li>{}</li>", esc(n)))
+        .collect();
     view! {
         // Drawn at the scene's size (the model sized it to the page): its text keeps its size.
         <div class="chart" style=format!("max-width:{w}px")>
@@ -209,7 +213,7 @@ pub fn ChartView(
                     })
             }}
             {legend(&scene)}
-            <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+            <ul class="notes" inner_html=notes_html></ul>
         </div>
     }
 }
@@ -254,9 +258,10 @@ fn bound_path(p: roofline_model::chart::BoundPath, width: f64) -> impl IntoView 
     }
 }
 
-/// The scene's legend as a list, each entry with its swatch (its colour in both themes).
+/// The scene's legend as a list, each entry with its swatch (its colour in both themes): one
+/// piece of HTML.
 fn legend(scene: &Scene) -> impl IntoView + use<> {
-    let entries = scene
+    let entries: String = scene
         .legend
         .iter()
         .map(|e| {
@@ -268,13 +273,12 @@ fn legend(scene: &Scene) -> impl IntoView + use<> {
                 LegendRole::Gone => "swatch gone",
                 _ => "swatch",
             };
-            view! {
-                <li>
-                    <span class=kind style=format!("--ink:{colour};--ink-dark:{}", style::dark(colour))></span>
-                    {e.text.clone()}
-                </li>
-            }
+            format!(
+                r#"<li><span class="{kind}" style="--ink:{colour};--ink-dark:{}"></span>{}</li>"#,
+                style::dark(colour),
+                esc(&e.text)
+            )
         })
-        .collect_view();
-    view! { <ul class="legend">{entries}</ul> }
+        .collect();
+    view! { <ul class="legend" inner_html=entries></ul> }
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use roofline_model::analysis::ceilings::Ceilings;
+use roofline_model::analysis::report::calls_of;
 pub use roofline_model::analysis::report::{CSV_COLUMNS, InfoRow, Report};
 use roofline_model::analysis::si::{format_plain, format_si};
 use roofline_model::bundle::{Bundle, Method};
@@ -176,11 +177,16 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
     }
     let shown = top.unwrap_or(usize::MAX).min(report.analyses.len());
     let names = report.display_names();
+    // Per operator: its calls, and one call's F and B (a call may launch several kernels).
+    let per_call = report.kernels.iter().any(|k| calls_of(k).is_some());
     let mut rows = vec![
         [
             "share",
             "time",
             "launches",
+            "calls",
+            "F/call",
+            "B/call",
             "FLOP/s",
             "AI L1",
             "AI L2",
@@ -196,10 +202,20 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
     ];
     for a in &report.analyses[..shown] {
         let k = &report.kernels[a.index];
+        let calls = calls_of(k);
+        let per = |v: Option<f64>, unit: &str| {
+            calls.map_or_else(
+                || "–".to_string(),
+                |n| si_opt(v.map(|v| v / n as f64), unit),
+            )
+        };
         rows.push(vec![
             format!("{:.1}%", a.share_of_time * 100.0),
             format_si(a.time_s, "s"),
             k.launches.to_string(),
+            calls.map_or_else(|| "–".to_string(), |n| n.to_string()),
+            per(a.complexity_flops, ""),
+            per(a.complexity_bytes, "B"),
             si_opt(a.flop_per_s, ""),
             intensity(a.ai[0]),
             intensity(a.ai[1]),
@@ -214,12 +230,18 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
             printable(&names[a.index]),
         ]);
     }
-    out.push_str(&columns(
-        &rows,
-        &[
-            true, true, true, true, true, true, true, false, true, false, true, false,
-        ],
-    ));
+    if !per_call {
+        for r in &mut rows {
+            r.drain(3..6);
+        }
+    }
+    let mut right = vec![true; rows[0].len()];
+    let n = right.len();
+    // bound, time bound and the name read from the left.
+    for c in [n - 5, n - 3, n - 1] {
+        right[c] = false;
+    }
+    out.push_str(&columns(&rows, &right));
     if let Some(n) = roofline_model::chart::missing_peaks_note(&report.analyses) {
         let _ = writeln!(out, "  note: {n}");
     }
@@ -239,6 +261,12 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
          headroom: attainable/achieved. time bound and T/Tbound: the time-based roofline (Wang et al. 2020):\n  \
          the term of T_bound that binds (the compute roof, HBM, or launch overhead).\n",
     );
+    if per_call {
+        out.push_str(
+            "  calls: the operator's calls (one call may launch several kernels); F/call and B/call: one call's\n  \
+             complexity F and B.\n",
+        );
+    }
     out.into_bytes()
 }
 

@@ -88,6 +88,11 @@ impl GroupBy {
     /// The tag [`group`] writes on every entry it makes: the grouping's [`GroupBy::key`].
     pub const GROUPED_BY_TAG: &'static str = "grouped_by";
 
+    /// The tag [`group`] writes on each operator's entry: how many operator calls launched its
+    /// kernels (one call may launch several kernels: `launches` alone would divide its F by
+    /// them).
+    pub const CALLS_TAG: &'static str = "calls";
+
     /// The name of the group a kernel belongs to, `None` for kernels without one (and for
     /// [`GroupBy::Kernel`], which makes no groups).
     pub fn group_of(self, k: &Kernel) -> Option<&str> {
@@ -133,6 +138,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
         entry: Kernel,
         names: BTreeSet<String>,
         calls: BTreeSet<(Option<String>, u64)>,
+        every_call: BTreeSet<(Option<String>, u64)>,
         complexity: Option<Complexity>,
         complexity_known: bool,
     }
@@ -163,10 +169,15 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
                 entry: e,
                 names: BTreeSet::new(),
                 calls: BTreeSet::new(),
+                every_call: BTreeSet::new(),
                 complexity: None,
                 complexity_known: true,
             }
         });
+        if let Some(op) = &k.operator {
+            acc.every_call
+                .insert((k.tags.get("rank").cloned(), op.call));
+        }
         // Complexity: an operator call's figures once (its first kernel), else the kernel's own.
         // FLOPs are the kernels' counters only.
         let own = match k
@@ -231,6 +242,10 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             let e = &mut acc.entry;
             e.tags
                 .insert("kernel_names".into(), acc.names.len().to_string());
+            if by == GroupBy::Operator && !acc.every_call.is_empty() {
+                e.tags
+                    .insert(GroupBy::CALLS_TAG.into(), acc.every_call.len().to_string());
+            }
             if acc.complexity_known {
                 e.complexity = acc.complexity;
             }
@@ -300,6 +315,9 @@ mod tests {
         );
         assert_eq!(g[0].tags["kernel_names"], "2");
         assert_eq!(g[0].tags[GroupBy::GROUPED_BY_TAG], "op");
+        // Two calls of two kernels each: four launches, two calls.
+        assert_eq!(g[0].tags[GroupBy::CALLS_TAG], "2");
+        assert!(!g[1].tags.contains_key(GroupBy::CALLS_TAG));
         // FLOPs are the kernels' counters, of which these have none: F is in the complexity.
         assert!(g[0].flops.is_unknown());
         assert_eq!(g[1].name, "(no operator) orphan");

@@ -8,11 +8,12 @@ use serde::Serialize;
 
 use crate::analysis::aggregate::aggregate_by_name;
 use crate::analysis::ceilings::Ceilings;
+use crate::analysis::group::GroupBy;
 use crate::analysis::{self, ComplexitySource, KernelAnalysis};
 use crate::bundle::{Bundle, Kernel, Method};
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
-pub const CSV_COLUMNS: [&str; 28] = [
+pub const CSV_COLUMNS: [&str; 31] = [
     "name",
     "launches",
     "time_s",
@@ -41,6 +42,9 @@ pub const CSV_COLUMNS: [&str; 28] = [
     "missing_peaks",
     "binding_ceiling",
     "ceiling_source",
+    "calls",
+    "flops_per_call",
+    "bytes_per_call",
 ];
 
 /// One kernel name's figures, as `info --format csv|json` writes them.
@@ -105,6 +109,15 @@ pub struct InfoRow {
     /// Where the binding ceiling's figure comes from: `measured`, `datasheet`, `derived`,
     /// `theoretical` or `estimated` ([`crate::analysis::ceilings::CeilingSource`]).
     pub ceiling_source: Option<&'static str>,
+    /// Operator calls, for an entry grouped per operator ([`GroupBy::CALLS_TAG`]): one call may
+    /// launch several kernels.
+    ///
+    /// [`GroupBy::CALLS_TAG`]: crate::analysis::group::GroupBy::CALLS_TAG
+    pub calls: Option<u64>,
+    /// `complexity_flops / calls`: one call's F.
+    pub flops_per_call: Option<f64>,
+    /// `complexity_bytes / calls`: one call's B.
+    pub bytes_per_call: Option<f64>,
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
@@ -188,7 +201,11 @@ impl Report {
                         .as_ref()
                         .map(analysis::hierarchical::HierarchicalBound::ceiling_key),
                     ceiling_source: a.ceiling_source.map(|s| s.key()),
-                };
+                    calls: None,
+                    flops_per_call: None,
+                    bytes_per_call: None,
+                }
+                .with_calls(calls_of(k));
                 row.normalised()
             })
             .collect()
@@ -205,7 +222,29 @@ fn clean_sum(v: f64) -> f64 {
     if v.is_finite() { v + 0.0 } else { 0.0 }
 }
 
+/// The operator calls an entry grouped per operator holds ([`GroupBy::CALLS_TAG`]).
+///
+/// [`GroupBy::CALLS_TAG`]: crate::analysis::group::GroupBy::CALLS_TAG
+pub fn calls_of(k: &Kernel) -> Option<u64> {
+    k.tags
+        .get(GroupBy::CALLS_TAG)?
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+}
+
 impl InfoRow {
+    /// The row with its calls and per-call F and B.
+    fn with_calls(mut self, calls: Option<u64>) -> Self {
+        self.calls = calls;
+        if let Some(n) = calls {
+            let per = |v: Option<f64>| v.map(|v| v / n as f64);
+            self.flops_per_call = per(self.complexity_flops);
+            self.bytes_per_call = per(self.complexity_bytes);
+        }
+        self
+    }
+
     /// The row with every figure finite and no negative zero.
     fn normalised(mut self) -> Self {
         for v in [
@@ -225,6 +264,8 @@ impl InfoRow {
             &mut self.flops,
             &mut self.flops_tensor,
             &mut self.complexity_flops,
+            &mut self.flops_per_call,
+            &mut self.bytes_per_call,
         ] {
             *v = clean(*v);
         }
@@ -306,6 +347,9 @@ impl Report {
                 r.missing_peaks.clone(),
                 r.binding_ceiling.unwrap_or_default().to_string(),
                 r.ceiling_source.unwrap_or_default().to_string(),
+                r.calls.map(|n| n.to_string()).unwrap_or_default(),
+                opt(r.flops_per_call),
+                opt(r.bytes_per_call),
             ];
             out.push_str(&cells.join(","));
             out.push('\n');
@@ -407,6 +451,49 @@ mod tests {
         b
     }
 
+    /// An operator whose calls launch several kernels: F per call is F over calls, not over
+    /// launches (three kernels per call would read a third of it).
+    #[test]
+    fn operators_have_calls_and_per_call_figures() {
+        use crate::analysis::group::{GroupBy, regroup};
+        use crate::bundle::{Complexity, OperatorCall};
+        let mut kernels = Vec::new();
+        for call in [1, 2] {
+            for name in ["wgrad", "dgrad", "reduce"] {
+                let mut k = Kernel::new(name, 1e-3, DataSource::Import);
+                k.operator = Some(OperatorCall {
+                    name: "aten::convolution_backward".into(),
+                    call,
+                    kernels: 3,
+                    shapes: None,
+                    complexity: Some(Complexity::new(6e9, 3e6)),
+                    rule: None,
+                });
+                kernels.push(k);
+            }
+        }
+        let mut b = bundle(kernels);
+        regroup(&mut b, GroupBy::Operator);
+        let rows = Report::new(&b).rows(&b);
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.launches, r.calls), (6, Some(2)));
+        assert_eq!(r.complexity_flops, Some(12e9));
+        assert_eq!(r.flops_per_call, Some(6e9));
+        assert_eq!(r.bytes_per_call, Some(3e6));
+        let csv = to_csv(&b);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(",2,6000000000.0,3000000.0"),
+            "{csv}"
+        );
+        // Per kernel name: no calls.
+        let plain = bundle(vec![Kernel::new("k", 1e-3, DataSource::Suite)]);
+        assert_eq!(Report::new(&plain).rows(&plain)[0].calls, None);
+    }
+
     #[test]
     fn no_negative_zero_in_any_output() {
         // A kernel without Tensor Core FLOPs: the empty sum of its tensor datapaths.
@@ -475,18 +562,16 @@ mod tests {
             ..Machine::default()
         });
         assert_eq!(CSV_COLUMNS[26], "binding_ceiling");
-        assert_eq!(CSV_COLUMNS.last(), Some(&"ceiling_source"));
+        assert_eq!(CSV_COLUMNS[27], "ceiling_source");
+        assert_eq!(CSV_COLUMNS.last(), Some(&"bytes_per_call"));
         assert_eq!(CSV_COLUMNS[..16].last(), Some(&"region"));
         let csv = to_csv(&b);
-        assert!(
-            csv.lines()
-                .next()
-                .unwrap()
-                .ends_with(",missing_peaks,binding_ceiling,ceiling_source")
-        );
+        assert!(csv.lines().next().unwrap().ends_with(
+            ",missing_peaks,binding_ceiling,ceiling_source,calls,flops_per_call,bytes_per_call"
+        ));
         // AI 1 against a ridge of 10: bound by HBM, a measured ceiling.
         assert!(
-            csv.lines().nth(1).unwrap().ends_with(",hbm,measured"),
+            csv.lines().nth(1).unwrap().ends_with(",hbm,measured,,,"),
             "{csv}"
         );
         assert!(to_json(&b).contains(r#""binding_ceiling": "hbm""#));
@@ -498,7 +583,7 @@ mod tests {
                 .lines()
                 .nth(1)
                 .unwrap()
-                .ends_with(",fp32,measured")
+                .ends_with(",fp32,measured,,,")
         );
     }
 

@@ -174,6 +174,9 @@ pub enum LineRole {
         /// Series number, for its colour.
         series: usize,
     },
+    /// Time-based plane: the top edge of the band along the bottom where kernels with F = 0
+    /// (no arithmetic) are drawn at their B.
+    ZeroBand,
 }
 
 /// A polyline in pixel coordinates.
@@ -282,6 +285,8 @@ pub enum LegendRole {
     TimeVertex,
     /// The launch-overhead box.
     LaunchBox,
+    /// The band of kernels with F = 0.
+    ZeroBand,
     /// A series of the sweep.
     Sweep {
         /// Series number.
@@ -404,6 +409,7 @@ pub mod style {
             LineRole::LaunchBox { .. } => LAUNCH_BOX,
             LineRole::KernelLink { .. } => LINK,
             LineRole::Sweep { series } => SWEEP[series % SWEEP.len()],
+            LineRole::ZeroBand => MUTED,
         }
     }
 
@@ -429,6 +435,7 @@ pub mod style {
             LegendRole::Complexity => marker(MarkerKind::Complexity),
             LegendRole::TimeVertex => marker(MarkerKind::TimeVertex),
             LegendRole::LaunchBox => LAUNCH_BOX,
+            LegendRole::ZeroBand => MUTED,
             LegendRole::Sweep { series } => line(LineRole::Sweep { series }),
             LegendRole::Arrow | LegendRole::New | LegendRole::Gone => ARROW,
             LegendRole::Baseline => LINK,

@@ -20,6 +20,20 @@ fn kernel_summary(k: &Kernel, a: &KernelAnalysis) -> String {
         if k.launches == 1 { "" } else { "es" },
         a.share_of_time * 100.0
     );
+    // An operator: its calls, and one call's F and B.
+    if let Some(n) = crate::analysis::report::calls_of(k) {
+        s.push_str(&format!(", {n} call{}", if n == 1 { "" } else { "s" }));
+        let per = |v: Option<f64>, unit| v.map(|v| format_si(v / n as f64, unit));
+        if let Some(f) = per(a.complexity_flops, "FLOP") {
+            s.push_str(&format!(", {f}"));
+        }
+        if let Some(b) = per(a.complexity_bytes, "B") {
+            s.push_str(&format!(", {b}"));
+        }
+        if a.complexity_flops.is_some() || a.complexity_bytes.is_some() {
+            s.push_str(" per call");
+        }
+    }
     if let Some(p) = a.flop_per_s {
         s.push_str(&format!(", {}", format_si(p, "FLOP/s")));
     }

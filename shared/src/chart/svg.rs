@@ -269,6 +269,7 @@ fn lines(s: &mut String, scene: &Scene) {
         let (width, opacity) = match line.role {
             LineRole::KernelLink { .. } => (1.2, 0.7),
             LineRole::LaunchBox { .. } => (1.5, 1.0),
+            LineRole::ZeroBand => (1.0, 0.8),
             _ => (2.2, 1.0),
         };
         let dash = if line.dashed {

@@ -696,3 +696,87 @@ fn datasheet_ceilings_are_labelled_on_the_charts() {
         t.notes
     );
 }
+
+/// An operator's hover summary gives its calls and one call's F and B.
+#[test]
+fn an_operators_summary_gives_its_calls_and_per_call_figures() {
+    use crate::analysis::group::{GroupBy, regroup};
+    use crate::bundle::{Complexity, OperatorCall};
+    let mut b = bundle();
+    b.kernels.clear();
+    for call in [1, 2] {
+        for name in ["wgrad", "dgrad"] {
+            let mut k = Kernel::new(name, 1e-3, DataSource::Import);
+            k.operator = Some(OperatorCall {
+                name: "aten::convolution_backward".into(),
+                call,
+                kernels: 2,
+                shapes: None,
+                complexity: Some(Complexity::new(6e9, 3e6)),
+                rule: None,
+            });
+            b.kernels.push(k);
+        }
+    }
+    regroup(&mut b, GroupBy::Operator);
+    let t = time_based(&b, &ChartOptions::default()).unwrap();
+    let s = &t.kernels[0].summary;
+    assert!(
+        s.starts_with("4 ms in 4 launches (100.0% of time), 2 calls, 6 GFLOP, 3 MB per call"),
+        "{s}"
+    );
+}
+
+/// A kernel with no arithmetic (F = 0, a copy) is drawn in the band along the bottom at its B,
+/// never at a made-up F; the notes give the shares drawn at (B, F), in the band and not at all.
+#[test]
+fn kernels_with_no_arithmetic_are_drawn_in_the_f0_band() {
+    use crate::bundle::Complexity;
+    let mut b = bundle();
+    b.kernels[0].complexity = Some(Complexity::new(1e9, 1e8));
+    let mut copy = Kernel::new("copy", 1e-3, DataSource::Import);
+    copy.complexity = Some(Complexity::new(0.0, 4e8));
+    b.kernels.push(copy);
+    let mut unknown = Kernel::new("custom_op_kernel", 2e-3, DataSource::Import);
+    unknown.complexity = None;
+    b.kernels.push(unknown);
+    let s = time_based(&b, &ChartOptions::default()).unwrap();
+    let copy_at = s
+        .markers
+        .iter()
+        .find(|m| s.kernels[m.kernel].full_name == "copy")
+        .unwrap();
+    assert_eq!(copy_at.data, (4e8, 0.0));
+    assert_eq!(copy_at.kind, MarkerKind::Complexity);
+    let area = s.viewport.area;
+    assert!((copy_at.at.1 - (area.bottom() - 9.0)).abs() < 1e-9);
+    assert!((copy_at.at.0 - s.viewport.x.project(4e8)).abs() < 1e-9);
+    // No time vertex for it, and no kernel of F above zero in the band.
+    assert_eq!(
+        s.markers
+            .iter()
+            .filter(|m| s.kernels[m.kernel].full_name == "copy")
+            .count(),
+        1
+    );
+    let gemm = s
+        .markers
+        .iter()
+        .find(|m| m.kind == MarkerKind::Complexity && m.data.1 > 0.0)
+        .unwrap();
+    assert!(gemm.at.1 < area.bottom() - 18.0);
+    let band = s
+        .lines
+        .iter()
+        .find(|l| l.role == LineRole::ZeroBand)
+        .unwrap();
+    assert!(band.dashed);
+    assert!(s.legend.iter().any(|e| e.role == LegendRole::ZeroBand));
+    // 1 ms at (B, F), 1 ms in the band, 2 ms without F: 25 %, 25 %, 50 %.
+    assert!(
+        s.notes.iter().any(|n| n
+            == "kernel time drawn: 25.0% at (B, F), 25.0% in the F = 0 band (no arithmetic); 50.0% not drawn (no F or B, or not among the kernels plotted)"),
+        "{:?}",
+        s.notes
+    );
+}

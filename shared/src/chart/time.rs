@@ -33,6 +33,18 @@ pub(super) fn has_point(a: &crate::analysis::KernelAnalysis) -> bool {
         && a.complexity_bytes.is_some_and(|b| b > 0.0)
 }
 
+/// Whether a kernel is drawn in the F = 0 band: no arithmetic (a copy, a concatenation, an
+/// index), B above zero. A log axis has no 0: the band along the bottom holds them at their B,
+/// so that the chart accounts for their time.
+fn in_band(a: &crate::analysis::KernelAnalysis) -> bool {
+    !a.out_of_range
+        && a.complexity_flops == Some(0.0)
+        && a.complexity_bytes.is_some_and(|b| b > 0.0)
+}
+
+/// The F = 0 band's height, pixels, inside the plot area's bottom edge.
+const BAND: f64 = 18.0;
+
 /// [`time_based`] from an analysis already made (`o.device` and `o.ceilings` are not
 /// consulted: the analysis has its own).
 ///
@@ -42,7 +54,7 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     let c = &p.ceilings;
     let bw = c.bandwidth(MemoryLevel::Hbm);
     let drawn: Vec<usize> = (0..p.top.len())
-        .filter(|&i| has_point(&p.top[i]))
+        .filter(|&i| has_point(&p.top[i]) || in_band(&p.top[i]))
         .take(o.top_kernels)
         .collect();
     if drawn.is_empty() && c.is_empty() {
@@ -51,9 +63,12 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
     let in_use = datapaths_in_use(p, &drawn);
     let mut kernels = scene_kernels(p, &drawn, true);
     let pts = points(&kernels, bw);
+    let banded = pts.iter().any(|pt| pt.f <= 0.0);
     let boxes = launch_boxes(p, &kernels, &in_use, bw);
-    let (dx, dy) = o.domain.unwrap_or_else(|| fit(p, &pts, &boxes, bw));
     let area = plot_area(o);
+    let (dx, dy) = o
+        .domain
+        .unwrap_or_else(|| fit(p, &pts, &boxes, bw, banded.then_some(area.height)));
     let vp = Viewport::new(dx, dy, area).ok_or_else(|| ChartError::Nothing(device_suffix(p)))?;
 
     // Markers first (the labels keep clear of them); their links are drawn after the boxes.
@@ -67,6 +82,14 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         balance_lines(&mut lines, &mut pending, p, &in_use, bw, &vp);
     }
     launch_box_lines(&mut lines, &mut pending, p, &boxes, &vp);
+    if banded {
+        let top = area.bottom() - BAND;
+        lines.push(Line {
+            role: LineRole::ZeroBand,
+            points: vec![(area.x, top), (area.right(), top)],
+            dashed: true,
+        });
+    }
     lines.extend(links);
 
     let mut scene = Scene {
@@ -86,11 +109,16 @@ pub fn time_based_of(p: &Analysed, o: &ChartOptions) -> Result<Scene, ChartError
         label_candidates: pending,
         avoid: super::Obstacles::default(),
         markers,
-        legend: legend(!pts.is_empty(), !boxes.is_empty(), &in_use),
+        legend: legend(!pts.is_empty(), !boxes.is_empty(), banded, &in_use),
         notes: notes(p, &kernels, drawn.len(), bw.is_some()),
         kernels,
         side_panel: side_panel(o),
     };
+    if banded {
+        // The band holds no value of F: no tick in it.
+        let top = area.bottom() - BAND;
+        scene.y_axis.ticks.retain(|t| t.0 <= top + 0.5);
+    }
     super::place_ceiling_labels(&mut scene);
     Ok(scene)
 }
@@ -137,7 +165,7 @@ fn points(kernels: &[SceneKernel], bw: Option<f64>) -> Vec<Pt> {
             let b = a.complexity_bytes?;
             let f = a.complexity_flops?;
             let vertex = match (a.peak, bw) {
-                (Some(pk), Some(bw)) => {
+                (Some(pk), Some(bw)) if f > 0.0 => {
                     crate::analysis::time_based::time_vertex(a.time_s, f, b, pk, bw)
                 }
                 _ => None,
@@ -181,12 +209,23 @@ fn launch_boxes(
 
 /// The data ranges that fit every point, vertex and box corner; with no kernel point, the plane
 /// of kernels taking from a microsecond to a second on the ceilings.
-fn fit(p: &Analysed, pts: &[Pt], boxes: &[(u64, (f64, f64))], bw: Option<f64>) -> Domain {
+///
+/// With kernels in the F = 0 band (`band`: the plot area's height, pixels), F's range reaches
+/// lower, so that the band along the bottom holds no point with F above zero.
+fn fit(
+    p: &Analysed,
+    pts: &[Pt],
+    boxes: &[(u64, (f64, f64))],
+    bw: Option<f64>,
+    band: Option<f64>,
+) -> Domain {
     let mut xs: Vec<f64> = Vec::new();
     let mut ys: Vec<f64> = Vec::new();
     for pt in pts {
         xs.push(pt.b);
-        ys.push(pt.f);
+        if pt.f > 0.0 {
+            ys.push(pt.f);
+        }
         if let Some((vb, vf)) = pt.vertex {
             xs.push(vb);
             ys.push(vf);
@@ -203,7 +242,12 @@ fn fit(p: &Analysed, pts: &[Pt], boxes: &[(u64, (f64, f64))], bw: Option<f64>) -
         ys.extend([pk * 1e-6, pk]);
     }
     let dx = fit_log_domain(xs.iter().copied(), 0.5).unwrap_or((1e3, 1e12));
-    let dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
+    let mut dy = fit_log_domain(ys.iter().copied(), 0.5).unwrap_or((1e3, 1e15));
+    if let Some(h) = band.filter(|h| *h > 2.0 * BAND) {
+        // The decades the band takes: BAND of h pixels, below the points' range.
+        let decades = (dy.1 / dy.0).log10() * BAND / (h - BAND);
+        dy.0 /= 10f64.powf(decades);
+    }
     (dx, dy)
 }
 
@@ -240,9 +284,15 @@ fn markers_and_links(
 ) -> (Vec<Marker>, Vec<Line>) {
     let mut links = Vec::new();
     let mut markers = Vec::new();
+    let band_y = vp.area.bottom() - BAND / 2.0;
     for pt in pts {
         let share = kernels[pt.si].analysis.share_of_time;
-        let at = vp.project((pt.b, pt.f));
+        // F = 0 has no place on a log axis: the band along the bottom, at its B.
+        let at = if pt.f > 0.0 {
+            vp.project((pt.b, pt.f))
+        } else {
+            (vp.x.project(pt.b), band_y)
+        };
         markers.push(Marker {
             kernel: pt.si,
             kind: MarkerKind::Complexity,
@@ -387,7 +437,7 @@ fn launch_box_lines(
 
 /// The legend: the point and vertex (when there are points), the launch box (when drawn), each
 /// datapath's balance line.
-fn legend(points: bool, boxes: bool, in_use: &[Datapath]) -> Vec<LegendEntry> {
+fn legend(points: bool, boxes: bool, band: bool, in_use: &[Datapath]) -> Vec<LegendEntry> {
     let mut legend = Vec::new();
     if points {
         legend.push(LegendEntry {
@@ -405,6 +455,12 @@ fn legend(points: bool, boxes: bool, in_use: &[Datapath]) -> Vec<LegendEntry> {
             text: "launch-bound box: n × t_launch".into(),
         });
     }
+    if band {
+        legend.push(LegendEntry {
+            role: LegendRole::ZeroBand,
+            text: "F = 0 band: no arithmetic, at its B".into(),
+        });
+    }
     legend.extend(in_use.iter().map(|d| LegendEntry {
         role: LegendRole::Datapath(*d),
         text: format!("{} balance P/BW (HBM)", d.label()),
@@ -412,9 +468,37 @@ fn legend(points: bool, boxes: bool, in_use: &[Datapath]) -> Vec<LegendEntry> {
     legend
 }
 
+/// The share of kernel time the chart draws: at its (B, F), in the F = 0 band, and not at all
+/// (no F or B, or beyond the kernels plotted); `None` when it draws all of it at (B, F).
+fn time_drawn_note(kernels: &[SceneKernel]) -> Option<String> {
+    let (mut at, mut band) = (0.0, 0.0);
+    for k in kernels {
+        let a = &k.analysis;
+        if has_point(a) {
+            at += a.share_of_time;
+        } else if in_band(a) {
+            band += a.share_of_time;
+        }
+    }
+    let rest = (1.0 - at - band).max(0.0);
+    if band == 0.0 && rest < 5e-4 {
+        return None;
+    }
+    let pct = |v: f64| format!("{:.1}%", v * 100.0);
+    Some(format!(
+        "kernel time drawn: {} at (B, F), {} in the F = 0 band (no arithmetic); {} not drawn (no F or B, or not among the kernels plotted)",
+        pct(at),
+        pct(band),
+        pct(rest)
+    ))
+}
+
 /// The notes: what the charts share, a missing HBM ceiling, and the drawn kernels by region.
 fn notes(p: &Analysed, kernels: &[SceneKernel], drawn: usize, has_bw: bool) -> Vec<String> {
     let mut notes = common_notes(p, drawn);
+    if let Some(n) = time_drawn_note(kernels) {
+        notes.push(n);
+    }
     if !has_bw {
         notes.push("no HBM bandwidth ceiling: time vertices and balance lines need one".into());
     }
