@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::bundle::{Complexity, Kernel, KernelTime, LaunchStats};
+use crate::bundle::{Collective, Complexity, Kernel, KernelTime, LaunchStats};
 
 #[derive(Default)]
 struct Acc {
@@ -23,6 +23,8 @@ struct Acc {
     complexity_known: bool,
     /// The group is one already-aggregated entry, copied as it is.
     copied: bool,
+    /// A member had no collective, or another kind of it: the group has none.
+    collective_dropped: bool,
     /// The first member's statistics when it covers several launches: a group of that one member
     /// keeps them as they are (its median included), so that aggregating twice changes nothing.
     sole: Option<LaunchStats>,
@@ -141,9 +143,19 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
     if acc.members == 0 {
         agg.flops.clone_from(&k.flops);
         agg.bytes.clone_from(&k.bytes);
+        agg.collective.clone_from(&k.collective);
     } else {
         agg.flops.add(&k.flops);
         agg.bytes.add(&k.bytes);
+        if !acc.collective_dropped {
+            match (&mut agg.collective, &k.collective) {
+                (Some(a), Some(c)) if a.kind == c.kind => merge_collective(a, c),
+                _ => {
+                    agg.collective = None;
+                    acc.collective_dropped = true;
+                }
+            }
+        }
     }
     acc.members += 1;
     match (&mut agg.complexity, k.complexity) {
@@ -195,6 +207,30 @@ fn merge_into(agg: &mut Kernel, acc: &mut Acc, k: &Kernel) {
             _ => acc.stats_known = false,
         }
     }
+}
+
+/// Another launch's collective added to a group's: sizes and times summed (unknown where either
+/// is), what both record kept where they agree, the per-launch place and start dropped.
+pub(crate) fn merge_collective(a: &mut Collective, c: &Collective) {
+    let sum = |x: &mut Option<f64>, y: Option<f64>| {
+        *x = x.zip(y).map(|(x, y)| x + y);
+    };
+    sum(&mut a.bytes, c.bytes);
+    sum(&mut a.exposed_s, c.exposed_s);
+    sum(&mut a.overlapped_s, c.overlapped_s);
+    fn keep<T: PartialEq>(x: &mut Option<T>, y: &Option<T>) {
+        if x.is_some() && x != y {
+            *x = None;
+        }
+    }
+    keep(&mut a.recorded, &c.recorded);
+    keep(&mut a.dtype, &c.dtype);
+    keep(&mut a.group_size, &c.group_size);
+    keep(&mut a.group_size_from, &c.group_size_from);
+    keep(&mut a.process_group, &c.process_group);
+    keep(&mut a.scope, &c.scope);
+    a.sequence = None;
+    a.start_ns = None;
 }
 
 fn finish(agg: &mut Kernel, mut acc: Acc) {

@@ -141,6 +141,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
         every_call: BTreeSet<(Option<String>, u64)>,
         complexity: Option<Complexity>,
         complexity_known: bool,
+        collective_dropped: bool,
     }
     let mut groups: BTreeMap<(Option<String>, String), Acc> = BTreeMap::new();
     let mut order = Vec::new();
@@ -172,6 +173,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
                 every_call: BTreeSet::new(),
                 complexity: None,
                 complexity_known: true,
+                collective_dropped: false,
             }
         });
         if let Some(op) = &k.operator {
@@ -203,9 +205,21 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
         if e.launches == 0 {
             e.flops = flops.clone();
             e.bytes = k.bytes.clone();
+            e.collective.clone_from(&k.collective);
         } else {
             e.flops.add(flops);
             e.bytes.add(&k.bytes);
+            if !acc.collective_dropped {
+                match (&mut e.collective, &k.collective) {
+                    (Some(a), Some(c)) if a.kind == c.kind => {
+                        crate::analysis::aggregate::merge_collective(a, c);
+                    }
+                    _ => {
+                        e.collective = None;
+                        acc.collective_dropped = true;
+                    }
+                }
+            }
             if e.grid != k.grid {
                 e.grid = None;
             }

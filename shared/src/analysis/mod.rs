@@ -6,6 +6,8 @@
 //! - [`aggregate`], [`kernel`] and [`Analysed`]: launches grouped by name, per-kernel verdicts,
 //!   and one device's kernels analysed against its ceilings;
 //! - [`group`] and [`names`]: kernel lists read per operator or module, and short display names;
+//! - [`comm`]: collectives against the links they run on (bus bandwidth, exposed
+//!   communication, skew across ranks);
 //! - [`compare`]: two runs matched kernel by kernel;
 //! - [`report`]: the rows of `roofline info` (table, CSV, JSON);
 //! - [`dl`], [`theoretical`], [`plateau`], [`summary`] and [`stats`]: the maths the collector's
@@ -18,6 +20,7 @@
 pub mod aggregate;
 pub mod analysed;
 pub mod ceilings;
+pub mod comm;
 pub mod compare;
 pub mod dl;
 pub mod group;

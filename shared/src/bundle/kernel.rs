@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(doc)]
 use super::Device;
-use super::{Datapath, MemoryLevel};
+use super::{Collective, Datapath, MemoryLevel};
 
 /// A profiled or benchmarked kernel: one launch, or all launches of one name once aggregated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -53,6 +53,11 @@ pub struct Kernel {
     /// complexity; kept through aggregation only where every launch shares it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorCall>,
+    /// The collective an NCCL (or RCCL) kernel carried out (torch.profiler imports): its kind,
+    /// message size, group and where its ranks sit. Optional: absent for other kernels and in
+    /// bundles written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<Collective>,
 }
 
 impl Kernel {
@@ -76,6 +81,7 @@ impl Kernel {
             tags: BTreeMap::new(),
             nvtx_range: None,
             operator: None,
+            collective: None,
         }
     }
 

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(doc)]
 use super::Device;
 use super::{
-    ClockSource, Datapath, GemmChoice, Limit, MemoryLevel, Operands, Sustained, Telemetry,
-    TimingInfo,
+    ClockSource, Datapath, GemmChoice, Limit, LinkCeiling, MemoryLevel, Operands, Sustained,
+    Telemetry, TimingInfo,
 };
 
 /// The measured (or theoretical) characterization of one device.
@@ -44,6 +44,11 @@ pub struct Machine {
     /// bundles written before it existed (their ceilings' `method` says what they are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<MachineOrigin>,
+    /// The links the device's collectives run on (NVLink, PCIe, the network), byte/s in one
+    /// direction. Optional: absent in bundles written before it existed, and where no source
+    /// gives a figure (`roofline machine` does not measure links).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkCeiling>,
 }
 
 /// Where a machine's ceilings come from ([`Machine::origin`]).

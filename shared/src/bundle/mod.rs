@@ -7,8 +7,8 @@
 //!
 //! This file holds the document itself (its provenance, devices and skipped measurements);
 //! `hardware.rs` the memory levels and datapaths everything is keyed by, `machine.rs` the
-//! measured ceilings, `measurement.rs` how a ceiling was measured, and `kernel.rs` the profiled
-//! kernels. Every type is re-exported here: `roofline_model::bundle::Kernel` is the one path.
+//! measured ceilings, `measurement.rs` how a ceiling was measured, `kernel.rs` the profiled
+//! kernels and `collective.rs` what a collective's kernel carried and the links it runs on. Every type is re-exported here: `roofline_model::bundle::Kernel` is the one path.
 //!
 //! The floor's other modules: [`read`] (parsing and validation), [`stream`] and [`window`]
 //! (kernel by kernel), [`schema`], [`merge`], and [`options`] (an import's options, the one
@@ -16,6 +16,7 @@
 //!
 //! Architecture invariant: this floor uses nothing of the crate's analysis or chart floors.
 
+mod collective;
 mod hardware;
 mod kernel;
 mod machine;
@@ -28,6 +29,9 @@ pub mod schema;
 pub mod stream;
 pub mod window;
 
+pub use collective::{
+    Collective, CollectiveKind, GroupSizeSource, LinkCeiling, LinkKind, Scope,
+};
 pub use hardware::{Datapath, MemoryLevel};
 pub use kernel::{
     Bytes, Complexity, DataSource, Flops, Kernel, KernelTime, LaunchStats, OperatorCall,

@@ -244,6 +244,9 @@ impl Validator {
                 self.opt_positive(&|| format!("{q}.graph_s"), l.graph_s);
                 self.samples(&q, &l.samples);
             }
+            for (j, l) in m.links.iter().enumerate() {
+                self.positive(&|| format!("{p}.links[{j}].value"), l.value);
+            }
             for (j, s) in m.sweep.iter().enumerate() {
                 let q = format!("{p}.sweep[{j}]");
                 self.positive(&|| format!("{q}.working_set_bytes"), s.working_set_bytes);
@@ -327,6 +330,15 @@ impl Validator {
         if let Some(c) = k.operator.as_ref().and_then(|o| o.complexity.as_ref()) {
             self.non_negative(&|| format!("{p}.operator.complexity.flops"), c.flops);
             self.non_negative(&|| format!("{p}.operator.complexity.bytes"), c.bytes);
+        }
+        if let Some(c) = &k.collective {
+            let q = format!("{p}.collective");
+            self.opt_non_negative(&|| format!("{q}.bytes"), c.bytes);
+            self.opt_non_negative(&|| format!("{q}.exposed_s"), c.exposed_s);
+            self.opt_non_negative(&|| format!("{q}.overlapped_s"), c.overlapped_s);
+            if c.group_size == Some(0) {
+                self.push(format!("{q}.group_size"), Problem::Zero);
+            }
         }
     }
 }
