@@ -5,12 +5,12 @@
 //! absent: the charts then draw no such ceiling.
 
 use roofline_model::bundle::{
-    BandwidthCeiling, ClockSource, ComputeCeiling, FigureSource, Machine, MachineOrigin,
-    MemoryLevel, Method, OriginKind, SourceKind,
+    BandwidthCeiling, ClockSource, ComputeCeiling, FigureSource, LinkCeiling, LinkKind, Machine,
+    MachineOrigin, MemoryLevel, Method, OriginKind, SourceKind,
 };
 
 use crate::Catalogue;
-use crate::entry::{Figure, GpuEntry, Kind};
+use crate::entry::{Direction, Figure, GpuEntry, Kind, LinkScope, System};
 
 /// The citation of `f`: its source's title and where in it, the words printed, and for a
 /// derived figure its formula.
@@ -80,7 +80,113 @@ impl GpuEntry {
             c.source = Some(source);
             m.compute.push(c);
         }
+        m.links = self.link_ceilings(catalogue);
         m
+    }
+
+    /// The links a collective of this GPU runs on, byte/s in one direction (what a bus
+    /// bandwidth is compared with): its NVLink where the GPU reaches the node's other GPUs over
+    /// it (an SXM board; a bridge joins two or four cards, and whether one is fitted is not
+    /// recorded, so a bridge's figure is left out), and its PCIe link. A figure printed for both
+    /// directions together is halved (derived); one whose direction its source does not state
+    /// is left out.
+    pub fn link_ceilings(&self, catalogue: &Catalogue) -> Vec<LinkCeiling> {
+        let mut out = Vec::new();
+        let links = [
+            (LinkKind::Nvlink, self.links.nvlink.as_ref()),
+            (LinkKind::Pcie, self.links.pcie.as_ref()),
+        ];
+        for (kind, link) in links {
+            let Some(l) = link else { continue };
+            let bridge = l
+                .generation
+                .as_deref()
+                .is_some_and(|g| g.to_ascii_lowercase().contains("bridge"));
+            let (Some(f), Some(direction)) = (&l.bytes_per_s, l.direction) else {
+                continue;
+            };
+            if bridge || l.scope != LinkScope::Device {
+                continue;
+            }
+            let words = match (kind, &l.generation) {
+                (LinkKind::Pcie, Some(g)) => format!("PCIe {g}"),
+                (_, Some(g)) => g.clone(),
+                (_, None) => kind.label().to_string(),
+            };
+            if let Some(c) = one_direction(catalogue, f, direction, &words, &self.product) {
+                out.push(LinkCeiling { link: kind, ..c });
+            }
+        }
+        out
+    }
+}
+
+/// A link's figure as a ceiling in one direction: as printed when per direction, halved
+/// (derived) when printed for both together, none when the source does not say.
+fn one_direction(
+    catalogue: &Catalogue,
+    f: &Figure,
+    direction: Direction,
+    words: &str,
+    product: &str,
+) -> Option<LinkCeiling> {
+    let source = source_of(catalogue, f)?;
+    let (value, source) = match direction {
+        Direction::PerDirection => (f.value, source),
+        Direction::Bidirectional => (
+            f.value / 2.0,
+            FigureSource {
+                kind: SourceKind::Derived,
+                citation: format!(
+                    "{}; one direction: {} for both directions / 2",
+                    source.citation,
+                    roofline_model::analysis::si::format_si(f.value, "B/s")
+                ),
+            },
+        ),
+        Direction::Unstated => return None,
+    };
+    Some(LinkCeiling {
+        link: LinkKind::Nvlink,
+        value,
+        method: Method::Theoretical,
+        implementation: Some(format!("{product}: {words} ({})", source.kind.key())),
+        source: Some(source),
+    })
+}
+
+impl System {
+    /// The links of a GPU in this system, byte/s in one direction: its NVLink into the fabric
+    /// and its share of the compute network (the NIC's line rate, bit/s / 8, per direction).
+    pub fn link_ceilings(&self, catalogue: &Catalogue) -> Vec<LinkCeiling> {
+        let mut out = Vec::new();
+        if let Some(c) = one_direction(
+            catalogue,
+            &self.nvlink_bytes_per_s_per_gpu,
+            self.nvlink_direction,
+            &self.fabric,
+            &self.name,
+        ) {
+            out.push(c);
+        }
+        let f = &self.network_bits_per_s_per_gpu;
+        if let Some(source) = source_of(catalogue, f) {
+            out.push(LinkCeiling {
+                link: LinkKind::Network,
+                value: f.value / 8.0,
+                method: Method::Theoretical,
+                implementation: Some(format!("{}: {} (derived)", self.name, self.network)),
+                source: Some(FigureSource {
+                    kind: SourceKind::Derived,
+                    citation: format!(
+                        "{}; per GPU, one direction: {} / 8 bits per byte",
+                        source.citation,
+                        roofline_model::analysis::si::format_si(f.value, "bit/s")
+                    ),
+                }),
+            });
+        }
+        out
     }
 }
 
@@ -123,6 +229,36 @@ mod tests {
         ));
         b.machines.push(m);
         roofline_model::validate(&b).unwrap();
+    }
+
+    /// Links in one direction: the H100 SXM5's 900 GB/s NVLink and 128 GB/s PCIe Gen5 (both
+    /// directions together) halved; a bridged card gets no NVLink ceiling; a DGX's network is
+    /// its NIC's rate over 8 bits.
+    #[test]
+    fn links_are_one_direction() {
+        let c = Catalogue::get();
+        let h100 = c.by_id("nvidia-h100-sxm5").unwrap().link_ceilings(c);
+        let get = |ls: &[LinkCeiling], k: LinkKind| ls.iter().find(|l| l.link == k).map(|l| l.value);
+        assert_eq!(get(&h100, LinkKind::Nvlink), Some(450e9));
+        assert_eq!(get(&h100, LinkKind::Pcie), Some(64e9));
+        let nv = h100.iter().find(|l| l.link == LinkKind::Nvlink).unwrap();
+        assert_eq!(nv.source.as_ref().unwrap().kind, SourceKind::Derived);
+        assert!(
+            nv.source.as_ref().unwrap().citation.contains("900GB/s"),
+            "{:?}",
+            nv.source
+        );
+        let nvl = c.by_id("nvidia-h100-nvl").unwrap().link_ceilings(c);
+        assert_eq!(get(&nvl, LinkKind::Nvlink), None);
+        assert_eq!(get(&nvl, LinkKind::Pcie), Some(64e9));
+        let v100 = c.by_id("nvidia-v100-sxm2-32gb").unwrap().link_ceilings(c);
+        assert_eq!(get(&v100, LinkKind::Nvlink), Some(150e9));
+        let dgx = c.system("nvidia-dgx-a100").unwrap().link_ceilings(c);
+        assert_eq!(get(&dgx, LinkKind::Network), Some(25e9));
+        assert_eq!(get(&dgx, LinkKind::Nvlink), Some(300e9));
+        for s in c.systems() {
+            assert_eq!(s.link_ceilings(c).len(), 2, "{}", s.id);
+        }
     }
 
     /// Every entry's machine validates, and no ceiling is without its source.
