@@ -12,7 +12,9 @@
 //! The launch overhead is in no datasheet: from a trace it is estimated as the median host time
 //! of its kernel launch calls, labelled so ([`launch_overhead`]).
 
-use roofline_catalogue::{Catalogue, DeviceQuery, Field, GpuEntry, Match, NoMatchReason};
+use roofline_catalogue::{
+    Catalogue, DeviceQuery, Field, GpuEntry, Match, NoMatchReason, System,
+};
 use roofline_model::bundle::options::{ComputeCapability, Datasheet};
 use roofline_model::bundle::{
     Bundle, Device, FigureSource, LaunchOverhead, MemoryLevel, Method, Provenance, SourceKind,
@@ -117,6 +119,16 @@ pub enum DatasheetError {
         /// The entry's product.
         product: String,
     },
+    /// No system of the catalogue has that id or name.
+    #[error(
+        "--system {name}: no system of the GPU catalogue is called so (it has {known})"
+    )]
+    UnknownSystem {
+        /// The name given.
+        name: String,
+        /// The systems it has.
+        known: String,
+    },
     /// The entry contradicts the device the input names.
     #[error(
         "datasheet:{name} is the {product} ({entry}), but the kernels ran on {input}: its ceilings would bound them wrongly; name that GPU's entry, or measure it (`roofline machine`) and pass --machine"
@@ -175,6 +187,118 @@ pub fn named<'c>(catalogue: &'c Catalogue, name: &str) -> Result<&'c GpuEntry, D
         name: name.to_string(),
         close,
     })
+}
+
+/// The system `name` names: its id or name (compared without case, spaces or hyphens, a
+/// leading `NVIDIA` left out), or a part of exactly one system's.
+///
+/// # Errors
+/// [`DatasheetError::UnknownSystem`], listing the systems.
+pub fn named_system<'c>(catalogue: &'c Catalogue, name: &str) -> Result<&'c System, DatasheetError> {
+    let k = key(name);
+    let holding: Vec<&System> = catalogue
+        .systems()
+        .iter()
+        .filter(|s| !k.is_empty() && (key(&s.id).contains(&k) || key(&s.name).contains(&k)))
+        .collect();
+    if let Some(s) = catalogue
+        .systems()
+        .iter()
+        .find(|s| key(&s.id) == k || key(&s.name) == k)
+    {
+        return Ok(s);
+    }
+    match holding.as_slice() {
+        [only] => Ok(only),
+        _ => Err(DatasheetError::UnknownSystem {
+            name: name.to_string(),
+            known: catalogue
+                .systems()
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// The link ceilings of each device an input names: the `system`'s (its NVLink and network per
+/// GPU) where one is given, else the catalogue entry the device matches (its NVLink and PCIe);
+/// with the notes that say which, or why a device has none. Added to each device's machine in
+/// `machine` that has no links, and a machine of links only made for a device without one.
+pub fn with_links(
+    machine: Option<Machine>,
+    seen: &[Seen],
+    system: Option<&System>,
+) -> (Option<Machine>, Vec<String>) {
+    let catalogue = Catalogue::get();
+    let mut notes = Vec::new();
+    let mut bundle = match machine {
+        Some(m) => m,
+        None => {
+            let mut b = Bundle::new(Provenance::default());
+            b.devices = seen.iter().map(|s| s.device.clone()).collect();
+            Machine {
+                name: "the GPU catalogue".into(),
+                bundle: b,
+                allow_mismatch: false,
+            }
+        }
+    };
+    for s in seen {
+        let id = &s.device.id;
+        let (links, whose) = match system {
+            Some(sys) => (sys.link_ceilings(catalogue), sys.name.clone()),
+            None => match catalogue.match_device(&s.query) {
+                Match::Exact { candidate, .. } => (
+                    candidate.entry.link_ceilings(catalogue),
+                    candidate.entry.product.clone(),
+                ),
+                Match::Equivalent { candidates, .. } => (
+                    candidates[0].entry.link_ceilings(catalogue),
+                    candidates[0].entry.product.clone(),
+                ),
+                _ => (Vec::new(), String::new()),
+            },
+        };
+        if links.is_empty() {
+            continue;
+        }
+        let words = links
+            .iter()
+            .map(|l| format!("{} {}", l.link.label(), roofline_model::analysis::si::format_si(l.value, "B/s")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let only = seen.len() == 1 && bundle.bundle.machines.len() == 1;
+        let target = match bundle
+            .bundle
+            .machines
+            .iter_mut()
+            .position(|m| m.device == *id || only)
+        {
+            Some(i) => &mut bundle.bundle.machines[i],
+            None if bundle.bundle.devices.iter().any(|d| d.id == *id) => {
+                bundle.bundle.machines.push(roofline_model::bundle::Machine {
+                    device: id.clone(),
+                    ..Default::default()
+                });
+                bundle.bundle.machines.last_mut().expect("just pushed")
+            }
+            None => continue,
+        };
+        if !target.links.is_empty() {
+            continue;
+        }
+        target.links = links;
+        notes.push(format!(
+            "links of device {id}: the {whose}'s ({words}, one direction{}), from the GPU catalogue, not measured (`roofline machine` does not measure links)",
+            if system.is_some() { ", as --system names it" } else { "" }
+        ));
+    }
+    if bundle.bundle.machines.is_empty() {
+        return (None, notes);
+    }
+    (Some(bundle), notes)
 }
 
 /// A device in words: its name, compute capability, SMs and memory, as far as recorded.

@@ -14,7 +14,7 @@
 
 use std::io::{self, BufRead};
 
-use roofline_model::bundle::options::ImportOptions;
+use roofline_model::bundle::options::{Datasheet, ImportOptions};
 use roofline_model::bundle::{Bundle, Kernel, Provenance};
 
 use crate::assemble::{AssembleError, Machine};
@@ -24,6 +24,7 @@ use crate::ncu::{Arch, NcuError};
 use crate::pipeline::{
     self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, TraceStream, TraceStreamError,
 };
+use crate::trace::comm::CommOptions;
 use crate::trace::{self, TraceError, import::ImportError};
 
 /// One input as the import reads it: a file, a dropped `Blob`, a URL's body.
@@ -460,16 +461,29 @@ where
     ) {
         return Err(Failure::Refused(Refusal::Option(refusal)));
     }
+    let system = options
+        .system
+        .as_deref()
+        .map(|n| datasheet::named_system(roofline_catalogue::Catalogue::get(), n))
+        .transpose()
+        .map_err(|e| Failure::Refused(Refusal::Option(e.to_string())))?;
     // Counters are read for the architecture given, else the machine's.
     let opts = trace::ImportOptions {
         convention: options.convention.unwrap_or_default(),
         arch: arch_of(options).or_else(|| machine.as_ref().and_then(Machine::arch)),
+        comm: CommOptions {
+            group_size: options.group_size,
+            gpus_per_node: options
+                .gpus_per_node
+                .or_else(|| system.map(|s| s.gpus_per_node)),
+            gpus_per_node_from_system: options.gpus_per_node.is_none() && system.is_some(),
+        },
     };
+    let seen = datasheet::of_trace(&t, &trace::launch_devices(&t));
     // Without a measured machine, the datasheet of the GPU the trace names.
-    let (machine, sheet_notes) = match machine {
+    let (machine, mut sheet_notes) = match machine {
         Some(m) => (Some(m), Vec::new()),
         None => {
-            let seen = datasheet::of_trace(&t, &trace::launch_devices(&t));
             let launch = datasheet::launch_overhead(&t);
             let (m, mut notes) =
                 datasheet::machine(&seen, &options.datasheet, launch.as_ref().ok())
@@ -480,6 +494,13 @@ where
             (m, notes)
         }
     };
+    // The links the collectives run on: the system's, else the catalogue's for each GPU.
+    let (machine, link_notes) = if options.datasheet == Datasheet::Off && system.is_none() {
+        (machine, Vec::new())
+    } else {
+        datasheet::with_links(machine, &seen, system)
+    };
+    sheet_notes.extend(link_notes);
     let stream = TraceStream::with_notes(
         &t,
         machine,

@@ -16,6 +16,51 @@ pub(super) struct Distributed {
     pub(super) rank: Option<serde_json::Value>,
     #[serde(default)]
     pub(super) world_size: Option<u64>,
+    #[serde(default)]
+    pub(super) pg_count: Option<u64>,
+    #[serde(default)]
+    pub(super) pg_config: Option<serde_json::Value>,
+}
+
+/// The process groups of `distributedInfo.pg_config` (a list of `{pg_name, pg_size, ranks}`);
+/// anything else gives none.
+pub(super) fn process_groups(v: Option<&serde_json::Value>) -> Vec<super::model::ProcessGroup> {
+    let Some(serde_json::Value::Array(list)) = v else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|g| {
+            let name = match g.get("pg_name")? {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Some(super::model::ProcessGroup {
+                name,
+                size: g
+                    .get("pg_size")
+                    .and_then(serde_json::Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok()),
+                ranks: g
+                    .get("ranks")
+                    .and_then(serde_json::Value::as_array)
+                    .map(|r| r.iter().filter_map(serde_json::Value::as_u64).collect())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// The ranks of a `Process Group Ranks` text (`"[0, 1]"`) or list: its numbers; `None` when it
+/// holds something else.
+pub(super) fn ranks_of(text: &str) -> Option<Vec<u64>> {
+    let inner = text.trim().trim_matches('"').trim();
+    let inner = inner.strip_prefix('[')?.strip_suffix(']')?;
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_matches('"').parse().ok())
+        .collect()
 }
 
 /// The name prefix of an `nn.Module` frame (`with_modules=True`).
@@ -405,6 +450,8 @@ pub(super) struct RawArgs {
     pub(super) sequence: Option<i64>,
     pub(super) forward_thread: Option<i64>,
     pub(super) metrics: Vec<(String, f64)>,
+    /// What the event records of a collective.
+    pub(super) comm: super::model::CommArgs,
     /// Counter-like values (names with `__`) that are not numbers, with what they are
     /// (`"12"`, `an array`): a profiler range refuses them.
     pub(super) not_numbers: Vec<(String, String)>,
@@ -494,6 +541,13 @@ pub(super) enum ArgKey {
     Dims,
     Types,
     Concrete,
+    CollectiveName,
+    InNelems,
+    OutNelems,
+    GroupSize,
+    CommDtype,
+    GroupName,
+    GroupRanks,
     Metric(String),
     Other,
 }
@@ -527,6 +581,13 @@ impl<'de> Deserialize<'de> for ArgKey {
                     b"Input Dims" | b"Input dims" => ArgKey::Dims,
                     b"Input type" => ArgKey::Types,
                     b"Concrete Inputs" => ArgKey::Concrete,
+                    b"Collective name" => ArgKey::CollectiveName,
+                    b"In msg nelems" => ArgKey::InNelems,
+                    b"Out msg nelems" => ArgKey::OutNelems,
+                    b"Group size" => ArgKey::GroupSize,
+                    b"dtype" => ArgKey::CommDtype,
+                    b"Process Group Name" => ArgKey::GroupName,
+                    b"Process Group Ranks" => ArgKey::GroupRanks,
                     m => match std::str::from_utf8(m) {
                         Ok(m) if m.contains("__") => ArgKey::Metric(m.to_string()),
                         _ => ArgKey::Other,
@@ -540,7 +601,7 @@ impl<'de> Deserialize<'de> for ArgKey {
 
 impl ArgKey {
     /// A bit of its own and its name, for the keys read once (metrics aside).
-    fn bit(&self) -> Option<(u16, &'static str)> {
+    fn bit(&self) -> Option<(u32, &'static str)> {
         Some(match self {
             ArgKey::ExternalId => (1, "External id"),
             ArgKey::Correlation => (1 << 1, "correlation"),
@@ -556,6 +617,13 @@ impl ArgKey {
             ArgKey::Dims => (1 << 11, "Input Dims"),
             ArgKey::Types => (1 << 12, "Input type"),
             ArgKey::Concrete => (1 << 13, "Concrete Inputs"),
+            ArgKey::CollectiveName => (1 << 14, "Collective name"),
+            ArgKey::InNelems => (1 << 15, "In msg nelems"),
+            ArgKey::OutNelems => (1 << 16, "Out msg nelems"),
+            ArgKey::GroupSize => (1 << 17, "Group size"),
+            ArgKey::CommDtype => (1 << 18, "dtype"),
+            ArgKey::GroupName => (1 << 19, "Process Group Name"),
+            ArgKey::GroupRanks => (1 << 20, "Process Group Ranks"),
             ArgKey::Metric(_) | ArgKey::Other => return None,
         })
     }
@@ -651,6 +719,48 @@ impl<'de> Deserialize<'de> for MaybeNum {
     }
 }
 
+/// A string, or a number's text; nothing for any other value (skipped).
+pub(super) struct MaybeText(Option<String>);
+
+impl<'de> Deserialize<'de> for MaybeText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeText, E> {
+                Ok(MaybeText(Some(v.to_string())))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeText, E> {
+                Ok(MaybeText(Some(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeText, E> {
+                Ok(MaybeText(Some(v.to_string())))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeText, E> {
+                Ok(MaybeText(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeText, E> {
+                Ok(MaybeText(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeText, E> {
+                Ok(MaybeText(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<MaybeText, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeText(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<MaybeText, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeText(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 pub(super) fn int(v: MaybeNum) -> Option<i64> {
     v.0.filter(|x| x.fract() == 0.0).map(|x| x as i64)
 }
@@ -730,7 +840,7 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<RawArgs>, A::Error> {
                 let text = self.0;
                 let mut a = RawArgs::default();
-                let mut seen = 0u16;
+                let mut seen = 0u32;
                 while let Some(k) = m.next_key::<ArgKey>()? {
                     if let Some((bit, name)) = k.bit() {
                         if seen & bit != 0 {
@@ -761,6 +871,26 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                         ArgKey::Concrete => {
                             text.concrete.clear();
                             m.next_value_seed(Compact(&mut text.concrete))?;
+                        }
+                        ArgKey::CollectiveName => {
+                            a.comm.collective = m.next_value::<MaybeText>()?.0;
+                        }
+                        ArgKey::InNelems => a.comm.in_nelems = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::OutNelems => a.comm.out_nelems = m.next_value::<MaybeNum>()?.0,
+                        ArgKey::GroupSize => {
+                            a.comm.group_size = int(m.next_value()?)
+                                .and_then(|n| u32::try_from(n).ok());
+                        }
+                        ArgKey::CommDtype => a.comm.dtype = m.next_value::<MaybeText>()?.0,
+                        ArgKey::GroupName => {
+                            a.comm.process_group = m.next_value::<MaybeText>()?.0;
+                        }
+                        ArgKey::GroupRanks => {
+                            let mut t = String::new();
+                            m.next_value_seed(Compact(&mut t))?;
+                            // A list of numbers, or its text (`"[0, 1]"`, as PyTorch writes it).
+                            let text = serde_json::from_str::<String>(&t).unwrap_or(t);
+                            a.comm.ranks = ranks_of(&text);
                         }
                         ArgKey::Metric(name) => {
                             if a.metrics.iter().any(|(n, _)| *n == name)

@@ -34,6 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, Derived, Dtype, ListElem, NoCost, OpCost};
 use crate::trace::calls;
+use crate::trace::comm::{CommOptions, Collectives};
 use crate::trace::cost::call_cost;
 use crate::trace::derive;
 use crate::trace::elems::Elems;
@@ -52,6 +53,8 @@ pub struct ImportOptions {
     pub convention: Convention,
     /// The architecture, when `deviceProperties` does not say.
     pub arch: Option<Arch>,
+    /// What the job's collectives need beyond the trace (group size, GPUs per node).
+    pub comm: CommOptions,
 }
 
 /// Why a trace gave no kernels.
@@ -390,6 +393,12 @@ fn import_impl(
     let from_ranges = links.from_ranges;
     let steps = Steps::of(trace);
     let parents = derive::parents(trace);
+    let collectives = if from_ranges {
+        Collectives::default()
+    } else {
+        Collectives::of(trace, &links, &parents, &opts.comm)
+    };
+    notes.extend(collectives.notes.iter().cloned());
     let derived = derive::derive(trace, &parents);
     let costs = OpCosts::of(
         trace,
@@ -459,6 +468,9 @@ fn import_impl(
         if let Some(o) = links.launch_op[i] {
             stats.linked += 1;
             inductor |= costs.link(trace, o, &mut k, &mut stats);
+        }
+        if let Some(c) = collectives.by_kernel.get(&i) {
+            k.collective = Some(c.clone());
         }
         if !each(k) {
             return Err(ImportError::Stopped);
@@ -1145,9 +1157,25 @@ mod tests {
             "{summary}"
         );
         assert!(
-            summary.contains("not by this GPU's roofline (kernel launches): record_param_comms ×1"),
+            summary.contains("placed against those links (see the collectives' note) (kernel launches): record_param_comms ×1"),
             "{summary}"
         );
+        // The NCCL kernel carries its collective: an all-reduce of 2,049,000 floats, its group
+        // unknown (no Group size, no distributedInfo).
+        let c = imp.kernels[0].collective.as_ref().unwrap();
+        assert_eq!(c.kind, roofline_model::bundle::CollectiveKind::AllReduce);
+        assert_eq!(c.recorded.as_deref(), Some("allreduce"));
+        assert_eq!(c.bytes, Some(2_049_000.0 * 4.0));
+        assert_eq!((c.group_size, c.scope, c.sequence), (None, None, Some(0)));
+        // Nothing else ran on the device: all of it is exposed.
+        assert_eq!(c.exposed_s, Some(imp.kernels[0].time.total_s));
+        assert!(
+            imp.notes.iter().any(|n| n.starts_with("collectives: 1 NCCL kernel launches")
+                && n.contains("without a group size")),
+            "{:?}",
+            imp.notes
+        );
+        assert!(imp.kernels[1].collective.is_none());
     }
 
     /// SYNTHETIC, shaped as PyTorch 2.5 records a `torch.compile`d function (HTA's public

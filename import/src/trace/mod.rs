@@ -12,6 +12,7 @@
 //! is opened here, and the text is never held whole.
 
 pub mod calls;
+pub mod comm;
 mod cost;
 pub mod derive;
 mod elems;

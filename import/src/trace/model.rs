@@ -124,6 +124,45 @@ pub struct ProfilerRange {
     pub metrics: Vec<(u32, f64)>,
 }
 
+/// What one event records of a collective: the arguments PyTorch 2.3 and later write on an NCCL
+/// kernel and on its `record_param_comms` operator (`Collective name`, `In msg nelems`,
+/// `Out msg nelems`, `Group size`, `dtype`, `Process Group Name`, `Process Group Ranks`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommArgs {
+    /// `Collective name` (`allreduce`, `_allgather_base`, `wait`).
+    pub collective: Option<String>,
+    /// `In msg nelems`.
+    pub in_nelems: Option<f64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<f64>,
+    /// `Group size`.
+    pub group_size: Option<u32>,
+    /// `dtype`, a c10 scalar type's name (`Float`, `BFloat16`).
+    pub dtype: Option<String>,
+    /// `Process Group Name`.
+    pub process_group: Option<String>,
+    /// `Process Group Ranks`, read from its text (`"[0, 1]"`) or list.
+    pub ranks: Option<Vec<u64>>,
+}
+
+impl CommArgs {
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        *self == CommArgs::default()
+    }
+}
+
+/// One process group of `distributedInfo.pg_config`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcessGroup {
+    /// `pg_name`.
+    pub name: String,
+    /// `pg_size`.
+    pub size: Option<u32>,
+    /// `ranks`.
+    pub ranks: Vec<u64>,
+}
+
 /// A device from `deviceProperties`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -171,6 +210,20 @@ pub struct Trace {
     pub rank: Option<String>,
     /// `distributedInfo.world_size`.
     pub world_size: Option<u64>,
+    /// `distributedInfo.pg_config`: the process groups the trace lists.
+    pub process_groups: Vec<ProcessGroup>,
+    /// `distributedInfo.pg_count`: how many process groups there were (more than listed, at
+    /// times).
+    pub pg_count: Option<u64>,
+    /// What kernels record of their collective (PyTorch 2.3 and later), by index into
+    /// [`Self::kernels`].
+    pub kernel_comm: BTreeMap<usize, CommArgs>,
+    /// What operators record of their collective (`record_param_comms`), by index into
+    /// [`Self::ops`].
+    pub op_comm: BTreeMap<usize, CommArgs>,
+    /// The recorded input of `nccl:*` annotations (their message, on PyTorch 2.0 and later), by
+    /// index into [`Self::annotations`]: an index into [`Self::inputs`].
+    pub annotation_inputs: BTreeMap<usize, u32>,
     /// `kernel` events, in file order.
     pub kernels: Vec<GpuEvent>,
     /// `gpu_memcpy` events.

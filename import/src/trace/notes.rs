@@ -239,7 +239,7 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
     }
     if !stats.communication.is_empty() {
         parts.push(format!(
-            "communication operators, whose NCCL kernels move data between GPUs and are bound by the links, not by this GPU's roofline (kernel launches): {}",
+            "communication operators, whose NCCL kernels move data between GPUs: bound by the links, not by this GPU's roofline, they are placed against those links (see the collectives' note) (kernel launches): {}",
             join_counts(&stats.communication)
         ));
     }

@@ -22,7 +22,7 @@ use serde::de::{DeserializeSeed, IgnoredAny};
 use super::error::TraceError;
 use super::event::{
     Distributed, EventName, EventSeed, Id, MODULE_PREFIX, Micros, RawEvent, Word, category,
-    op_inputs,
+    op_inputs, process_groups,
 };
 use super::event::{EventSink, InputsText, Kind};
 use super::model::{
@@ -207,7 +207,8 @@ impl Builder {
             }
         };
         let end = ts + (dur_us * 1000.0).round() as i64;
-        let args = ev.args.unwrap_or_default();
+        let mut args = ev.args.unwrap_or_default();
+        let comm = std::mem::take(&mut args.comm);
         let name = match ev.name {
             EventName::Id(id) => id,
             _ => self.intern(""),
@@ -226,7 +227,14 @@ impl Builder {
                     bytes: args.bytes,
                 };
                 match kind {
-                    Kind::Kernel => self.trace.kernels.push(g),
+                    Kind::Kernel => {
+                        if !comm.is_empty() {
+                            self.trace
+                                .kernel_comm
+                                .insert(self.trace.kernels.len(), comm);
+                        }
+                        self.trace.kernels.push(g);
+                    }
                     Kind::Memcpy => self.trace.memcpys.push(g),
                     _ => self.trace.memsets.push(g),
                 }
@@ -255,6 +263,9 @@ impl Builder {
                         .estimates
                         .insert(op, InductorEstimate { flops, bytes });
                 }
+                if !comm.is_empty() {
+                    self.trace.op_comm.insert(self.trace.ops.len(), comm);
+                }
                 self.trace.ops.push(CpuOp {
                     name,
                     thread,
@@ -275,6 +286,14 @@ impl Builder {
                     end,
                 };
                 if kind == Kind::Annotation {
+                    // A collective's annotation records its message as its input.
+                    if self.trace.name(name).starts_with("nccl:")
+                        && let Some(i) = self.recorded_inputs()
+                    {
+                        self.trace
+                            .annotation_inputs
+                            .insert(self.trace.annotations.len(), i);
+                    }
                     self.trace.annotations.push(span);
                 } else {
                     self.trace.modules.push(span);
@@ -397,6 +416,8 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
                         other => other.to_string(),
                     });
                     b.trace.world_size = d.world_size;
+                    b.trace.pg_count = d.pg_count;
+                    b.trace.process_groups = process_groups(d.pg_config.as_ref());
                 }
                 _ => input.read_slice(len, |d| IgnoredAny::deserialize(d).map(|_| ()))?,
             }

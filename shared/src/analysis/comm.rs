@@ -416,7 +416,7 @@ pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<Str
                 kind: first.collective.kind,
                 ranks: by_rank.len(),
                 bytes: earliest.collective.bytes,
-                skew_s: (start(latest) - start(earliest)) as f64 * 1e-9,
+                skew_s: (start(latest) - start(earliest)) as f64 / 1e9,
                 straggler: last_rank.clone(),
                 first: first_rank.clone(),
                 longest_s: by_rank.values().map(|r| r.time_s).fold(0.0, f64::max),

@@ -2,7 +2,8 @@
 //! parameters and "Import options" form, and the import worker all read and write
 //! [`ImportOptions`] as `roofline import`'s flag words (`--arch 9.0 --convention 2020
 //! --allow-partial`), through its [`FromStr`] and [`Display`]; [`Convention`] and
-//! [`ComputeCapability`] are its typed values, each with the one parser of its words.
+//! [`ComputeCapability`] are its typed values, each with the one parser of its words; the
+//! collectives' options (`--group-size`, `--gpus-per-node`, `--system`) are read here too.
 
 use std::fmt;
 use std::str::FromStr;
@@ -126,6 +127,15 @@ pub struct ImportOptions {
     /// `--ceilings datasheet:NAME` or `--no-datasheet`: the datasheet ceilings of an import
     /// without `--machine`.
     pub datasheet: Datasheet,
+    /// `--group-size N`: the ranks of a collective whose own arguments do not record its group
+    /// (before `distributedInfo`'s world size, which knows the default group only).
+    pub group_size: Option<u32>,
+    /// `--gpus-per-node N`: what tells a group within one node from one across nodes (before
+    /// the `--system`'s and the trace's device list).
+    pub gpus_per_node: Option<u32>,
+    /// `--system NAME`: the multi-GPU node of the GPU catalogue the job ran on (a DGX), whose
+    /// NVLink and network per GPU bound its collectives and whose GPUs per node place its ranks.
+    pub system: Option<String>,
 }
 
 impl ImportOptions {
@@ -152,7 +162,29 @@ impl ImportOptions {
             Datasheet::Named(n) => out.extend(["--ceilings".to_string(), format!("datasheet:{n}")]),
             Datasheet::Off => out.push("--no-datasheet".into()),
         }
+        if let Some(n) = self.group_size {
+            out.extend(["--group-size".to_string(), n.to_string()]);
+        }
+        if let Some(n) = self.gpus_per_node {
+            out.extend(["--gpus-per-node".to_string(), n.to_string()]);
+        }
+        if let Some(s) = &self.system {
+            out.extend(["--system".to_string(), s.clone()]);
+        }
         out
+    }
+
+    /// A count option's value (`--group-size`, `--gpus-per-node`): a whole number from 1.
+    ///
+    /// # Errors
+    /// Anything else, in words after the option's name.
+    pub fn count_value(option: &str, value: &str) -> Result<u32, String> {
+        value
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("{option} {value:?}: expected a whole number from 1"))
     }
 
     /// `--ceilings`'s value read: `datasheet:NAME` names a catalogue entry.
@@ -195,6 +227,9 @@ impl ImportOptions {
                 "--counters" => o.counters = Some(value()?.to_string()),
                 "--ceilings" => o.datasheet = Self::ceilings_value(value()?)?,
                 "--no-datasheet" => o.datasheet = Datasheet::Off,
+                "--group-size" => o.group_size = Some(Self::count_value(w, value()?)?),
+                "--gpus-per-node" => o.gpus_per_node = Some(Self::count_value(w, value()?)?),
+                "--system" => o.system = Some(value()?.to_string()),
                 other => return Err(format!("{other:?} is not an option of roofline import")),
             }
         }
@@ -232,11 +267,14 @@ mod tests {
             allow_machine_mismatch: true,
             counters: None,
             datasheet: Datasheet::Matched,
+            group_size: Some(8),
+            gpus_per_node: Some(4),
+            system: Some("dgx-h100".into()),
         };
         let text = o.to_string();
         assert_eq!(
             text,
-            "--arch 9.0 --convention 2020 --allow-partial --allow-machine-mismatch"
+            "--arch 9.0 --convention 2020 --allow-partial --allow-machine-mismatch --group-size 8 --gpus-per-node 4 --system dgx-h100"
         );
         assert_eq!(text.parse::<ImportOptions>(), Ok(o));
         assert_eq!("".parse::<ImportOptions>(), Ok(ImportOptions::default()));
@@ -285,5 +323,9 @@ mod tests {
             Ok(ComputeCapability { major: 8, minor: 6 })
         );
         assert_eq!(" 2020 ".parse::<Convention>(), Ok(Convention::Study2020));
+        assert_eq!(
+            "--group-size 0".parse::<ImportOptions>().unwrap_err(),
+            "--group-size \"0\": expected a whole number from 1"
+        );
     }
 }
