@@ -84,6 +84,8 @@ pub struct ImportRequest<'a> {
     pub counters: Option<&'a Path>,
     /// The ncu executable, for reports.
     pub ncu: Option<&'a Path>,
+    /// With `-o DIR/`: each trace's bundle, in the order of `files`.
+    pub per_trace: &'a [PathBuf],
 }
 
 /// A file given to `roofline import`, read for the import driver.
@@ -195,6 +197,25 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         .machine
         .map(|m| machine_bundle(m, options.allow_machine_mismatch))
         .transpose()?;
+    if req.files.len() > 1 || !req.per_trace.is_empty() {
+        let mut inputs: Vec<FileInput<'_>> =
+            req.files.iter().map(|f| FileInput::new(f, req.ncu)).collect();
+        let traces = driver::all_traces(&mut inputs).map_err(|e| Error::Driver(Box::new(e)))?;
+        if traces {
+            if req.counters.is_some() {
+                return Err(Error::Usage(
+                    "--counters joins a range-profiler trace with one torch.profiler trace: import that rank alone".into(),
+                ));
+            }
+            return import_ranks(req, machine);
+        }
+        if !req.per_trace.is_empty() {
+            return Err(Error::Usage(format!(
+                "-o {}: a directory takes one bundle per torch.profiler trace, and not every file given is one",
+                req.output.display()
+            )));
+        }
+    }
     let counters = req.counters.map(|c| FileInput::new(c, req.ncu));
     let request = Request {
         inputs: req
@@ -215,6 +236,141 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
     let done =
         driver::run(request, &mut sink, &mut |_, _| ()).map_err(|e| Error::Driver(Box::new(e)))?;
     report_written(req.output, &done.shell, done.launches, done.entries);
+    Ok(())
+}
+
+/// Workers importing traces at once: each holds one trace's events, so this bounds the memory.
+const RANK_WORKERS: usize = 4;
+
+/// Several torch.profiler traces, one per rank of a run: each imported alone
+/// ([`driver::run`], as one trace is) by a small pool of threads, into its own bundle (`-o
+/// DIR/`), or into a private directory beside the output, from which the bundles are joined
+/// into one with a device per rank ([`roofline_import::ranks::RankJoin`]), kernel by kernel. A
+/// progress line counts the traces on a terminal.
+fn import_ranks(req: &ImportRequest<'_>, machine: Option<Machine>) -> Result<(), Error> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let n = req.files.len();
+    let scratch = if req.per_trace.is_empty() {
+        Some(crate::io::temp_dir_beside(req.output)?)
+    } else {
+        crate::io::create_dir(req.output)?;
+        None
+    };
+    let targets: Vec<PathBuf> = match &scratch {
+        Some(dir) => (0..n)
+            .map(|i| dir.path().join(format!("part-{i}.json")))
+            .collect(),
+        None => req.per_trace.to_vec(),
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(RANK_WORKERS)
+        .min(n)
+        .max(1);
+    let bar = crate::progress::bar(n as u64, "importing traces");
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let done: Mutex<Vec<Option<Result<driver::Outcome, Error>>>> =
+        Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let request = Request {
+                        inputs: vec![FileInput::new(&req.files[i], req.ncu)],
+                        counters: None,
+                        machine: machine.clone(),
+                        provenance: crate::provenance::current(),
+                        options: req.options.clone(),
+                        counters_option: true,
+                    };
+                    let mut sink = FileSink {
+                        output: &targets[i],
+                        out: None,
+                    };
+                    let r = driver::run(request, &mut sink, &mut |_, _| ())
+                        .map_err(|e| Error::Driver(Box::new(e)));
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if let Ok(mut d) = done.lock() {
+                        d[i] = Some(r);
+                    }
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let done = done
+        .into_inner()
+        .map_err(|_| Error::Usage("an import thread failed".into()))?;
+    let mut outcomes = Vec::with_capacity(n);
+    for (i, r) in done.into_iter().enumerate() {
+        match r {
+            Some(r) => outcomes.push(r?),
+            None => {
+                return Err(Error::Usage(format!(
+                    "{} was not imported (an earlier trace failed)",
+                    req.files[i].display()
+                )));
+            }
+        }
+    }
+    if scratch.is_none() {
+        // One bundle per trace: said each, the notes they share once.
+        let mut said: Vec<&String> = Vec::new();
+        for (o, t) in outcomes.iter().zip(&targets) {
+            message(&format!(
+                "wrote {} (rank {}: {} launch{}, {} kernel entr{})",
+                describe(t),
+                o.rank.as_deref().unwrap_or("unknown"),
+                o.launches,
+                if o.launches == 1 { "" } else { "es" },
+                o.entries,
+                if o.entries == 1 { "y" } else { "ies" },
+            ));
+        }
+        for o in &outcomes {
+            for note in &o.shell.notes {
+                if !said.contains(&note) {
+                    said.push(note);
+                }
+            }
+        }
+        for note in said {
+            message(&format!("note: {note}"));
+        }
+        return Ok(());
+    }
+    let parts: Vec<roofline_import::ranks::RankPart> = outcomes
+        .iter()
+        .zip(req.files)
+        .map(|(o, f)| roofline_import::ranks::RankPart {
+            name: f.display().to_string(),
+            rank: o.rank.clone(),
+            shell: o.shell.clone(),
+        })
+        .collect();
+    let join = roofline_import::ranks::RankJoin::new(&parts, crate::provenance::current())
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let mut out = crate::io::BundleOut::create(req.output, join.shell())?;
+    for &i in join.order() {
+        crate::io::stream_kernels(&targets[i], &mut |mut k| {
+            join.kernel(i, &mut k);
+            out.kernel(&k)
+        })?;
+    }
+    out.finish(join.shell())?;
+    let launches = outcomes.iter().map(|o| o.launches).sum();
+    let entries = outcomes.iter().map(|o| o.entries).sum();
+    report_written(req.output, join.shell(), launches, entries);
     Ok(())
 }
 

@@ -347,14 +347,30 @@ pub struct ProfileArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// Nsight Compute CSV files (raw or details page; several one-metric files of one run are
-    /// joined), `.ncu-rep` reports (converted with ncu), or one torch.profiler trace (`.json` or
-    /// `.json.gz`, recognised by its content).
+    /// joined), `.ncu-rep` reports (converted with ncu), one torch.profiler trace (`.json` or
+    /// `.json.gz`, recognised by its content), or several traces, one per rank of a run (or a
+    /// directory of them), imported in parallel into one bundle with a device per rank.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Where to write the bundle; `{rank}`, `{host}` and `{device}` are filled in as for
-    /// `profile`.
+    /// `profile`. A directory (an existing one, or a path ending in `/`) takes one bundle per
+    /// trace instead, named after it (`DIR/rank3.json` for `rank3.json.gz`).
     #[arg(short, long, value_name = "FILE", default_value = "import.json")]
     pub output: PathBuf,
+    /// The ranks of a collective whose own arguments do not record its group (torch.profiler
+    /// traces before PyTorch 2.3): used before distributedInfo's world size, which knows the
+    /// default process group only.
+    #[arg(long, value_name = "N")]
+    pub group_size: Option<String>,
+    /// GPUs per node, which tells a collective within one node (NVLink) from one across nodes
+    /// (the network); by default the --system's, else the devices the trace lists.
+    #[arg(long, value_name = "N")]
+    pub gpus_per_node: Option<String>,
+    /// The multi-GPU node of the GPU catalogue the job ran on (`nvidia-dgx-h100`, `dgx-a100`;
+    /// `roofline catalogue` lists them): its NVLink and network per GPU bound the collectives,
+    /// and its GPUs per node place the ranks.
+    #[arg(long, value_name = "NAME")]
+    pub system: Option<String>,
     /// A bundle holding the GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,

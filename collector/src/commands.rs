@@ -88,6 +88,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             options,
             counters,
             ncu,
+            per_trace,
         } => crate::capture::import(&crate::capture::ImportRequest {
             files: &files,
             output: &output,
@@ -95,6 +96,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             options: &options,
             counters: counters.as_deref(),
             ncu: ncu.as_deref(),
+            per_trace: &per_trace,
         }),
         Config::Profile(c) => crate::capture::profile(&c),
         Config::Machine {

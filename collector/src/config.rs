@@ -74,6 +74,8 @@ pub enum Config {
         counters: Option<PathBuf>,
         /// The ncu executable flag.
         ncu: Option<PathBuf>,
+        /// With `-o DIR/`: the bundle of each trace, in the order of `files` (empty otherwise).
+        per_trace: Vec<PathBuf>,
     },
     /// Profile a program under Nsight Compute.
     Profile(Box<ProfileConfig>),
@@ -174,11 +176,16 @@ impl Config {
                 options: _,
                 counters,
                 ncu: _,
+                per_trace,
             } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
                 inputs.extend(counters.as_deref());
-                outputs.push(output);
+                if per_trace.is_empty() {
+                    outputs.push(output);
+                } else {
+                    outputs.extend(per_trace.iter().map(PathBuf::as_path));
+                }
             }
             Config::Profile(c) => {
                 let ProfileConfig {
@@ -266,6 +273,33 @@ fn arch(cc: Option<&str>) -> Result<Option<ComputeCapability>, Error> {
 /// `-o` with its `{rank}`, `{host}` and `{device}` filled in from the launcher's environment
 /// ([`crate::ncu::fill_placeholders`]); a placeholder filled with its default outside a launcher
 /// is said on standard error, so that `run-{rank}.json` becoming `run-0.json` is never silent.
+/// With `-o DIR/`, each trace's bundle: `DIR/` and the trace's file name without `.gz` and its
+/// `.json` ending, then `.json`. Two traces of one name are refused (one would overwrite the
+/// other).
+fn per_trace_outputs(files: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name.strip_suffix(".gz").unwrap_or(&name);
+        let stem = stem.strip_suffix(".json").unwrap_or(stem);
+        let path = dir.join(format!("{stem}.json"));
+        if let Some(i) = out.iter().position(|p| *p == path) {
+            return Err(Error::Usage(format!(
+                "-o {}: {} and {} would both be written to {}; import them into separate directories",
+                dir.display(),
+                files[i].display(),
+                f.display(),
+                path.display()
+            )));
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
 fn output_path(output: PathBuf) -> Result<PathBuf, Error> {
     let template = output.to_string_lossy().into_owned();
     if !template.contains('{') {
@@ -559,10 +593,24 @@ impl Config {
                     allow_machine_mismatch: a.allow_machine_mismatch,
                 }))
             }
-            Command::Import(a) => Config::Import {
-                files: a.files,
+            Command::Import(a) => {
+                let files = crate::io::expand_trace_dirs(a.files)?;
                 // `-` (standard output) has no placeholder: output_path keeps it.
-                output: output_path(a.output)?,
+                let output = output_path(a.output)?;
+                let per_trace = if crate::io::is_dir_output(&output) {
+                    per_trace_outputs(&files, &output)?
+                } else {
+                    Vec::new()
+                };
+                let count = |option: &str, v: &Option<String>| {
+                    v.as_deref()
+                        .map(|v| ImportOptions::count_value(option, v).map_err(Error::Usage))
+                        .transpose()
+                };
+                Config::Import {
+                files,
+                output,
+                per_trace,
                 machine: a.machine,
                 options: ImportOptions {
                     arch: arch(a.arch.as_deref())?,
@@ -575,10 +623,14 @@ impl Config {
                         (None, true) => Datasheet::Off,
                         (None, false) => Datasheet::Matched,
                     },
+                    group_size: count("--group-size", &a.group_size)?,
+                    gpus_per_node: count("--gpus-per-node", &a.gpus_per_node)?,
+                    system: a.system,
                 },
                 counters: a.counters,
                 ncu: a.ncu,
-            },
+            }
+            }
         })
     }
 }

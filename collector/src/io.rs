@@ -590,6 +590,113 @@ pub fn read_bundle_reduced<A: Default>(
     }
 }
 
+/// The inputs of `roofline import` with each directory among them replaced by the
+/// torch.profiler traces in it (its `.json` and `.json.gz` files, by name); other paths as given.
+///
+/// # Errors
+/// [`Error::ReadFile`]: a directory that cannot be listed, or holds no trace.
+pub fn expand_trace_dirs(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        if !f.is_dir() {
+            out.push(f);
+            continue;
+        }
+        let err = |source| Error::ReadFile {
+            path: f.clone(),
+            source,
+        };
+        let mut found: Vec<PathBuf> = fs::read_dir(&f)
+            .map_err(err)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                p.is_file()
+                    && name.is_some_and(|n| {
+                        !n.starts_with('.') && (n.ends_with(".json") || n.ends_with(".json.gz"))
+                    })
+            })
+            .collect();
+        if found.is_empty() {
+            return Err(err(std::io::Error::other(
+                "the directory holds no torch.profiler trace (.json or .json.gz)",
+            )));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// Whether an output path names a directory: an existing one, or a path ending in `/`.
+pub fn is_dir_output(path: &Path) -> bool {
+    !is_stdout(path) && (path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/'))
+}
+
+/// Creates the directory `-o DIR/` names, and its parents.
+///
+/// # Errors
+/// [`Error::WriteFile`].
+pub fn create_dir(path: &Path) -> Result<(), Error> {
+    fs::create_dir_all(path).map_err(|source| Error::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A private directory beside `output` (in its directory, so that what is written there is on
+/// the output's file system), removed with everything in it when dropped.
+///
+/// # Errors
+/// [`Error::WriteFile`] naming `output`.
+pub fn temp_dir_beside(output: &Path) -> Result<tempfile::TempDir, Error> {
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".roofline-ranks-")
+        .tempdir_in(&dir)
+        .map_err(|source| Error::WriteFile {
+            path: output.to_path_buf(),
+            source,
+        })
+}
+
+/// Reads a bundle kernel by kernel ([`roofline_model::bundle::stream::read`]), handing each to
+/// `each`; the first error of `each` is returned once the file is read. The bundle comes back
+/// without kernels.
+///
+/// # Errors
+/// As [`read_bundle`]; `each`'s first error.
+pub fn stream_kernels(
+    path: &Path,
+    each: &mut dyn FnMut(roofline_model::bundle::Kernel) -> Result<(), Error>,
+) -> Result<roofline_model::bundle::stream::Streamed, Error> {
+    let file = open_regular(path)?;
+    let reader = BufReader::with_capacity(1 << 20, file);
+    let mut failed = None;
+    let read = roofline_model::bundle::stream::read(reader, &mut |k| {
+        if failed.is_none()
+            && let Err(e) = each(k)
+        {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match read {
+        Ok(s) => Ok(s),
+        // The diagnosis of a bundle the one pass cannot read.
+        Err(_) => Err(read_bundle(path).err().unwrap_or_else(|| Error::ReadFile {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("the bundle could not be read as a stream"),
+        })),
+    }
+}
+
 /// Writes to the file if one is given (standard output for `-` or none), atomically.
 ///
 /// # Errors

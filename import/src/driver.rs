@@ -133,6 +133,8 @@ pub struct Outcome {
     pub launches: u64,
     /// Kernel entries written.
     pub entries: usize,
+    /// The rank a trace records (`distributedInfo.rank`).
+    pub rank: Option<String>,
 }
 
 /// An import refused for its arguments (the CLI's "invalid arguments: …").
@@ -140,7 +142,7 @@ pub struct Outcome {
 pub enum Refusal {
     /// A trace came with other inputs.
     #[error(
-        "{trace} is a torch.profiler trace: import one trace at a time (join the bundles with `roofline merge`)"
+        "{trace} is a torch.profiler trace: import it alone, or several traces alone (one per rank of a run)"
     )]
     TraceNotAlone {
         /// The trace.
@@ -259,6 +261,21 @@ fn classify<I: Input>(f: &mut I) -> Result<Content, Failure<I::Error>> {
     let name = f.name().to_string();
     let raw = f.raw_head().map_err(read_error(&name))?;
     input::classify(&raw, || f.decompressed_head()).map_err(|what| read_failure(&name, what))
+}
+
+/// Whether every input is a torch.profiler trace (recognised by its content; never a report):
+/// what a run of several ranks is imported from, each alone, then joined
+/// ([`crate::ranks::RankJoin`]).
+///
+/// # Errors
+/// An input that cannot be read, in the words [`run`] would use.
+pub fn all_traces<I: Input>(inputs: &mut [I]) -> Result<bool, Failure<I::Error>> {
+    for f in inputs.iter_mut() {
+        if f.is_report() || classify(f)? != Content::Trace {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// A trace parsed from an input.
@@ -414,6 +431,7 @@ where
         shell,
         launches,
         entries,
+        rank: None,
     })
 }
 
@@ -532,6 +550,7 @@ where
         shell: done.shell,
         launches: done.launches,
         entries: done.entries,
+        rank: t.rank.clone(),
     })
 }
 
@@ -645,7 +664,7 @@ mod tests {
         .unwrap_err();
         assert!(
             e.starts_with(
-                "invalid arguments: a.json is a torch.profiler trace: import one trace at a time"
+                "invalid arguments: a.json is a torch.profiler trace: import it alone, or several traces alone"
             ),
             "{e}"
         );

@@ -20,7 +20,8 @@
 //! - [`driver`]: the one import driver the CLI and the page's worker run: inputs, a request with
 //!   the options, a sink, typed refusals;
 //! - [`pipeline`]: the driver's steps (captures into a bundle, a trace streamed kernel by
-//!   kernel, the option refusals).
+//!   kernel, the option refusals);
+//! - [`ranks`]: several ranks' bundles joined into one run, a device per rank, as a stream.
 //!
 //! Architecture invariant: the crate does no I/O; its callers read the inputs and write the
 //! bundle behind [`driver::Input`] and [`driver::Sink`].
@@ -32,4 +33,5 @@ pub mod input;
 pub mod ncu;
 pub mod operators;
 pub mod pipeline;
+pub mod ranks;
 pub mod trace;

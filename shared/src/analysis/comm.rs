@@ -337,8 +337,8 @@ pub struct Synchronised {
 
 /// Collectives matched across ranks by their place in their process group
 /// ([`Collective::sequence`]): the same (group, place) on every rank that has it, of the same
-/// kind, and of the same size where the collective's size is the same on every rank (all but
-/// all-to-all and send/recv) and both ranks record it. Matching a group stops where its ranks
+/// kind and element type, and of the same size where the collective's size is the same on every
+/// rank (all but all-to-all and send/recv), where both ranks record them. Matching a group stops where its ranks
 /// part (another kind, another size: their windows hold different collectives), and the notes
 /// say so. Only launches with a rank, a start and a place take part; one rank gives nothing.
 pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<String>) {
@@ -378,9 +378,11 @@ pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<Str
             }
             let first = by_rank.values().next().copied().expect("two or more");
             let parted = by_rank.iter().find(|(_, r)| {
-                r.collective.kind != first.collective.kind
-                    || (symmetric(first.collective.kind)
-                        && matches!((r.collective.bytes, first.collective.bytes), (Some(a), Some(b)) if a != b))
+                let (a, b) = (&r.collective, &first.collective);
+                a.kind != b.kind
+                    || matches!((&a.dtype, &b.dtype), (Some(x), Some(y)) if x != y)
+                    || (symmetric(b.kind)
+                        && matches!((a.bytes, b.bytes), (Some(x), Some(y)) if x != y))
             });
             if let Some((rank, r)) = parted {
                 let rank0 = by_rank.keys().next().cloned().unwrap_or_default();
@@ -564,6 +566,17 @@ mod tests {
         let (s, notes) = synchronised(&parted);
         assert!(s.is_empty());
         assert!(notes[0].contains("where the ranks part"), "{notes:?}");
+        // An all-to-all's sizes may differ across ranks, its element type not.
+        let mut typed = [
+            record("0", 0, 1_000, CollectiveKind::AllToAll, 1e-6),
+            record("1", 0, 1_500, CollectiveKind::AllToAll, 1e-6),
+        ];
+        typed[0].collective.bytes = Some(3072.0);
+        typed[1].collective.bytes = Some(339_738_624.0);
+        assert_eq!(synchronised(&typed).0.len(), 1);
+        typed[0].collective.dtype = Some("int64".into());
+        typed[1].collective.dtype = Some("uint8".into());
+        assert!(synchronised(&typed).0.is_empty());
         // One rank: nothing to match.
         assert!(synchronised(&r[..1]).0.is_empty());
     }
