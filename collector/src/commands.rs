@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use roofline_model::Bundle;
+use roofline_model::analysis::comm::CommAcc;
 use roofline_model::analysis::group::regroup;
 use roofline_model::chart::view::{View, ViewState};
 
@@ -47,11 +48,11 @@ pub fn run(config: Config) -> Result<(), Error> {
                 .map_err(Error::Usage)?;
                 return write_output(output.as_deref(), &bytes);
             }
-            let (bundle, entries) = read_grouped(&file, group_by.unwrap_or_default())?;
+            let (bundle, entries, comm) = read_grouped(&file, group_by.unwrap_or_default())?;
             let bytes = match format {
-                InfoFormat::Table => export::info::to_table_of(&bundle, top, entries),
+                InfoFormat::Table => export::info::to_table_of(&bundle, top, entries, &comm),
                 InfoFormat::Csv => export::info::to_csv(&bundle),
-                InfoFormat::Json => export::info::to_json(&bundle),
+                InfoFormat::Json => export::info::to_json_of(&bundle, &comm),
             };
             write_output(output.as_deref(), &bytes)
         }
@@ -136,29 +137,42 @@ pub fn run(config: Config) -> Result<(), Error> {
     }
 }
 
-/// Reads a bundle for `info`, its kernels grouped as asked, and how many kernel entries it held.
+/// Reads a bundle for `info`, its kernels grouped as asked, how many kernel entries it held,
+/// and its collective launches (which the exposure per step and the skew across ranks read).
 /// By kernel name the kernels are aggregated as they are read, so that a bundle of a million
 /// launches is never in memory (the reports aggregate by name anyway, and aggregating twice
-/// changes nothing); per operator or module, they are read whole and regrouped.
+/// changes nothing), and only the collectives are kept whole; per operator or module, they are
+/// read whole and regrouped.
 ///
 /// # Errors
 /// As [`read_bundle`].
 fn read_grouped(
     path: &Path,
     group_by: roofline_model::analysis::group::GroupBy,
-) -> Result<(Bundle, usize), Error> {
+) -> Result<(Bundle, usize, CommAcc), Error> {
     use roofline_model::analysis::aggregate::Aggregator;
     if group_by == roofline_model::analysis::group::GroupBy::Kernel {
-        let (streamed, agg) =
-            crate::io::read_bundle_reduced::<Aggregator>(path, |a, k| a.push(&k))?;
+        // A kernel's device is its own, or the bundle's only one (known once the shell is read:
+        // the collectives' devices are settled after).
+        let (streamed, (agg, mut comm)) =
+            crate::io::read_bundle_reduced::<(Aggregator, CommAcc)>(path, |(a, c), k| {
+                c.push(&k, k.device.as_deref());
+                a.push(&k);
+            })?;
+        if streamed.shell.devices.len() == 1 {
+            for r in &mut comm.records {
+                r.device.get_or_insert_with(|| streamed.shell.devices[0].id.clone());
+            }
+        }
         let mut bundle = streamed.shell;
         bundle.kernels = agg.finish();
-        return Ok((bundle, streamed.entries));
+        return Ok((bundle, streamed.entries, comm));
     }
     let mut bundle = read_bundle(path)?;
     let entries = bundle.kernels.len();
+    let comm = CommAcc::of(&bundle);
     regroup(&mut bundle, group_by);
-    Ok((bundle, entries))
+    Ok((bundle, entries, comm))
 }
 
 /// The two bundles of `info --baseline`, grouped as asked, else as the viewer compares
@@ -178,8 +192,8 @@ fn read_compared(
     use roofline_model::analysis::aggregate::Aggregator;
     use roofline_model::analysis::group::GroupBy;
     if let Some(g) = asked {
-        let (bundle, _) = read_grouped(file, g)?;
-        let (base, _) = read_grouped(baseline, g)?;
+        let (bundle, _, _) = read_grouped(file, g)?;
+        let (base, _, _) = read_grouped(baseline, g)?;
         return Ok((bundle, base));
     }
     let per_kernel = |path: &Path| -> Result<(Bundle, bool), Error> {
@@ -205,8 +219,8 @@ fn read_compared(
             "comparing per operator: both bundles carry the PyTorch operators that launched their kernels (--group-by kernel compares kernel names)",
         );
     }
-    let (bundle, _) = read_grouped(file, group)?;
-    let (base, _) = read_grouped(baseline, group)?;
+    let (bundle, _, _) = read_grouped(file, group)?;
+    let (base, _, _) = read_grouped(baseline, group)?;
     Ok((bundle, base))
 }
 

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use roofline_model::analysis::ceilings::Ceilings;
+use roofline_model::analysis::ceilings::{CeilingSource, Ceilings};
+use roofline_model::analysis::comm::{self, CommAcc};
 use roofline_model::analysis::report::calls_of;
 pub use roofline_model::analysis::report::{CSV_COLUMNS, InfoRow, Report};
 use roofline_model::analysis::si::{format_plain, format_si};
@@ -80,12 +81,24 @@ fn intensity(v: Option<f64>) -> String {
 
 /// The human-readable table: devices and ceilings, then the `top` kernels by share of time.
 pub fn to_table(bundle: &Bundle, top: Option<usize>) -> Vec<u8> {
-    to_table_of(bundle, top, bundle.kernels.len())
+    to_table_of(bundle, top, bundle.kernels.len(), &CommAcc::of(bundle))
+}
+
+/// The JSON of a bundle whose kernels were aggregated as it was read, with its collective
+/// launches gathered on the way.
+pub fn to_json_of(bundle: &Bundle, comm_acc: &CommAcc) -> Vec<u8> {
+    roofline_model::analysis::report::to_json_with(bundle, comm_acc).into_bytes()
 }
 
 /// [`to_table`] of a bundle whose kernels were aggregated as it was read, which held `entries`
-/// kernel entries (the figure the first line gives).
-pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u8> {
+/// kernel entries (the figure the first line gives), with its collective launches `comm_acc`
+/// gathered on the way.
+pub fn to_table_of(
+    bundle: &Bundle,
+    top: Option<usize>,
+    entries: usize,
+    comm_acc: &CommAcc,
+) -> Vec<u8> {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -147,6 +160,15 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
                 p.label().into(),
                 format_si(v.value, "FLOP/s"),
                 source(c.peak_pick(p), v.method),
+            ]);
+        }
+        for l in &m.links {
+            rows.push(vec![
+                format!("{} (one direction)", l.link.label()),
+                format_si(l.value, "B/s"),
+                CeilingSource::of(l.method, l.source.as_ref())
+                    .key()
+                    .to_string(),
             ]);
         }
         if let Some(l) = &m.launch_overhead {
@@ -222,7 +244,13 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
             intensity(a.ai[2]),
             a.hierarchical
                 .as_ref()
-                .map_or("–", |h| h.ceiling_label())
+                .map(|h| h.ceiling_label())
+                .or_else(|| {
+                    comm::analyze_collective(k, bundle.machine_of(bundle.device_of(k)))
+                        .and_then(|c| c.link)
+                        .map(|l| l.label())
+                })
+                .unwrap_or("–")
                 .to_string(),
             ratio(a.headroom),
             a.time_ceiling_label().unwrap_or("–").to_string(),
@@ -255,12 +283,20 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
             report.analyses.len() - shown
         );
     }
+    collectives(&mut out, bundle, &report, total, comm_acc, top);
     out.push_str(
         "\n  AI: FLOP/byte at each level. bound: the ceiling that limits the kernel (hierarchical roofline):\n  \
          a memory level (HBM, L2, L1) or the compute roof of its precision mix (FP32, Tensor FP16, …).\n  \
          headroom: attainable/achieved. time bound and T/Tbound: the time-based roofline (Wang et al. 2020):\n  \
          the term of T_bound that binds (the compute roof, HBM, or launch overhead).\n",
     );
+    if bundle.kernels.iter().any(|k| k.collective.is_some()) {
+        out.push_str(
+            "  For a collective (NCCL), bound is the link it runs on; S is its size as nccl-tests counts it, n its\n  \
+             group's ranks, busbw = S/t × 2(n−1)/n (all-reduce), (n−1)/n (all-gather, reduce-scatter, all-to-all)\n  \
+             or 1 (broadcast, reduce, send/recv), and \"of link\" busbw over the link's bandwidth in one direction.\n",
+        );
+    }
     if per_call {
         out.push_str(
             "  calls: the operator's calls (one call may launch several kernels); F/call and B/call: one call's\n  \
@@ -268,6 +304,166 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
         );
     }
     out.into_bytes()
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// The collectives: each kernel name's bus bandwidth against its link, the communication
+/// exposed per step, and each collective's skew across ranks (the `top` largest).
+fn collectives(
+    out: &mut String,
+    bundle: &Bundle,
+    report: &Report,
+    total: f64,
+    comm_acc: &CommAcc,
+    top: Option<usize>,
+) {
+    let analysed: Vec<(usize, comm::CommAnalysis)> = report
+        .analyses
+        .iter()
+        .filter_map(|a| {
+            let k = &report.kernels[a.index];
+            comm::analyze_collective(k, bundle.machine_of(bundle.device_of(k))).map(|c| (a.index, c))
+        })
+        .collect();
+    if analysed.is_empty() {
+        return;
+    }
+    let comm_time: f64 = analysed.iter().map(|(_, c)| c.time_s).sum();
+    let launches: u64 = analysed.iter().map(|(i, _)| report.kernels[*i].launches).sum();
+    let _ = writeln!(
+        out,
+        "\ncollectives: {launches} launch{}, {} ({:.1}% of kernel time); bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md), against the link each runs on, one direction",
+        if launches == 1 { "" } else { "es" },
+        format_si(comm_time, "s"),
+        if total > 0.0 { comm_time / total * 100.0 } else { 0.0 },
+    );
+    let names = report.display_names();
+    let mut rows = vec![
+        [
+            "share", "time", "launches", "collective", "S", "n", "algbw", "busbw", "link",
+            "of link", "exposed", "overlapped", "kernel",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mut over = Vec::new();
+    let mut missing: std::collections::BTreeSet<&'static str> = Default::default();
+    for (i, c) in &analysed {
+        let k = &report.kernels[*i];
+        if c.link_share.is_some_and(|s| s > 1.0) {
+            over.push(printable(&names[*i]));
+        }
+        missing.extend(c.missing.iter().map(|m| m.words()));
+        rows.push(vec![
+            format!("{:.1}%", if total > 0.0 { c.time_s / total * 100.0 } else { 0.0 }),
+            format_si(c.time_s, "s"),
+            k.launches.to_string(),
+            c.kind.label().to_string(),
+            si_opt(c.bytes, "B"),
+            c.group_size.map_or_else(|| "–".to_string(), |n| n.to_string()),
+            si_opt(c.algbw, "B/s"),
+            si_opt(c.busbw, "B/s"),
+            c.link.map_or("–", |l| l.label()).to_string(),
+            pct(c.link_share),
+            si_opt(c.exposed_s, "s"),
+            si_opt(c.overlapped_s, "s"),
+            format!(
+                "{}{}",
+                printable(&names[*i]),
+                k.device
+                    .as_deref()
+                    .filter(|_| bundle.devices.len() > 1)
+                    .map(|d| format!(" ({})", printable(d)))
+                    .unwrap_or_default()
+            ),
+        ]);
+    }
+    let mut right = vec![true; rows[0].len()];
+    for c in [3, 8, 12] {
+        right[c] = false;
+    }
+    out.push_str(&columns(&rows, &right));
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "  note: unknown (–) where {}",
+            missing.into_iter().collect::<Vec<_>>().join("; ")
+        );
+    }
+    if !over.is_empty() {
+        let _ = writeln!(
+            out,
+            "  note: above its link's peak: {}; its group size or scope is likely not what the trace suggests (a subgroup, ranks on several nodes): check --group-size and --gpus-per-node",
+            over.join(", ")
+        );
+    }
+    let steps = comm::per_step(&comm_acc.records);
+    if !steps.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n  exposed communication per step (collectives running with no compute kernel on any stream of their device):"
+        );
+        let mut rows = vec![
+            ["rank", "device", "step", "collectives", "time", "exposed", "overlapped"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for s in &steps {
+            rows.push(vec![
+                s.rank.as_deref().map_or_else(|| "–".to_string(), printable),
+                s.device.as_deref().map_or_else(|| "–".to_string(), printable),
+                s.step.as_deref().map_or_else(|| "(no step)".to_string(), printable),
+                s.collectives.to_string(),
+                format_si(s.time_s, "s"),
+                si_opt(s.exposed_s, "s"),
+                si_opt(s.overlapped_s, "s"),
+            ]);
+        }
+        out.push_str(&columns(&rows, &[false, false, false, true, true, true, true]));
+    }
+    let (matched, notes) = comm::synchronised(&comm_acc.records);
+    if !matched.is_empty() {
+        let n = matched.len();
+        let shown = top.unwrap_or(10).min(n);
+        let _ = writeln!(
+            out,
+            "\n  collectives across ranks, matched by their place in their process group: {} largest skew{} of {n} (skew: the spread of the kernel's start; straggler: the rank that started last)",
+            shown,
+            if shown == 1 { "" } else { "s" },
+        );
+        let mut rows = vec![
+            [
+                "group", "#", "collective", "ranks", "S", "skew", "straggler", "its time",
+                "first", "longest",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for s in comm::by_skew(matched).into_iter().take(shown) {
+            rows.push(vec![
+                printable(&s.process_group),
+                s.sequence.to_string(),
+                s.kind.label().to_string(),
+                s.ranks.to_string(),
+                si_opt(s.bytes, "B"),
+                format_si(s.skew_s, "s"),
+                printable(&s.straggler),
+                format_si(s.straggler_s, "s"),
+                printable(&s.first),
+                format_si(s.longest_s, "s"),
+            ]);
+        }
+        out.push_str(&columns(
+            &rows,
+            &[false, true, false, true, true, true, true, true, true, true],
+        ));
+    }
+    for n in notes {
+        let _ = writeln!(out, "  note: {}", printable(&n));
+    }
 }
 
 fn method(m: Method) -> &'static str {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::analysis::aggregate::aggregate_by_name;
 use crate::analysis::ceilings::Ceilings;
 use crate::analysis::group::GroupBy;
-use crate::analysis::{self, ComplexitySource, KernelAnalysis};
+use crate::analysis::{self, ComplexitySource, KernelAnalysis, comm};
 use crate::bundle::{Bundle, Kernel, Method};
 
 /// The stable CSV columns, in order; the first sixteen are the documented core set.
@@ -45,6 +45,24 @@ pub const CSV_COLUMNS: [&str; 31] = [
     "calls",
     "flops_per_call",
     "bytes_per_call",
+];
+
+/// The collectives' columns, after [`CSV_COLUMNS`] (a group of their own: kernels that are no
+/// collective leave them empty): nccl-tests' figures of each collective against its link
+/// ([`crate::analysis::comm`]).
+pub const COMM_COLUMNS: [&str; 12] = [
+    "comm_collective",
+    "comm_bytes",
+    "comm_group_size",
+    "comm_algbw_byte_per_s",
+    "comm_busbw_byte_per_s",
+    "comm_link",
+    "comm_link_byte_per_s",
+    "comm_link_share",
+    "comm_link_source",
+    "comm_exposed_s",
+    "comm_overlapped_s",
+    "comm_missing",
 ];
 
 /// One kernel name's figures, as `info --format csv|json` writes them.
@@ -118,6 +136,30 @@ pub struct InfoRow {
     pub flops_per_call: Option<f64>,
     /// `complexity_bytes / calls`: one call's B.
     pub bytes_per_call: Option<f64>,
+    /// The collective (`all_reduce`, …) of an NCCL kernel ([`crate::bundle::Collective`]).
+    pub comm_collective: Option<&'static str>,
+    /// Its size S as nccl-tests counts it, bytes, summed over the launches.
+    pub comm_bytes: Option<f64>,
+    /// The ranks of its group.
+    pub comm_group_size: Option<u32>,
+    /// Algorithm bandwidth `S / t`, byte/s.
+    pub comm_algbw_byte_per_s: Option<f64>,
+    /// Bus bandwidth, byte/s ([`crate::analysis::comm::bus_factor`]).
+    pub comm_busbw_byte_per_s: Option<f64>,
+    /// The link it runs on: `nvlink`, `pcie` or `network`.
+    pub comm_link: Option<&'static str>,
+    /// That link's bandwidth, byte/s in one direction.
+    pub comm_link_byte_per_s: Option<f64>,
+    /// Bus bandwidth over the link's bandwidth.
+    pub comm_link_share: Option<f64>,
+    /// Where the link's figure comes from.
+    pub comm_link_source: Option<&'static str>,
+    /// Exposed communication: no compute kernel running on the device, seconds.
+    pub comm_exposed_s: Option<f64>,
+    /// Communication overlapped with compute on another stream, seconds.
+    pub comm_overlapped_s: Option<f64>,
+    /// What kept a collective's figure unknown, in words (`;`-separated).
+    pub comm_missing: String,
 }
 
 /// The analysed kernels of a bundle: aggregated by name, sorted by time (largest first).
@@ -204,8 +246,24 @@ impl Report {
                     calls: None,
                     flops_per_call: None,
                     bytes_per_call: None,
+                    comm_collective: None,
+                    comm_bytes: None,
+                    comm_group_size: None,
+                    comm_algbw_byte_per_s: None,
+                    comm_busbw_byte_per_s: None,
+                    comm_link: None,
+                    comm_link_byte_per_s: None,
+                    comm_link_share: None,
+                    comm_link_source: None,
+                    comm_exposed_s: None,
+                    comm_overlapped_s: None,
+                    comm_missing: String::new(),
                 }
-                .with_calls(calls_of(k));
+                .with_calls(calls_of(k))
+                .with_collective(comm::analyze_collective(
+                    k,
+                    bundle.machine_of(bundle.device_of(k)),
+                ));
                 row.normalised()
             })
             .collect()
@@ -245,6 +303,28 @@ impl InfoRow {
         self
     }
 
+    /// The row with its collective's figures; a collective's binding ceiling is its link.
+    fn with_collective(mut self, c: Option<comm::CommAnalysis>) -> Self {
+        let Some(c) = c else { return self };
+        self.comm_collective = Some(c.kind.key());
+        self.comm_bytes = c.bytes;
+        self.comm_group_size = c.group_size;
+        self.comm_algbw_byte_per_s = c.algbw;
+        self.comm_busbw_byte_per_s = c.busbw;
+        self.comm_link = c.link.map(|l| l.key());
+        self.comm_link_byte_per_s = c.link_peak;
+        self.comm_link_share = c.link_share;
+        self.comm_link_source = c.link_source.map(|s| s.key());
+        self.comm_exposed_s = c.exposed_s;
+        self.comm_overlapped_s = c.overlapped_s;
+        self.comm_missing = c.missing_words();
+        if self.binding_ceiling.is_none() && c.link.is_some() {
+            self.binding_ceiling = self.comm_link;
+            self.ceiling_source = self.comm_link_source;
+        }
+        self
+    }
+
     /// The row with every figure finite and no negative zero.
     fn normalised(mut self) -> Self {
         for v in [
@@ -266,6 +346,13 @@ impl InfoRow {
             &mut self.complexity_flops,
             &mut self.flops_per_call,
             &mut self.bytes_per_call,
+            &mut self.comm_bytes,
+            &mut self.comm_algbw_byte_per_s,
+            &mut self.comm_busbw_byte_per_s,
+            &mut self.comm_link_byte_per_s,
+            &mut self.comm_link_share,
+            &mut self.comm_exposed_s,
+            &mut self.comm_overlapped_s,
         ] {
             *v = clean(*v);
         }
@@ -313,9 +400,11 @@ pub fn to_csv(bundle: &Bundle) -> String {
 }
 
 impl Report {
-    /// The CSV of this report.
+    /// The CSV of this report: [`CSV_COLUMNS`], then [`COMM_COLUMNS`].
     pub fn to_csv(&self, bundle: &Bundle) -> String {
         let mut out = CSV_COLUMNS.join(",");
+        out.push(',');
+        out.push_str(&COMM_COLUMNS.join(","));
         out.push('\n');
         for r in self.rows(bundle) {
             let cells = [
@@ -350,6 +439,18 @@ impl Report {
                 r.calls.map(|n| n.to_string()).unwrap_or_default(),
                 opt(r.flops_per_call),
                 opt(r.bytes_per_call),
+                r.comm_collective.unwrap_or_default().to_string(),
+                opt(r.comm_bytes),
+                r.comm_group_size.map(|n| n.to_string()).unwrap_or_default(),
+                opt(r.comm_algbw_byte_per_s),
+                opt(r.comm_busbw_byte_per_s),
+                r.comm_link.unwrap_or_default().to_string(),
+                opt(r.comm_link_byte_per_s),
+                opt(r.comm_link_share),
+                r.comm_link_source.unwrap_or_default().to_string(),
+                opt(r.comm_exposed_s),
+                opt(r.comm_overlapped_s),
+                csv_field(&r.comm_missing),
             ];
             out.push_str(&cells.join(","));
             out.push('\n');
@@ -378,6 +479,43 @@ struct JsonDevice<'a> {
     ceilings: Vec<JsonCeiling>,
     launch_overhead_s: Option<f64>,
     launch_overhead_source: Option<&'static str>,
+    /// The links its collectives run on, byte/s in one direction.
+    links: Vec<JsonCeiling>,
+}
+
+/// Exposed communication of one step of one rank.
+#[derive(Serialize)]
+struct JsonStep {
+    rank: Option<String>,
+    device: Option<String>,
+    step: Option<String>,
+    collectives: usize,
+    time_s: f64,
+    exposed_s: Option<f64>,
+    overlapped_s: Option<f64>,
+}
+
+/// One collective matched across ranks.
+#[derive(Serialize)]
+struct JsonSynchronised {
+    process_group: String,
+    sequence: u64,
+    collective: &'static str,
+    ranks: usize,
+    bytes: Option<f64>,
+    skew_s: f64,
+    straggler: String,
+    first: String,
+    straggler_time_s: f64,
+    longest_time_s: f64,
+}
+
+/// The collectives beyond each kernel's row: exposure per step, skew across ranks.
+#[derive(Serialize)]
+struct JsonComm {
+    steps: Vec<JsonStep>,
+    synchronised: Vec<JsonSynchronised>,
+    notes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -387,6 +525,9 @@ struct JsonInfo<'a> {
     description: Option<&'a str>,
     devices: Vec<JsonDevice<'a>>,
     kernels: Vec<InfoRow>,
+    /// Present when the bundle holds collectives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    communication: Option<JsonComm>,
 }
 
 fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
@@ -409,6 +550,12 @@ fn ceiling_list(c: &Ceilings) -> Vec<JsonCeiling> {
 
 /// The JSON: devices with the ceilings used for bounds, and the same rows as the CSV.
 pub fn to_json(bundle: &Bundle) -> String {
+    to_json_with(bundle, &comm::CommAcc::of(bundle))
+}
+
+/// [`to_json`] of a bundle whose kernels were aggregated as they were read, with the collective
+/// launches `comm` gathered on the way (exposure per step and skew need each launch).
+pub fn to_json_with(bundle: &Bundle, comm_acc: &comm::CommAcc) -> String {
     let devices = bundle
         .devices
         .iter()
@@ -425,15 +572,70 @@ pub fn to_json(bundle: &Bundle) -> String {
                     .as_ref()
                     .and_then(|c| c.launch_overhead_source)
                     .map(|s| s.key()),
+                links: bundle
+                    .machine_of(Some(&d.id))
+                    .map(|m| {
+                        m.links
+                            .iter()
+                            .map(|l| JsonCeiling {
+                                name: l.link.key(),
+                                value: l.value,
+                                unit: "byte/s",
+                                method: l.method,
+                                source: Some(
+                                    analysis::ceilings::CeilingSource::of(
+                                        l.method,
+                                        l.source.as_ref(),
+                                    )
+                                    .key(),
+                                ),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect();
+    let communication = (!comm_acc.records.is_empty()).then(|| {
+        let (synchronised, notes) = comm::synchronised(&comm_acc.records);
+        JsonComm {
+            steps: comm::per_step(&comm_acc.records)
+                .into_iter()
+                .map(|s| JsonStep {
+                    rank: s.rank,
+                    device: s.device,
+                    step: s.step,
+                    collectives: s.collectives,
+                    time_s: s.time_s,
+                    exposed_s: s.exposed_s,
+                    overlapped_s: s.overlapped_s,
+                })
+                .collect(),
+            synchronised: synchronised
+                .into_iter()
+                .map(|s| JsonSynchronised {
+                    process_group: s.process_group,
+                    sequence: s.sequence,
+                    collective: s.kind.key(),
+                    ranks: s.ranks,
+                    bytes: s.bytes,
+                    skew_s: s.skew_s,
+                    straggler: s.straggler,
+                    first: s.first,
+                    straggler_time_s: s.straggler_s,
+                    longest_time_s: s.longest_s,
+                })
+                .collect(),
+            notes,
+        }
+    });
     let info = JsonInfo {
         schema_version: bundle.schema_version,
         complete: bundle.complete,
         description: bundle.description.as_deref(),
         devices,
         kernels: Report::new(bundle).rows(bundle),
+        communication,
     };
     let mut s = serde_json::to_string_pretty(&info).unwrap_or_default();
     s.push('\n');
@@ -486,7 +688,7 @@ mod tests {
             csv.lines()
                 .nth(1)
                 .unwrap()
-                .ends_with(",2,6000000000.0,3000000.0"),
+                .ends_with(&format!(",2,6000000000.0,3000000.0{}", ",".repeat(COMM_COLUMNS.len()))),
             "{csv}"
         );
         // Per kernel name: no calls.
@@ -566,12 +768,17 @@ mod tests {
         assert_eq!(CSV_COLUMNS.last(), Some(&"bytes_per_call"));
         assert_eq!(CSV_COLUMNS[..16].last(), Some(&"region"));
         let csv = to_csv(&b);
-        assert!(csv.lines().next().unwrap().ends_with(
-            ",missing_peaks,binding_ceiling,ceiling_source,calls,flops_per_call,bytes_per_call"
-        ));
+        assert!(csv.lines().next().unwrap().ends_with(&format!(
+            ",missing_peaks,binding_ceiling,ceiling_source,calls,flops_per_call,bytes_per_call,{}",
+            COMM_COLUMNS.join(",")
+        )));
+        let no_comm = ",".repeat(COMM_COLUMNS.len());
         // AI 1 against a ridge of 10: bound by HBM, a measured ceiling.
         assert!(
-            csv.lines().nth(1).unwrap().ends_with(",hbm,measured,,,"),
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(&format!(",hbm,measured,,,{no_comm}")),
             "{csv}"
         );
         assert!(to_json(&b).contains(r#""binding_ceiling": "hbm""#));
@@ -583,8 +790,69 @@ mod tests {
                 .lines()
                 .nth(1)
                 .unwrap()
-                .ends_with(",fp32,measured,,,")
+                .ends_with(&format!(",fp32,measured,,,{no_comm}"))
         );
+    }
+
+    /// A collective's row: nccl-tests' figures against its link, which is its binding ceiling;
+    /// the exposure per step and the skew across ranks in the JSON.
+    #[test]
+    fn a_collective_row_carries_its_link() {
+        use crate::bundle::{
+            Collective, CollectiveKind, Device, FigureSource, LinkCeiling, LinkKind, Machine,
+            Scope, SourceKind,
+        };
+        let mut b = bundle(Vec::new());
+        for rank in ["0", "1"] {
+            b.devices.push(Device::new(format!("rank{rank}"), "GPU"));
+            b.machines.push(Machine {
+                device: format!("rank{rank}"),
+                links: vec![LinkCeiling {
+                    link: LinkKind::Nvlink,
+                    value: 150e9,
+                    method: Method::Theoretical,
+                    implementation: None,
+                    source: Some(FigureSource {
+                        kind: SourceKind::Derived,
+                        citation: "x".into(),
+                    }),
+                }],
+                ..Machine::default()
+            });
+            let mut k = Kernel::new("ncclKernel_AllReduce", 1e-3, DataSource::Import);
+            k.device = Some(format!("rank{rank}"));
+            k.tags.insert("rank".into(), rank.into());
+            let mut c = Collective::new(CollectiveKind::AllReduce);
+            c.bytes = Some(1e9);
+            c.group_size = Some(8);
+            c.scope = Some(Scope::IntraNode);
+            c.sequence = Some(0);
+            c.start_ns = Some(if rank == "0" { 1_000 } else { 251_000 });
+            c.exposed_s = Some(0.6e-3);
+            c.overlapped_s = Some(0.4e-3);
+            k.collective = Some(c);
+            b.kernels.push(k);
+        }
+        let rows = Report::new(&b).rows(&b);
+        let r = &rows[0];
+        assert_eq!(r.comm_collective, Some("all_reduce"));
+        assert_eq!(r.comm_algbw_byte_per_s, Some(1e12));
+        assert_eq!(r.comm_busbw_byte_per_s, Some(1.75e12));
+        assert_eq!(r.comm_link, Some("nvlink"));
+        assert_eq!(r.binding_ceiling, Some("nvlink"));
+        assert_eq!(r.ceiling_source, Some("derived"));
+        assert!((r.comm_link_share.unwrap() - 1.75e12 / 150e9).abs() < 1e-9);
+        let csv = to_csv(&b);
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(
+                ",all_reduce,1000000000.0,8,1000000000000.0,1750000000000.0,nvlink,150000000000.0,11.666666666666666,derived,0.0006,0.0004,"
+            ),
+            "{csv}"
+        );
+        let json = to_json(&b);
+        assert!(json.contains(r#""skew_s": 0.00025"#), "{json}");
+        assert!(json.contains(r#""straggler": "1""#), "{json}");
+        assert!(json.contains(r#""name": "nvlink""#), "{json}");
     }
 
     #[test]
