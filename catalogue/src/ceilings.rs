@@ -238,7 +238,8 @@ mod tests {
     fn links_are_one_direction() {
         let c = Catalogue::get();
         let h100 = c.by_id("nvidia-h100-sxm5").unwrap().link_ceilings(c);
-        let get = |ls: &[LinkCeiling], k: LinkKind| ls.iter().find(|l| l.link == k).map(|l| l.value);
+        let get =
+            |ls: &[LinkCeiling], k: LinkKind| ls.iter().find(|l| l.link == k).map(|l| l.value);
         assert_eq!(get(&h100, LinkKind::Nvlink), Some(450e9));
         assert_eq!(get(&h100, LinkKind::Pcie), Some(64e9));
         let nv = h100.iter().find(|l| l.link == LinkKind::Nvlink).unwrap();

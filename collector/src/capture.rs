@@ -198,8 +198,11 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         .map(|m| machine_bundle(m, options.allow_machine_mismatch))
         .transpose()?;
     if req.files.len() > 1 || !req.per_trace.is_empty() {
-        let mut inputs: Vec<FileInput<'_>> =
-            req.files.iter().map(|f| FileInput::new(f, req.ncu)).collect();
+        let mut inputs: Vec<FileInput<'_>> = req
+            .files
+            .iter()
+            .map(|f| FileInput::new(f, req.ncu))
+            .collect();
         let traces = driver::all_traces(&mut inputs).map_err(|e| Error::Driver(Box::new(e)))?;
         if traces {
             if req.counters.is_some() {

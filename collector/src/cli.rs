@@ -124,6 +124,9 @@ pub enum ChartKind {
     Time,
     /// The machine's ERT-style sweep: performance against intensity per working set.
     Sweep,
+    /// The collectives (NCCL kernels): bus bandwidth against message size, under the roofs of
+    /// the links they run on (NVLink, PCIe, the network).
+    Comm,
 }
 
 /// What `roofline plot` writes.

@@ -161,7 +161,8 @@ fn read_grouped(
             })?;
         if streamed.shell.devices.len() == 1 {
             for r in &mut comm.records {
-                r.device.get_or_insert_with(|| streamed.shell.devices[0].id.clone());
+                r.device
+                    .get_or_insert_with(|| streamed.shell.devices[0].id.clone());
             }
         }
         let mut bundle = streamed.shell;
@@ -422,6 +423,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             ChartKind::Hierarchical => View::Hierarchical,
             ChartKind::Time => View::Time,
             ChartKind::Sweep => View::Machine,
+            ChartKind::Comm => View::Comm,
         },
         // Per kernel, the default, is left unasked, as the viewer's own URL leaves it.
         group: (p.group_by != roofline_model::analysis::group::GroupBy::Kernel)
@@ -474,6 +476,13 @@ pub fn plot_default(
     let options = chart_options(bundle, top, size, device)?;
     let scene = if chart == Some(ChartKind::Sweep) {
         roofline_model::chart::sweep(bundle, &options).map(|s| (ChartKind::Sweep, s))
+    } else if chart == Some(ChartKind::Comm) {
+        // Collectives of every device; the roofs of the one asked for, else the first with links.
+        let options = roofline_model::chart::ChartOptions {
+            device: device.map(str::to_string),
+            ..options
+        };
+        roofline_model::chart::communication(bundle, &options).map(|s| (ChartKind::Comm, s))
     } else {
         let analysed = Analysed::new(bundle, options.device.as_deref(), None);
         let chart = chart.unwrap_or_else(|| {

@@ -608,28 +608,30 @@ impl Config {
                         .transpose()
                 };
                 Config::Import {
-                files,
-                output,
-                per_trace,
-                machine: a.machine,
-                options: ImportOptions {
-                    arch: arch(a.arch.as_deref())?,
-                    convention: a.convention,
-                    allow_partial: a.allow_partial,
-                    allow_machine_mismatch: a.allow_machine_mismatch,
-                    counters: a.counters.as_ref().map(|c| c.display().to_string()),
-                    datasheet: match (&a.ceilings, a.no_datasheet) {
-                        (Some(v), _) => ImportOptions::ceilings_value(v).map_err(Error::Usage)?,
-                        (None, true) => Datasheet::Off,
-                        (None, false) => Datasheet::Matched,
+                    files,
+                    output,
+                    per_trace,
+                    machine: a.machine,
+                    options: ImportOptions {
+                        arch: arch(a.arch.as_deref())?,
+                        convention: a.convention,
+                        allow_partial: a.allow_partial,
+                        allow_machine_mismatch: a.allow_machine_mismatch,
+                        counters: a.counters.as_ref().map(|c| c.display().to_string()),
+                        datasheet: match (&a.ceilings, a.no_datasheet) {
+                            (Some(v), _) => {
+                                ImportOptions::ceilings_value(v).map_err(Error::Usage)?
+                            }
+                            (None, true) => Datasheet::Off,
+                            (None, false) => Datasheet::Matched,
+                        },
+                        group_size: count("--group-size", &a.group_size)?,
+                        gpus_per_node: count("--gpus-per-node", &a.gpus_per_node)?,
+                        system: a.system,
                     },
-                    group_size: count("--group-size", &a.group_size)?,
-                    gpus_per_node: count("--gpus-per-node", &a.gpus_per_node)?,
-                    system: a.system,
-                },
-                counters: a.counters,
-                ncu: a.ncu,
-            }
+                    counters: a.counters,
+                    ncu: a.ncu,
+                }
             }
         })
     }

@@ -12,9 +12,7 @@
 //! The launch overhead is in no datasheet: from a trace it is estimated as the median host time
 //! of its kernel launch calls, labelled so ([`launch_overhead`]).
 
-use roofline_catalogue::{
-    Catalogue, DeviceQuery, Field, GpuEntry, Match, NoMatchReason, System,
-};
+use roofline_catalogue::{Catalogue, DeviceQuery, Field, GpuEntry, Match, NoMatchReason, System};
 use roofline_model::bundle::options::{ComputeCapability, Datasheet};
 use roofline_model::bundle::{
     Bundle, Device, FigureSource, LaunchOverhead, MemoryLevel, Method, Provenance, SourceKind,
@@ -120,9 +118,7 @@ pub enum DatasheetError {
         product: String,
     },
     /// No system of the catalogue has that id or name.
-    #[error(
-        "--system {name}: no system of the GPU catalogue is called so (it has {known})"
-    )]
+    #[error("--system {name}: no system of the GPU catalogue is called so (it has {known})")]
     UnknownSystem {
         /// The name given.
         name: String,
@@ -194,7 +190,10 @@ pub fn named<'c>(catalogue: &'c Catalogue, name: &str) -> Result<&'c GpuEntry, D
 ///
 /// # Errors
 /// [`DatasheetError::UnknownSystem`], listing the systems.
-pub fn named_system<'c>(catalogue: &'c Catalogue, name: &str) -> Result<&'c System, DatasheetError> {
+pub fn named_system<'c>(
+    catalogue: &'c Catalogue,
+    name: &str,
+) -> Result<&'c System, DatasheetError> {
     let k = key(name);
     let holding: Vec<&System> = catalogue
         .systems()
@@ -266,7 +265,13 @@ pub fn with_links(
         }
         let words = links
             .iter()
-            .map(|l| format!("{} {}", l.link.label(), roofline_model::analysis::si::format_si(l.value, "B/s")))
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l.link.label(),
+                    roofline_model::analysis::si::format_si(l.value, "B/s")
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let only = seen.len() == 1 && bundle.bundle.machines.len() == 1;
@@ -278,10 +283,13 @@ pub fn with_links(
         {
             Some(i) => &mut bundle.bundle.machines[i],
             None if bundle.bundle.devices.iter().any(|d| d.id == *id) => {
-                bundle.bundle.machines.push(roofline_model::bundle::Machine {
-                    device: id.clone(),
-                    ..Default::default()
-                });
+                bundle
+                    .bundle
+                    .machines
+                    .push(roofline_model::bundle::Machine {
+                        device: id.clone(),
+                        ..Default::default()
+                    });
                 bundle.bundle.machines.last_mut().expect("just pushed")
             }
             None => continue,

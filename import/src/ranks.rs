@@ -199,7 +199,9 @@ mod tests {
 
     fn part(name: &str, rank: Option<&str>, device: &str, notes: &[&str]) -> RankPart {
         let mut shell = Bundle::new(Provenance::default());
-        shell.devices.push(Device::new(device, "Tesla V100-SXM2-32GB"));
+        shell
+            .devices
+            .push(Device::new(device, "Tesla V100-SXM2-32GB"));
         shell.machines.push(Machine {
             device: device.into(),
             ..Machine::default()
@@ -223,9 +225,16 @@ mod tests {
         let ids: Vec<&str> = s.devices.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["rank0", "rank1"]);
         assert_eq!(s.machines[0].device, "rank0");
-        assert!(s.notes[0].starts_with("one run of 2 ranks (0, 1)"), "{:?}", s.notes);
+        assert!(
+            s.notes[0].starts_with("one run of 2 ranks (0, 1)"),
+            "{:?}",
+            s.notes
+        );
         assert_eq!(s.notes[1], "same");
-        assert_eq!(&s.notes[2..], ["rank 0: device 0 only", "rank 1: device 1 only"]);
+        assert_eq!(
+            &s.notes[2..],
+            ["rank 0: device 0 only", "rank 1: device 1 only"]
+        );
         assert_eq!(
             s.description.as_deref(),
             Some("imported from 2 torch.profiler traces, one per rank: a.json, b.json")
@@ -243,11 +252,8 @@ mod tests {
 
     #[test]
     fn a_part_without_a_rank_or_a_rank_twice_is_refused() {
-        let e = RankJoin::new(
-            &[part("a.json", None, "0", &[])],
-            Provenance::default(),
-        )
-        .unwrap_err();
+        let e =
+            RankJoin::new(&[part("a.json", None, "0", &[])], Provenance::default()).unwrap_err();
         assert!(e.to_string().starts_with("a.json records no rank"), "{e}");
         let e = RankJoin::new(
             &[

@@ -57,7 +57,7 @@ pub fn scene_memo(st: AppState) -> Memo<Drawn> {
             };
             let draw = match st.view.get() {
                 View::Hierarchical => chart::hierarchical_of,
-                View::Time | View::Machine => chart::time_based_of,
+                View::Time | View::Machine | View::Comm => chart::time_based_of,
             };
             let manual = st.pairs.get();
             st.analysed.with(|a| {
@@ -197,6 +197,9 @@ pub fn MainArea(
 ) -> impl IntoView {
     let st = AppState::get();
     move || {
+        if st.view.get() == View::Comm {
+            return view! { <CommArea /> }.into_any();
+        }
         if st.view.get() != View::Machine {
             return view! { <ChartArea scene=scene /> }.into_any();
         }
@@ -217,6 +220,50 @@ pub fn MainArea(
             }}
         }
         .into_any()
+    }
+}
+
+/// The communication view: the collectives against their links (the model's chart), and a line
+/// each of the exposed communication per step and of the skew across ranks.
+#[component]
+fn CommArea() -> impl IntoView {
+    use roofline_model::analysis::comm;
+    let st = AppState::get();
+    move || {
+        let drawn = st.bundles.with(|all| {
+            all.get(st.current.get()).map(|l| {
+                let o = ChartOptions {
+                    domain: st.domain.get(),
+                    device: st.device.get(),
+                    ..ChartOptions::browser_sized(width_px(st.width.get()))
+                };
+                let acc = comm::CommAcc::of(&l.bundle);
+                let (matched, _) = comm::synchronised(&acc.records);
+                let figures = [
+                    comm::exposure_words(&comm::per_step(&acc.records), 8),
+                    comm::skew_words(&matched),
+                ];
+                (chart::communication(&l.bundle, &o), figures)
+            })
+        });
+        let Some((scene, figures)) = drawn else {
+            return view! { <p class="hint">{NO_BUNDLE}</p> }.into_any();
+        };
+        let lines = figures
+            .into_iter()
+            .flatten()
+            .map(|f| view! { <p class="comm-figures">{f}</p> })
+            .collect_view();
+        match scene {
+            Ok(s) => view! {
+                <div id="comm-view">
+                    {lines}
+                    <ChartView scene=s selected=st.selected domain=st.domain />
+                </div>
+            }
+            .into_any(),
+            Err(e) => view! { <div id="comm-view">{lines}<p class="hint" id="no-comm">{e.to_string()}</p></div> }.into_any(),
+        }
     }
 }
 

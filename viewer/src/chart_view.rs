@@ -228,7 +228,9 @@ fn tooltips(scene: &Scene, compared: &[Option<String>]) -> Vec<String> {
             let k = &scene.kernels[m.kernel];
             let mut tip = match m.kind {
                 MarkerKind::Level(l) => format!("{} at {}: {}", k.full_name, l.label(), k.summary),
-                MarkerKind::Complexity => format!("{}: {}", k.full_name, k.summary),
+                MarkerKind::Complexity | MarkerKind::Collective(_) => {
+                    format!("{}: {}", k.full_name, k.summary)
+                }
                 MarkerKind::TimeVertex => format!("{}: time vertex", k.full_name),
             };
             if let Some(Some(c)) = compared.get(m.kernel) {

@@ -276,6 +276,7 @@ fn ViewTabs() -> impl IntoView {
                 View::Hierarchical => "Hierarchical",
                 View::Time => "Time-based",
                 View::Machine => "Machine",
+                View::Comm => "Communication",
             };
             view! {
                 <button

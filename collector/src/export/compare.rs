@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use roofline_model::Bundle;
 use roofline_model::analysis::Analysed;
+use roofline_model::analysis::comm::{self, CommAnalysis};
 use roofline_model::analysis::compare::{Comparison, Presence, compare};
 use roofline_model::analysis::si::format_si;
 use roofline_model::bundle::Provenance;
@@ -35,6 +36,8 @@ struct DeviceComparison {
     name: String,
     /// The comparison on that device.
     comparison: Comparison,
+    /// Each row's collective against its link, in the baseline and now (where a side is one).
+    comm: Vec<[Option<CommAnalysis>; 2]>,
 }
 
 /// The devices to compare: the only device of each run with each other, else by id (the
@@ -117,13 +120,47 @@ fn comparisons(
             } else {
                 ca.device_name.clone()
             };
+            let comparison = compare(&ca, &ba);
+            let comm = comm_rows(&comparison, (current, &ca), (baseline, &ba));
             DeviceComparison {
                 id,
                 name,
-                comparison: compare(&ca, &ba),
+                comparison,
+                comm,
             }
         })
         .collect())
+}
+
+/// Each row's collective against its link ([`comm::analyze_collective`]): the baseline's
+/// kernel (its pair, or for a gone kernel the one of its name) and the current one's.
+fn comm_rows(
+    c: &Comparison,
+    (current, ca): (&Bundle, &Analysed),
+    (baseline, ba): (&Bundle, &Analysed),
+) -> Vec<[Option<CommAnalysis>; 2]> {
+    let of = |b: &Bundle, k: &roofline_model::bundle::Kernel| {
+        comm::analyze_collective(k, b.machine_of(b.device_of(k)))
+    };
+    c.rows
+        .iter()
+        .map(|r| {
+            let now = r.index.and_then(|i| ca.kernels.get(i));
+            let before = match r.index {
+                Some(i) => c
+                    .pairs
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|j| ba.kernels.get(j)),
+                None => ba.kernels.iter().find(|k| k.name == r.name),
+            };
+            [
+                before.and_then(|k| of(baseline, k)),
+                now.and_then(|k| of(current, k)),
+            ]
+        })
+        .collect()
 }
 
 fn time(v: Option<f64>) -> String {
@@ -181,13 +218,18 @@ pub fn to_table(
             }
             out.push_str(": ");
         }
-        section(&mut out, &d.comparison, top);
+        section(&mut out, &d.comparison, &d.comm, top);
     }
     Ok(out.into_bytes())
 }
 
 /// One device's comparison: its summary line and its table.
-fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
+fn section(
+    out: &mut String,
+    c: &Comparison,
+    comm_rows: &[[Option<CommAnalysis>; 2]],
+    top: Option<usize>,
+) {
     let _ = writeln!(out, "{}\n", c.summary.line());
     let mut rows = vec![
         [
@@ -202,12 +244,25 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
         .map(String::from)
         .to_vec(),
     ];
-    let current_rows = c.rows.iter().filter(|r| r.presence != Presence::Gone);
-    let gone_rows = c.rows.iter().filter(|r| r.presence == Presence::Gone);
-    for r in current_rows
+    let current_rows = c
+        .rows
+        .iter()
+        .zip(comm_rows)
+        .filter(|(r, _)| r.presence != Presence::Gone);
+    let gone_rows = c
+        .rows
+        .iter()
+        .zip(comm_rows)
+        .filter(|(r, _)| r.presence == Presence::Gone);
+    let mut collectives = Vec::new();
+    for (r, cm) in current_rows
         .take(top.unwrap_or(usize::MAX))
         .chain(gone_rows)
     {
+        if cm.iter().any(Option::is_some) {
+            collectives.push((c.display_name(r), cm));
+        }
+        let link = cm[1].as_ref().or(cm[0].as_ref()).and_then(|x| x.link);
         rows.push(vec![
             c.display_name(r),
             time(r.baseline.as_ref().map(|s| s.time_s)),
@@ -219,6 +274,7 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
                 .as_ref()
                 .or(r.baseline.as_ref())
                 .and_then(|s| s.ceiling())
+                .or(link.map(|l| l.label()))
                 .unwrap_or("–")
                 .into(),
             r.change(),
@@ -228,6 +284,48 @@ fn section(out: &mut String, c: &Comparison, top: Option<usize>) {
         &rows,
         &[false, true, true, true, true, false, false],
     ));
+    if !collectives.is_empty() {
+        let bw = |c: &Option<CommAnalysis>| {
+            c.as_ref()
+                .and_then(|c| c.busbw)
+                .map_or_else(|| "–".into(), |v| format_si(v, "B/s"))
+        };
+        let share = |c: &Option<CommAnalysis>| {
+            c.as_ref()
+                .and_then(|c| c.link_share)
+                .map_or_else(|| "–".into(), |v| format!("{:.1}%", v * 100.0))
+        };
+        let mut rows = vec![
+            [
+                "collective",
+                "busbw before",
+                "busbw",
+                "of link before",
+                "of link",
+                "link",
+                "kernel",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for (name, cm) in collectives {
+            let one = cm[1].as_ref().or(cm[0].as_ref());
+            rows.push(vec![
+                one.map_or("–", |x| x.kind.label()).into(),
+                bw(&cm[0]),
+                bw(&cm[1]),
+                share(&cm[0]),
+                share(&cm[1]),
+                one.and_then(|x| x.link).map_or("–", |l| l.label()).into(),
+                name,
+            ]);
+        }
+        out.push_str("\n  collectives: bus bandwidth (nccl-tests) and its share of the link, before and after\n");
+        out.push_str(&columns(
+            &rows,
+            &[false, true, true, true, true, false, false],
+        ));
+    }
     // What the marks of the change column mean, and each doubtful pair left apart, in words.
     let doubts: Vec<String> = c
         .rows
@@ -270,7 +368,9 @@ fn field(s: &str) -> String {
 /// (seconds), empty cells for unknowns; `device` is the device's id (empty when the runs declare
 /// none); after it (appended, the columns before are stable), what the pair rests on (`match`:
 /// `exact`, `precision`, `similar`, `manual`), the baseline kernel's name when it differs, a new
-/// or gone kernel's doubtful counterpart left apart, and both binding ceilings by name.
+/// or gone kernel's doubtful counterpart left apart, and both binding ceilings by name (a
+/// collective's: its link); then, as their own group, a collective's bus bandwidth and share of
+/// its link before and after, and the link.
 ///
 /// # Errors
 /// As [`to_table`].
@@ -281,14 +381,18 @@ pub fn to_csv(
 ) -> Result<Vec<u8>, String> {
     let all = comparisons(current, baseline, device)?;
     let mut out = String::from(
-        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound,device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling\n",
+        "kernel,presence,baseline_time_s,time_s,delta_s,speedup,baseline_bound,bound,device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling,baseline_comm_busbw_byte_per_s,comm_busbw_byte_per_s,baseline_comm_link_share,comm_link_share,comm_link\n",
     );
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:e}"));
     for d in &all {
-        for r in &d.comparison.rows {
+        for (r, cm) in d.comparison.rows.iter().zip(&d.comm) {
+            let link = cm[1].as_ref().or(cm[0].as_ref()).and_then(|x| x.link);
+            let link_key = |side: &Option<CommAnalysis>| {
+                side.as_ref().and_then(|x| x.link).map_or("", |l| l.key())
+            };
             let _ = writeln!(
                 out,
-                "{},{},{},{},{:e},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{:e},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 field(&r.name),
                 r.presence.key(),
                 num(r.baseline.as_ref().map(|s| s.time_s)),
@@ -310,11 +414,16 @@ pub fn to_csv(
                 r.baseline
                     .as_ref()
                     .and_then(|s| s.ceiling_key())
-                    .unwrap_or(""),
+                    .unwrap_or(link_key(&cm[0])),
                 r.current
                     .as_ref()
                     .and_then(|s| s.ceiling_key())
-                    .unwrap_or(""),
+                    .unwrap_or(link_key(&cm[1])),
+                num(cm[0].as_ref().and_then(|x| x.busbw)),
+                num(cm[1].as_ref().and_then(|x| x.busbw)),
+                num(cm[0].as_ref().and_then(|x| x.link_share)),
+                num(cm[1].as_ref().and_then(|x| x.link_share)),
+                link.map_or("", |l| l.key()),
             );
         }
     }

@@ -325,26 +325,45 @@ fn collectives(
         .iter()
         .filter_map(|a| {
             let k = &report.kernels[a.index];
-            comm::analyze_collective(k, bundle.machine_of(bundle.device_of(k))).map(|c| (a.index, c))
+            comm::analyze_collective(k, bundle.machine_of(bundle.device_of(k)))
+                .map(|c| (a.index, c))
         })
         .collect();
     if analysed.is_empty() {
         return;
     }
     let comm_time: f64 = analysed.iter().map(|(_, c)| c.time_s).sum();
-    let launches: u64 = analysed.iter().map(|(i, _)| report.kernels[*i].launches).sum();
+    let launches: u64 = analysed
+        .iter()
+        .map(|(i, _)| report.kernels[*i].launches)
+        .sum();
     let _ = writeln!(
         out,
         "\ncollectives: {launches} launch{}, {} ({:.1}% of kernel time); bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md), against the link each runs on, one direction",
         if launches == 1 { "" } else { "es" },
         format_si(comm_time, "s"),
-        if total > 0.0 { comm_time / total * 100.0 } else { 0.0 },
+        if total > 0.0 {
+            comm_time / total * 100.0
+        } else {
+            0.0
+        },
     );
     let names = report.display_names();
     let mut rows = vec![
         [
-            "share", "time", "launches", "collective", "S", "n", "algbw", "busbw", "link",
-            "of link", "exposed", "overlapped", "kernel",
+            "share",
+            "time",
+            "launches",
+            "collective",
+            "S",
+            "n",
+            "algbw",
+            "busbw",
+            "link",
+            "of link",
+            "exposed",
+            "overlapped",
+            "kernel",
         ]
         .map(String::from)
         .to_vec(),
@@ -358,12 +377,20 @@ fn collectives(
         }
         missing.extend(c.missing.iter().map(|m| m.words()));
         rows.push(vec![
-            format!("{:.1}%", if total > 0.0 { c.time_s / total * 100.0 } else { 0.0 }),
+            format!(
+                "{:.1}%",
+                if total > 0.0 {
+                    c.time_s / total * 100.0
+                } else {
+                    0.0
+                }
+            ),
             format_si(c.time_s, "s"),
             k.launches.to_string(),
             c.kind.label().to_string(),
             si_opt(c.bytes, "B"),
-            c.group_size.map_or_else(|| "–".to_string(), |n| n.to_string()),
+            c.group_size
+                .map_or_else(|| "–".to_string(), |n| n.to_string()),
             si_opt(c.algbw, "B/s"),
             si_opt(c.busbw, "B/s"),
             c.link.map_or("–", |l| l.label()).to_string(),
@@ -407,22 +434,37 @@ fn collectives(
             "\n  exposed communication per step (collectives running with no compute kernel on any stream of their device):"
         );
         let mut rows = vec![
-            ["rank", "device", "step", "collectives", "time", "exposed", "overlapped"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "rank",
+                "device",
+                "step",
+                "collectives",
+                "time",
+                "exposed",
+                "overlapped",
+            ]
+            .map(String::from)
+            .to_vec(),
         ];
         for s in &steps {
             rows.push(vec![
                 s.rank.as_deref().map_or_else(|| "–".to_string(), printable),
-                s.device.as_deref().map_or_else(|| "–".to_string(), printable),
-                s.step.as_deref().map_or_else(|| "(no step)".to_string(), printable),
+                s.device
+                    .as_deref()
+                    .map_or_else(|| "–".to_string(), printable),
+                s.step
+                    .as_deref()
+                    .map_or_else(|| "(no step)".to_string(), printable),
                 s.collectives.to_string(),
                 format_si(s.time_s, "s"),
                 si_opt(s.exposed_s, "s"),
                 si_opt(s.overlapped_s, "s"),
             ]);
         }
-        out.push_str(&columns(&rows, &[false, false, false, true, true, true, true]));
+        out.push_str(&columns(
+            &rows,
+            &[false, false, false, true, true, true, true],
+        ));
     }
     let (matched, notes) = comm::synchronised(&comm_acc.records);
     if !matched.is_empty() {
@@ -436,8 +478,16 @@ fn collectives(
         );
         let mut rows = vec![
             [
-                "group", "#", "collective", "ranks", "S", "skew", "straggler", "its time",
-                "first", "longest",
+                "group",
+                "#",
+                "collective",
+                "ranks",
+                "S",
+                "skew",
+                "straggler",
+                "its time",
+                "first",
+                "longest",
             ]
             .map(String::from)
             .to_vec(),

@@ -112,11 +112,9 @@ impl Collectives {
     pub fn of(trace: &Trace, links: &Links, parents: &[Option<usize>], o: &CommOptions) -> Self {
         let mut out = Collectives::default();
         let mut src = Sources::default();
-        let gpus_per_node = o.gpus_per_node.or_else(|| {
-            u32::try_from(trace.devices.len())
-                .ok()
-                .filter(|n| *n > 0)
-        });
+        let gpus_per_node = o
+            .gpus_per_node
+            .or_else(|| u32::try_from(trace.devices.len()).ok().filter(|n| *n > 0));
         let mut kernels = 0usize;
         for (i, g) in trace.kernels.iter().enumerate() {
             let kname = trace.name(g.name);
@@ -169,7 +167,11 @@ impl Collectives {
                     .unwrap_or(kname);
                 (k, word.to_string(), "the kernel's name")
             } else {
-                (CollectiveKind::Other, kname.to_string(), "the kernel's name")
+                (
+                    CollectiveKind::Other,
+                    kname.to_string(),
+                    "the kernel's name",
+                )
             };
             count(&mut src.kind, from);
             let mut c = Collective::new(kind);
@@ -178,17 +180,14 @@ impl Collectives {
             // The group: recorded, given, listed, or the world.
             let rec = |f: fn(&CommArgs) -> Option<u32>| args.iter().flatten().find_map(|a| f(a));
             let recorded_ranks = args.iter().flatten().find_map(|a| a.ranks.clone());
-            let pg_name = args
-                .iter()
-                .flatten()
-                .find_map(|a| a.process_group.clone());
+            let pg_name = args.iter().flatten().find_map(|a| a.process_group.clone());
             let listed = match &pg_name {
                 Some(n) => trace.process_groups.iter().find(|g| &g.name == n),
                 None if trace.process_groups.len() == 1 => trace.process_groups.first(),
                 None => None,
             };
-            let only_default = trace.process_groups.len() <= 1
-                && trace.pg_count.is_none_or(|n| n <= 1);
+            let only_default =
+                trace.process_groups.len() <= 1 && trace.pg_count.is_none_or(|n| n <= 1);
             let mut ranks: Option<Vec<u64>> = None;
             let group = if let Some(n) = rec(|a| a.group_size).filter(|n| *n > 0) {
                 ranks = recorded_ranks.filter(|r| r.len() == n as usize);
@@ -204,7 +203,9 @@ impl Collectives {
                 g.size
                     .or_else(|| u32::try_from(g.ranks.len()).ok().filter(|n| *n > 0))
                     .map(|n| (n, GroupSizeSource::ProcessGroups))
-            } else if let Some(w) = trace.world_size.filter(|_| only_default && pg_name.is_none())
+            } else if let Some(w) = trace
+                .world_size
+                .filter(|_| only_default && pg_name.is_none())
             {
                 ranks = Some((0..w).collect());
                 u32::try_from(w)
@@ -240,7 +241,10 @@ impl Collectives {
 
             // The message.
             let elems = |f: fn(&CommArgs) -> Option<f64>| {
-                args.iter().flatten().find_map(|a| f(a)).filter(|v| v.is_finite() && *v >= 0.0)
+                args.iter()
+                    .flatten()
+                    .find_map(|a| f(a))
+                    .filter(|v| v.is_finite() && *v >= 0.0)
             };
             let dtype = args.iter().flatten().find_map(|a| a.dtype.clone());
             let (mut input, output, mut size, mut type_name) = (
@@ -365,7 +369,11 @@ impl Collectives {
                 let (s, e) = span(i);
                 let from = s.max(counted_to);
                 let own = (e - from).max(0);
-                let hidden = if own > 0 { covered(&merged, from, e) } else { 0 };
+                let hidden = if own > 0 {
+                    covered(&merged, from, e)
+                } else {
+                    0
+                };
                 counted_to = counted_to.max(e);
                 if let Some(c) = self.by_kernel.get_mut(&i) {
                     c.exposed_s = Some((own - hidden) as f64 / 1e9);

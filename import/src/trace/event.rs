@@ -878,8 +878,8 @@ impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
                         ArgKey::InNelems => a.comm.in_nelems = m.next_value::<MaybeNum>()?.0,
                         ArgKey::OutNelems => a.comm.out_nelems = m.next_value::<MaybeNum>()?.0,
                         ArgKey::GroupSize => {
-                            a.comm.group_size = int(m.next_value()?)
-                                .and_then(|n| u32::try_from(n).ok());
+                            a.comm.group_size =
+                                int(m.next_value()?).and_then(|n| u32::try_from(n).ok());
                         }
                         ArgKey::CommDtype => a.comm.dtype = m.next_value::<MaybeText>()?.0,
                         ArgKey::GroupName => {

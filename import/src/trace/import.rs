@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{self, Arg, Derived, Dtype, ListElem, NoCost, OpCost};
 use crate::trace::calls;
-use crate::trace::comm::{CommOptions, Collectives};
+use crate::trace::comm::{Collectives, CommOptions};
 use crate::trace::cost::call_cost;
 use crate::trace::derive;
 use crate::trace::elems::Elems;
@@ -1170,8 +1170,10 @@ mod tests {
         // Nothing else ran on the device: all of it is exposed.
         assert_eq!(c.exposed_s, Some(imp.kernels[0].time.total_s));
         assert!(
-            imp.notes.iter().any(|n| n.starts_with("collectives: 1 NCCL kernel launches")
-                && n.contains("without a group size")),
+            imp.notes
+                .iter()
+                .any(|n| n.starts_with("collectives: 1 NCCL kernel launches")
+                    && n.contains("without a group size")),
             "{:?}",
             imp.notes
         );

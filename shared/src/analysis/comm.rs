@@ -43,9 +43,7 @@ pub fn binding_link(scope: Scope, links: &[LinkCeiling]) -> Option<&LinkCeiling>
     let best = |kind: LinkKind| {
         links.iter().filter(|l| l.link == kind).max_by(|a, b| {
             let rank = |l: &LinkCeiling| (l.method == Method::Empirical) as u8;
-            rank(a)
-                .cmp(&rank(b))
-                .then(a.value.total_cmp(&b.value))
+            rank(a).cmp(&rank(b)).then(a.value.total_cmp(&b.value))
         })
     };
     match scope {
@@ -129,7 +127,11 @@ impl CommAnalysis {
 /// is no collective.
 pub fn analyze_collective(k: &Kernel, machine: Option<&Machine>) -> Option<CommAnalysis> {
     let c = k.collective.as_ref()?;
-    Some(analyze(c, k.time.total_s, machine.map(|m| m.links.as_slice())))
+    Some(analyze(
+        c,
+        k.time.total_s,
+        machine.map(|m| m.links.as_slice()),
+    ))
 }
 
 /// [`analyze_collective`] of a collective that ran `time_s`, against `links`.
@@ -369,7 +371,8 @@ pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<Str
     if ranks_seen.len() < 2 {
         return (Vec::new(), notes);
     }
-    let symmetric = |k: CollectiveKind| !matches!(k, CollectiveKind::AllToAll | CollectiveKind::SendRecv);
+    let symmetric =
+        |k: CollectiveKind| !matches!(k, CollectiveKind::AllToAll | CollectiveKind::SendRecv);
     let mut out = Vec::new();
     for (group, places) in &groups {
         for (&seq, by_rank) in places {
@@ -432,6 +435,58 @@ pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<Str
 /// A rank's sort key: its number where it is one.
 fn rank_order(rank: &str) -> (u64, String) {
     (rank.parse().unwrap_or(u64::MAX), rank.to_string())
+}
+
+/// The exposed communication in words, one entry per step of each rank (at most `max`, the
+/// rest counted): `ProfilerStep#10 (rank 0): 5.54 ms exposed, 261 µs overlapped of 5.8 ms`.
+pub fn exposure_words(steps: &[StepComm], max: usize) -> Option<String> {
+    use crate::analysis::si::format_si;
+    if steps.is_empty() {
+        return None;
+    }
+    let opt = |v: Option<f64>| v.map_or_else(|| "?".to_string(), |v| format_si(v, "s"));
+    let mut parts: Vec<String> = steps
+        .iter()
+        .take(max)
+        .map(|s| {
+            let who = match (&s.rank, &s.device) {
+                (Some(r), _) => format!(" (rank {r})"),
+                (None, Some(d)) => format!(" (device {d})"),
+                (None, None) => String::new(),
+            };
+            format!(
+                "{}{who}: {} exposed, {} overlapped of {}",
+                s.step.as_deref().unwrap_or("outside any step"),
+                opt(s.exposed_s),
+                opt(s.overlapped_s),
+                format_si(s.time_s, "s")
+            )
+        })
+        .collect();
+    if steps.len() > max {
+        parts.push(format!("{} more", steps.len() - max));
+    }
+    Some(format!("Exposed communication: {}", parts.join("; ")))
+}
+
+/// The largest skew across ranks in words, with how many collectives were matched:
+/// `largest skew across 8 ranks: 7.62 ms (all-to-all #0 of group default; straggler rank 7)`.
+pub fn skew_words(matched: &[Synchronised]) -> Option<String> {
+    use crate::analysis::si::format_si;
+    let s = matched
+        .iter()
+        .max_by(|a, b| a.skew_s.total_cmp(&b.skew_s))?;
+    Some(format!(
+        "{} collectives matched across ranks; the largest skew across {} ranks: {} ({} #{} of group {}; straggler rank {}, first rank {})",
+        matched.len(),
+        s.ranks,
+        format_si(s.skew_s, "s"),
+        s.kind.label(),
+        s.sequence,
+        s.process_group,
+        s.straggler,
+        s.first
+    ))
 }
 
 /// The collective launches with the largest skew first.
@@ -518,7 +573,10 @@ mod tests {
         assert!(a.missing.is_empty());
         // Unknown stays unknown, and says why.
         let bare = analyze(&Collective::new(CollectiveKind::AllToAll), 1e-3, None);
-        assert_eq!((bare.algbw, bare.busbw, bare.link_share), (None, None, None));
+        assert_eq!(
+            (bare.algbw, bare.busbw, bare.link_share),
+            (None, None, None)
+        );
         assert_eq!(
             bare.missing,
             [Missing::Bytes, Missing::GroupSize, Missing::Scope]

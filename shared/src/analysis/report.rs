@@ -685,10 +685,10 @@ mod tests {
         assert_eq!(r.bytes_per_call, Some(3e6));
         let csv = to_csv(&b);
         assert!(
-            csv.lines()
-                .nth(1)
-                .unwrap()
-                .ends_with(&format!(",2,6000000000.0,3000000.0{}", ",".repeat(COMM_COLUMNS.len()))),
+            csv.lines().nth(1).unwrap().ends_with(&format!(
+                ",2,6000000000.0,3000000.0{}",
+                ",".repeat(COMM_COLUMNS.len())
+            )),
             "{csv}"
         );
         // Per kernel name: no calls.

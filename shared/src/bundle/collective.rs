@@ -129,9 +129,14 @@ impl CollectiveKind {
     /// `ncclDevKernel_AllGather_RING_LL`): the word after the prefix. `SendRecv` kernels carry
     /// all-to-all too, so a recorded collective name says more than the kernel's.
     pub fn from_kernel_name(name: &str) -> Option<CollectiveKind> {
-        let rest = ["ncclDevKernel_", "ncclKernel_", "rcclKernel_", "ncclDevFunc_"]
-            .iter()
-            .find_map(|p| name.strip_prefix(p))?;
+        let rest = [
+            "ncclDevKernel_",
+            "ncclKernel_",
+            "rcclKernel_",
+            "ncclDevFunc_",
+        ]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))?;
         let word = rest.split(['_', '(', '<']).next()?;
         Some(match word {
             "AllReduce" => CollectiveKind::AllReduce,
@@ -337,7 +342,10 @@ mod tests {
             ("c10d::allreduce_", CollectiveKind::AllReduce),
             ("_allgather_base", CollectiveKind::AllGather),
             ("nccl:_all_gather_base", CollectiveKind::AllGather),
-            ("reduce_scatter_tensor_coalesced", CollectiveKind::ReduceScatter),
+            (
+                "reduce_scatter_tensor_coalesced",
+                CollectiveKind::ReduceScatter,
+            ),
             ("nccl:_reduce_scatter_base", CollectiveKind::ReduceScatter),
             ("nccl:all_to_all", CollectiveKind::AllToAll),
             ("alltoall_base", CollectiveKind::AllToAll),

@@ -29,9 +29,7 @@ pub mod schema;
 pub mod stream;
 pub mod window;
 
-pub use collective::{
-    Collective, CollectiveKind, GroupSizeSource, LinkCeiling, LinkKind, Scope,
-};
+pub use collective::{Collective, CollectiveKind, GroupSizeSource, LinkCeiling, LinkKind, Scope};
 pub use hardware::{Datapath, MemoryLevel};
 pub use kernel::{
     Bytes, Complexity, DataSource, Flops, Kernel, KernelTime, LaunchStats, OperatorCall,

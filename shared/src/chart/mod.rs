@@ -18,6 +18,7 @@
 //! Architecture invariant: this floor draws what the analysis floor computes and computes no
 //! figure of its own beyond placing it.
 
+mod comm;
 pub mod geometry;
 mod hierarchical;
 mod label;
@@ -30,6 +31,7 @@ mod time;
 pub mod view;
 
 use crate::analysis::Analysed;
+pub use comm::{communication, roof_links};
 pub use hierarchical::{hierarchical, hierarchical_of};
 pub use label::{
     Anchor, Box2, LABEL_FONT_PX, Label, LabelCandidates, MAX_CHARS, Obstacles, Segment,
@@ -54,7 +56,7 @@ pub fn prefers_time_based(p: &Analysed, levels: &[MemoryLevel]) -> bool {
 use crate::analysis::KernelAnalysis;
 use crate::analysis::ceilings::Ceilings;
 use crate::analysis::si::{format_plain, format_si};
-use crate::bundle::{Datapath, Kernel, MemoryLevel};
+use crate::bundle::{CollectiveKind, Datapath, Kernel, LinkKind, MemoryLevel};
 use crate::chart::geometry::scale::{Rect, Viewport};
 use crate::chart::geometry::ticks::log_ticks;
 
@@ -143,6 +145,11 @@ pub enum ChartError {
         "nothing to plot: the bundle has no ceilings{0} and no kernel with FLOPs and bytes; a torch.profiler trace gives F and B when recorded with record_shapes=True, and ceilings come from its GPU's datasheet (`--ceilings datasheet:NAME`, `roofline catalogue`) or from `roofline machine` on the GPU"
     )]
     Nothing(String),
+    /// The communication chart on a bundle without a collective to place.
+    #[error(
+        "nothing to plot: the communication chart places each collective's bus bandwidth against its size, and this bundle has {0}; a torch.profiler trace of a distributed run gives them (docs/pytorch.md)"
+    )]
+    NoCollectives(String),
     /// The sweep chart on a bundle without a sweep.
     #[error(
         "nothing to plot: the sweep chart draws the arithmetic-intensity sweep of a machine characterization, and this bundle has {0}; `roofline machine` records one (a --quick run does too), or draw --chart hierarchical or --chart time"
@@ -177,6 +184,8 @@ pub enum LineRole {
     /// Time-based plane: the top edge of the band along the bottom where kernels with F = 0
     /// (no arithmetic) are drawn at their B.
     ZeroBand,
+    /// The communication chart: a link's bandwidth, a flat roof.
+    Link(LinkKind),
 }
 
 /// A polyline in pixel coordinates.
@@ -199,6 +208,8 @@ pub enum MarkerKind {
     Complexity,
     /// A kernel's time vertex (B*, F*) (time-based chart).
     TimeVertex,
+    /// A collective launch at (size, bus bandwidth) (communication chart).
+    Collective(CollectiveKind),
 }
 
 /// A kernel marker.
@@ -300,6 +311,10 @@ pub enum LegendRole {
     New,
     /// A comparison's kernel gone since the baseline (a dashed ring where it was).
     Gone,
+    /// A link's roof (communication chart).
+    Link(LinkKind),
+    /// A collective's markers (communication chart).
+    Collective(CollectiveKind),
 }
 
 /// A whole chart, ready to draw.
@@ -350,7 +365,9 @@ pub struct Scene {
 /// ceiling's label, drawn in its line's colour, is as readable as the line; the browser tests
 /// measure it on the page, and the unit tests here compute it.
 pub mod style {
-    use super::{Datapath, LegendRole, LineRole, MarkerKind, MemoryLevel};
+    use super::{
+        CollectiveKind, Datapath, LegendRole, LineRole, LinkKind, MarkerKind, MemoryLevel,
+    };
 
     /// The chart's background (the light theme).
     pub const BACKGROUND: &str = "#ffffff";
@@ -410,6 +427,30 @@ pub mod style {
             LineRole::KernelLink { .. } => LINK,
             LineRole::Sweep { series } => SWEEP[series % SWEEP.len()],
             LineRole::ZeroBand => MUTED,
+            LineRole::Link(l) => link(l),
+        }
+    }
+
+    /// The colour of a link's roof.
+    pub fn link(l: LinkKind) -> &'static str {
+        match l {
+            LinkKind::Nvlink => "#008460",
+            LinkKind::Pcie => "#6E6E6E",
+            LinkKind::Network => "#BE5400",
+        }
+    }
+
+    /// The colour of a collective's markers.
+    pub fn collective(k: CollectiveKind) -> &'static str {
+        match k {
+            CollectiveKind::AllReduce => "#0072B2",
+            CollectiveKind::AllGather => "#AA4499",
+            CollectiveKind::ReduceScatter => "#882255",
+            CollectiveKind::AllToAll => "#9C6C00",
+            CollectiveKind::Broadcast => "#5E8A00",
+            CollectiveKind::Reduce => "#332288",
+            CollectiveKind::SendRecv => "#A0391B",
+            CollectiveKind::Gather | CollectiveKind::Scatter | CollectiveKind::Other => "#3D3D3D",
         }
     }
 
@@ -424,6 +465,7 @@ pub mod style {
             MarkerKind::Level(l) => level(l),
             MarkerKind::Complexity => "#0072B2",
             MarkerKind::TimeVertex => "#BE5400",
+            MarkerKind::Collective(c) => collective(c),
         }
     }
 
@@ -439,6 +481,8 @@ pub mod style {
             LegendRole::Sweep { series } => line(LineRole::Sweep { series }),
             LegendRole::Arrow | LegendRole::New | LegendRole::Gone => ARROW,
             LegendRole::Baseline => LINK,
+            LegendRole::Link(l) => link(l),
+            LegendRole::Collective(c) => collective(c),
         }
     }
 

@@ -293,6 +293,7 @@ fn kind_key(k: MarkerKind) -> KindKey {
         MarkerKind::Level(l) => (0, Some(l)),
         MarkerKind::Complexity => (1, None),
         MarkerKind::TimeVertex => (2, None),
+        MarkerKind::Collective(_) => (3, None),
     }
 }
 

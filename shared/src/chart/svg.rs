@@ -87,6 +87,7 @@ fn marker_kind_key(k: MarkerKind) -> &'static str {
         MarkerKind::Level(l) => l.key(),
         MarkerKind::Complexity => "complexity",
         MarkerKind::TimeVertex => "vertex",
+        MarkerKind::Collective(c) => c.key(),
     }
 }
 
@@ -376,7 +377,9 @@ fn markers(s: &mut String, scene: &Scene, o: &SvgOptions<'_>) {
                 MarkerKind::Level(l) => {
                     format!("{}. {} at {}: {}", k.rank, k.name, l.label(), k.summary)
                 }
-                MarkerKind::Complexity => format!("{}. {}: {}", k.rank, k.name, k.summary),
+                MarkerKind::Complexity | MarkerKind::Collective(_) => {
+                    format!("{}. {}: {}", k.rank, k.name, k.summary)
+                }
                 MarkerKind::TimeVertex => format!("{}. {} time vertex", k.rank, k.name),
             };
             let _ = writeln!(s, "><title>{}</title></circle>", esc(&tip));

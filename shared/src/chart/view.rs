@@ -90,11 +90,14 @@ pub enum View {
     Time,
     /// The machine: its ceilings table and its ERT-style sweep.
     Machine,
+    /// The collectives against their links (the communication chart) and the exposed
+    /// communication per step.
+    Comm,
 }
 
 impl View {
     /// Every view, in the order the viewer's switch lists them.
-    pub const ALL: [View; 3] = [View::Hierarchical, View::Time, View::Machine];
+    pub const ALL: [View; 4] = [View::Hierarchical, View::Time, View::Machine, View::Comm];
 
     /// The URL name (`chart=time`).
     pub fn key(self) -> &'static str {
@@ -102,6 +105,7 @@ impl View {
             View::Hierarchical => "hierarchical",
             View::Time => "time",
             View::Machine => "machine",
+            View::Comm => "comm",
         }
     }
 
