@@ -148,6 +148,7 @@ pub fn import(s: &Sample) -> Result<String, String> {
         options: &options,
         counters: None,
         ncu: None,
+        per_trace: &[],
     })
     .map_err(|e| format!("{}: {e}", s.file))?;
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
