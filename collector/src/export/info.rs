@@ -283,7 +283,7 @@ pub fn to_table_of(
             report.analyses.len() - shown
         );
     }
-    collectives(&mut out, bundle, &report, total, comm_acc, top);
+    collectives(&mut out, bundle, total, comm_acc, top);
     out.push_str(
         "\n  AI: FLOP/byte at each level. bound: the ceiling that limits the kernel (hierarchical roofline):\n  \
          a memory level (HBM, L2, L1) or the compute roof of its precision mix (FP32, Tensor FP16, …).\n  \
@@ -315,28 +315,27 @@ fn pct(v: Option<f64>) -> String {
 fn collectives(
     out: &mut String,
     bundle: &Bundle,
-    report: &Report,
     total: f64,
     comm_acc: &CommAcc,
     top: Option<usize>,
 ) {
-    let analysed: Vec<(usize, comm::CommAnalysis)> = report
-        .analyses
+    // Per launch, grouped by device, kernel and collective: a kernel name may carry several.
+    let mut groups = comm::groups(&comm_acc.records);
+    groups.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+    let analysed: Vec<(&comm::CollectiveGroup, comm::CommAnalysis)> = groups
         .iter()
-        .filter_map(|a| {
-            let k = &report.kernels[a.index];
-            comm::analyze_collective(k, bundle.machine_of(bundle.device_of(k)))
-                .map(|c| (a.index, c))
+        .map(|g| {
+            let links = bundle
+                .machine_of(g.device.as_deref())
+                .map(|m| m.links.as_slice());
+            (g, comm::analyze(&g.collective, g.time_s, links))
         })
         .collect();
     if analysed.is_empty() {
         return;
     }
     let comm_time: f64 = analysed.iter().map(|(_, c)| c.time_s).sum();
-    let launches: u64 = analysed
-        .iter()
-        .map(|(i, _)| report.kernels[*i].launches)
-        .sum();
+    let launches: u64 = analysed.iter().map(|(g, _)| g.launches).sum();
     let _ = writeln!(
         out,
         "\ncollectives: {launches} launch{}, {} ({:.1}% of kernel time); bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md), against the link each runs on, one direction",
@@ -348,7 +347,6 @@ fn collectives(
             0.0
         },
     );
-    let names = report.display_names();
     let mut rows = vec![
         [
             "share",
@@ -370,10 +368,17 @@ fn collectives(
     ];
     let mut over = Vec::new();
     let mut missing: std::collections::BTreeSet<&'static str> = Default::default();
-    for (i, c) in &analysed {
-        let k = &report.kernels[*i];
+    for (g, c) in &analysed {
+        let short = roofline_model::analysis::names::shorten(&g.name);
         if c.link_share.is_some_and(|s| s > 1.0) {
-            over.push(printable(&names[*i]));
+            over.push(format!(
+                "{}{}",
+                c.kind.label(),
+                g.device
+                    .as_deref()
+                    .map(|d| format!(" on {}", printable(d)))
+                    .unwrap_or_default()
+            ));
         }
         missing.extend(c.missing.iter().map(|m| m.words()));
         rows.push(vec![
@@ -386,7 +391,7 @@ fn collectives(
                 }
             ),
             format_si(c.time_s, "s"),
-            k.launches.to_string(),
+            g.launches.to_string(),
             c.kind.label().to_string(),
             si_opt(c.bytes, "B"),
             c.group_size
@@ -399,8 +404,8 @@ fn collectives(
             si_opt(c.overlapped_s, "s"),
             format!(
                 "{}{}",
-                printable(&names[*i]),
-                k.device
+                printable(&short),
+                g.device
                     .as_deref()
                     .filter(|_| bundle.devices.len() > 1)
                     .map(|d| format!(" ({})", printable(d)))

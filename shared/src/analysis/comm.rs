@@ -245,6 +245,60 @@ impl CommAcc {
     }
 }
 
+/// The collective launches of one kernel name on one device that carried one collective: what
+/// a table lists per collective (a kernel name may carry several: NCCL's `SendRecv` kernel runs
+/// all-to-all and send/recv alike).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectiveGroup {
+    /// The kernel's name.
+    pub name: String,
+    /// Its device.
+    pub device: Option<String>,
+    /// Launches.
+    pub launches: u64,
+    /// Their time, seconds.
+    pub time_s: f64,
+    /// Their collective, summed ([`crate::bundle::Collective`]: sizes and times summed, what
+    /// every launch agrees on kept).
+    pub collective: Collective,
+}
+
+/// The collective launches grouped by (device, kernel name, collective), in order of first
+/// appearance.
+pub fn groups(records: &[CollectiveRecord]) -> Vec<CollectiveGroup> {
+    let mut out: Vec<CollectiveGroup> = Vec::new();
+    let mut index: BTreeMap<(Option<&str>, &str, CollectiveKind), usize> = BTreeMap::new();
+    for r in records {
+        let key = (r.device.as_deref(), r.name.as_str(), r.collective.kind);
+        match index.get(&key) {
+            Some(&i) => {
+                let g = &mut out[i];
+                g.launches += 1;
+                g.time_s += r.time_s;
+                crate::analysis::aggregate::merge_collective(&mut g.collective, &r.collective);
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(CollectiveGroup {
+                    name: r.name.clone(),
+                    device: r.device.clone(),
+                    launches: 1,
+                    time_s: r.time_s,
+                    collective: r.collective.clone(),
+                });
+            }
+        }
+    }
+    // A group of several launches has no one place or start.
+    for g in &mut out {
+        if g.launches > 1 {
+            g.collective.sequence = None;
+            g.collective.start_ns = None;
+        }
+    }
+    out
+}
+
 /// Communication in one step of one rank (or device).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepComm {
@@ -391,11 +445,16 @@ pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<Str
                 let rank0 = by_rank.keys().next().cloned().unwrap_or_default();
                 let what = |r: &CollectiveRecord| {
                     format!(
-                        "{}{}",
+                        "{}{}{}",
                         r.collective.kind.label(),
                         r.collective
                             .bytes
                             .map(|b| format!(" of {b} bytes"))
+                            .unwrap_or_default(),
+                        r.collective
+                            .dtype
+                            .as_deref()
+                            .map(|d| format!(" of {d}"))
                             .unwrap_or_default()
                     )
                 };
