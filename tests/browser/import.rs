@@ -747,3 +747,43 @@ fn datasheet_ceilings_from_the_trace_or_chosen_in_ceilings_from() {
         "no ceilings",
     );
 }
+
+/// The Communication view of a distributed run's trace (HTA's DDP trace on an A100, imported in
+/// the page): each collective at (S, busbw) under the A100's NVLink and PCIe roofs, coloured by
+/// collective, and the line of exposed communication per step above the chart.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn the_communication_view_places_collectives_under_their_links() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?trace=/fixtures/traces/a100-ddp-nccl-msgsize.json.gz&chart=comm"
+    ));
+    wait_for_bundle(&b, "a100-ddp-nccl-msgsize.json.gz");
+    let n = b
+        .wait(
+            "const n = document.querySelectorAll('#comm-view #chart circle.marker').length; return document.querySelectorAll('#comm-view #chart .ceiling-label').length > 0 && n",
+            "the collectives under their links",
+        )
+        .as_u64()
+        .unwrap();
+    assert!(n > 0);
+    assert_eq!(
+        b.js(
+            "return document.querySelector('#chart polyline[data-role=\"Link(Nvlink)\"]') !== null"
+        ),
+        json!(true)
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('#chart circle.marker[data-kind=\"all_reduce\"]').length > 0"),
+        json!(true)
+    );
+    let figures = b
+        .js("return [...document.querySelectorAll('.comm-figures')].map(p => p.textContent).join('\\n')")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(figures.starts_with("Exposed communication"), "{figures}");
+    b.screenshot("comm-view");
+}

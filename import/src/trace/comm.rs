@@ -23,12 +23,10 @@
 //! other kernel) ran on any stream; an instant under several collectives counts once, on the
 //! one that started first, so that a step's sums are the time some collective ran.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use roofline_model::bundle::{Collective, CollectiveKind, GroupSizeSource, Scope};
 
 use super::link::Links;
-use super::model::{CommArgs, Ns, Trace};
+use super::model::{CommArgs, Ns, Trace, at};
 use crate::operators::{Arg, Dtype};
 
 /// What the import is told of the job beyond the trace (`roofline import`'s options).
@@ -67,8 +65,8 @@ pub fn element_bytes(dtype: &str) -> Option<f64> {
 /// The collectives of a trace's kernels, and what the import says of them.
 #[derive(Debug, Clone, Default)]
 pub struct Collectives {
-    /// By kernel index.
-    pub by_kernel: BTreeMap<usize, Collective>,
+    /// By kernel index, in that order ([`super::model::at`]).
+    pub by_kernel: Vec<(usize, Collective)>,
     /// The bundle's notes on them.
     pub notes: Vec<String>,
 }
@@ -76,16 +74,24 @@ pub struct Collectives {
 /// Where a figure of one collective came from, counted for the note.
 #[derive(Default)]
 struct Sources {
-    kind: BTreeMap<&'static str, usize>,
-    bytes: BTreeMap<&'static str, usize>,
-    group: BTreeMap<&'static str, usize>,
+    kind: Vec<(&'static str, usize)>,
+    bytes: Vec<(&'static str, usize)>,
+    group: Vec<(&'static str, usize)>,
     no_bytes: usize,
     no_group: usize,
     no_scope: usize,
 }
 
-fn count(m: &mut BTreeMap<&'static str, usize>, k: &'static str) {
-    *m.entry(k).or_default() += 1;
+fn count(m: &mut Vec<(&'static str, usize)>, k: &'static str) {
+    match m.iter_mut().find(|e| e.0 == k) {
+        Some(e) => e.1 += 1,
+        None => m.push((k, 1)),
+    }
+}
+
+/// Kernel indices by start, then index.
+fn by_start(v: &mut [usize], trace: &Trace) {
+    v.sort_unstable_by_key(|&i| (trace.kernels[i].ts, i));
 }
 
 /// The collective a recorded `Collective name` names, with the name.
@@ -118,19 +124,19 @@ impl Collectives {
         let mut kernels = 0usize;
         for (i, g) in trace.kernels.iter().enumerate() {
             let kname = trace.name(g.name);
-            let kargs = trace.kernel_comm.get(&i);
+            let kargs = at(&trace.kernel_comm, i);
             if !is_collective_kernel(kname) && kargs.is_none() {
                 continue;
             }
             kernels += 1;
             // The operators around the launch, innermost first.
             let mut ops = Vec::new();
-            let mut at = links.launch_op.get(i).copied().flatten();
-            while let Some(op) = at {
+            let mut up = links.launch_op.get(i).copied().flatten();
+            while let Some(op) = up {
                 ops.push(op);
-                at = parents.get(op).copied().flatten();
+                up = parents.get(op).copied().flatten();
             }
-            let oargs = ops.iter().find_map(|o| trace.op_comm.get(o));
+            let oargs = ops.iter().find_map(|&o| at(&trace.op_comm, o));
             let ann = links
                 .launch_rt
                 .get(i)
@@ -256,7 +262,7 @@ impl Collectives {
             let mut bytes_from = "the collective's arguments";
             if input.is_none() && output.is_none() {
                 let recorded = ann
-                    .and_then(|a| trace.annotation_inputs.get(&a).copied())
+                    .and_then(|a| at(&trace.annotation_inputs, a).copied())
                     .map(|i| (i, "its nccl:* annotation's input"))
                     .or_else(|| {
                         rpc.and_then(|o| trace.ops[o].inputs)
@@ -294,8 +300,9 @@ impl Collectives {
             c.scope = match (gpus_per_node, c.group_size) {
                 (Some(per), Some(n)) if n > per => Some(Scope::InterNode),
                 (Some(per), _) if per > 0 => ranks.as_ref().filter(|r| !r.is_empty()).map(|r| {
-                    let nodes: BTreeSet<u64> = r.iter().map(|x| x / u64::from(per)).collect();
-                    if nodes.len() == 1 {
+                    let node = |x: &u64| x / u64::from(per);
+                    let first = node(&r[0]);
+                    if r.iter().all(|x| node(x) == first) {
                         Scope::IntraNode
                     } else {
                         Scope::InterNode
@@ -307,7 +314,7 @@ impl Collectives {
                 src.no_scope += 1;
             }
             c.start_ns = Some(g.ts);
-            out.by_kernel.insert(i, c);
+            out.by_kernel.push((i, c));
         }
         if kernels == 0 {
             return out;
@@ -320,12 +327,25 @@ impl Collectives {
 
     /// Numbers each collective within its process group (on its device), in start order.
     fn sequence(&mut self, trace: &Trace) {
-        let mut order: Vec<(&usize, &mut Collective)> = self.by_kernel.iter_mut().collect();
-        order.sort_by_key(|(i, _)| (trace.kernels[**i].ts, **i));
-        let mut next: BTreeMap<(Option<i64>, Option<String>), u64> = BTreeMap::new();
-        for (i, c) in order {
+        let mut order: Vec<usize> = (0..self.by_kernel.len()).collect();
+        // Positions in `by_kernel` by their kernels' start: `by_kernel` is in kernel order.
+        let kernels: Vec<usize> = self.by_kernel.iter().map(|e| e.0).collect();
+        let mut sorted = kernels.clone();
+        by_start(&mut sorted, trace);
+        for (n, k) in sorted.iter().enumerate() {
+            order[n] = kernels.partition_point(|x| x < k);
+        }
+        let mut next: Vec<((Option<i64>, Option<String>), u64)> = Vec::new();
+        for p in order {
+            let (i, c) = &mut self.by_kernel[p];
             let key = (trace.kernels[*i].device, c.process_group.clone());
-            let n = next.entry(key).or_default();
+            let n = match next.iter_mut().find(|e| e.0 == key) {
+                Some(e) => &mut e.1,
+                None => {
+                    next.push((key, 0));
+                    &mut next.last_mut().expect("just pushed").1
+                }
+            };
             c.sequence = Some(*n);
             *n += 1;
         }
@@ -337,35 +357,35 @@ impl Collectives {
             let g = &trace.kernels[i];
             (g.ts, g.ts + (g.dur_us * 1000.0).round() as Ns)
         };
-        let devices: BTreeSet<Option<i64>> = self
-            .by_kernel
-            .keys()
-            .map(|&i| trace.kernels[i].device)
-            .collect();
+        let mine: Vec<usize> = self.by_kernel.iter().map(|e| e.0).collect();
+        let mut devices: Vec<Option<i64>> = Vec::new();
+        for &i in &mine {
+            let d = trace.kernels[i].device;
+            if !devices.contains(&d) {
+                devices.push(d);
+            }
+        }
         for d in devices {
-            // The union of the compute kernels' runs on this device.
-            let mut compute: Vec<(Ns, Ns)> = (0..trace.kernels.len())
-                .filter(|i| trace.kernels[*i].device == d && !self.by_kernel.contains_key(i))
-                .map(span)
-                .filter(|(a, b)| b > a)
+            // The union of the compute kernels' runs on this device, by start.
+            let mut compute: Vec<usize> = (0..trace.kernels.len())
+                .filter(|&i| trace.kernels[i].device == d && at(&self.by_kernel, i).is_none())
                 .collect();
-            compute.sort_unstable();
+            by_start(&mut compute, trace);
             let mut merged: Vec<(Ns, Ns)> = Vec::new();
-            for (a, b) in compute {
+            for (a, b) in compute.into_iter().map(span).filter(|(a, b)| b > a) {
                 match merged.last_mut() {
                     Some(last) if a <= last.1 => last.1 = last.1.max(b),
                     _ => merged.push((a, b)),
                 }
             }
-            let mut mine: Vec<usize> = self
-                .by_kernel
-                .keys()
+            let mut here: Vec<usize> = mine
+                .iter()
                 .copied()
                 .filter(|&i| trace.kernels[i].device == d)
                 .collect();
-            mine.sort_by_key(|&i| (span(i).0, i));
+            by_start(&mut here, trace);
             let mut counted_to = Ns::MIN;
-            for i in mine {
+            for i in here {
                 let (s, e) = span(i);
                 let from = s.max(counted_to);
                 let own = (e - from).max(0);
@@ -375,10 +395,10 @@ impl Collectives {
                     0
                 };
                 counted_to = counted_to.max(e);
-                if let Some(c) = self.by_kernel.get_mut(&i) {
-                    c.exposed_s = Some((own - hidden) as f64 / 1e9);
-                    c.overlapped_s = Some(hidden as f64 / 1e9);
-                }
+                let p = mine.partition_point(|&x| x < i);
+                let c = &mut self.by_kernel[p].1;
+                c.exposed_s = Some((own - hidden) as f64 / 1e9);
+                c.overlapped_s = Some(hidden as f64 / 1e9);
             }
         }
     }
@@ -394,7 +414,7 @@ fn covered(merged: &[(Ns, Ns)], from: Ns, to: Ns) -> Ns {
         .sum()
 }
 
-fn join(m: &BTreeMap<&'static str, usize>) -> String {
+fn join(m: &[(&'static str, usize)]) -> String {
     m.iter()
         .map(|(k, n)| format!("{k} {n}"))
         .collect::<Vec<_>>()
@@ -457,7 +477,8 @@ fn note(
     if trace.world_size.is_some()
         && src
             .group
-            .contains_key("distributedInfo.world_size (the default group)")
+            .iter()
+            .any(|e| e.0 == "distributedInfo.world_size (the default group)")
     {
         parts.push(
             "a group size taken from the world size assumes the default process group (the trace records no other); give --group-size where a collective ran on a subgroup"

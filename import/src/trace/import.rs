@@ -469,7 +469,7 @@ fn import_impl(
             stats.linked += 1;
             inductor |= costs.link(trace, o, &mut k, &mut stats);
         }
-        if let Some(c) = collectives.by_kernel.get(&i) {
+        if let Some(c) = crate::trace::model::at(&collectives.by_kernel, i) {
             k.collective = Some(c.clone());
         }
         if !each(k) {

@@ -216,14 +216,14 @@ pub struct Trace {
     /// times).
     pub pg_count: Option<u64>,
     /// What kernels record of their collective (PyTorch 2.3 and later), by index into
-    /// [`Self::kernels`].
-    pub kernel_comm: BTreeMap<usize, CommArgs>,
+    /// [`Self::kernels`], in that order ([`at`]).
+    pub kernel_comm: Vec<(usize, CommArgs)>,
     /// What operators record of their collective (`record_param_comms`), by index into
-    /// [`Self::ops`].
-    pub op_comm: BTreeMap<usize, CommArgs>,
+    /// [`Self::ops`], in that order.
+    pub op_comm: Vec<(usize, CommArgs)>,
     /// The recorded input of `nccl:*` annotations (their message, on PyTorch 2.0 and later), by
-    /// index into [`Self::annotations`]: an index into [`Self::inputs`].
-    pub annotation_inputs: BTreeMap<usize, u32>,
+    /// index into [`Self::annotations`], in that order: an index into [`Self::inputs`].
+    pub annotation_inputs: Vec<(usize, u32)>,
     /// `kernel` events, in file order.
     pub kernels: Vec<GpuEvent>,
     /// `gpu_memcpy` events.
@@ -254,6 +254,13 @@ pub struct Trace {
     /// Events of a category the import reads, in another phase than `X` (a kernel as an
     /// instant `i`, or as `B`/`E` pairs): not read, counted by `"{cat} events of phase …"`.
     pub other_phases: BTreeMap<String, u64>,
+}
+
+/// The entry of index `i` in a list sorted by index (what the trace keeps for a few of its
+/// events: [`Trace::kernel_comm`], [`Trace::op_comm`], [`Trace::annotation_inputs`]).
+pub fn at<T>(list: &[(usize, T)], i: usize) -> Option<&T> {
+    let p = list.partition_point(|e| e.0 < i);
+    list.get(p).filter(|e| e.0 == i).map(|e| &e.1)
 }
 
 impl Trace {

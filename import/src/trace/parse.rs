@@ -231,7 +231,7 @@ impl Builder {
                         if !comm.is_empty() {
                             self.trace
                                 .kernel_comm
-                                .insert(self.trace.kernels.len(), comm);
+                                .push((self.trace.kernels.len(), comm));
                         }
                         self.trace.kernels.push(g);
                     }
@@ -264,7 +264,7 @@ impl Builder {
                         .insert(op, InductorEstimate { flops, bytes });
                 }
                 if !comm.is_empty() {
-                    self.trace.op_comm.insert(self.trace.ops.len(), comm);
+                    self.trace.op_comm.push((self.trace.ops.len(), comm));
                 }
                 self.trace.ops.push(CpuOp {
                     name,
@@ -292,7 +292,7 @@ impl Builder {
                     {
                         self.trace
                             .annotation_inputs
-                            .insert(self.trace.annotations.len(), i);
+                            .push((self.trace.annotations.len(), i));
                     }
                     self.trace.annotations.push(span);
                 } else {

@@ -9,9 +9,10 @@
 //! not recorded gets no bus bandwidth or share, and [`CommAnalysis::missing`] says what is
 //! missing.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 
 use crate::analysis::ceilings::CeilingSource;
+use crate::analysis::kernel::sort_indices;
 use crate::bundle::{
     Bundle, Collective, CollectiveKind, Kernel, LinkCeiling, LinkKind, Machine, Method, Scope,
 };
@@ -267,18 +268,17 @@ pub struct CollectiveGroup {
 /// appearance.
 pub fn groups(records: &[CollectiveRecord]) -> Vec<CollectiveGroup> {
     let mut out: Vec<CollectiveGroup> = Vec::new();
-    let mut index: BTreeMap<(Option<&str>, &str, CollectiveKind), usize> = BTreeMap::new();
     for r in records {
-        let key = (r.device.as_deref(), r.name.as_str(), r.collective.kind);
-        match index.get(&key) {
-            Some(&i) => {
-                let g = &mut out[i];
+        let same = |g: &&mut CollectiveGroup| {
+            g.device == r.device && g.name == r.name && g.collective.kind == r.collective.kind
+        };
+        match out.iter_mut().find(same) {
+            Some(g) => {
                 g.launches += 1;
                 g.time_s += r.time_s;
                 crate::analysis::aggregate::merge_collective(&mut g.collective, &r.collective);
             }
             None => {
-                index.insert(key, out.len());
                 out.push(CollectiveGroup {
                     name: r.name.clone(),
                     device: r.device.clone(),
@@ -323,29 +323,24 @@ pub struct StepComm {
 /// step: the sums of each launch's own split ([`Collective::exposed_s`], which counts an
 /// instant under several collectives once).
 pub fn per_step(records: &[CollectiveRecord]) -> Vec<StepComm> {
-    type Key = (Option<String>, Option<String>, Option<(u64, String)>);
-    let mut steps: BTreeMap<Key, StepComm> = BTreeMap::new();
+    let mut steps: Vec<StepComm> = Vec::new();
     for r in records {
-        // ProfilerStep#10 after ProfilerStep#9: by number where the name ends in one.
-        let step_key = r.step.as_ref().map(|s| {
-            let n = s
-                .rsplit('#')
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(u64::MAX);
-            (n, s.clone())
-        });
-        let e = steps
-            .entry((r.rank.clone(), r.device.clone(), step_key))
-            .or_insert_with(|| StepComm {
-                rank: r.rank.clone(),
-                device: r.device.clone(),
-                step: r.step.clone(),
-                collectives: 0,
-                time_s: 0.0,
-                exposed_s: Some(0.0),
-                overlapped_s: Some(0.0),
-            });
+        let same = |s: &&mut StepComm| s.rank == r.rank && s.device == r.device && s.step == r.step;
+        let e = match steps.iter_mut().position(|s| same(&s)) {
+            Some(i) => &mut steps[i],
+            None => {
+                steps.push(StepComm {
+                    rank: r.rank.clone(),
+                    device: r.device.clone(),
+                    step: r.step.clone(),
+                    collectives: 0,
+                    time_s: 0.0,
+                    exposed_s: Some(0.0),
+                    overlapped_s: Some(0.0),
+                });
+                steps.last_mut().expect("just pushed")
+            }
+        };
         e.collectives += 1;
         e.time_s += r.time_s;
         e.exposed_s = e.exposed_s.zip(r.collective.exposed_s).map(|(a, b)| a + b);
@@ -354,15 +349,36 @@ pub fn per_step(records: &[CollectiveRecord]) -> Vec<StepComm> {
             .zip(r.collective.overlapped_s)
             .map(|(a, b)| a + b);
     }
-    let mut out: Vec<StepComm> = steps.into_values().collect();
-    // Ranks by number where they are numbers.
-    out.sort_by_key(|s| {
-        (
-            s.rank.as_deref().and_then(|r| r.parse::<u64>().ok()),
-            s.rank.clone(),
-        )
+    // Ranks and steps by number where they are numbers (ProfilerStep#10 after #9).
+    let step_no = |s: &StepComm| {
+        s.step
+            .as_deref()
+            .and_then(|s| s.rsplit('#').next())
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    let mut order: Vec<usize> = (0..steps.len()).collect();
+    sort_indices(&mut order, &|a, b| {
+        let (x, y) = (&steps[a], &steps[b]);
+        by_number(x.rank.as_deref(), y.rank.as_deref())
+            .then_with(|| x.device.cmp(&y.device))
+            .then_with(|| step_no(x).cmp(&step_no(y)))
+            .then_with(|| x.step.cmp(&y.step))
     });
-    out
+    order.into_iter().map(|i| steps[i].clone()).collect()
+}
+
+/// A record's process group (`default` where none is named).
+fn group_of(r: &CollectiveRecord) -> &str {
+    r.collective.process_group.as_deref().unwrap_or("default")
+}
+
+/// Two ranks (or other names) in order: by number where both are numbers, else as text.
+fn by_number(a: Option<&str>, b: Option<&str>) -> Ordering {
+    let n = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
+    match (n(a), n(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => a.cmp(&b),
+    }
 }
 
 /// One collective matched across ranks: the spread of its start.
@@ -399,101 +415,112 @@ pub struct Synchronised {
 /// say so. Only launches with a rank, a start and a place take part; one rank gives nothing.
 pub fn synchronised(records: &[CollectiveRecord]) -> (Vec<Synchronised>, Vec<String>) {
     let mut notes = Vec::new();
-    // group → place → rank → record
-    type Places<'a> = BTreeMap<u64, BTreeMap<String, &'a CollectiveRecord>>;
-    let mut groups: BTreeMap<String, Places<'_>> = BTreeMap::new();
-    let mut ranks_seen: std::collections::BTreeSet<&str> = Default::default();
-    for r in records {
-        let (Some(rank), Some(seq), Some(_)) =
-            (&r.rank, r.collective.sequence, r.collective.start_ns)
-        else {
-            continue;
-        };
-        ranks_seen.insert(rank);
-        let group = r
-            .collective
-            .process_group
-            .clone()
-            .unwrap_or_else(|| "default".into());
-        groups
-            .entry(group)
-            .or_default()
-            .entry(seq)
-            .or_default()
-            .insert(rank.clone(), r);
-    }
-    if ranks_seen.len() < 2 {
-        return (Vec::new(), notes);
-    }
-    let symmetric =
-        |k: CollectiveKind| !matches!(k, CollectiveKind::AllToAll | CollectiveKind::SendRecv);
-    let mut out = Vec::new();
-    for (group, places) in &groups {
-        for (&seq, by_rank) in places {
-            if by_rank.len() < 2 {
-                continue;
-            }
-            let first = by_rank.values().next().copied().expect("two or more");
-            let parted = by_rank.iter().find(|(_, r)| {
-                let (a, b) = (&r.collective, &first.collective);
-                a.kind != b.kind
-                    || matches!((&a.dtype, &b.dtype), (Some(x), Some(y)) if x != y)
-                    || (symmetric(b.kind)
-                        && matches!((a.bytes, b.bytes), (Some(x), Some(y)) if x != y))
-            });
-            if let Some((rank, r)) = parted {
-                let rank0 = by_rank.keys().next().cloned().unwrap_or_default();
-                let what = |r: &CollectiveRecord| {
-                    format!(
-                        "{}{}{}",
-                        r.collective.kind.label(),
-                        r.collective
-                            .bytes
-                            .map(|b| format!(" of {b} bytes"))
-                            .unwrap_or_default(),
-                        r.collective
-                            .dtype
-                            .as_deref()
-                            .map(|d| format!(" of {d}"))
-                            .unwrap_or_default()
-                    )
-                };
-                notes.push(format!(
-                    "collectives of process group {group} matched across ranks up to #{seq}, where the ranks part (rank {rank0}: {}, rank {rank}: {}): their traces hold different collectives from there, so the rest are not matched",
-                    what(first),
-                    what(r)
-                ));
-                break;
-            }
-            let start = |r: &CollectiveRecord| r.collective.start_ns.unwrap_or(0);
-            let (first_rank, earliest) = by_rank
-                .iter()
-                .min_by_key(|(k, r)| (start(r), rank_order(k)))
-                .expect("two or more");
-            let (last_rank, latest) = by_rank
-                .iter()
-                .max_by_key(|(k, r)| (start(r), std::cmp::Reverse(rank_order(k))))
-                .expect("two or more");
-            out.push(Synchronised {
-                process_group: group.clone(),
-                sequence: seq,
-                kind: first.collective.kind,
-                ranks: by_rank.len(),
-                bytes: earliest.collective.bytes,
-                skew_s: (start(latest) - start(earliest)) as f64 / 1e9,
-                straggler: last_rank.clone(),
-                first: first_rank.clone(),
-                longest_s: by_rank.values().map(|r| r.time_s).fold(0.0, f64::max),
-                straggler_s: latest.time_s,
-            });
+    let taking: Vec<&CollectiveRecord> = records
+        .iter()
+        .filter(|r| {
+            r.rank.is_some() && r.collective.sequence.is_some() && r.collective.start_ns.is_some()
+        })
+        .collect();
+    let mut ranks: Vec<&str> = Vec::new();
+    for r in &taking {
+        let rank = r.rank.as_deref().unwrap_or_default();
+        if !ranks.contains(&rank) {
+            ranks.push(rank);
         }
     }
+    if ranks.len() < 2 {
+        return (Vec::new(), notes);
+    }
+    // By group, place, then rank.
+    let mut order: Vec<usize> = (0..taking.len()).collect();
+    sort_indices(&mut order, &|a, b| {
+        let (x, y) = (taking[a], taking[b]);
+        group_of(x)
+            .cmp(group_of(y))
+            .then_with(|| x.collective.sequence.cmp(&y.collective.sequence))
+            .then_with(|| by_number(x.rank.as_deref(), y.rank.as_deref()))
+    });
+    let symmetric =
+        |k: CollectiveKind| !matches!(k, CollectiveKind::AllToAll | CollectiveKind::SendRecv);
+    let start = |r: &CollectiveRecord| r.collective.start_ns.unwrap_or(0);
+    let rank = |r: &CollectiveRecord| r.rank.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut parted_group: Option<&str> = None;
+    let mut at = 0;
+    while at < order.len() {
+        let head = taking[order[at]];
+        let (group, seq) = (group_of(head), head.collective.sequence);
+        let mut end = at + 1;
+        while end < order.len() && {
+            let r = taking[order[end]];
+            group_of(r) == group && r.collective.sequence == seq
+        } {
+            end += 1;
+        }
+        let place: Vec<&CollectiveRecord> = order[at..end].iter().map(|&i| taking[i]).collect();
+        at = end;
+        if place.len() < 2 || parted_group == Some(group) {
+            continue;
+        }
+        let first = place[0];
+        let parted = place.iter().find(|r| {
+            let (a, b) = (&r.collective, &first.collective);
+            a.kind != b.kind
+                || matches!((&a.dtype, &b.dtype), (Some(x), Some(y)) if x != y)
+                || (symmetric(b.kind) && matches!((a.bytes, b.bytes), (Some(x), Some(y)) if x != y))
+        });
+        if let Some(r) = parted {
+            let what = |r: &CollectiveRecord| {
+                format!(
+                    "{}{}{}",
+                    r.collective.kind.label(),
+                    r.collective
+                        .bytes
+                        .map(|b| format!(" of {b} bytes"))
+                        .unwrap_or_default(),
+                    r.collective
+                        .dtype
+                        .as_deref()
+                        .map(|d| format!(" of {d}"))
+                        .unwrap_or_default()
+                )
+            };
+            notes.push(format!(
+                "collectives of process group {group} matched across ranks up to #{}, where the ranks part (rank {}: {}, rank {}: {}): their traces hold different collectives from there, so the rest are not matched",
+                seq.unwrap_or_default(),
+                rank(first),
+                what(first),
+                rank(r),
+                what(r)
+            ));
+            parted_group = Some(group);
+            continue;
+        }
+        // The earliest start (the lower rank on a tie) and the latest (the lower rank too).
+        let mut earliest = place[0];
+        let mut latest = place[0];
+        for &r in &place[1..] {
+            if start(r) < start(earliest) {
+                earliest = r;
+            }
+            if start(r) > start(latest) {
+                latest = r;
+            }
+        }
+        out.push(Synchronised {
+            process_group: group.to_string(),
+            sequence: seq.unwrap_or_default(),
+            kind: first.collective.kind,
+            ranks: place.len(),
+            bytes: earliest.collective.bytes,
+            skew_s: (start(latest) - start(earliest)) as f64 / 1e9,
+            straggler: rank(latest),
+            first: rank(earliest),
+            longest_s: place.iter().map(|r| r.time_s).fold(0.0, f64::max),
+            straggler_s: latest.time_s,
+        });
+    }
     (out, notes)
-}
-
-/// A rank's sort key: its number where it is one.
-fn rank_order(rank: &str) -> (u64, String) {
-    (rank.parse().unwrap_or(u64::MAX), rank.to_string())
 }
 
 /// The exposed communication in words, one entry per step of each rank (at most `max`, the
@@ -549,9 +576,10 @@ pub fn skew_words(matched: &[Synchronised]) -> Option<String> {
 }
 
 /// The collective launches with the largest skew first.
-pub fn by_skew(mut s: Vec<Synchronised>) -> Vec<Synchronised> {
-    s.sort_by(|a, b| b.skew_s.total_cmp(&a.skew_s));
-    s
+pub fn by_skew(s: Vec<Synchronised>) -> Vec<Synchronised> {
+    let mut order: Vec<usize> = (0..s.len()).collect();
+    sort_indices(&mut order, &|a, b| s[b].skew_s.total_cmp(&s[a].skew_s));
+    order.into_iter().map(|i| s[i].clone()).collect()
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
         .iter()
         .map(|(i, _)| bundle.kernels[*i].time.total_s)
         .sum();
-    let mut points: Vec<(usize, &CommAnalysis, (f64, f64))> = collectives
+    let points: Vec<(usize, &CommAnalysis, (f64, f64))> = collectives
         .iter()
         .filter_map(|(i, c)| {
             let (s, b) = (c.bytes?, c.busbw?);
@@ -88,12 +88,13 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
         }));
     }
     let unplotted = collectives.len() - points.len();
-    points.sort_by(|a, b| {
-        bundle.kernels[b.0]
-            .time
-            .total_s
-            .total_cmp(&bundle.kernels[a.0].time.total_s)
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    crate::analysis::kernel::sort_indices(&mut order, &|a, b| {
+        let t = |p: usize| bundle.kernels[points[p].0].time.total_s;
+        t(b).total_cmp(&t(a))
     });
+    let mut points: Vec<(usize, &CommAnalysis, (f64, f64))> =
+        order.into_iter().map(|i| points[i]).collect();
     let shown = o.top_kernels.max(1).min(points.len());
     let left_off = points.len() - shown;
     points.truncate(shown);
@@ -141,9 +142,10 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
             text: format!("{} roof, one direction", l.link.label()),
         });
     }
-    let mut kinds: Vec<CollectiveKind> = points.iter().map(|p| p.1.kind).collect();
-    kinds.sort();
-    kinds.dedup();
+    let kinds: Vec<CollectiveKind> = CollectiveKind::ALL
+        .into_iter()
+        .filter(|k| points.iter().any(|p| p.1.kind == *k))
+        .collect();
     legend.extend(kinds.iter().map(|k| LegendEntry {
         role: LegendRole::Collective(*k),
         text: k.label().to_string(),
@@ -279,20 +281,16 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
 
 /// What kept collectives off the chart, in words.
 fn missing_words(c: &[(usize, CommAnalysis)]) -> String {
-    let mut words: Vec<&str> = c
-        .iter()
-        .flat_map(|(_, a)| a.missing.iter())
-        .filter(|m| {
-            matches!(
-                m,
-                comm::Missing::Bytes | comm::Missing::GroupSize | comm::Missing::Factor
-            )
-        })
-        .map(|m| m.words())
-        .collect();
-    words.sort_unstable();
-    words.dedup();
-    words.join("; ")
+    [
+        comm::Missing::Bytes,
+        comm::Missing::GroupSize,
+        comm::Missing::Factor,
+    ]
+    .into_iter()
+    .filter(|m| c.iter().any(|(_, a)| a.missing.contains(m)))
+    .map(comm::Missing::words)
+    .collect::<Vec<_>>()
+    .join("; ")
 }
 
 /// The link roofs a scene draws, for tests and the viewer's legend.
