@@ -482,7 +482,7 @@ pub fn plot_default(
             device: device.map(str::to_string),
             ..options
         };
-        roofline_model::chart::communication(bundle, &options).map(|s| (ChartKind::Comm, s))
+        roofline_model::chart::communication(bundle, &bundle.kernels, &options).map(|s| (ChartKind::Comm, s))
     } else {
         let analysed = Analysed::new(bundle, options.device.as_deref(), None);
         let chart = chart.unwrap_or_else(|| {

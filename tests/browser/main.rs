@@ -854,6 +854,7 @@ fn a_trace_bundle_groups_by_operator() {
         options: &Default::default(),
         counters: None,
         ncu: None,
+        per_trace: &[],
     })
     .unwrap();
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -1554,6 +1555,7 @@ fn two_traces_compare_per_operator_with_their_kernels() {
         options: &Default::default(),
         counters: None,
         ncu: None,
+        per_trace: &[],
     })
     .unwrap();
     let before = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();

@@ -237,13 +237,15 @@ fn CommArea() -> impl IntoView {
                     device: st.device.get(),
                     ..ChartOptions::browser_sized(width_px(st.width.get()))
                 };
-                let acc = comm::CommAcc::of(&l.bundle);
+                // Each launch where the viewer keeps them (a torch.profiler import's).
+                let launches = l.tagged.as_deref().unwrap_or(&l.bundle.kernels);
+                let acc = comm::CommAcc::of_kernels(&l.bundle, launches);
                 let (matched, _) = comm::synchronised(&acc.records);
                 let figures = [
                     comm::exposure_words(&comm::per_step(&acc.records), 8),
                     comm::skew_words(&matched),
                 ];
-                (chart::communication(&l.bundle, &o), figures)
+                (chart::communication(&l.bundle, launches, &o), figures)
             })
         });
         let Some((scene, figures)) = drawn else {

@@ -194,7 +194,8 @@ pub fn analyze(c: &Collective, time_s: f64, links: Option<&[LinkCeiling]>) -> Co
     }
 }
 
-/// What [`per_step`] and [`synchronised`] read of one collective launch.
+/// What [`per_step`] and [`synchronised`] read of one collective launch (or of an aggregated
+/// entry, which [`synchronised`] leaves out: it has no one start).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectiveRecord {
     /// The kernel's name.
@@ -220,12 +221,9 @@ pub struct CommAcc {
 }
 
 impl CommAcc {
-    /// Keeps `k` if it is one collective launch.
+    /// Keeps `k` if it is a collective.
     pub fn push(&mut self, k: &Kernel, device: Option<&str>) {
         let Some(c) = &k.collective else { return };
-        if k.launches != 1 {
-            return;
-        }
         self.records.push(CollectiveRecord {
             name: k.name.clone(),
             device: device.map(str::to_string),
@@ -238,8 +236,14 @@ impl CommAcc {
 
     /// Every collective launch of a bundle held whole.
     pub fn of(bundle: &Bundle) -> Self {
+        Self::of_kernels(bundle, &bundle.kernels)
+    }
+
+    /// Every collective of `kernels`, a bundle's launches (which a reader may keep apart from
+    /// the bundle's aggregated entries).
+    pub fn of_kernels(bundle: &Bundle, kernels: &[Kernel]) -> Self {
         let mut acc = CommAcc::default();
-        for k in &bundle.kernels {
+        for k in kernels {
             acc.push(k, bundle.device_of(k));
         }
         acc

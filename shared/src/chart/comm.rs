@@ -38,7 +38,8 @@ fn summary(k: &Kernel, c: &CommAnalysis, device: Option<&str>) -> String {
     s
 }
 
-/// The communication chart of a bundle: every collective launch of every device with a known
+/// The communication chart of a bundle's `launches` (its kernels, which a reader may keep apart
+/// from aggregated entries): every collective launch of every device with a known
 /// size and bus bandwidth, at (S, busbw), its marker's area growing with its share of the
 /// collectives' time, coloured by collective; the roofs are the links of the device chosen
 /// (`o.device`, else the first one with link ceilings), labelled with their source. The
@@ -46,7 +47,11 @@ fn summary(k: &Kernel, c: &CommAnalysis, device: Option<&str>) -> String {
 ///
 /// # Errors
 /// [`ChartError::NoCollectives`] when no launch has a size and a bus bandwidth.
-pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
+pub fn communication(
+    bundle: &Bundle,
+    launches: &[Kernel],
+    o: &ChartOptions,
+) -> Result<Scene, ChartError> {
     let device = o.device.clone().or_else(|| {
         bundle
             .machines
@@ -57,8 +62,7 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
     });
     let machine = bundle.machine_of(device.as_deref());
     let links = machine.map(|m| m.links.as_slice()).unwrap_or_default();
-    let collectives: Vec<(usize, CommAnalysis)> = bundle
-        .kernels
+    let collectives: Vec<(usize, CommAnalysis)> = launches
         .iter()
         .enumerate()
         .filter_map(|(i, k)| {
@@ -67,7 +71,7 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
         .collect();
     let total: f64 = collectives
         .iter()
-        .map(|(i, _)| bundle.kernels[*i].time.total_s)
+        .map(|(i, _)| launches[*i].time.total_s)
         .sum();
     let points: Vec<(usize, &CommAnalysis, (f64, f64))> = collectives
         .iter()
@@ -90,7 +94,7 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
     let unplotted = collectives.len() - points.len();
     let mut order: Vec<usize> = (0..points.len()).collect();
     crate::analysis::kernel::sort_indices(&mut order, &|a, b| {
-        let t = |p: usize| bundle.kernels[points[p].0].time.total_s;
+        let t = |p: usize| launches[points[p].0].time.total_s;
         t(b).total_cmp(&t(a))
     });
     let mut points: Vec<(usize, &CommAnalysis, (f64, f64))> =
@@ -155,7 +159,7 @@ pub fn communication(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartEr
     let mut markers = Vec::with_capacity(points.len());
     let mut kernels = Vec::with_capacity(points.len());
     for (rank, (i, c, (s, b))) in points.iter().enumerate() {
-        let k = &bundle.kernels[*i];
+        let k = &launches[*i];
         let share = if total > 0.0 {
             k.time.total_s / total
         } else {
