@@ -482,7 +482,8 @@ pub fn plot_default(
             device: device.map(str::to_string),
             ..options
         };
-        roofline_model::chart::communication(bundle, &bundle.kernels, &options).map(|s| (ChartKind::Comm, s))
+        roofline_model::chart::communication(bundle, &bundle.kernels, &options)
+            .map(|s| (ChartKind::Comm, s))
     } else {
         let analysed = Analysed::new(bundle, options.device.as_deref(), None);
         let chart = chart.unwrap_or_else(|| {
@@ -585,13 +586,17 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/bundles/deepcam-v100-amp-fw.json");
         let whole = read_bundle(&path).unwrap();
-        let (aggregated, entries) =
+        let (aggregated, entries, comm) =
             read_grouped(&path, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
         assert_eq!(entries, whole.kernels.len());
         assert!(aggregated.kernels.len() < entries);
         assert_eq!(
-            export::info::to_table_of(&aggregated, Some(10), entries),
+            export::info::to_table_of(&aggregated, Some(10), entries, &comm),
             export::info::to_table(&whole, Some(10))
+        );
+        assert_eq!(
+            export::info::to_json_of(&aggregated, &comm),
+            export::info::to_json(&whole)
         );
         assert_eq!(
             export::info::to_csv(&aggregated),
@@ -603,7 +608,7 @@ mod tests {
         );
         let base = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/bundles/deepcam-v100-fp32-fw.json");
-        let (base_agg, _) =
+        let (base_agg, _, _) =
             read_grouped(&base, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
         assert_eq!(
             export::compare::to_csv(&aggregated, &base_agg, None),

@@ -518,7 +518,7 @@ mod tests {
         assert_eq!(half.presence, Presence::New);
         assert!(table.contains("doubtful pairs, left apart"), "{table}");
         assert!(csv.lines().next().unwrap().ends_with(
-            ",device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling"
+            ",device,match,baseline_kernel,doubtful_counterpart,baseline_ceiling,ceiling,baseline_comm_busbw_byte_per_s,comm_busbw_byte_per_s,baseline_comm_link_share,comm_link_share,comm_link"
         ));
     }
 
