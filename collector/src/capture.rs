@@ -210,7 +210,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
                     "--counters joins a range-profiler trace with one torch.profiler trace: import that rank alone".into(),
                 ));
             }
-            return import_ranks(req, machine);
+            return import_ranks(req, machine.as_ref());
         }
         if !req.per_trace.is_empty() {
             return Err(Error::Usage(format!(
@@ -250,7 +250,7 @@ const RANK_WORKERS: usize = 4;
 /// DIR/`), or into a private directory beside the output, from which the bundles are joined
 /// into one with a device per rank ([`roofline_import::ranks::RankJoin`]), kernel by kernel. A
 /// progress line counts the traces on a terminal.
-fn import_ranks(req: &ImportRequest<'_>, machine: Option<Machine>) -> Result<(), Error> {
+fn import_ranks(req: &ImportRequest<'_>, machine: Option<&Machine>) -> Result<(), Error> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -288,7 +288,7 @@ fn import_ranks(req: &ImportRequest<'_>, machine: Option<Machine>) -> Result<(),
                     let request = Request {
                         inputs: vec![FileInput::new(&req.files[i], req.ncu)],
                         counters: None,
-                        machine: machine.clone(),
+                        machine: machine.cloned(),
                         provenance: crate::provenance::current(),
                         options: req.options.clone(),
                         counters_option: true,

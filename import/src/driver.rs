@@ -550,7 +550,7 @@ where
         shell: done.shell,
         launches: done.launches,
         entries: done.entries,
-        rank: t.rank.clone(),
+        rank: t.rank,
     })
 }
 

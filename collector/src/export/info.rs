@@ -497,7 +497,7 @@ fn collectives(
             .map(String::from)
             .to_vec(),
         ];
-        for s in comm::by_skew(matched).into_iter().take(shown) {
+        for s in comm::by_skew(&matched).into_iter().take(shown) {
             rows.push(vec![
                 printable(&s.process_group),
                 s.sequence.to_string(),

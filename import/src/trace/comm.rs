@@ -335,7 +335,9 @@ impl Collectives {
         for (n, k) in sorted.iter().enumerate() {
             order[n] = kernels.partition_point(|x| x < k);
         }
-        let mut next: Vec<((Option<i64>, Option<String>), u64)> = Vec::new();
+        // (device, process group) → the next place.
+        type Next = ((Option<i64>, Option<String>), u64);
+        let mut next: Vec<Next> = Vec::new();
         for p in order {
             let (i, c) = &mut self.by_kernel[p];
             let key = (trace.kernels[*i].device, c.process_group.clone());

@@ -580,10 +580,10 @@ pub fn skew_words(matched: &[Synchronised]) -> Option<String> {
 }
 
 /// The collective launches with the largest skew first.
-pub fn by_skew(s: Vec<Synchronised>) -> Vec<Synchronised> {
+pub fn by_skew(s: &[Synchronised]) -> Vec<&Synchronised> {
     let mut order: Vec<usize> = (0..s.len()).collect();
     sort_indices(&mut order, &|a, b| s[b].skew_s.total_cmp(&s[a].skew_s));
-    order.into_iter().map(|i| s[i].clone()).collect()
+    order.into_iter().map(|i| &s[i]).collect()
 }
 
 #[cfg(test)]
