@@ -224,7 +224,7 @@ pub fn MainArea(
 }
 
 /// The communication view: the collectives against their links (the model's chart), and a line
-/// each of the exposed communication per step and of the skew across ranks.
+/// of the exposed communication per step (the skew across ranks is `roofline info`'s).
 #[component]
 fn CommArea() -> impl IntoView {
     use roofline_model::analysis::comm;
@@ -240,11 +240,7 @@ fn CommArea() -> impl IntoView {
                 // Each launch where the viewer keeps them (a torch.profiler import's).
                 let launches = l.tagged.as_deref().unwrap_or(&l.bundle.kernels);
                 let acc = comm::CommAcc::of_kernels(&l.bundle, launches);
-                let (matched, _) = comm::synchronised(&acc.records);
-                let figures = [
-                    comm::exposure_words(&comm::per_step(&acc.records), 8),
-                    comm::skew_words(&matched),
-                ];
+                let figures = [comm::exposure_words(&comm::per_step(&acc.records), 8)];
                 (chart::communication(&l.bundle, launches, &o), figures)
             })
         });

@@ -559,26 +559,6 @@ pub fn exposure_words(steps: &[StepComm], max: usize) -> Option<String> {
     Some(format!("Exposed communication: {}", parts.join("; ")))
 }
 
-/// The largest skew across ranks in words, with how many collectives were matched:
-/// `largest skew across 8 ranks: 7.62 ms (all-to-all #0 of group default; straggler rank 7)`.
-pub fn skew_words(matched: &[Synchronised]) -> Option<String> {
-    use crate::analysis::si::format_si;
-    let s = matched
-        .iter()
-        .max_by(|a, b| a.skew_s.total_cmp(&b.skew_s))?;
-    Some(format!(
-        "{} collectives matched across ranks; the largest skew across {} ranks: {} ({} #{} of group {}; straggler rank {}, first rank {})",
-        matched.len(),
-        s.ranks,
-        format_si(s.skew_s, "s"),
-        s.kind.label(),
-        s.sequence,
-        s.process_group,
-        s.straggler,
-        s.first
-    ))
-}
-
 /// The collective launches with the largest skew first.
 pub fn by_skew(s: &[Synchronised]) -> Vec<&Synchronised> {
     let mut order: Vec<usize> = (0..s.len()).collect();
