@@ -46,6 +46,31 @@ pub enum Command {
     /// List the GPU catalogue: the datasheet ceilings an import without --machine uses, each
     /// GPU with its figures and their sources.
     Catalogue(CatalogueArgs),
+    /// Write bundles as typed Parquet tables (kernels, operators) for query engines: DuckDB,
+    /// Spark, a warehouse (docs/fleet.md).
+    Export(ExportArgs),
+}
+
+/// `roofline export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Bundles to export, one run each.
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The folder the tables go to: DIR/kernels/RUN.parquet and, for bundles with PyTorch
+    /// operators, DIR/operators/RUN.parquet (RUN: each bundle's file stem).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// The format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+    pub format: ExportFormat,
+}
+
+/// `roofline export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Apache Parquet, Snappy-compressed, one file per run and table.
+    Parquet,
 }
 
 /// `roofline catalogue`.

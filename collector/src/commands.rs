@@ -25,6 +25,9 @@ pub fn run(config: Config) -> Result<(), Error> {
         Config::Merge { files, .. } | Config::Import { files, .. } => {
             crate::io::check_distinct(&files.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
         }
+        Config::Export { runs } => {
+            crate::io::check_distinct(&runs.iter().map(|r| r.input.as_path()).collect::<Vec<_>>())?;
+        }
         _ => {}
     }
     match config {
@@ -119,6 +122,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             machine,
             output,
         } => suite(&plan, machine.as_deref(), &output),
+        Config::Export { runs } => export(&runs),
         Config::Catalogue { gpu } => {
             let catalogue = roofline_catalogue::Catalogue::get();
             let bytes = match gpu {
@@ -132,6 +136,51 @@ pub fn run(config: Config) -> Result<(), Error> {
             write_output(None, &bytes)
         }
     }
+}
+
+/// `roofline export`: each bundle's kernel table, and its operator table where it has PyTorch
+/// operators, as Parquet; each run's id is its bundle's content digest.
+///
+/// # Errors
+/// A bundle that cannot be read, a table that cannot be written.
+fn export(runs: &[crate::config::ExportRun]) -> Result<(), Error> {
+    use crate::export::parquet::{Run, Table, to_parquet};
+    use roofline_model::analysis::group::GroupBy;
+    let mut written = 0usize;
+    for r in runs {
+        let mut bundle = read_bundle(&r.input)?;
+        let run = Run {
+            id: roofline_model::bundle::merge::digest(&bundle)
+                .map_err(|e| Error::Usage(format!("{}: {e}", r.input.display())))?,
+            name: r.name.clone(),
+        };
+        let operators = GroupBy::Operator.applies_to(&bundle.kernels).then(|| {
+            let mut b = bundle.clone();
+            regroup(&mut b, GroupBy::Operator);
+            b
+        });
+        let table = |t: Table, b: &Bundle| {
+            to_parquet(t, &run, b).map_err(|e| Error::Usage(format!("{}: {e}", r.input.display())))
+        };
+        bundle.kernels = roofline_model::analysis::aggregate::aggregate_by_name(&bundle.kernels);
+        let kernels = table(Table::Kernels, &bundle)?;
+        crate::io::create_parent(&r.kernels)?;
+        write_output(Some(&r.kernels), &kernels)?;
+        written += 1;
+        if let Some(ops) = operators {
+            let bytes = table(Table::Operators, &ops)?;
+            crate::io::create_parent(&r.operators)?;
+            write_output(Some(&r.operators), &bytes)?;
+            written += 1;
+        }
+    }
+    message(&format!(
+        "wrote {written} Parquet table{} of {} run{}",
+        if written == 1 { "" } else { "s" },
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    ));
+    Ok(())
 }
 
 /// Reads a bundle for `info`, its kernels grouped as asked, and how many kernel entries it held.

@@ -88,6 +88,11 @@ pub enum Config {
         /// Time the kernels the SASS audit refuses, as notes.
         diagnose_refused: bool,
     },
+    /// `roofline export`: bundles as Parquet tables.
+    Export {
+        /// Each bundle with the files its tables go to.
+        runs: Vec<ExportRun>,
+    },
     /// `roofline catalogue`: the GPU catalogue listed, or one GPU shown.
     Catalogue {
         /// The GPU shown, by id or product name.
@@ -206,6 +211,13 @@ impl Config {
                 diagnose_refused: _,
             } => outputs.push(output),
             Config::MachinePlan { plan: _, target: _ } | Config::Catalogue { gpu: _ } => {}
+            Config::Export { runs } => {
+                for r in runs {
+                    inputs.push(&r.input);
+                    outputs.push(&r.kernels);
+                    outputs.push(&r.operators);
+                }
+            }
             Config::Suite {
                 plan: _,
                 machine,
@@ -278,6 +290,54 @@ fn output_path(output: PathBuf) -> Result<PathBuf, Error> {
         crate::stderr::message(&format!("note: -o {template}: {n}"));
     }
     Ok(PathBuf::from(filled.path))
+}
+
+/// One bundle of `roofline export` and the files its tables go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportRun {
+    /// The bundle.
+    pub input: PathBuf,
+    /// The run's name: the bundle's file stem (`run-7` for `run-7.json`).
+    pub name: String,
+    /// `DIR/kernels/NAME.parquet`.
+    pub kernels: PathBuf,
+    /// `DIR/operators/NAME.parquet`, written for a bundle with PyTorch operators.
+    pub operators: PathBuf,
+}
+
+impl ExportRun {
+    /// Each file's run and tables under `dir`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for two bundles of the same name (one table would overwrite the other)
+    /// or a file with no name.
+    pub fn plan(files: &[PathBuf], dir: &Path) -> Result<Vec<ExportRun>, Error> {
+        let mut runs: Vec<ExportRun> = Vec::new();
+        for f in files {
+            let name = f
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(|s| s.strip_suffix(".roofline").unwrap_or(s).to_string())
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    Error::Usage(format!("{}: no file name to name its run by", f.display()))
+                })?;
+            if let Some(other) = runs.iter().find(|r| r.name == name) {
+                return Err(Error::Usage(format!(
+                    "{} and {} would both be run {name:?}: their tables would overwrite each other; rename one",
+                    other.input.display(),
+                    f.display()
+                )));
+            }
+            runs.push(ExportRun {
+                input: f.clone(),
+                kernels: dir.join("kernels").join(format!("{name}.parquet")),
+                operators: dir.join("operators").join(format!("{name}.parquet")),
+                name,
+            });
+        }
+        Ok(runs)
+    }
 }
 
 /// `roofline plot --format html`: the standalone page's bundles and view.
@@ -499,6 +559,9 @@ impl Config {
                 output: a.output,
             },
             Command::Catalogue(a) => Config::Catalogue { gpu: a.gpu },
+            Command::Export(a) => Config::Export {
+                runs: ExportRun::plan(&a.files, &a.output)?,
+            },
             Command::Machine(a) if a.plan => {
                 let target =
                     crate::machine::schedule::Target::named(&a.plan_gpu).ok_or_else(|| {

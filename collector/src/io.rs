@@ -601,6 +601,20 @@ pub fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// Creates the folder `path` goes in, and its parents, where missing.
+///
+/// # Errors
+/// [`Error::WriteFile`] naming the folder.
+pub fn create_parent(path: &Path) -> Result<(), Error> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => fs::create_dir_all(dir).map_err(|source| Error::WriteFile {
+            path: dir.to_path_buf(),
+            source,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A file's identity: device and inode where the platform has them, else its canonical path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileId {
