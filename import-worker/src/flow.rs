@@ -51,6 +51,11 @@ impl From<WriteError> for SinkError {
 pub fn options<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<ImportOptions, String> {
     let invalid = |e: String| format!("invalid arguments: {e}");
     let options = ImportOptions::from_flags(words).map_err(invalid)?;
+    if let Some(path) = &options.model_config {
+        return Err(invalid(format!(
+            "--model-config {path}: the page reads no file by its name; import the trace with `roofline import --model-config {path}`"
+        )));
+    }
     if let Some(cc) = options.arch
         && let (_, Some(note)) = Arch::of(cc)
     {
