@@ -159,6 +159,17 @@ mod tests {
                 .unwrap_err()
                 .contains("compute capability 6.1 is not in the metric table"),
         );
+        // The parallelism reads as the CLI's; a model configuration is a file the page does
+        // not read by its name.
+        assert_eq!(
+            options(["--tensor-parallel", "8"]).unwrap().tensor_parallel,
+            Some(8)
+        );
+        assert!(
+            options(["--model-config", "config.json"])
+                .unwrap_err()
+                .contains("the page reads no file by its name"),
+        );
     }
 
     /// A whole bundle and a streamed one reach the page as `to_json` writes them.

@@ -902,7 +902,7 @@ mod tests {
         // Varlen: 3 sequences of 4 tokens packed [12, 3, 8] (cu_seqlens [4], max 4), causal:
         // 3 × 10 pairs; B the packed tensors.
         let varlen = |q_total: u64, max: &str, causal: &str| {
-            let mut c = vec![""; 12];
+            let mut c = [""; 12];
             c[5] = max;
             c[6] = max;
             c[9] = causal;
@@ -984,7 +984,7 @@ mod tests {
                 "aten::_efficient_attention_forward",
                 &OpInputs {
                     concrete: Some(w.iter().map(|s| s.to_string()).collect()),
-                    ..x.clone()
+                    ..x
                 }
             )
             .is_err()

@@ -93,6 +93,11 @@ pub enum ModelConfigError {
     /// JSON, but not an object.
     #[error("not a model configuration: a Hugging Face config.json is a JSON object")]
     NotObject,
+    /// An object without a model's fields.
+    #[error(
+        "not a model configuration: it has neither model_type nor hidden_size, as a Hugging Face config.json has"
+    )]
+    NotModel,
     /// A field of the wrong kind.
     #[error("`{field}` is {value}, not a positive integer")]
     Field {
@@ -119,6 +124,12 @@ impl ModelConfig {
             Some(Value::Object(t)) if !top.contains_key("hidden_size") => t,
             _ => top,
         };
+        if !["model_type", "hidden_size"]
+            .iter()
+            .any(|k| top.contains_key(*k) || text.contains_key(*k))
+        {
+            return Err(ModelConfigError::NotModel);
+        }
         let int = |field: &'static str| -> Result<Option<u64>, ModelConfigError> {
             match text.get(field).or_else(|| top.get(field)) {
                 None | Some(Value::Null) => Ok(None),
@@ -297,7 +308,9 @@ mod tests {
             (dense.experts, dense.top_k, dense.weights),
             (None, None, None)
         );
-        let awq = ModelConfig::from_json(r#"{"quantization_config": {"quant_method": "awq"}}"#);
+        let awq = ModelConfig::from_json(
+            r#"{"hidden_size": 64, "quantization_config": {"quant_method": "awq"}}"#,
+        );
         assert_eq!(awq.unwrap().weights, Some(WeightFormat::Unknown));
     }
 
@@ -311,8 +324,13 @@ mod tests {
             ModelConfig::from_json("[1]"),
             Err(ModelConfigError::NotObject)
         );
+        // A trace is JSON and an object, but no model's configuration.
         assert_eq!(
-            ModelConfig::from_json(r#"{"num_experts_per_tok": -4}"#),
+            ModelConfig::from_json(r#"{"traceEvents": []}"#),
+            Err(ModelConfigError::NotModel)
+        );
+        assert_eq!(
+            ModelConfig::from_json(r#"{"model_type": "x", "num_experts_per_tok": -4}"#),
             Err(ModelConfigError::Field {
                 field: "num_experts_per_tok",
                 value: "-4".into()

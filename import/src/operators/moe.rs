@@ -104,7 +104,7 @@ pub(super) fn moe_forward(x: &OpInputs, ctx: &Context, shared: bool) -> Result<O
         )));
     }
     let per_rank = |width: u64, what: &str| -> Result<u64, NoCost> {
-        if width % tp.size != 0 {
+        if !width.is_multiple_of(tp.size) {
             return Err(shapes_err(format!(
                 "impossible arguments: {what} {width} does not divide over {} ranks",
                 tp.size
@@ -368,7 +368,7 @@ mod tests {
         let s = op_cost_in("sglang::inplace_fused_experts", &x, &Context::default()).unwrap();
         assert_eq!(s.complexity, c.complexity);
         // Packed 4-bit weights (w1's last dimension half the hidden size) are refused.
-        let mut packed = x.clone();
+        let mut packed = x;
         packed.args[1] = t(Dtype::U8, &[8, 64, 24]);
         assert!(op_cost("vllm::outplace_fused_experts", &packed).is_err());
     }

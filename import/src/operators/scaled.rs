@@ -323,7 +323,7 @@ mod tests {
         ];
         let c = op_cost(
             "aten::_grouped_mm",
-            &inputs(args.clone(), Some(&["", "", "", "", ""])),
+            &inputs(args, Some(&["", "", "", "", ""])),
         )
         .unwrap();
         assert_eq!(c.complexity.flops, 2.0 * 96.0 * 32.0 * 48.0);

@@ -498,13 +498,10 @@ pub(super) fn paged_attention(x: &OpInputs, p: Paged) -> Result<OpCost, NoCost> 
             "impossible arguments: a key cache {kc:?} for {h} query heads"
         )));
     };
-    let total = match Lens::of(seqs, None, x.int(p.max_len)) {
-        Lens::Uniform(l) => l,
-        _ => {
-            return Err(shapes_err(
-                "seq_lens' values are not recorded, only their maximum: F and B known for one sequence",
-            ));
-        }
+    let Lens::Uniform(total) = Lens::of(seqs, None, x.int(p.max_len)) else {
+        return Err(shapes_err(
+            "seq_lens' values are not recorded, only their maximum: F and B known for one sequence",
+        ));
     };
     let keys = (total * hk * d) as f64;
     let partials: f64 = p.partials.iter().map(|&i| x.arg(i).bytes()).sum();
