@@ -471,6 +471,8 @@ fn library(name: &str, x: &OpInputs, ctx: &Context) -> Option<Result<OpCost, NoC
         ("vllm" | "sglang", "inplace_fused_experts" | "outplace_fused_experts") => {
             moe::fused_experts(x)
         }
+        ("_moe_C", "topk_softmax") => moe::topk_softmax(x, moe::TopK::VLLM),
+        ("sgl_kernel", "topk_softmax") => moe::topk_softmax(x, moe::TopK::SGL),
         ("te_softmax", op) => {
             let backward = op.ends_with("_bwd");
             let which = match op.trim_end_matches("_fwd").trim_end_matches("_bwd") {

@@ -1,7 +1,8 @@
 //! Mixture-of-experts layers as the serving engines record them: vLLM's `vllm::moe_forward`
 //! (and `moe_forward_shared`), whose arguments are the hidden states and the router's logits
-//! only, and the fused-experts operators (`vllm::`/`sglang::` `inplace_fused_experts`,
-//! `outplace_fused_experts`), whose arguments are the experts' weights and the routing.
+//! only, the fused-experts operators (`vllm::`/`sglang::` `inplace_fused_experts`,
+//! `outplace_fused_experts`), whose arguments are the experts' weights and the routing, and the
+//! top-k routing itself (`_moe_C::topk_softmax`, `sgl_kernel::topk_softmax`).
 //!
 //! Per token, each of its `k` experts runs two GEMMs: the gate and up projection `H → 2I` (a
 //! gated expert, SwiGLU) and the down projection `I → H`, F = 2·H·2I + 2·I·H = 6·H·I per
@@ -9,7 +10,9 @@
 //! weighted sum of the `k` outputs are not counted: a few FLOPs per hidden element, under
 //! 1/(2·I) of the experts' (0.1 % for I = 360). B: the hidden states and router logits read,
 //! the output written, and the weights of every expert a token may be routed to, min(E, T·k)
-//! of them (exactly `k` for one token; the routing is not recorded), at their stored size.
+//! of them (exactly `k` for one token; the routing is not recorded), at their stored size; the
+//! experts' biases, which a configuration does not declare (gpt-oss has them), are not counted:
+//! 2·I + H values against 3·H·I weights per expert.
 //!
 //! `moe_forward` records neither the top-k nor the experts' width: they come from the model's
 //! configuration ([`super::model::ModelConfig`], `--model-config`), the width divided by the
@@ -238,6 +241,82 @@ pub(super) fn fused_experts(x: &OpInputs) -> Result<OpCost, NoCost> {
     })
 }
 
+/// Where a top-k routing keeps its arguments.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TopK {
+    /// The tensors written (`topk_weights`, `topk_indices`, and vLLM's
+    /// `token_expert_indices`).
+    written: &'static [usize],
+    /// `gating_output`, the router's logits `[T, E]`.
+    gating: usize,
+    /// `renormalize`.
+    renormalize: usize,
+}
+
+impl TopK {
+    /// vLLM's `_moe_C::topk_softmax(Tensor! topk_weights, Tensor! topk_indices, Tensor!
+    /// token_expert_indices, Tensor gating_output[, bool renormalize[, Tensor? bias]])`
+    /// (`csrc/moe/torch_bindings.cpp`; `renormalize` from 2025).
+    pub(super) const VLLM: TopK = TopK {
+        written: &[0, 1, 2],
+        gating: 3,
+        renormalize: 4,
+    };
+    /// SGLang's `topk_softmax(Tensor! topk_weights, Tensor! topk_indices, Tensor
+    /// gating_output, bool renormalize, …)` (`sgl-kernel/csrc/common_extension.cc`).
+    pub(super) const SGL: TopK = TopK {
+        written: &[0, 1],
+        gating: 2,
+        renormalize: 3,
+    };
+}
+
+/// A MoE layer's routing: the softmax of each token's E logits (3 FLOPs per logit, as
+/// [`super::norm`]'s softmax counts it), the top k (comparisons, 0), and, with `renormalize`,
+/// the k weights summed and divided by their sum (2 per weight). B: the logits and any bias
+/// read, the weights and indices written. A schema without `renormalize` (vLLM before 2025,
+/// which renormalised outside) counts none.
+pub(super) fn topk_softmax(x: &OpInputs, r: TopK) -> Result<OpCost, NoCost> {
+    let (Some((dt, &[t, e])), Some((_, &[t2, k]))) = (x.tensor(r.gating), x.tensor(r.written[0]))
+    else {
+        return Err(shapes_err(
+            "expected the top-k weights [T, k] and the gating output [T, E]",
+        ));
+    };
+    if t != t2 || k > e {
+        return Err(shapes_err(format!(
+            "impossible arguments: top-{k} of {e} experts for {t2} of {t} tokens"
+        )));
+    }
+    let renormalize = if x.args.len() > r.renormalize {
+        x.flag(r.renormalize).ok_or_else(|| {
+            shapes_err("whether the weights are renormalised (renormalize) is not recorded")
+        })?
+    } else {
+        false
+    };
+    let flops = 3.0 * (t * e) as f64
+        + if renormalize {
+            2.0 * (t * k) as f64
+        } else {
+            0.0
+        };
+    let read: f64 = x
+        .args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= r.gating)
+        .map(|(_, a)| a.bytes())
+        .sum();
+    let written: f64 = r.written.iter().map(|&i| x.arg(i).bytes()).sum();
+    Ok(OpCost {
+        complexity: Complexity::new(flops, read + written),
+        datapath: super::elementwise::opmath(dt),
+        family: Family::Moe,
+        assumed: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,4 +453,31 @@ mod tests {
     }
 
     use crate::operators::op_cost;
+
+    #[test]
+    fn topk_routing_by_hand() {
+        // vLLM's: 16 tokens over 8 experts, top-2, renormalised: 3·128 + 2·32; the float
+        // logits read, the weights (float) and two index tensors (int32) written.
+        let args = vec![
+            t(Dtype::F32, &[16, 2]),
+            t(Dtype::I32, &[16, 2]),
+            t(Dtype::I32, &[16, 2]),
+            t(Dtype::F32, &[16, 8]),
+            Arg::Other,
+            Arg::Other,
+        ];
+        let c = op_cost(
+            "_moe_C::topk_softmax",
+            &inputs(args.clone(), Some(&["", "", "", "", "True", ""])),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 3.0 * 128.0 + 2.0 * 32.0);
+        assert_eq!(c.complexity.bytes, 4.0 * 128.0 + 3.0 * 4.0 * 32.0);
+        assert_eq!(c.family, Family::Moe);
+        // The four-argument schema: no renormalisation.
+        let c = op_cost("_moe_C::topk_softmax", &inputs(args[..4].to_vec(), None)).unwrap();
+        assert_eq!(c.complexity.flops, 3.0 * 128.0);
+        // The flag's value not recorded: refused, not assumed.
+        assert!(op_cost("_moe_C::topk_softmax", &inputs(args, None)).is_err());
+    }
 }

@@ -423,7 +423,8 @@ pub(super) fn cache_write(x: &OpInputs, w: CacheWrite) -> Result<OpCost, NoCost>
     let stored = cache_types[0];
     let elements: f64 = rows.iter().map(|r| r.1).sum();
     let read: f64 = rows.iter().map(|&(d, n)| n * d.bytes()).sum();
-    let scaled = stored.bytes() < dt.bytes();
+    // An FP8 cache (vLLM stores it as uint8) of 16- or 32-bit rows: each value scaled.
+    let scaled = stored.bytes() == 1.0 && dt.bytes() > 1.0;
     let scales: f64 = w.scales.iter().map(|&i| x.arg(i).bytes()).sum();
     let mut c = on_cores(
         Family::Movement,

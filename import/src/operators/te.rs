@@ -1,9 +1,11 @@
-//! Transformer Engine's operators as torch.profiler records them. Its GEMMs (`generic_gemm`),
-//! fused layer norm + MLP and fused attention (`fused_attn_fwd`) are calls into its pybind
-//! extension `transformer_engine_torch`, not dispatcher operators: torch.profiler records no
-//! operator with shapes for them (their kernels are linked to the enclosing call, or to none),
-//! so no rule can count them from a trace. What TE registers with `torch.library.custom_op`,
-//! and so records with shapes, is its fused softmax (`te_softmax::…`,
+//! Transformer Engine's operators as torch.profiler records them. Its GEMMs
+//! (`cpp_extensions/gemm.py`'s `general_gemm` calls `tex.generic_gemm`), hence its fused layer
+//! norm + MLP, and its fused attention (`cpp_extensions/fused_attn.py`: `tex.fused_attn_fwd`)
+//! are calls into its pybind extension `transformer_engine_torch` (`csrc/extensions/pybind.cpp`,
+//! `PYBIND11_MODULE`), not dispatcher operators: torch.profiler records no operator with shapes
+//! for them (their kernels are linked to the enclosing call, or to none), so no rule can count
+//! them from a trace. What TE registers with `torch.library.custom_op`, and so records with
+//! shapes, is its fused softmax (`te_softmax::…`,
 //! `transformer_engine/pytorch/attention/dot_product_attention/softmax.py`), counted here.
 
 use super::attention::causal_pairs;
