@@ -78,7 +78,8 @@ pub struct ImportRequest<'a> {
     /// A bundle with the machine's ceilings.
     pub machine: Option<&'a Path>,
     /// The import's options (`--arch`, `--convention`, `--allow-partial`,
-    /// `--allow-machine-mismatch`, `--counters`).
+    /// `--allow-machine-mismatch`, `--counters`, `--model-config` (read from its path here),
+    /// `--tensor-parallel`, `--expert-parallel`).
     pub options: &'a roofline_model::bundle::options::ImportOptions,
     /// `--counters`: the range-profiler trace to read.
     pub counters: Option<&'a Path>,
@@ -196,6 +197,10 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
         .map(|m| machine_bundle(m, options.allow_machine_mismatch))
         .transpose()?;
     let counters = req.counters.map(|c| FileInput::new(c, req.ncu));
+    let model_config = options
+        .model_config
+        .as_deref()
+        .map(|m| FileInput::new(Path::new(m), req.ncu));
     let request = Request {
         inputs: req
             .files
@@ -203,6 +208,7 @@ pub fn import(req: &ImportRequest<'_>) -> Result<(), Error> {
             .map(|f| FileInput::new(f, req.ncu))
             .collect(),
         counters,
+        model_config,
         machine,
         provenance: crate::provenance::current(),
         options: options.clone(),

@@ -420,4 +420,16 @@ pub struct ImportArgs {
     /// names, from the catalogue, labelled as not measured).
     #[arg(long, conflicts_with = "machine")]
     pub no_datasheet: bool,
+    /// With a torch.profiler trace of an LLM: the model's Hugging Face `config.json`, whose
+    /// fields give the operators that do not record them their F and B (a mixture of experts'
+    /// top-k, experts' width and weight format: vLLM's `moe_forward`; docs/pytorch.md).
+    #[arg(long, value_name = "FILE")]
+    pub model_config: Option<PathBuf>,
+    /// The run's tensor parallelism (ranks), where the trace's distributedInfo does not say it
+    /// (its world size is taken otherwise, no pipeline or data parallelism assumed).
+    #[arg(long, value_name = "N")]
+    pub tensor_parallel: Option<String>,
+    /// The run's expert parallelism (ranks; none when not given).
+    #[arg(long, value_name = "N")]
+    pub expert_parallel: Option<String>,
 }

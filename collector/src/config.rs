@@ -176,13 +176,14 @@ impl Config {
                 files,
                 output,
                 machine,
-                options: _,
+                options,
                 counters,
                 ncu: _,
             } => {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
                 inputs.extend(counters.as_deref());
+                inputs.extend(options.model_config.as_deref().map(Path::new));
                 outputs.push(output);
             }
             Config::Profile(c) => {
@@ -273,6 +274,13 @@ fn arch(cc: Option<&str>) -> Result<Option<ComputeCapability>, Error> {
         Ok(cc)
     })
     .transpose()
+}
+
+/// `--tensor-parallel` or `--expert-parallel`'s ranks, read by the model's one parser.
+fn ranks(flag: &str, value: Option<&str>) -> Result<Option<u64>, Error> {
+    value
+        .map(|v| ImportOptions::ranks_value(flag, v).map_err(Error::Usage))
+        .transpose()
 }
 
 /// `-o` with its `{rank}`, `{host}` and `{device}` filled in from the launcher's environment
@@ -638,6 +646,9 @@ impl Config {
                         (None, true) => Datasheet::Off,
                         (None, false) => Datasheet::Matched,
                     },
+                    model_config: a.model_config.as_ref().map(|m| m.display().to_string()),
+                    tensor_parallel: ranks("--tensor-parallel", a.tensor_parallel.as_deref())?,
+                    expert_parallel: ranks("--expert-parallel", a.expert_parallel.as_deref())?,
                 },
                 counters: a.counters,
                 ncu: a.ncu,

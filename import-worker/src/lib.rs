@@ -371,6 +371,7 @@ pub fn import_files(
     let req = Request {
         inputs,
         counters: None,
+        model_config: None,
         machine,
         provenance,
         options,

@@ -12,7 +12,7 @@
 //! Architecture invariant: the CLI and the worker keep only their I/O and their words; the
 //! sequence of an import (pick, classify, options, refusals, stream) is here alone.
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 use roofline_model::bundle::options::ImportOptions;
 use roofline_model::bundle::{Bundle, Kernel, Provenance};
@@ -21,6 +21,7 @@ use crate::assemble::{AssembleError, Machine};
 use crate::datasheet;
 use crate::input::{self, Content};
 use crate::ncu::{Arch, NcuError};
+use crate::operators::ModelConfig;
 use crate::pipeline::{
     self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, TraceStream, TraceStreamError,
 };
@@ -111,6 +112,9 @@ pub struct Request<I> {
     pub inputs: Vec<I>,
     /// `--counters`: a range-profiler trace whose counters join the trace's launches.
     pub counters: Option<I>,
+    /// `--model-config`: the model's Hugging Face `config.json`, read for the operators that do
+    /// not record what their F and B need (a mixture of experts' top-k and width).
+    pub model_config: Option<I>,
     /// The machine bundle whose ceilings bound the kernels (`--machine`), read with
     /// `options.allow_machine_mismatch`.
     pub machine: Option<Machine>,
@@ -169,6 +173,14 @@ pub enum Refusal {
     /// not the GPU the input names.
     #[error("--ceilings: {0}")]
     Ceilings(String),
+    /// `--model-config` that is not a model configuration.
+    #[error("--model-config {name}: {why}")]
+    ModelConfig {
+        /// The file given.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// Why an import failed: typed, in the words the CLI and the page both show.
@@ -315,6 +327,7 @@ where
     let Request {
         mut inputs,
         counters,
+        model_config,
         machine,
         provenance,
         options,
@@ -337,7 +350,7 @@ where
         let f = inputs.swap_remove(i);
         return import_trace(
             f,
-            counters,
+            (counters, model_config),
             machine,
             provenance,
             &options,
@@ -351,7 +364,30 @@ where
             counters: c.name().to_string(),
         }));
     }
+    if model_config.is_some()
+        || options.tensor_parallel.is_some()
+        || options.expert_parallel.is_some()
+    {
+        return Err(Failure::Refused(Refusal::Option(
+            "--model-config, --tensor-parallel and --expert-parallel apply to a torch.profiler trace's operators, and none of the files given is a trace".into(),
+        )));
+    }
     import_captures(inputs, machine, provenance, &options, sink)
+}
+
+/// The model configuration `--model-config` names, read (its text, gzip or not) and parsed.
+fn read_model_config<I: Input>(f: &mut I) -> Result<ModelConfig, Failure<I::Error>> {
+    let name = f.name().to_string();
+    let mut text = String::new();
+    f.text()
+        .and_then(|mut r| r.read_to_string(&mut text))
+        .map_err(read_error(&name))?;
+    ModelConfig::from_json(&text).map_err(|e| {
+        Failure::Refused(Refusal::ModelConfig {
+            name,
+            why: e.to_string(),
+        })
+    })
 }
 
 /// Nsight Compute CSV captures (or reports) of one run into a bundle, handed whole to `sink`.
@@ -421,7 +457,7 @@ where
 #[allow(clippy::too_many_arguments)]
 fn import_trace<I, S>(
     mut f: I,
-    counters: Option<I>,
+    (counters, model_config): (Option<I>, Option<I>),
     machine: Option<Machine>,
     provenance: Provenance,
     options: &ImportOptions,
@@ -460,10 +496,17 @@ where
     ) {
         return Err(Failure::Refused(Refusal::Option(refusal)));
     }
+    let model = match model_config {
+        Some(mut m) => Some(read_model_config(&mut m)?),
+        None => None,
+    };
     // Counters are read for the architecture given, else the machine's.
     let opts = trace::ImportOptions {
         convention: options.convention.unwrap_or_default(),
         arch: arch_of(options).or_else(|| machine.as_ref().and_then(Machine::arch)),
+        model,
+        tensor_parallel: options.tensor_parallel,
+        expert_parallel: options.expert_parallel,
     };
     // Without a measured machine, the datasheet of the GPU the trace names.
     let (machine, sheet_notes) = match machine {
@@ -590,6 +633,7 @@ mod tests {
         let req = Request {
             inputs,
             counters: None,
+            model_config: None,
             machine: None,
             provenance: Provenance::default(),
             options,
@@ -681,6 +725,7 @@ mod tests {
         let req = Request {
             inputs: vec![Bytes("a.csv", b"x".to_vec())],
             counters: Some(Bytes("c.json", TRACE.to_vec())),
+            model_config: None,
             machine: None,
             provenance: Provenance::default(),
             options: ImportOptions::default(),
@@ -690,6 +735,42 @@ mod tests {
         assert_eq!(
             e,
             "invalid arguments: --counters c.json joins a range-profiler trace with a torch.profiler trace, and none of the files given is one"
+        );
+    }
+
+    /// `--model-config` is read for a trace, refused when it is not a configuration, and, as
+    /// the parallelism, refused without a trace.
+    #[test]
+    fn a_model_configuration_is_read_or_refused() {
+        let run_cfg = |inputs: Vec<Bytes>, cfg: &'static [u8], options: ImportOptions| {
+            let mut sink = Json::default();
+            let req = Request {
+                inputs,
+                counters: None,
+                model_config: Some(Bytes("config.json", cfg.to_vec())),
+                machine: None,
+                provenance: Provenance::default(),
+                options,
+                counters_option: true,
+            };
+            run(req, &mut sink, &mut |_, _| ()).map_err(|e| chain(&e))
+        };
+        let trace = || vec![Bytes("t.json", TRACE.to_vec())];
+        let cfg = br#"{"hidden_size": 64, "num_local_experts": 4, "num_experts_per_tok": 2}"#;
+        assert!(run_cfg(trace(), cfg, ImportOptions::default()).is_ok());
+        assert_eq!(
+            run_cfg(trace(), b"[]", ImportOptions::default()).unwrap_err(),
+            "invalid arguments: --model-config config.json: not a model configuration: a Hugging Face config.json is a JSON object"
+        );
+        let e = run_cfg(
+            vec![Bytes("a.csv", b"x".to_vec())],
+            cfg,
+            ImportOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("apply to a torch.profiler trace's operators"),
+            "{e}"
         );
     }
 

@@ -385,6 +385,7 @@ mod tests {
         let opts = trace::ImportOptions {
             convention: Convention::default(),
             arch: None,
+            ..trace::ImportOptions::default()
         };
         let mut names = Vec::new();
         let done = stream

@@ -1,6 +1,7 @@
 //! End-to-end tests across the roofline crates, on the fixtures in `tests/fixtures/`.
 
 mod architecture;
+mod llm_trace;
 mod ncu_import;
 mod ncu_robustness;
 mod operator_oracle;

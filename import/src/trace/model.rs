@@ -171,6 +171,11 @@ pub struct Trace {
     pub rank: Option<String>,
     /// `distributedInfo.world_size`.
     pub world_size: Option<u64>,
+    /// Whether the trace has `distributedInfo` (torch.profiler writes it when
+    /// `torch.distributed` is initialised).
+    pub distributed: bool,
+    /// The sizes of the process groups `distributedInfo.pg_config` lists.
+    pub group_sizes: Vec<u64>,
     /// `kernel` events, in file order.
     pub kernels: Vec<GpuEvent>,
     /// `gpu_memcpy` events.

@@ -392,11 +392,13 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
                 }
                 "distributedInfo" => {
                     let d = input.read_slice(len, |d| Distributed::deserialize(d))?;
+                    b.trace.group_sizes = d.group_sizes();
                     b.trace.rank = d.rank.map(|r| match r {
                         serde_json::Value::String(s) => s,
                         other => other.to_string(),
                     });
                     b.trace.world_size = d.world_size;
+                    b.trace.distributed = true;
                 }
                 _ => input.read_slice(len, |d| IgnoredAny::deserialize(d).map(|_| ()))?,
             }
@@ -463,7 +465,7 @@ mod tests {
         {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}
       ],
       "deviceProperties": [{"id": 0, "name": "GPU", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
-      "distributedInfo": {"rank": 3, "world_size": 8}
+      "distributedInfo": {"rank": 3, "world_size": 8, "pg_config": [{"pg_name": "0", "pg_size": 8}, {"pg_name": "5", "pg_size": 1}]}
     }"#;
 
     #[test]
@@ -481,6 +483,8 @@ mod tests {
         assert_eq!(t.unknown.get("mystery"), Some(&1));
         assert_eq!(t.devices[0].num_sms, Some(132));
         assert_eq!((t.rank.as_deref(), t.world_size), (Some("3"), Some(8)));
+        assert!(t.distributed);
+        assert_eq!(t.group_sizes, [8, 1]);
         let op = &t.ops[0];
         let rec = &t.inputs[op.inputs.unwrap() as usize];
         assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));

@@ -2,7 +2,9 @@
 //! parameters and "Import options" form, and the import worker all read and write
 //! [`ImportOptions`] as `roofline import`'s flag words (`--arch 9.0 --convention 2020
 //! --allow-partial`), through its [`FromStr`] and [`Display`]; [`Convention`] and
-//! [`ComputeCapability`] are its typed values, each with the one parser of its words.
+//! [`ComputeCapability`] are its typed values, each with the one parser of its words. Files an
+//! option names (`--counters`, `--model-config`) are paths here: the front end reads them and
+//! hands their contents to the import driver.
 
 use std::fmt;
 use std::str::FromStr;
@@ -126,6 +128,14 @@ pub struct ImportOptions {
     /// `--ceilings datasheet:NAME` or `--no-datasheet`: the datasheet ceilings of an import
     /// without `--machine`.
     pub datasheet: Datasheet,
+    /// `--model-config`: the model's Hugging Face `config.json`, whose fields give the operators
+    /// that do not record them (a mixture of experts' top-k and width) their F and B (the
+    /// CLI's; the page has none).
+    pub model_config: Option<String>,
+    /// `--tensor-parallel`: the run's tensor parallelism, where the trace does not say it.
+    pub tensor_parallel: Option<u64>,
+    /// `--expert-parallel`: the run's expert parallelism (none when not given).
+    pub expert_parallel: Option<u64>,
 }
 
 impl ImportOptions {
@@ -152,7 +162,30 @@ impl ImportOptions {
             Datasheet::Named(n) => out.extend(["--ceilings".to_string(), format!("datasheet:{n}")]),
             Datasheet::Off => out.push("--no-datasheet".into()),
         }
+        if let Some(m) = &self.model_config {
+            out.extend(["--model-config".to_string(), m.clone()]);
+        }
+        if let Some(n) = self.tensor_parallel {
+            out.extend(["--tensor-parallel".to_string(), n.to_string()]);
+        }
+        if let Some(n) = self.expert_parallel {
+            out.extend(["--expert-parallel".to_string(), n.to_string()]);
+        }
         out
+    }
+
+    /// A parallelism's value read (`--tensor-parallel`, `--expert-parallel`): a positive
+    /// number of ranks.
+    ///
+    /// # Errors
+    /// Any other value, in words.
+    pub fn ranks_value(flag: &str, value: &str) -> Result<u64, String> {
+        value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("{flag} {value:?}: expected a number of ranks (1 or more)"))
     }
 
     /// `--ceilings`'s value read: `datasheet:NAME` names a catalogue entry.
@@ -195,6 +228,15 @@ impl ImportOptions {
                 "--counters" => o.counters = Some(value()?.to_string()),
                 "--ceilings" => o.datasheet = Self::ceilings_value(value()?)?,
                 "--no-datasheet" => o.datasheet = Datasheet::Off,
+                "--model-config" => o.model_config = Some(value()?.to_string()),
+                "--tensor-parallel" | "--expert-parallel" => {
+                    let n = Self::ranks_value(w, value()?)?;
+                    if w == "--tensor-parallel" {
+                        o.tensor_parallel = Some(n);
+                    } else {
+                        o.expert_parallel = Some(n);
+                    }
+                }
                 other => return Err(format!("{other:?} is not an option of roofline import")),
             }
         }
@@ -232,6 +274,9 @@ mod tests {
             allow_machine_mismatch: true,
             counters: None,
             datasheet: Datasheet::Matched,
+            model_config: None,
+            tensor_parallel: None,
+            expert_parallel: None,
         };
         let text = o.to_string();
         assert_eq!(
@@ -239,6 +284,24 @@ mod tests {
             "--arch 9.0 --convention 2020 --allow-partial --allow-machine-mismatch"
         );
         assert_eq!(text.parse::<ImportOptions>(), Ok(o));
+        // The model configuration's path and the parallelism.
+        let llm: ImportOptions =
+            "--model-config config.json --tensor-parallel 8 --expert-parallel 1"
+                .parse()
+                .unwrap();
+        assert_eq!(llm.model_config.as_deref(), Some("config.json"));
+        assert_eq!(
+            (llm.tensor_parallel, llm.expert_parallel),
+            (Some(8), Some(1))
+        );
+        assert_eq!(
+            llm.to_string(),
+            "--model-config config.json --tensor-parallel 8 --expert-parallel 1"
+        );
+        assert_eq!(
+            "--tensor-parallel 0".parse::<ImportOptions>().unwrap_err(),
+            "--tensor-parallel \"0\": expected a number of ranks (1 or more)"
+        );
         assert_eq!("".parse::<ImportOptions>(), Ok(ImportOptions::default()));
         let named: ImportOptions = "--ceilings datasheet:H100-SXM5".parse().unwrap();
         assert_eq!(named.datasheet, Datasheet::Named("H100-SXM5".into()));
