@@ -53,7 +53,7 @@ pub fn options<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<ImportOpt
     let options = ImportOptions::from_flags(words).map_err(invalid)?;
     if let Some(path) = &options.model_config {
         return Err(invalid(format!(
-            "--model-config {path}: the page reads no file by its name; import the trace with `roofline import --model-config {path}`"
+            "--model-config {path}: the page reads no file by its name; open the model's config.json together with the trace (drop both), or import the trace with `roofline import --model-config {path}`"
         )));
     }
     if let Some(cc) = options.arch
@@ -160,7 +160,7 @@ mod tests {
                 .contains("compute capability 6.1 is not in the metric table"),
         );
         // The parallelism reads as the CLI's; a model configuration is a file the page does
-        // not read by its name.
+        // not read by its name (it is opened with the trace instead).
         assert_eq!(
             options(["--tensor-parallel", "8"]).unwrap().tensor_parallel,
             Some(8)
