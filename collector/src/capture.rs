@@ -43,9 +43,9 @@ fn assemble_error(e: AssembleError) -> Error {
             machine_gpu,
             input_gpu,
         },
-        e @ (AssembleError::NoMachine { .. } | AssembleError::DeviceNotInMachine { .. }) => {
-            Error::Usage(e.to_string())
-        }
+        e @ (AssembleError::NoMachine { .. }
+        | AssembleError::DeviceNotInMachine { .. }
+        | AssembleError::ArchMismatch { .. }) => Error::Usage(e.to_string()),
     }
 }
 

@@ -165,8 +165,8 @@ pub fn to_table(
             format_si(before, "s"),
             format_si(after, "s")
         );
-        if before > 0.0 && after > 0.0 {
-            let _ = write!(out, " ({:.2}× speed-up)", before / after);
+        if let Some(x) = roofline_model::analysis::compare::ratio(before, after) {
+            let _ = write!(out, " ({x:.2}× speed-up)");
         }
         out.push('\n');
     }

@@ -61,6 +61,25 @@ pub enum TraceError {
         /// The value, as JSON shows it (`"12"`), or what it is (`an array`).
         value: String,
     },
+    /// A profiler range holding both names of one counter (`smsp__X.sum` and `sm__X.sum`)
+    /// with different values.
+    #[error(
+        "event {index} (cuda_profiler_range {name:?}): {first} = {first_value} but {second} = {second_value}: both name the same counter, and which value holds cannot be told"
+    )]
+    CounterAliases {
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// The range's name.
+        name: String,
+        /// The first name read.
+        first: String,
+        /// Its value.
+        first_value: f64,
+        /// The other name.
+        second: String,
+        /// Its value.
+        second_value: f64,
+    },
     /// An event the import needs lacks a field.
     #[error("event {index} ({category} {name:?}) has no {field}")]
     BadEvent {

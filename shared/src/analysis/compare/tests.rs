@@ -613,3 +613,13 @@ fn the_datapath_of_uncounted_work_is_its_complexitys() {
     k.flops.fp32 = Some(5e8);
     assert_eq!(main_datapath(&k), Some(Datapath::Fp32));
 }
+
+/// A speed-up beyond what a double holds is unknown, never `inf`: 1e300 s against 1e-300 s.
+#[test]
+fn a_speedup_beyond_a_double_is_unknown() {
+    assert_eq!(ratio(2.0, 1.0), Some(2.0));
+    assert_eq!(ratio(1e300, 1e-300), None);
+    assert_eq!(ratio(0.0, 1.0), None);
+    assert_eq!(ratio(1.0, 0.0), None);
+    assert_eq!(ratio(1e-320, 1e300), None);
+}
