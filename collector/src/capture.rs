@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use std::io::{BufRead, BufReader};
 
-use flate2::bufread::MultiGzDecoder;
 use roofline_import::assemble::{AssembleError, Machine};
 use roofline_import::driver::{self, Input, Request, Sink};
 use roofline_import::input::HEAD;
@@ -128,7 +127,7 @@ impl Input for FileInput<'_> {
 
     fn decompressed_head(&mut self) -> Result<Vec<u8>, String> {
         let f = open_regular(self.path).map_err(|e| io_of(e).to_string())?;
-        crate::io::head_of(&mut MultiGzDecoder::new(BufReader::new(f)), HEAD)
+        crate::io::head_of(&mut crate::io::gunzip(BufReader::new(f)), HEAD)
             .map_err(|e| e.to_string())
     }
 

@@ -40,6 +40,12 @@ pub fn run(config: Config) -> Result<(), Error> {
         } => {
             if let Some(b) = baseline {
                 let (bundle, base) = read_compared(group_by, &file, &b)?;
+                // The table says it on its first lines; the CSV's columns stay as they are.
+                if format == InfoFormat::Csv {
+                    for n in export::compare::incomplete(&bundle, &base) {
+                        message(&format!("note: {n}"));
+                    }
+                }
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
                     _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),

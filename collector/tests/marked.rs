@@ -160,3 +160,105 @@ fn the_same_trace_imported_twice_is_not_merged() {
     );
     assert!(!never.exists());
 }
+
+/// A gzip stream with NUL padding after it imports, as `gzip -d` reads it; one followed by
+/// other data is refused as such (tests/fixtures/bad), never called "cut short".
+#[test]
+fn a_gzip_stream_padded_with_zeros_imports() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read(repo().join("tests/fixtures/bad/trace-machine-mismatch.json")).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&text).unwrap();
+    let mut gz = e.finish().unwrap();
+    gz.extend(std::iter::repeat_n(0u8, 10_000));
+    let padded = dir.path().join("padded.json.gz");
+    std::fs::write(&padded, &gz).unwrap();
+    let out = dir.path().join("run.json");
+    let o = roofline(&["import", arg(&padded), "-o", arg(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&out).kernels.len(), 1);
+}
+
+/// The V100 example on two devices (ids 0 and 1, each with its machine and every kernel).
+fn two_devices(dir: &Path) -> PathBuf {
+    let mut b = read(&v100());
+    let mut d1 = b.devices[0].clone();
+    d1.id = "1".into();
+    b.devices.push(d1);
+    let mut m1 = b.machines[0].clone();
+    m1.device = "1".into();
+    b.machines.push(m1);
+    let mut kernels = Vec::new();
+    for k in &b.kernels {
+        for d in ["0", "1"] {
+            let mut k = k.clone();
+            k.device = Some(d.into());
+            kernels.push(k);
+        }
+    }
+    b.kernels = kernels;
+    let p = dir.join("two.json");
+    std::fs::write(&p, roofline_model::to_json(&b).unwrap()).unwrap();
+    p
+}
+
+/// `info` of a run on several devices counts each name once and says each row's device.
+#[test]
+fn info_of_a_run_on_several_devices_names_each_rows_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = two_devices(dir.path());
+    let o = roofline(&["info", arg(&two)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("kernels: 11 names on 2 devices (22 rows, one per device and name)"),
+        "{text}"
+    );
+    let header = text.lines().find(|l| l.contains("T/Tbound")).unwrap();
+    assert!(header.trim_end().ends_with("device  kernel"), "{header}");
+    let one = roofline(&["info", arg(&v100())]);
+    assert!(!stdout(&one).contains("device  kernel"));
+}
+
+/// Against an incomplete baseline, `info --baseline` says so before its totals and speed-ups
+/// (the CSV on standard error); names too long for the table's first column are cut.
+#[test]
+fn a_comparison_says_its_baseline_is_incomplete_and_cuts_long_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut base = read(&v100());
+    base.complete = false;
+    base.kernels[0].name = format!("k{}", "x".repeat(1000));
+    let base_path = dir.path().join("base.json");
+    std::fs::write(&base_path, roofline_model::to_json(&base).unwrap()).unwrap();
+    let o = roofline(&["info", arg(&v100()), "--baseline", arg(&base_path)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("note: the baseline is INCOMPLETE (its bundle says so; its notes say what is missing): its totals, and every time and speed-up below, cover only what it holds\n"),
+        "{text}"
+    );
+    // The gone kernel's name, cut to 80 characters; no row padded to its full length.
+    assert!(
+        text.contains(&format!("  k{}…  ", "x".repeat(78))),
+        "{text}"
+    );
+    assert!(!text.contains(&"x".repeat(100)), "{text}");
+    assert!(!text.contains(&" ".repeat(100)), "{text}");
+    let o = roofline(&[
+        "info",
+        arg(&v100()),
+        "--baseline",
+        arg(&base_path),
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: the baseline is INCOMPLETE"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).starts_with("kernel,presence,"));
+}

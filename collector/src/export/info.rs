@@ -162,11 +162,29 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
     let report = Report::new(bundle);
     let total: f64 = report.analyses.iter().map(|a| a.time_s).sum();
     let launches: u64 = report.kernels.iter().map(|k| k.launches).sum();
+    // A run on several devices has a row per device and name: the names are counted once, and
+    // each row says its device.
+    let several = bundle.devices.len() > 1;
+    let distinct = report
+        .kernels
+        .iter()
+        .map(|k| k.name.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let _ = writeln!(
         out,
-        "\nkernels: {} name{}, {} launch{}, {} in all",
-        report.kernels.len(),
-        if report.kernels.len() == 1 { "" } else { "s" },
+        "\nkernels: {} name{}{}, {} launch{}, {} in all",
+        distinct,
+        if distinct == 1 { "" } else { "s" },
+        if several {
+            format!(
+                " on {} devices ({} rows, one per device and name)",
+                bundle.devices.len(),
+                report.kernels.len()
+            )
+        } else {
+            String::new()
+        },
         launches,
         if launches == 1 { "" } else { "es" },
         format_si(total, "s"),
@@ -194,9 +212,12 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
         .map(String::from)
         .to_vec(),
     ];
+    if several {
+        rows[0].insert(11, "device".into());
+    }
     for a in &report.analyses[..shown] {
         let k = &report.kernels[a.index];
-        rows.push(vec![
+        let mut row = vec![
             format!("{:.1}%", a.share_of_time * 100.0),
             format_si(a.time_s, "s"),
             k.launches.to_string(),
@@ -212,12 +233,16 @@ pub fn to_table_of(bundle: &Bundle, top: Option<usize>, entries: usize) -> Vec<u
             a.time_ceiling_label().unwrap_or("–").to_string(),
             ratio(a.gap),
             printable(&names[a.index]),
-        ]);
+        ];
+        if several {
+            row.insert(11, printable(k.device.as_deref().unwrap_or("–")));
+        }
+        rows.push(row);
     }
     out.push_str(&columns(
         &rows,
         &[
-            true, true, true, true, true, true, true, false, true, false, true, false,
+            true, true, true, true, true, true, true, false, true, false, true, false, false,
         ],
     ));
     if let Some(n) = roofline_model::chart::missing_peaks_note(&report.analyses) {

@@ -33,6 +33,9 @@ pub struct Launch {
     /// Metrics the capture holds that this launch has no value for (`n/a`, an empty cell, no
     /// row on a details page): a figure that needs one of them is unknown for it.
     pub missing: BTreeSet<String>,
+    /// The launch for messages, with where it was read (`FILE, line N: launch ID (NAME)`; a
+    /// trace's `event N (cuda_profiler_range "NAME")`), when known.
+    pub at: Option<String>,
 }
 
 /// The content of one Nsight Compute CSV file.
@@ -196,6 +199,10 @@ fn launch_of(
         metrics: BTreeMap::new(),
         launches: 1,
         missing: BTreeSet::new(),
+        at: Some(format!(
+            "{source_name}, line {line}: launch {id} ({})",
+            shorten(row[c.name].trim())
+        )),
     })
 }
 

@@ -328,6 +328,17 @@ pub enum NcuError {
         /// Why the first has no time.
         first: Box<NcuError>,
     },
+    /// A figure made of a launch's counters beyond the largest double.
+    #[error(
+        "{at}: its {figure} come to more than the largest double (about 1.8e308): no such count can be right; check its counters"
+    )]
+    Overflow {
+        /// The launch, with where it was read (`FILE, line N: launch ID (NAME)`, `event N
+        /// (cuda_profiler_range "NAME")`).
+        at: String,
+        /// The figure (`FP32 FLOPs`, `HBM bytes`, `time`).
+        figure: String,
+    },
     /// A value below the smallest positive number a double holds (it would read as zero).
     #[error(
         "{source_name}, line {line}: {metric} = {value:?} is below the smallest positive number a double holds (about 4.9e-324 in SI units): it cannot be read without becoming zero"

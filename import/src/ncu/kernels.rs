@@ -261,6 +261,7 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         }
 
         lacking.add(l, lacks);
+        check_finite(l, time_s, &flops, &bytes)?;
         let mut k = Kernel::new(l.name.clone(), time_s, opts.source);
         k.launches = l.launches;
         k.device.clone_from(&l.device);
@@ -297,6 +298,12 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         ));
         left_out = Some((untimed.len(), why));
     }
+    if !kernels.is_empty() && kernels.iter().all(|k| k.flops.is_unknown()) && lacking.launches == 0
+    {
+        notes.insert(
+            "no FLOP counter in the data (sm__sass_thread_inst_executed_op_*_pred_on.sum, sm__ops_path_tensor_*, sm__inst_executed_pipe_tensor.sum): FLOPs are unknown, so the kernels have no performance or intensity and are placed by time alone; collect them with `roofline profile`, or ncu --metrics with the names in docs/ncu-metrics.md".into(),
+        );
+    }
     for (level, have) in
         MemoryLevel::KERNEL_LEVELS.map(|lv| (lv, kernels.iter().any(|k| k.bytes.get(lv).is_some())))
     {
@@ -316,6 +323,25 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             .filter(|l| !left.contains(&std::ptr::from_ref(*l)))
             .collect();
         kernels = study_2020_aggregate(&timed, &kernels);
+        for k in &kernels {
+            let sums = Launch {
+                id: 0,
+                name: k.name.clone(),
+                device: None,
+                compute_capability: None,
+                grid: None,
+                block: None,
+                metrics: BTreeMap::new(),
+                launches: k.launches,
+                missing: BTreeSet::new(),
+                at: Some(format!(
+                    "kernel {} (its {} launches summed, as the 2020 study counted)",
+                    roofline_model::analysis::names::truncate(&k.name, 100),
+                    k.launches
+                )),
+            };
+            check_finite(&sums, k.time.total_s, &k.flops, &k.bytes)?;
+        }
         notes.insert(
             "2020-study convention: hadd and hmul count 1 FLOP, hfma 2; a kernel's time is Σ cycles / (Σ clock rate / launches)".into(),
         );
@@ -330,6 +356,37 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         complete,
         left_out,
     })
+}
+
+/// A launch's figures, each made of its counters (a sum, a weight, a quotient): one beyond the
+/// largest double is refused where the launch was read, never written as `inf`.
+fn check_finite(l: &Launch, time_s: f64, flops: &Flops, bytes: &Bytes) -> Result<(), NcuError> {
+    let bad = if !time_s.is_finite() {
+        Some("time".to_string())
+    } else if let Some(d) = Datapath::ALL
+        .into_iter()
+        .find(|d| flops.get(*d).is_some_and(|v| !v.is_finite()))
+    {
+        Some(format!("{} FLOPs", d.label()))
+    } else {
+        MemoryLevel::KERNEL_LEVELS
+            .into_iter()
+            .find(|lv| bytes.get(*lv).is_some_and(|v| !v.is_finite()))
+            .map(|lv| format!("{} bytes", lv.label()))
+    };
+    match bad {
+        None => Ok(()),
+        Some(figure) => Err(NcuError::Overflow {
+            at: l.at.clone().unwrap_or_else(|| {
+                format!(
+                    "launch {} ({})",
+                    l.id,
+                    roofline_model::analysis::names::truncate(&l.name, 100)
+                )
+            }),
+            figure,
+        }),
+    }
 }
 
 /// Why a launch with time metrics has no positive time (they are zero), or `None` when it has

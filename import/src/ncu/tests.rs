@@ -706,3 +706,22 @@ fn a_note_of_ignored_columns_is_capped() {
     assert!(note.len() < 1000, "{} bytes", note.len());
     assert!(note.ends_with("… and 4980 more"), "{note}");
 }
+
+/// A details page of sections only (a time, no FLOP counter) imports timed only, and the notes
+/// say the FLOPs are unknown and why.
+#[test]
+fn a_capture_without_flop_counters_says_so() {
+    let details = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"k\",\"GPU Speed Of Light Throughput\",\"Duration\",\"usecond\",\"2.50\"\n\
+\"0\",\"k\",\"GPU Speed Of Light Throughput\",\"DRAM Throughput\",\"%\",\"12\"\n";
+    let c = parse_capture(details, "d.csv").unwrap();
+    let imp = to_kernels(&join(vec![("d.csv".into(), c)]).unwrap(), &current()).unwrap();
+    assert!(imp.kernels[0].flops.is_unknown());
+    assert!(
+        imp.notes
+            .iter()
+            .any(|n| n.starts_with("no FLOP counter in the data")),
+        "{:?}",
+        imp.notes
+    );
+}

@@ -185,6 +185,11 @@ pub fn range_launch(trace: &Trace, i: usize) -> Launch {
             .collect(),
         launches: 1,
         missing: BTreeSet::new(),
+        at: Some(format!(
+            "event {} (cuda_profiler_range {:?})",
+            r.event,
+            roofline_model::analysis::names::truncate(trace.name(r.name), 100)
+        )),
     }
 }
 

@@ -186,6 +186,18 @@ impl Builder {
             self.error = Some(missing("ts", &ev));
             return;
         };
+        // A kernel (or a range, which stands for one) is named: a bundle names every kernel.
+        let unnamed = match ev.name {
+            EventName::Id(id) => names[id as usize].is_empty(),
+            _ => true,
+        };
+        if unnamed && matches!(kind, Kind::Kernel | Kind::Range) {
+            self.error = Some(missing(
+                "name (a kernel's name: a bundle names every kernel)",
+                &ev,
+            ));
+            return;
+        }
         let dur_us = match (ev.dur, kind) {
             (Some(d), _) if d.is_finite() && d >= 0.0 => d,
             (Some(d), k) if d < 0.0 && k != Kind::Range => {
@@ -320,6 +332,7 @@ impl Builder {
                     device: args.device.or(ev.pid.as_ref().and_then(Id::num)),
                     ts,
                     metrics,
+                    event: index,
                 });
             }
         }

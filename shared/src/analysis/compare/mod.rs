@@ -662,10 +662,18 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
         quality,
         doubts,
     } = pairing_with(current, baseline, o.manual);
-    let (unit, base_unit) = (
-        GroupBy::of(&current.kernels),
-        GroupBy::of(&baseline.kernels),
-    );
+    // A run with no entries here (a device of the other run only) is read as the other is.
+    let (unit, base_unit) = match (current.kernels.is_empty(), baseline.kernels.is_empty()) {
+        (true, false) => (
+            GroupBy::of(&baseline.kernels),
+            GroupBy::of(&baseline.kernels),
+        ),
+        (false, true) => (GroupBy::of(&current.kernels), GroupBy::of(&current.kernels)),
+        _ => (
+            GroupBy::of(&current.kernels),
+            GroupBy::of(&baseline.kernels),
+        ),
+    };
     let launched = o
         .launches
         .filter(|_| unit != GroupBy::Kernel && unit == base_unit)
