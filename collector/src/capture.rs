@@ -391,7 +391,11 @@ fn profile_into(
         &options(c.convention, Some(arch), DataSource::NsightCompute),
     )
     .map_err(Error::Import)?;
+    // Launches left out for want of a time, or a figure without its counter's value: the
+    // import's notes say which, and the bundle is incomplete.
+    let imported_complete = imported.complete;
     let mut bundle = assemble(imported, machine, notes)?;
+    bundle.complete &= imported_complete;
     let rank = ncu::launcher_rank(|k| std::env::var(k).ok());
     for k in &mut bundle.kernels {
         k.nvtx_range.clone_from(&c.nvtx);

@@ -47,6 +47,22 @@ pub enum TraceError {
         /// The duration, µs.
         dur: f64,
     },
+    /// An event whose duration takes its end past what the trace's clock holds.
+    #[error(
+        "event {index} ({category} {name:?}) starts at {ts_ns} ns and lasts {dur:e} µs: its end is beyond what a trace's clock holds (2^63 ns, about 292 years)"
+    )]
+    DurationTooLong {
+        /// Its start, ns (as read: a start beyond the clock is held at its end).
+        ts_ns: i64,
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// Its category.
+        category: String,
+        /// Its name.
+        name: String,
+        /// The duration, µs.
+        dur: f64,
+    },
     /// A profiler range's counter that is not a number.
     #[error(
         "event {index} (cuda_profiler_range {name:?}): counter {metric} = {value} is not a number"

@@ -218,7 +218,30 @@ impl Builder {
                 return;
             }
         };
-        let end = ts + (dur_us * 1000.0).round() as i64;
+        // The end in integer nanoseconds: a duration that takes it past the trace's clock
+        // (2^63 ns, about 292 years) is refused, never wrapped or clamped.
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        let end = {
+            let dur_ns = (dur_us * 1000.0).round();
+            if dur_ns >= i64::MAX as f64 {
+                None
+            } else {
+                ts.checked_add(dur_ns as i64)
+            }
+        };
+        let Some(end) = end else {
+            self.error = Some(TraceError::DurationTooLong {
+                ts_ns: ts,
+                index,
+                category: cat.to_string(),
+                name: match ev.name {
+                    EventName::Id(id) => self.trace.names[id as usize].clone(),
+                    _ => String::new(),
+                },
+                dur: dur_us,
+            });
+            return;
+        };
         let args = ev.args.unwrap_or_default();
         let name = match ev.name {
             EventName::Id(id) => id,
