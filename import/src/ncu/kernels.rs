@@ -16,7 +16,8 @@ use roofline_model::bundle::{
 pub struct ImportOptions {
     /// FLOP weights and time rule.
     pub convention: Convention,
-    /// The architecture, when the CSV has no `CC` column (or to override it).
+    /// The architecture, when the launches do not name theirs (a `CC` column); the import
+    /// driver refuses one that contradicts theirs.
     pub arch: Option<Arch>,
     /// What the kernels' `source` says.
     pub source: DataSource,
