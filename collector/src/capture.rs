@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use std::io::{BufRead, BufReader};
 
-use flate2::bufread::MultiGzDecoder;
 use roofline_import::assemble::{AssembleError, Machine};
 use roofline_import::driver::{self, Input, Request, Sink};
 use roofline_import::input::HEAD;
@@ -43,9 +42,9 @@ fn assemble_error(e: AssembleError) -> Error {
             machine_gpu,
             input_gpu,
         },
-        e @ (AssembleError::NoMachine { .. } | AssembleError::DeviceNotInMachine { .. }) => {
-            Error::Usage(e.to_string())
-        }
+        e @ (AssembleError::NoMachine { .. }
+        | AssembleError::DeviceNotInMachine { .. }
+        | AssembleError::ArchMismatch { .. }) => Error::Usage(e.to_string()),
     }
 }
 
@@ -129,7 +128,7 @@ impl Input for FileInput<'_> {
 
     fn decompressed_head(&mut self) -> Result<Vec<u8>, String> {
         let f = open_regular(self.path).map_err(|e| io_of(e).to_string())?;
-        crate::io::head_of(&mut MultiGzDecoder::new(BufReader::new(f)), HEAD)
+        crate::io::head_of(&mut crate::io::gunzip(BufReader::new(f)), HEAD)
             .map_err(|e| e.to_string())
     }
 
@@ -398,7 +397,11 @@ fn profile_into(
         &options(c.convention, Some(arch), DataSource::NsightCompute),
     )
     .map_err(Error::Import)?;
+    // Launches left out for want of a time, or a figure without its counter's value: the
+    // import's notes say which, and the bundle is incomplete.
+    let imported_complete = imported.complete;
     let mut bundle = assemble(imported, machine, notes)?;
+    bundle.complete &= imported_complete;
     let rank = ncu::launcher_rank(|k| std::env::var(k).ok());
     for k in &mut bundle.kernels {
         k.nvtx_range.clone_from(&c.nvtx);

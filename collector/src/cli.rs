@@ -383,8 +383,9 @@ pub struct ImportArgs {
     /// A bundle holding the GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,
-    /// The GPU's compute capability (e.g. 7.0), when the CSV has no CC column (Nsight Compute
-    /// counters only: refused with a trace that has none).
+    /// The GPU's compute capability (e.g. 7.0), when the input does not name it (a CSV without
+    /// a CC column); refused where it contradicts the input or --machine, and with a trace
+    /// without counters.
     #[arg(long, value_name = "CC")]
     pub arch: Option<String>,
     /// How FLOPs and times are counted from counters (`current` by default; refused with a

@@ -43,6 +43,12 @@ pub fn run(config: Config) -> Result<(), Error> {
         } => {
             if let Some(b) = baseline {
                 let (bundle, base) = read_compared(group_by, &file, &b)?;
+                // The table says it on its first lines; the CSV's columns stay as they are.
+                if format == InfoFormat::Csv {
+                    for n in export::compare::incomplete(&bundle, &base) {
+                        message(&format!("note: {n}"));
+                    }
+                }
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
                     _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),
@@ -67,8 +73,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             device,
             group_by,
         } => {
-            let mut bundle = read_bundle(&file)?;
-            regroup(&mut bundle, group_by);
+            let (bundle, _) = read_grouped(&file, group_by)?;
             let (_, svg) = plot_default(&bundle, chart, top, size, device.as_deref())?;
             write_output(Some(&output), &svg)?;
             if !is_stdout(&output) {
@@ -183,10 +188,11 @@ fn export(runs: &[crate::config::ExportRun]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads a bundle for `info`, its kernels grouped as asked, and how many kernel entries it held.
-/// By kernel name the kernels are aggregated as they are read, so that a bundle of a million
-/// launches is never in memory (the reports aggregate by name anyway, and aggregating twice
-/// changes nothing); per operator or module, they are read whole and regrouped.
+/// Reads a bundle for `info` and `plot`, its kernels grouped as asked, and how many kernel
+/// entries it held. The kernels are grouped as they are read, so that a bundle of a million
+/// launches is never in memory: by kernel name aggregated (the reports and charts aggregate by
+/// name anyway, and aggregating twice changes nothing), per operator or module regrouped
+/// ([`roofline_model::analysis::group::Grouper`]).
 ///
 /// # Errors
 /// As [`read_bundle`].
@@ -195,25 +201,28 @@ fn read_grouped(
     group_by: roofline_model::analysis::group::GroupBy,
 ) -> Result<(Bundle, usize), Error> {
     use roofline_model::analysis::aggregate::Aggregator;
-    if group_by == roofline_model::analysis::group::GroupBy::Kernel {
+    use roofline_model::analysis::group::{GroupBy, Grouper};
+    if group_by == GroupBy::Kernel {
         let (streamed, agg) =
             crate::io::read_bundle_reduced::<Aggregator>(path, |a, k| a.push(&k))?;
         let mut bundle = streamed.shell;
         bundle.kernels = agg.finish();
         return Ok((bundle, streamed.entries));
     }
-    let mut bundle = read_bundle(path)?;
-    let entries = bundle.kernels.len();
-    regroup(&mut bundle, group_by);
-    Ok((bundle, entries))
+    let (streamed, grouper) = crate::io::read_bundle_reduced::<Option<Grouper>>(path, |g, k| {
+        g.get_or_insert_with(|| Grouper::new(group_by)).push(&k);
+    })?;
+    let mut bundle = streamed.shell;
+    bundle.kernels = grouper.map(Grouper::finish).unwrap_or_default();
+    Ok((bundle, streamed.entries))
 }
 
 /// The two bundles of `info --baseline`, grouped as asked, else as the viewer compares
 /// ([`roofline_model::chart::view::ViewState::group_for`]): per operator when both bundles carry the
 /// operators that launched their kernels, per kernel otherwise. Unasked, each bundle is streamed
-/// once, aggregated per kernel as [`read_grouped`] does while finding out whether it carries
-/// operators, and read again whole only when both do. Says so on standard error when it chose
-/// per operator.
+/// once and grouped both ways as it is read (aggregated per kernel as [`read_grouped`] does, and
+/// regrouped per operator), so that neither is ever held whole nor read twice. Says so on
+/// standard error when it chose per operator.
 ///
 /// # Errors
 /// As [`read_bundle`].
@@ -223,37 +232,43 @@ fn read_compared(
     baseline: &Path,
 ) -> Result<(Bundle, Bundle), Error> {
     use roofline_model::analysis::aggregate::Aggregator;
-    use roofline_model::analysis::group::GroupBy;
+    use roofline_model::analysis::group::{GroupBy, Grouper};
     if let Some(g) = asked {
         let (bundle, _) = read_grouped(file, g)?;
         let (base, _) = read_grouped(baseline, g)?;
         return Ok((bundle, base));
     }
-    let per_kernel = |path: &Path| -> Result<(Bundle, bool), Error> {
-        let (streamed, (agg, any)) =
-            crate::io::read_bundle_reduced::<(Aggregator, bool)>(path, |acc, k| {
-                let (agg, any) = acc;
-                *any = *any || GroupBy::Operator.group_of(&k).is_some();
-                agg.push(&k);
-            })?;
-        let mut bundle = streamed.shell;
-        bundle.kernels = agg.finish();
-        Ok((bundle, any))
-    };
-    let (bundle, file_operators) = per_kernel(file)?;
-    let (base, base_operators) = per_kernel(baseline)?;
-    let group = ViewState::group_for(None, file_operators && base_operators);
-    if group == GroupBy::Kernel {
-        return Ok((bundle, base));
+    /// One bundle read both ways: its kernels per name, and per operator while any carries one.
+    #[derive(Default)]
+    struct Both {
+        per_kernel: Aggregator,
+        per_operator: Option<Grouper>,
+        operators: bool,
     }
-    drop((bundle, base));
+    let both = |path: &Path| -> Result<(Bundle, Both), Error> {
+        let (streamed, both) = crate::io::read_bundle_reduced::<Both>(path, |b, k| {
+            b.operators = b.operators || GroupBy::Operator.group_of(&k).is_some();
+            b.per_kernel.push(&k);
+            b.per_operator
+                .get_or_insert_with(|| Grouper::new(GroupBy::Operator))
+                .push(&k);
+        })?;
+        Ok((streamed.shell, both))
+    };
+    let (mut bundle, current) = both(file)?;
+    let (mut base, baseline) = both(baseline)?;
+    let group = ViewState::group_for(None, current.operators && baseline.operators);
+    let kernels = |b: Both| match group {
+        GroupBy::Kernel => b.per_kernel.finish(),
+        _ => b.per_operator.map(Grouper::finish).unwrap_or_default(),
+    };
+    bundle.kernels = kernels(current);
+    base.kernels = kernels(baseline);
     if group == GroupBy::Operator {
         message(
             "comparing per operator: both bundles carry the PyTorch operators that launched their kernels (--group-by kernel compares kernel names)",
         );
     }
-    let (bundle, _) = read_grouped(file, group)?;
-    let (base, _) = read_grouped(baseline, group)?;
     Ok((bundle, base))
 }
 
@@ -632,6 +647,66 @@ mod tests {
         assert_eq!(
             export::compare::to_csv(&aggregated, &base_agg, None),
             export::compare::to_csv(&whole, &read_bundle(&base).unwrap(), None)
+        );
+    }
+
+    /// A trace's bundle (one entry per launch, with operators) read in one pass and grouped
+    /// per operator or module as it comes: the same reports, charts and comparison as from the
+    /// bundle read whole and regrouped.
+    #[test]
+    fn grouped_while_reading_says_what_the_whole_bundle_regrouped_says() {
+        use roofline_model::analysis::group::GroupBy;
+        let dir = tempfile::tempdir().unwrap();
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/traces/sampled-rank-0-shapes.json.gz");
+        let path = dir.path().join("run.json");
+        crate::capture::import(&crate::capture::ImportRequest {
+            files: &[trace],
+            output: &path,
+            machine: None,
+            options: &roofline_model::bundle::options::ImportOptions::default(),
+            counters: None,
+            ncu: None,
+        })
+        .unwrap();
+        let whole = read_bundle(&path).unwrap();
+        for by in [GroupBy::Operator, GroupBy::Module, GroupBy::Kernel] {
+            let (grouped, entries) = read_grouped(&path, by).unwrap();
+            assert_eq!(entries, whole.kernels.len());
+            let mut regrouped = whole.clone();
+            regroup(&mut regrouped, by);
+            if by != GroupBy::Kernel {
+                assert_eq!(grouped.kernels, regrouped.kernels, "{by:?}");
+            }
+            let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+            assert_eq!(
+                text(export::info::to_table_of(&grouped, None, entries)),
+                text(export::info::to_table_of(&regrouped, None, entries))
+            );
+            assert_eq!(
+                text(export::info::to_csv(&grouped)),
+                text(export::info::to_csv(&regrouped))
+            );
+            for chart in [ChartKind::Time, ChartKind::Hierarchical] {
+                assert_eq!(
+                    plot_default(&grouped, Some(chart), 20, (900.0, 600.0), None)
+                        .map(|p| p.1)
+                        .ok(),
+                    plot_default(&regrouped, Some(chart), 20, (900.0, 600.0), None)
+                        .map(|p| p.1)
+                        .ok(),
+                    "{by:?} {chart:?}"
+                );
+            }
+        }
+        // Unasked, `info --baseline` of two such bundles compares per operator, in one pass each.
+        let (cur, base) = read_compared(None, &path, &path).unwrap();
+        let mut regrouped = whole;
+        regroup(&mut regrouped, GroupBy::Operator);
+        assert_eq!(cur.kernels, regrouped.kernels);
+        assert_eq!(
+            export::compare::to_csv(&cur, &base, None),
+            export::compare::to_csv(&regrouped, &regrouped, None)
         );
     }
 

@@ -24,7 +24,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
-use flate2::bufread::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 use roofline_import::input::{is_gzip, without_bom};
 use roofline_model::Bundle;
 
@@ -203,7 +203,7 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     let mut file = BufReader::with_capacity(1 << 20, open_regular(path)?);
     let gzip = is_gzip(file.fill_buf().map_err(err)?);
     let r: Box<dyn BufRead> = if gzip {
-        Box::new(Inflated::spawn(MultiGzDecoder::new(file)))
+        Box::new(Inflated::spawn(gunzip(file)))
     } else {
         Box::new(file)
     };
@@ -303,6 +303,93 @@ impl BufRead for Inflated {
 
     fn consume(&mut self, n: usize) {
         self.pos = (self.pos + n).min(self.chunk.len());
+    }
+}
+
+/// A gzip file's content, as `gzip -d` reads it: its members one after another, and NUL bytes
+/// after the last ignored (padding, as tape and block devices leave); anything else after the
+/// gzip stream is refused (`gzip -d` ignores it with a warning), naming its byte offset, so
+/// that a file with something else appended is never read as if whole.
+pub fn gunzip<R: BufRead>(r: R) -> impl Read {
+    Gunzip {
+        member: Some(GzDecoder::new(Counted { inner: r, read: 0 })),
+    }
+}
+
+/// A reader that counts the bytes consumed from it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.read += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+/// [`gunzip`]'s reader: the member being read (`None` once the stream has ended).
+struct Gunzip<R: BufRead> {
+    member: Option<GzDecoder<Counted<R>>>,
+}
+
+impl<R: BufRead> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member has ended: another follows, or padding, or something else.
+            let Some(mut rest) = self.member.take().map(GzDecoder::into_inner) else {
+                return Ok(0);
+            };
+            let at = rest.read;
+            let next = rest.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if next.len() >= 2 && is_gzip(next) {
+                self.member = Some(GzDecoder::new(rest));
+                continue;
+            }
+            let mut offset = at;
+            loop {
+                let chunk = rest.fill_buf()?;
+                if chunk.is_empty() {
+                    return Ok(0);
+                }
+                if let Some(i) = chunk.iter().position(|b| *b != 0) {
+                    offset += i as u64;
+                    return Err(std::io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!(
+                            "{}: the stream ends at byte offset {at}, and byte offset {offset} holds neither another gzip member nor padding; `gzip -d` would ignore what follows with a warning (\"trailing garbage ignored\"): decompress the file, check what was appended to it, and import what you mean",
+                            roofline_import::input::TRAILING_DATA
+                        ),
+                    ));
+                }
+                let len = chunk.len();
+                offset += len as u64;
+                rest.consume(len);
+            }
+        }
     }
 }
 

@@ -165,10 +165,13 @@ fn merge_joins_and_refuses_conflicts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");
     let f = fixture(V100);
-    // Two ranks: the fixture and another run of it (another bundle, by its description).
+    // Two ranks: the fixture and another run of the same kernels (other times).
     let single = roofline_model::parse_bundle(&std::fs::read_to_string(&f).unwrap()).unwrap();
     let mut rank1 = single.clone();
     rank1.description = Some("rank 1".into());
+    for k in &mut rank1.kernels {
+        k.time.total_s *= 1.01;
+    }
     let rank1_path = dir.path().join("rank1.json");
     std::fs::write(&rank1_path, roofline_model::to_json(&rank1).unwrap()).unwrap();
     let o = roofline(&["merge", arg(&f), arg(&rank1_path), "-o", arg(&out)]);
@@ -178,8 +181,19 @@ fn merge_joins_and_refuses_conflicts() {
     assert_eq!(merged.devices.len(), 1);
     assert_eq!(merged.provenance.tool, "roofline");
 
+    // The same run again (another description): refused, as its launches would count twice.
+    let mut again = single;
+    again.description = Some("imported again".into());
+    let again_path = dir.path().join("again.json");
+    std::fs::write(&again_path, roofline_model::to_json(&again).unwrap()).unwrap();
+    let never = dir.path().join("never.json");
+    let o = roofline(&["merge", arg(&f), arg(&again_path), "-o", arg(&never)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hold the same run"), "{}", stderr(&o));
+    assert!(!never.exists());
+
     // Same device id, another GPU: refused, and nothing is written.
-    let mut other = single;
+    let mut other = rank1.clone();
     other.devices[0].name = "NVIDIA A100-SXM4-40GB".into();
     let other_path = dir.path().join("a100.json");
     std::fs::write(&other_path, roofline_model::to_json(&other).unwrap()).unwrap();

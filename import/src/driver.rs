@@ -173,6 +173,12 @@ pub enum Refusal {
     /// not the GPU the input names.
     #[error("--ceilings: {0}")]
     Ceilings(String),
+    /// `--arch` contradicts the compute capability the input names.
+    #[error("{0}")]
+    Arch(String),
+    /// `--counters` recorded on another GPU than the trace it joins.
+    #[error("{0}")]
+    CountersOfAnotherGpu(String),
     /// `--model-config` that is not a model configuration.
     #[error("--model-config {name}: {why}")]
     ModelConfig {
@@ -233,7 +239,9 @@ pub enum Failure<E> {
 impl<E> From<AssembleError> for Failure<E> {
     fn from(e: AssembleError) -> Self {
         match e {
-            e @ AssembleError::MachineMismatch { .. } => Failure::MachineMismatch(e),
+            e @ (AssembleError::MachineMismatch { .. } | AssembleError::ArchMismatch { .. }) => {
+                Failure::MachineMismatch(e)
+            }
             e => Failure::Refused(Refusal::Machine(e.to_string())),
         }
     }
@@ -333,6 +341,11 @@ where
         options,
         counters_option,
     } = req;
+    // `--arch` names the input's GPU: a machine of another one is refused as one would be.
+    let mut notes = Vec::new();
+    if let (Some(cc), Some(m)) = (options.arch, &machine) {
+        notes.extend(m.check_arch(cc)?);
+    }
     // A trace is recognised by its content (JSON, gzip or not); reports go to Nsight Compute.
     let mut trace_at = None;
     for (i, f) in inputs.iter_mut().enumerate() {
@@ -351,7 +364,7 @@ where
         return import_trace(
             f,
             (counters, model_config),
-            machine,
+            (machine, notes),
             provenance,
             &options,
             counters_option,
@@ -372,7 +385,7 @@ where
             "--model-config, --tensor-parallel and --expert-parallel apply to a torch.profiler trace's operators, and none of the files given is a trace".into(),
         )));
     }
-    import_captures(inputs, machine, provenance, &options, sink)
+    import_captures(inputs, (machine, notes), provenance, &options, sink)
 }
 
 /// The model configuration `--model-config` names, read (its text, gzip or not) and parsed.
@@ -393,7 +406,7 @@ fn read_model_config<I: Input>(f: &mut I) -> Result<ModelConfig, Failure<I::Erro
 /// Nsight Compute CSV captures (or reports) of one run into a bundle, handed whole to `sink`.
 fn import_captures<I, S>(
     inputs: Vec<I>,
-    machine: Option<Machine>,
+    (machine, notes): (Option<Machine>, Vec<String>),
     provenance: Provenance,
     options: &ImportOptions,
     sink: &mut S,
@@ -423,7 +436,10 @@ where
         };
         captures.add(&name, &text).map_err(Failure::Ncu)?;
     }
-    let NcuBundle { bundle, launches } = captures
+    let NcuBundle {
+        mut bundle,
+        launches,
+    } = captures
         .bundle(
             &NcuOptions {
                 allow_partial: options.allow_partial,
@@ -440,7 +456,9 @@ where
             NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
             NcuBundleError::Assemble(e) => Failure::from(e),
             NcuBundleError::Datasheet(e) => Failure::Refused(Refusal::Ceilings(e.to_string())),
+            NcuBundleError::Arch(e) => Failure::Refused(Refusal::Arch(e)),
         })?;
+    bundle.notes.extend(notes);
     sink.bundle(&bundle).map_err(Failure::Caller)?;
     let entries = bundle.kernels.len();
     let mut shell = bundle;
@@ -458,7 +476,7 @@ where
 fn import_trace<I, S>(
     mut f: I,
     (counters, model_config): (Option<I>, Option<I>),
-    machine: Option<Machine>,
+    (machine, mut notes): (Option<Machine>, Vec<String>),
     provenance: Provenance,
     options: &ImportOptions,
     counters_option: bool,
@@ -496,6 +514,46 @@ where
     ) {
         return Err(Failure::Refused(Refusal::Option(refusal)));
     }
+    if let Some((c_name, c)) = &ct
+        && let Some(refusal) = pipeline::counters_of_another_gpu(&t, &name, c, c_name)
+    {
+        return Err(Failure::Refused(Refusal::CountersOfAnotherGpu(refusal)));
+    }
+    if let Some(cc) = options.arch {
+        // The devices whose counters are read: the counter trace's and the timing trace's
+        // (whose compute capability stands in for a range's), or the trace's own ranges'.
+        let mut devices: Vec<(String, roofline_model::bundle::Device)> = trace::launch_devices(&t)
+            .into_iter()
+            .map(|d| (name.clone(), d))
+            .collect();
+        if let Some((c_name, c)) = &ct {
+            devices.extend(
+                trace::launch_devices(c)
+                    .into_iter()
+                    .map(|d| (c_name.clone(), d)),
+            );
+        }
+        let named = devices.iter().filter_map(|(input, d)| {
+            let whose = if ct.is_some() {
+                format!("{input}'s ")
+            } else {
+                String::new()
+            };
+            Some((
+                format!("{whose}device {}, {}", d.id, d.name),
+                d.compute_capability.clone()?,
+            ))
+        });
+        let inputs = match &ct {
+            Some((c_name, _)) => std::borrow::Cow::Owned(format!("{name} and {c_name}")),
+            None => std::borrow::Cow::Borrowed(name.as_str()),
+        };
+        if let Some(refusal) = pipeline::arch_contradicts(cc, &inputs, named) {
+            return Err(Failure::Refused(Refusal::Arch(refusal)));
+        }
+        let named = devices.iter().any(|(_, d)| d.compute_capability.is_some());
+        notes.push(pipeline::arch_note(cc, named));
+    }
     let model = match model_config {
         Some(mut m) => Some(read_model_config(&mut m)?),
         None => None,
@@ -510,16 +568,17 @@ where
     };
     // Without a measured machine, the datasheet of the GPU the trace names.
     let (machine, sheet_notes) = match machine {
-        Some(m) => (Some(m), Vec::new()),
+        Some(m) => (Some(m), notes),
         None => {
             let seen = datasheet::of_trace(&t, &trace::launch_devices(&t));
             let launch = datasheet::launch_overhead(&t);
-            let (m, mut notes) =
+            let (m, mut sheet) =
                 datasheet::machine(&seen, &options.datasheet, launch.as_ref().ok())
                     .map_err(|e| Failure::Refused(Refusal::Ceilings(e.to_string())))?;
             if let (Some(_), Err(why)) = (&m, launch) {
-                notes.push(why);
+                sheet.push(why);
             }
+            notes.extend(sheet);
             (m, notes)
         }
     };

@@ -234,6 +234,12 @@ pub fn range_launch(trace: &Trace, i: usize) -> Launch {
             })
             .collect(),
         launches: 1,
+        missing: BTreeSet::new(),
+        at: Some(format!(
+            "event {} (cuda_profiler_range {:?})",
+            r.event,
+            roofline_model::analysis::names::truncate(trace.name(r.name), 100)
+        )),
     }
 }
 
@@ -287,6 +293,9 @@ pub struct Summary {
     pub notes: Vec<String>,
     /// Counts.
     pub stats: Stats,
+    /// False when launches were left out (profiler ranges without a time): every total then
+    /// misses them.
+    pub complete: bool,
 }
 
 /// An import whose kernels are collected into a [`TraceImport`].
@@ -335,6 +344,28 @@ pub fn launch_devices(trace: &Trace) -> Vec<Device> {
         trace.kernels.iter().filter_map(|g| g.device).collect()
     };
     devices(trace, used, &mut BTreeSet::new())
+}
+
+/// How many of a trace's profiler ranges the import leaves out for want of a time counter
+/// (a trace without kernel events, read from its ranges): known before any kernel is made, so
+/// that a streamed bundle can say from its start that it is incomplete.
+pub fn untimed_ranges(trace: &Trace) -> usize {
+    if !trace.kernels.is_empty() {
+        return 0;
+    }
+    let o = ncu::ImportOptions {
+        convention: Convention::Current,
+        arch: None,
+        source: DataSource::Import,
+    };
+    (0..trace.ranges.len())
+        .filter(|&i| {
+            matches!(
+                ncu::to_kernels(std::slice::from_ref(&range_launch(trace, i)), &o),
+                Err(NcuError::NoTime { .. } | NcuError::NoPositiveTime { .. })
+            )
+        })
+        .count()
 }
 
 /// Counters for a timing trace's kernel events, from a range-profiler trace.
@@ -549,6 +580,7 @@ fn import_impl(
         devices,
         notes: notes.into_iter().collect(),
         stats,
+        complete: untimed == 0,
     })
 }
 

@@ -122,6 +122,8 @@ pub struct ProfilerRange {
     pub ts: Ns,
     /// Counter values by interned metric name, as recorded.
     pub metrics: Vec<(u32, f64)>,
+    /// Its 0-based position in `traceEvents`, for messages.
+    pub event: u64,
 }
 
 /// A device from `deviceProperties`.

@@ -104,8 +104,14 @@ pub(super) fn summary_notes(
             stats.zero_time
         ));
     }
-    if let Some(summary) = not_understood(trace, stats, untimed) {
+    if let Some(summary) = not_understood(trace, stats) {
         notes.insert(summary);
+    }
+    if untimed > 0 {
+        notes.insert(format!(
+            "INCOMPLETE: {untimed} profiler range{} without a time counter left out of every total",
+            if untimed == 1 { "" } else { "s" }
+        ));
     }
     notes.extend(coverage(stats));
     notes.extend(messages(stats));
@@ -259,7 +265,7 @@ fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String
 const MISSING_LAUNCH_CALL: &str = "whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU";
 
 /// The one summary of what was not understood, or `None` when everything was.
-fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String> {
+fn not_understood(trace: &Trace, stats: &Stats) -> Option<String> {
     let mut parts = Vec::new();
     let unlinked = stats.launches - stats.linked;
     if unlinked > 0 {
@@ -323,11 +329,6 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
                 note_name(name),
                 note_name(why)
             ))
-        ));
-    }
-    if untimed > 0 {
-        parts.push(format!(
-            "{untimed} profiler ranges without a time counter left out"
         ));
     }
     if !trace.unknown.is_empty() {
