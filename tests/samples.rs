@@ -154,6 +154,11 @@ pub fn import(s: &Sample) -> Result<String, String> {
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut b = roofline_model::parse_bundle(&text).map_err(|e| format!("{}: {e}", s.file))?;
     b.description = Some(description(s));
+    // The notes name the machine as the command line below does, not by its temporary path.
+    let tmp_machine = machine.display().to_string();
+    for n in &mut b.notes {
+        *n = n.replace(&tmp_machine, "v100-ceilings.json");
+    }
     let p = &mut b.provenance;
     p.host = None;
     p.created = None;

@@ -40,6 +40,7 @@ pub fn serve(dist: PathBuf, extra: PathBuf) -> u16 {
             let ct = match file.extension().and_then(|e| e.to_str()) {
                 Some("html") => "text/html",
                 Some("js") => "text/javascript",
+                Some("css") => "text/css",
                 Some("wasm") => "application/wasm",
                 Some("json") => "application/json",
                 Some("svg") => "image/svg+xml",

@@ -46,6 +46,31 @@ pub enum Command {
     /// List the GPU catalogue: the datasheet ceilings an import without --machine uses, each
     /// GPU with its figures and their sources.
     Catalogue(CatalogueArgs),
+    /// Write bundles as typed Parquet tables (kernels, operators) for query engines: DuckDB,
+    /// Spark, a warehouse (docs/fleet.md).
+    Export(ExportArgs),
+}
+
+/// `roofline export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Bundles to export, one run each.
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The folder the tables go to: DIR/kernels/RUN.parquet and, for bundles with PyTorch
+    /// operators, DIR/operators/RUN.parquet (RUN: each bundle's file stem).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// The format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+    pub format: ExportFormat,
+}
+
+/// `roofline export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Apache Parquet, Snappy-compressed, one file per run and table.
+    Parquet,
 }
 
 /// `roofline catalogue`.
@@ -377,8 +402,9 @@ pub struct ImportArgs {
     /// A bundle holding the GPU's machine characterization.
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,
-    /// The GPU's compute capability (e.g. 7.0), when the CSV has no CC column (Nsight Compute
-    /// counters only: refused with a trace that has none).
+    /// The GPU's compute capability (e.g. 7.0), when the input does not name it (a CSV without
+    /// a CC column); refused where it contradicts the input or --machine, and with a trace
+    /// without counters.
     #[arg(long, value_name = "CC")]
     pub arch: Option<String>,
     /// How FLOPs and times are counted from counters (`current` by default; refused with a
@@ -414,4 +440,16 @@ pub struct ImportArgs {
     /// names, from the catalogue, labelled as not measured).
     #[arg(long, conflicts_with = "machine")]
     pub no_datasheet: bool,
+    /// With a torch.profiler trace of an LLM: the model's Hugging Face `config.json`, whose
+    /// fields give the operators that do not record them their F and B (a mixture of experts'
+    /// top-k, experts' width and weight format: vLLM's `moe_forward`; docs/pytorch.md).
+    #[arg(long, value_name = "FILE")]
+    pub model_config: Option<PathBuf>,
+    /// The run's tensor parallelism (ranks), where the trace's distributedInfo does not say it
+    /// (its world size is taken otherwise, no pipeline or data parallelism assumed).
+    #[arg(long, value_name = "N")]
+    pub tensor_parallel: Option<String>,
+    /// The run's expert parallelism (ranks; none when not given).
+    #[arg(long, value_name = "N")]
+    pub expert_parallel: Option<String>,
 }

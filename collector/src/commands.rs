@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use roofline_model::Bundle;
 use roofline_model::analysis::comm::CommAcc;
-use roofline_model::analysis::group::regroup;
+use roofline_model::analysis::group::{GroupBy, regroup};
 use roofline_model::chart::view::{View, ViewState};
 
 use crate::cli::{ChartKind, InfoFormat};
@@ -26,6 +26,9 @@ pub fn run(config: Config) -> Result<(), Error> {
         Config::Merge { files, .. } | Config::Import { files, .. } => {
             crate::io::check_distinct(&files.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
         }
+        Config::Export { runs } => {
+            crate::io::check_distinct(&runs.iter().map(|r| r.input.as_path()).collect::<Vec<_>>())?;
+        }
         _ => {}
     }
     match config {
@@ -41,6 +44,12 @@ pub fn run(config: Config) -> Result<(), Error> {
         } => {
             if let Some(b) = baseline {
                 let (bundle, base) = read_compared(group_by, &file, &b)?;
+                // The table says it on its first lines; the CSV's columns stay as they are.
+                if format == InfoFormat::Csv {
+                    for n in export::compare::incomplete(&bundle, &base) {
+                        message(&format!("note: {n}"));
+                    }
+                }
                 let bytes = match format {
                     InfoFormat::Csv => export::compare::to_csv(&bundle, &base, device.as_deref()),
                     _ => export::compare::to_table(&bundle, &base, top, device.as_deref()),
@@ -65,8 +74,11 @@ pub fn run(config: Config) -> Result<(), Error> {
             device,
             group_by,
         } => {
-            let mut bundle = read_bundle(&file)?;
-            regroup(&mut bundle, group_by);
+            let bundle = if chart == Some(ChartKind::Comm) && group_by == GroupBy::Kernel {
+                read_collectives(&file)?
+            } else {
+                read_grouped(&file, group_by)?.0
+            };
             let (_, svg) = plot_default(&bundle, chart, top, size, device.as_deref())?;
             write_output(Some(&output), &svg)?;
             if !is_stdout(&output) {
@@ -122,6 +134,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             machine,
             output,
         } => suite(&plan, machine.as_deref(), &output),
+        Config::Export { runs } => export(&runs),
         Config::Catalogue { gpu } => {
             let catalogue = roofline_catalogue::Catalogue::get();
             let bytes = match gpu {
@@ -137,91 +150,160 @@ pub fn run(config: Config) -> Result<(), Error> {
     }
 }
 
-/// Reads a bundle for `info`, its kernels grouped as asked, how many kernel entries it held,
-/// and its collective launches (which the exposure per step and the skew across ranks read).
-/// By kernel name the kernels are aggregated as they are read, so that a bundle of a million
-/// launches is never in memory (the reports aggregate by name anyway, and aggregating twice
-/// changes nothing), and only the collectives are kept whole; per operator or module, they are
-/// read whole and regrouped.
+/// `roofline export`: each bundle's kernel table, and its operator table where it has PyTorch
+/// operators, as Parquet; each run's id is its bundle's content digest.
+///
+/// # Errors
+/// A bundle that cannot be read, a table that cannot be written.
+fn export(runs: &[crate::config::ExportRun]) -> Result<(), Error> {
+    use crate::export::parquet::{Run, Table, to_parquet};
+    let mut written = 0usize;
+    for r in runs {
+        let mut bundle = read_bundle(&r.input)?;
+        let run = Run {
+            id: roofline_model::bundle::merge::digest(&bundle)
+                .map_err(|e| Error::Usage(format!("{}: {e}", r.input.display())))?,
+            name: r.name.clone(),
+        };
+        let operators = GroupBy::Operator.applies_to(&bundle.kernels).then(|| {
+            let mut b = bundle.clone();
+            regroup(&mut b, GroupBy::Operator);
+            b
+        });
+        let table = |t: Table, b: &Bundle| {
+            to_parquet(t, &run, b).map_err(|e| Error::Usage(format!("{}: {e}", r.input.display())))
+        };
+        bundle.kernels = roofline_model::analysis::aggregate::aggregate_by_name(&bundle.kernels);
+        let kernels = table(Table::Kernels, &bundle)?;
+        crate::io::create_parent(&r.kernels)?;
+        write_output(Some(&r.kernels), &kernels)?;
+        written += 1;
+        if let Some(ops) = operators {
+            let bytes = table(Table::Operators, &ops)?;
+            crate::io::create_parent(&r.operators)?;
+            write_output(Some(&r.operators), &bytes)?;
+            written += 1;
+        }
+    }
+    message(&format!(
+        "wrote {written} Parquet table{} of {} run{}",
+        if written == 1 { "" } else { "s" },
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    ));
+    Ok(())
+}
+
+/// Reads a bundle for `info` and `plot`, its kernels grouped as asked, how many kernel entries
+/// it held, and its collective launches (which the exposure per step and the skew across ranks
+/// read). The kernels are grouped as they are read, so that a bundle of a million launches is
+/// never in memory: by kernel name aggregated (the reports and charts aggregate by name anyway,
+/// and aggregating twice changes nothing), per operator or module regrouped
+/// ([`roofline_model::analysis::group::Grouper`]); only the collectives are kept whole.
 ///
 /// # Errors
 /// As [`read_bundle`].
-fn read_grouped(
-    path: &Path,
-    group_by: roofline_model::analysis::group::GroupBy,
-) -> Result<(Bundle, usize, CommAcc), Error> {
+fn read_grouped(path: &Path, group_by: GroupBy) -> Result<(Bundle, usize, CommAcc), Error> {
     use roofline_model::analysis::aggregate::Aggregator;
-    if group_by == roofline_model::analysis::group::GroupBy::Kernel {
-        // A kernel's device is its own, or the bundle's only one (known once the shell is read:
-        // the collectives' devices are settled after).
-        let (streamed, (agg, mut comm)) =
+    use roofline_model::analysis::group::Grouper;
+    // A kernel's device is its own, or the bundle's only one (known once the shell is read: the
+    // collectives' devices are settled after).
+    let (streamed, mut comm, kernels) = if group_by == GroupBy::Kernel {
+        let (streamed, (agg, comm)) =
             crate::io::read_bundle_reduced::<(Aggregator, CommAcc)>(path, |(a, c), k| {
                 c.push(&k, k.device.as_deref());
                 a.push(&k);
             })?;
-        if streamed.shell.devices.len() == 1 {
-            for r in &mut comm.records {
-                r.device
-                    .get_or_insert_with(|| streamed.shell.devices[0].id.clone());
-            }
+        (streamed, comm, agg.finish())
+    } else {
+        let (streamed, (grouper, comm)) =
+            crate::io::read_bundle_reduced::<(Option<Grouper>, CommAcc)>(path, |(g, c), k| {
+                c.push(&k, k.device.as_deref());
+                g.get_or_insert_with(|| Grouper::new(group_by)).push(&k);
+            })?;
+        let kernels = grouper.map(Grouper::finish).unwrap_or_default();
+        (streamed, comm, kernels)
+    };
+    if streamed.shell.devices.len() == 1 {
+        for r in &mut comm.records {
+            r.device
+                .get_or_insert_with(|| streamed.shell.devices[0].id.clone());
         }
-        let mut bundle = streamed.shell;
-        bundle.kernels = agg.finish();
-        return Ok((bundle, streamed.entries, comm));
     }
-    let mut bundle = read_bundle(path)?;
-    let entries = bundle.kernels.len();
-    let comm = CommAcc::of(&bundle);
-    regroup(&mut bundle, group_by);
-    Ok((bundle, entries, comm))
+    let mut bundle = streamed.shell;
+    bundle.kernels = kernels;
+    Ok((bundle, streamed.entries, comm))
+}
+
+/// Reads a bundle for `plot --chart comm`: its collective launches alone, each kept as it was
+/// recorded (the chart places every launch), the other kernels dropped as they are read.
+///
+/// # Errors
+/// As [`read_bundle`].
+fn read_collectives(path: &Path) -> Result<Bundle, Error> {
+    let (streamed, kernels) =
+        crate::io::read_bundle_reduced::<Vec<roofline_model::bundle::Kernel>>(path, |v, k| {
+            if k.collective.is_some() {
+                v.push(k);
+            }
+        })?;
+    let mut bundle = streamed.shell;
+    bundle.kernels = kernels;
+    Ok(bundle)
 }
 
 /// The two bundles of `info --baseline`, grouped as asked, else as the viewer compares
 /// ([`roofline_model::chart::view::ViewState::group_for`]): per operator when both bundles carry the
 /// operators that launched their kernels, per kernel otherwise. Unasked, each bundle is streamed
-/// once, aggregated per kernel as [`read_grouped`] does while finding out whether it carries
-/// operators, and read again whole only when both do. Says so on standard error when it chose
-/// per operator.
+/// once and grouped both ways as it is read (aggregated per kernel as [`read_grouped`] does, and
+/// regrouped per operator), so that neither is ever held whole nor read twice. Says so on
+/// standard error when it chose per operator.
 ///
 /// # Errors
 /// As [`read_bundle`].
 fn read_compared(
-    asked: Option<roofline_model::analysis::group::GroupBy>,
+    asked: Option<GroupBy>,
     file: &Path,
     baseline: &Path,
 ) -> Result<(Bundle, Bundle), Error> {
     use roofline_model::analysis::aggregate::Aggregator;
-    use roofline_model::analysis::group::GroupBy;
+    use roofline_model::analysis::group::Grouper;
     if let Some(g) = asked {
         let (bundle, _, _) = read_grouped(file, g)?;
         let (base, _, _) = read_grouped(baseline, g)?;
         return Ok((bundle, base));
     }
-    let per_kernel = |path: &Path| -> Result<(Bundle, bool), Error> {
-        let (streamed, (agg, any)) =
-            crate::io::read_bundle_reduced::<(Aggregator, bool)>(path, |acc, k| {
-                let (agg, any) = acc;
-                *any = *any || GroupBy::Operator.group_of(&k).is_some();
-                agg.push(&k);
-            })?;
-        let mut bundle = streamed.shell;
-        bundle.kernels = agg.finish();
-        Ok((bundle, any))
-    };
-    let (bundle, file_operators) = per_kernel(file)?;
-    let (base, base_operators) = per_kernel(baseline)?;
-    let group = ViewState::group_for(None, file_operators && base_operators);
-    if group == GroupBy::Kernel {
-        return Ok((bundle, base));
+    /// One bundle read both ways: its kernels per name, and per operator while any carries one.
+    #[derive(Default)]
+    struct Both {
+        per_kernel: Aggregator,
+        per_operator: Option<Grouper>,
+        operators: bool,
     }
-    drop((bundle, base));
+    let both = |path: &Path| -> Result<(Bundle, Both), Error> {
+        let (streamed, both) = crate::io::read_bundle_reduced::<Both>(path, |b, k| {
+            b.operators = b.operators || GroupBy::Operator.group_of(&k).is_some();
+            b.per_kernel.push(&k);
+            b.per_operator
+                .get_or_insert_with(|| Grouper::new(GroupBy::Operator))
+                .push(&k);
+        })?;
+        Ok((streamed.shell, both))
+    };
+    let (mut bundle, current) = both(file)?;
+    let (mut base, baseline) = both(baseline)?;
+    let group = ViewState::group_for(None, current.operators && baseline.operators);
+    let kernels = |b: Both| match group {
+        GroupBy::Kernel => b.per_kernel.finish(),
+        _ => b.per_operator.map(Grouper::finish).unwrap_or_default(),
+    };
+    bundle.kernels = kernels(current);
+    base.kernels = kernels(baseline);
     if group == GroupBy::Operator {
         message(
             "comparing per operator: both bundles carry the PyTorch operators that launched their kernels (--group-by kernel compares kernel names)",
         );
     }
-    let (bundle, _, _) = read_grouped(file, group)?;
-    let (base, _, _) = read_grouped(baseline, group)?;
     Ok((bundle, base))
 }
 
@@ -426,8 +508,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
             ChartKind::Comm => View::Comm,
         },
         // Per kernel, the default, is left unasked, as the viewer's own URL leaves it.
-        group: (p.group_by != roofline_model::analysis::group::GroupBy::Kernel)
-            .then_some(p.group_by),
+        group: (p.group_by != GroupBy::Kernel).then_some(p.group_by),
         top: p.top,
         labels: p.labels,
         ..ViewState::default()
@@ -586,8 +667,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/bundles/deepcam-v100-amp-fw.json");
         let whole = read_bundle(&path).unwrap();
-        let (aggregated, entries, comm) =
-            read_grouped(&path, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
+        let (aggregated, entries, comm) = read_grouped(&path, GroupBy::Kernel).unwrap();
         assert_eq!(entries, whole.kernels.len());
         assert!(aggregated.kernels.len() < entries);
         assert_eq!(
@@ -608,11 +688,75 @@ mod tests {
         );
         let base = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/bundles/deepcam-v100-fp32-fw.json");
-        let (base_agg, _, _) =
-            read_grouped(&base, roofline_model::analysis::group::GroupBy::Kernel).unwrap();
+        let (base_agg, _, _) = read_grouped(&base, GroupBy::Kernel).unwrap();
         assert_eq!(
             export::compare::to_csv(&aggregated, &base_agg, None),
             export::compare::to_csv(&whole, &read_bundle(&base).unwrap(), None)
+        );
+    }
+
+    /// A trace's bundle (one entry per launch, with operators) read in one pass and grouped
+    /// per operator or module as it comes: the same reports, charts and comparison as from the
+    /// bundle read whole and regrouped.
+    #[test]
+    fn grouped_while_reading_says_what_the_whole_bundle_regrouped_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/traces/sampled-rank-0-shapes.json.gz");
+        let path = dir.path().join("run.json");
+        crate::capture::import(&crate::capture::ImportRequest {
+            files: &[trace],
+            output: &path,
+            machine: None,
+            options: &roofline_model::bundle::options::ImportOptions::default(),
+            counters: None,
+            ncu: None,
+            per_trace: &[],
+        })
+        .unwrap();
+        let whole = read_bundle(&path).unwrap();
+        for by in [GroupBy::Operator, GroupBy::Module, GroupBy::Kernel] {
+            let (grouped, entries, comm) = read_grouped(&path, by).unwrap();
+            assert_eq!(entries, whole.kernels.len());
+            let mut regrouped = whole.clone();
+            regroup(&mut regrouped, by);
+            if by != GroupBy::Kernel {
+                assert_eq!(grouped.kernels, regrouped.kernels, "{by:?}");
+            }
+            let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+            assert_eq!(
+                text(export::info::to_table_of(&grouped, None, entries, &comm)),
+                text(export::info::to_table_of(
+                    &regrouped,
+                    None,
+                    entries,
+                    &CommAcc::of(&whole)
+                ))
+            );
+            assert_eq!(
+                text(export::info::to_csv(&grouped)),
+                text(export::info::to_csv(&regrouped))
+            );
+            for chart in [ChartKind::Time, ChartKind::Hierarchical] {
+                assert_eq!(
+                    plot_default(&grouped, Some(chart), 20, (900.0, 600.0), None)
+                        .map(|p| p.1)
+                        .ok(),
+                    plot_default(&regrouped, Some(chart), 20, (900.0, 600.0), None)
+                        .map(|p| p.1)
+                        .ok(),
+                    "{by:?} {chart:?}"
+                );
+            }
+        }
+        // Unasked, `info --baseline` of two such bundles compares per operator, in one pass each.
+        let (cur, base) = read_compared(None, &path, &path).unwrap();
+        let mut regrouped = whole;
+        regroup(&mut regrouped, GroupBy::Operator);
+        assert_eq!(cur.kernels, regrouped.kernels);
+        assert_eq!(
+            export::compare::to_csv(&cur, &base, None),
+            export::compare::to_csv(&regrouped, &regrouped, None)
         );
     }
 

@@ -90,6 +90,11 @@ pub enum Config {
         /// Time the kernels the SASS audit refuses, as notes.
         diagnose_refused: bool,
     },
+    /// `roofline export`: bundles as Parquet tables.
+    Export {
+        /// Each bundle with the files its tables go to.
+        runs: Vec<ExportRun>,
+    },
     /// `roofline catalogue`: the GPU catalogue listed, or one GPU shown.
     Catalogue {
         /// The GPU shown, by id or product name.
@@ -173,7 +178,7 @@ impl Config {
                 files,
                 output,
                 machine,
-                options: _,
+                options,
                 counters,
                 ncu: _,
                 per_trace,
@@ -181,6 +186,7 @@ impl Config {
                 inputs.extend(files.iter().map(PathBuf::as_path));
                 inputs.extend(machine.as_deref());
                 inputs.extend(counters.as_deref());
+                inputs.extend(options.model_config.as_deref().map(Path::new));
                 if per_trace.is_empty() {
                     outputs.push(output);
                 } else {
@@ -213,6 +219,13 @@ impl Config {
                 diagnose_refused: _,
             } => outputs.push(output),
             Config::MachinePlan { plan: _, target: _ } | Config::Catalogue { gpu: _ } => {}
+            Config::Export { runs } => {
+                for r in runs {
+                    inputs.push(&r.input);
+                    outputs.push(&r.kernels);
+                    outputs.push(&r.operators);
+                }
+            }
             Config::Suite {
                 plan: _,
                 machine,
@@ -270,6 +283,13 @@ fn arch(cc: Option<&str>) -> Result<Option<ComputeCapability>, Error> {
     .transpose()
 }
 
+/// `--tensor-parallel` or `--expert-parallel`'s ranks, read by the model's one parser.
+fn ranks(flag: &str, value: Option<&str>) -> Result<Option<u64>, Error> {
+    value
+        .map(|v| ImportOptions::ranks_value(flag, v).map_err(Error::Usage))
+        .transpose()
+}
+
 /// `-o` with its `{rank}`, `{host}` and `{device}` filled in from the launcher's environment
 /// ([`crate::ncu::fill_placeholders`]); a placeholder filled with its default outside a launcher
 /// is said on standard error, so that `run-{rank}.json` becoming `run-0.json` is never silent.
@@ -312,6 +332,54 @@ fn output_path(output: PathBuf) -> Result<PathBuf, Error> {
         crate::stderr::message(&format!("note: -o {template}: {n}"));
     }
     Ok(PathBuf::from(filled.path))
+}
+
+/// One bundle of `roofline export` and the files its tables go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportRun {
+    /// The bundle.
+    pub input: PathBuf,
+    /// The run's name: the bundle's file stem (`run-7` for `run-7.json`).
+    pub name: String,
+    /// `DIR/kernels/NAME.parquet`.
+    pub kernels: PathBuf,
+    /// `DIR/operators/NAME.parquet`, written for a bundle with PyTorch operators.
+    pub operators: PathBuf,
+}
+
+impl ExportRun {
+    /// Each file's run and tables under `dir`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for two bundles of the same name (one table would overwrite the other)
+    /// or a file with no name.
+    pub fn plan(files: &[PathBuf], dir: &Path) -> Result<Vec<ExportRun>, Error> {
+        let mut runs: Vec<ExportRun> = Vec::new();
+        for f in files {
+            let name = f
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(|s| s.strip_suffix(".roofline").unwrap_or(s).to_string())
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    Error::Usage(format!("{}: no file name to name its run by", f.display()))
+                })?;
+            if let Some(other) = runs.iter().find(|r| r.name == name) {
+                return Err(Error::Usage(format!(
+                    "{} and {} would both be run {name:?}: their tables would overwrite each other; rename one",
+                    other.input.display(),
+                    f.display()
+                )));
+            }
+            runs.push(ExportRun {
+                input: f.clone(),
+                kernels: dir.join("kernels").join(format!("{name}.parquet")),
+                operators: dir.join("operators").join(format!("{name}.parquet")),
+                name,
+            });
+        }
+        Ok(runs)
+    }
 }
 
 /// `roofline plot --format html`: the standalone page's bundles and view.
@@ -533,6 +601,9 @@ impl Config {
                 output: a.output,
             },
             Command::Catalogue(a) => Config::Catalogue { gpu: a.gpu },
+            Command::Export(a) => Config::Export {
+                runs: ExportRun::plan(&a.files, &a.output)?,
+            },
             Command::Machine(a) if a.plan => {
                 let target =
                     crate::machine::schedule::Target::named(&a.plan_gpu).ok_or_else(|| {
@@ -628,6 +699,9 @@ impl Config {
                         group_size: count("--group-size", &a.group_size)?,
                         gpus_per_node: count("--gpus-per-node", &a.gpus_per_node)?,
                         system: a.system,
+                        model_config: a.model_config.as_ref().map(|m| m.display().to_string()),
+                        tensor_parallel: ranks("--tensor-parallel", a.tensor_parallel.as_deref())?,
+                        expert_parallel: ranks("--expert-parallel", a.expert_parallel.as_deref())?,
                     },
                     counters: a.counters,
                     ncu: a.ncu,

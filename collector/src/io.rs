@@ -24,7 +24,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
-use flate2::bufread::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 use roofline_import::input::{is_gzip, without_bom};
 use roofline_model::Bundle;
 
@@ -203,11 +203,194 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     let mut file = BufReader::with_capacity(1 << 20, open_regular(path)?);
     let gzip = is_gzip(file.fill_buf().map_err(err)?);
     let r: Box<dyn BufRead> = if gzip {
-        Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)))
+        Box::new(Inflated::spawn(gunzip(file)))
     } else {
         Box::new(file)
     };
     without_bom(r).map_err(err)
+}
+
+/// Bytes inflated on a thread of their own, a few MiB ahead of their reader: decompression
+/// overlaps parsing (on two cores, a gzipped trace is read in about the time of its parse alone).
+/// At most [`Inflated::AHEAD`] chunks wait; the thread ends at the end of the stream, at an
+/// error (handed to the reader in turn), or when the reader is dropped.
+struct Inflated {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl Inflated {
+    /// Chunks inflated ahead of the reader.
+    const AHEAD: usize = 4;
+    /// The size of a chunk, bytes.
+    const CHUNK: usize = 1 << 20;
+
+    fn spawn<R: Read + Send + 'static>(mut source: R) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(Self::AHEAD);
+        std::thread::spawn(move || {
+            loop {
+                let mut chunk = vec![0u8; Self::CHUNK];
+                let mut filled = 0;
+                let result = loop {
+                    match source.read(&mut chunk[filled..]) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => {
+                            filled += n;
+                            if filled == chunk.len() {
+                                break Ok(());
+                            }
+                        }
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) => break Err(e),
+                    }
+                };
+                chunk.truncate(filled);
+                let end = filled < Self::CHUNK;
+                if filled > 0 && tx.send(Ok(chunk)).is_err() {
+                    return;
+                }
+                if let Err(e) = result {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if end {
+                    return;
+                }
+            }
+        });
+        Inflated {
+            rx,
+            chunk: Vec::new(),
+            pos: 0,
+            done: false,
+        }
+    }
+}
+
+impl Read for Inflated {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let have = self.fill_buf()?;
+            let n = have.len().min(out.len());
+            out[..n].copy_from_slice(&have[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Inflated {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        while self.pos == self.chunk.len() && !self.done {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.chunk = chunk;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                // The thread ended: the end of the stream.
+                Err(_) => self.done = true,
+            }
+        }
+        Ok(&self.chunk[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.chunk.len());
+    }
+}
+
+/// A gzip file's content, as `gzip -d` reads it: its members one after another, and NUL bytes
+/// after the last ignored (padding, as tape and block devices leave); anything else after the
+/// gzip stream is refused (`gzip -d` ignores it with a warning), naming its byte offset, so
+/// that a file with something else appended is never read as if whole.
+pub fn gunzip<R: BufRead>(r: R) -> impl Read {
+    Gunzip {
+        member: Some(GzDecoder::new(Counted { inner: r, read: 0 })),
+    }
+}
+
+/// A reader that counts the bytes consumed from it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.read += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+/// [`gunzip`]'s reader: the member being read (`None` once the stream has ended).
+struct Gunzip<R: BufRead> {
+    member: Option<GzDecoder<Counted<R>>>,
+}
+
+impl<R: BufRead> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member has ended: another follows, or padding, or something else.
+            let Some(mut rest) = self.member.take().map(GzDecoder::into_inner) else {
+                return Ok(0);
+            };
+            let at = rest.read;
+            let next = rest.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if next.len() >= 2 && is_gzip(next) {
+                self.member = Some(GzDecoder::new(rest));
+                continue;
+            }
+            let mut offset = at;
+            loop {
+                let chunk = rest.fill_buf()?;
+                if chunk.is_empty() {
+                    return Ok(0);
+                }
+                if let Some(i) = chunk.iter().position(|b| *b != 0) {
+                    offset += i as u64;
+                    return Err(std::io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!(
+                            "{}: the stream ends at byte offset {at}, and byte offset {offset} holds neither another gzip member nor padding; `gzip -d` would ignore what follows with a warning (\"trailing garbage ignored\"): decompress the file, check what was appended to it, and import what you mean",
+                            roofline_import::input::TRAILING_DATA
+                        ),
+                    ));
+                }
+                let len = chunk.len();
+                offset += len as u64;
+                rest.consume(len);
+            }
+        }
+    }
 }
 
 /// Up to `n` bytes from the start of `r`.
@@ -705,6 +888,20 @@ pub fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), Error> {
     match path {
         Some(p) if !is_stdout(p) => write_atomic(p, bytes),
         _ => stdout(bytes),
+    }
+}
+
+/// Creates the folder `path` goes in, and its parents, where missing.
+///
+/// # Errors
+/// [`Error::WriteFile`] naming the folder.
+pub fn create_parent(path: &Path) -> Result<(), Error> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => fs::create_dir_all(dir).map_err(|source| Error::WriteFile {
+            path: dir.to_path_buf(),
+            source,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -5,7 +5,6 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use flate2::bufread::MultiGzDecoder;
 use roofline_import::trace;
 
 use crate::error::Error;
@@ -35,7 +34,7 @@ pub fn classify(path: &Path) -> Result<Content, Error> {
     };
     let decompressed = move || match again {
         Some(f) => {
-            head_of(&mut MultiGzDecoder::new(BufReader::new(f)), HEAD).map_err(|e| e.to_string())
+            head_of(&mut crate::io::gunzip(BufReader::new(f)), HEAD).map_err(|e| e.to_string())
         }
         None => Ok(Vec::new()),
     };

@@ -1,6 +1,7 @@
 //! Benchmark, not a timed test (ignored): the time and peak memory of `roofline import`, `info`
-//! and `info --baseline` on a SYNTHETIC torch.profiler trace of a million kernel launches, and of
-//! refusing an event larger than the reader's limit, each run through the binary under GNU
+//! (per kernel and per operator), `info --baseline` (per kernel and per operator) and `plot` (per
+//! kernel and per operator) on a SYNTHETIC torch.profiler trace of a million kernel launches, and
+//! of refusing an event larger than the reader's limit, each run through the binary under GNU
 //! `time` (its maximum resident set size). It prints a table (the README's); it asserts nothing
 //! about speed. Run pinned to one core, in release:
 //!
@@ -191,7 +192,7 @@ fn bench_million_kernels() {
         ),
         (
             "info --group-by op",
-            bundle,
+            bundle.clone(),
             vec![
                 "info".into(),
                 p("a-run.json"),
@@ -203,7 +204,41 @@ fn bench_million_kernels() {
             f64::NAN,
         ),
         (
-            "info --baseline",
+            "info --baseline --group-by kernel",
+            "two such bundles".to_string(),
+            vec![
+                "info".into(),
+                p("a-run.json"),
+                "--baseline".into(),
+                p("b-run.json"),
+                "--group-by".into(),
+                "kernel".into(),
+                "-o".into(),
+                p("cmp-kernels.txt"),
+            ],
+            f64::NAN,
+        ),
+        (
+            "plot",
+            bundle.clone(),
+            vec!["plot".into(), p("a-run.json"), "-o".into(), p("a.svg")],
+            f64::NAN,
+        ),
+        (
+            "plot --group-by op",
+            bundle,
+            vec![
+                "plot".into(),
+                p("a-run.json"),
+                "--group-by".into(),
+                "op".into(),
+                "-o".into(),
+                p("a-ops.svg"),
+            ],
+            f64::NAN,
+        ),
+        (
+            "info --baseline (per operator)",
             "two such bundles".to_string(),
             vec![
                 "info".into(),

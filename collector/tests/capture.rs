@@ -538,3 +538,28 @@ fn import_fills_placeholders_and_says_when_a_rank_is_missing() {
     assert!(!stderr(&o).contains("{rank} is 0"), "{}", stderr(&o));
     assert!(!out.exists(), "no file named with the placeholder itself");
 }
+
+/// A report whose launch has no value for a counter (`n/a`): `profile` keeps the launch, its
+/// figure unknown (never the other counters' sum), and marks the bundle incomplete.
+#[test]
+fn profile_marks_a_counter_without_a_value_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let raw = RAW.replacen("\"22000\",\"500000000\"", "\"22000\",\"n/a\"", 1);
+    assert_ne!(raw, RAW);
+    std::fs::write(dir.path().join("raw.csv"), raw).unwrap();
+    let out = dir.path().join("p.json");
+    let o = profile_true(dir.path(), &ncu, &out, &[], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!b.complete);
+    assert_eq!(b.kernels[0].flops.fp32, Some(1e9));
+    assert_eq!(b.kernels[1].flops.fp32, None);
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.starts_with("INCOMPLETE: 1 launch lacks")),
+        "{:?}",
+        b.notes
+    );
+}

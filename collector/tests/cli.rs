@@ -165,10 +165,13 @@ fn merge_joins_and_refuses_conflicts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");
     let f = fixture(V100);
-    // Two ranks: the fixture and another run of it (another bundle, by its description).
+    // Two ranks: the fixture and another run of the same kernels (other times).
     let single = roofline_model::parse_bundle(&std::fs::read_to_string(&f).unwrap()).unwrap();
     let mut rank1 = single.clone();
     rank1.description = Some("rank 1".into());
+    for k in &mut rank1.kernels {
+        k.time.total_s *= 1.01;
+    }
     let rank1_path = dir.path().join("rank1.json");
     std::fs::write(&rank1_path, roofline_model::to_json(&rank1).unwrap()).unwrap();
     let o = roofline(&["merge", arg(&f), arg(&rank1_path), "-o", arg(&out)]);
@@ -178,8 +181,19 @@ fn merge_joins_and_refuses_conflicts() {
     assert_eq!(merged.devices.len(), 1);
     assert_eq!(merged.provenance.tool, "roofline");
 
+    // The same run again (another description): refused, as its launches would count twice.
+    let mut again = single;
+    again.description = Some("imported again".into());
+    let again_path = dir.path().join("again.json");
+    std::fs::write(&again_path, roofline_model::to_json(&again).unwrap()).unwrap();
+    let never = dir.path().join("never.json");
+    let o = roofline(&["merge", arg(&f), arg(&again_path), "-o", arg(&never)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hold the same run"), "{}", stderr(&o));
+    assert!(!never.exists());
+
     // Same device id, another GPU: refused, and nothing is written.
-    let mut other = single;
+    let mut other = rank1.clone();
     other.devices[0].name = "NVIDIA A100-SXM4-40GB".into();
     let other_path = dir.path().join("a100.json");
     std::fs::write(&other_path, roofline_model::to_json(&other).unwrap()).unwrap();
@@ -573,4 +587,100 @@ fn catalogue_lists_the_gpus_and_shows_one_with_its_sources() {
         e.contains("no GPU of the catalogue is called `a100` (did you mean nvidia-a100-sxm4-40gb"),
         "{e}"
     );
+}
+
+/// `roofline export`: each bundle's kernel table (and operator table, for a trace's bundle) as
+/// Parquet, read back here with the Parquet reader: one row per kernel name, the same figures as
+/// `info --format csv`.
+#[test]
+fn export_writes_parquet_tables_with_the_csvs_figures() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let dir = tempfile::tempdir().unwrap();
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/traces/mi250-rocm62-minitoy-train.json.gz");
+    let run = dir.path().join("train-1.json");
+    let o = roofline(&["import", arg(&trace), "-o", arg(&run)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("fleet");
+    let o = roofline(&["export", arg(&fixture(V100)), arg(&run), "-o", arg(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wrote 3 Parquet tables of 2 runs"),
+        "{}",
+        stderr(&o)
+    );
+    let read = |p: PathBuf| {
+        let f = std::fs::File::open(p).unwrap();
+        let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(f)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        arrow_select_concat(&batches)
+    };
+    let v100 = read(out.join("kernels/v100-deepcam-example.parquet"));
+    let csv = String::from_utf8(roofline(&["info", arg(&fixture(V100)), "--format", "csv"]).stdout)
+        .unwrap();
+    assert_eq!(v100.num_rows(), csv.lines().count() - 1);
+    let col = |n: &str| v100.column(v100.schema().index_of(n).unwrap()).clone();
+    // The first row is the largest time, as in the CSV; its figures are the CSV's.
+    let first: Vec<&str> = csv.lines().nth(1).unwrap().rsplit(',').collect();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let cell = |name: &str| {
+        let i = header.iter().position(|h| *h == name).unwrap();
+        first[header.len() - 1 - i]
+    };
+    assert_eq!(
+        col("time_s").as_primitive::<Float64Type>().value(0),
+        cell("time_s").parse::<f64>().unwrap()
+    );
+    assert_eq!(
+        col("headroom").as_primitive::<Float64Type>().value(0),
+        cell("headroom").parse::<f64>().unwrap()
+    );
+    assert_eq!(
+        col("run").as_string::<i32>().value(0),
+        "v100-deepcam-example"
+    );
+    assert_eq!(
+        col("ceiling_source").as_string::<i32>().value(0),
+        "measured"
+    );
+    // The trace's run has an operator table with calls.
+    let ops = read(out.join("operators/train-1.parquet"));
+    let calls = ops.column(ops.schema().index_of("calls").unwrap());
+    assert!(
+        calls
+            .as_primitive::<Int64Type>()
+            .iter()
+            .all(|c| c.is_some_and(|c| c > 0))
+    );
+    assert!(!out.join("operators/v100-deepcam-example.parquet").exists());
+    // Two bundles of one name are refused: their tables would overwrite each other.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(&run, other.join("train-1.json")).unwrap();
+    let o = roofline(&[
+        "export",
+        arg(&run),
+        arg(&other.join("train-1.json")),
+        "-o",
+        arg(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("would both be run \"train-1\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The one batch of a table `roofline export` wrote.
+fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
+    assert_eq!(batches.len(), 1);
+    batches[0].clone()
 }

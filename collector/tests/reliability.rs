@@ -440,10 +440,14 @@ fn a_file_size_limit_is_an_error_and_leaves_no_temporary_file() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
 }
 
-/// Writes `b` (the V100 fixture with another description, so another bundle) to `dir/name`.
+/// Writes `b` (the V100 fixture with another description, and its kernels tagged with it as
+/// their rank: another bundle, of another run) to `dir/name`.
 fn variant(dir: &Path, name: &str, description: &str) -> PathBuf {
     let mut b = roofline_model::parse_bundle(&std::fs::read_to_string(v100()).unwrap()).unwrap();
     b.description = Some(description.into());
+    for k in &mut b.kernels {
+        k.tags.insert("rank".into(), description.into());
+    }
     let p = dir.join(name);
     std::fs::write(&p, roofline_model::to_json(&b).unwrap()).unwrap();
     p
@@ -479,7 +483,8 @@ fn merge_refuses_the_same_bundle_twice_and_a_bundle_with_its_own_parts() {
     let o = roofline(&["merge", arg(&a), arg(&b), "-o", arg(&ab)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let merged = roofline_model::parse_bundle(&std::fs::read_to_string(&ab).unwrap()).unwrap();
-    assert_eq!(merged.provenance.merged_from.len(), 2);
+    // Each part's identity and its run's.
+    assert_eq!(merged.provenance.merged_from.len(), 4);
     // A merged bundle with one of its parts, directly or through a later merge.
     let abc = dir.path().join("abc.json");
     let o = roofline(&["merge", arg(&ab), arg(&c), "-o", arg(&abc)]);
@@ -528,6 +533,7 @@ fn merge_refuses_launches_no_total_could_count() {
         b.description = Some(description.into());
         b.kernels.truncate(1);
         b.kernels[0].launches = 1 << 63;
+        b.kernels[0].tags.insert("rank".into(), description.into());
         let p = dir.path().join(name);
         std::fs::write(&p, roofline_model::to_json(&b).unwrap()).unwrap();
         p

@@ -532,3 +532,82 @@ fn operators_have_their_calls_and_per_call_f() {
         "{table}"
     );
 }
+
+/// `import TRACE --model-config config.json` on the B200 vLLM trace: the model's configuration
+/// read from its file gives the MoE layers their F, the note says the share of the kernel time
+/// with F and B; a file that is no configuration, and the options without a trace, are refused.
+#[test]
+fn cli_reads_a_model_configuration_for_an_llm_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let trace = path("b200-vllm-gpt-oss-tp8-eager.json.gz");
+    let config = path("gpt-oss-120b-config.json");
+    let o = roofline(&[
+        "import",
+        trace.to_str().unwrap(),
+        "--model-config",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let moe = bundle
+        .kernels
+        .iter()
+        .filter_map(|k| k.operator.as_ref())
+        .find(|op| op.name == "vllm::moe_forward")
+        .unwrap();
+    assert_eq!(
+        moe.complexity.map(|c| c.flops),
+        Some(6.0 * 888.0 * 4.0 * 2880.0 * 360.0)
+    );
+    assert!(
+        bundle
+            .notes
+            .iter()
+            .any(|n| n.starts_with("F and B for 94.3 % of the kernel time outside the collectives")),
+        "{:?}",
+        bundle.notes
+    );
+    assert!(
+        bundle
+            .provenance
+            .command_line
+            .windows(2)
+            .any(|w| w[0] == "--model-config"),
+        "{:?}",
+        bundle.provenance.command_line
+    );
+    // Not a configuration.
+    let o = roofline(&[
+        "import",
+        trace.to_str().unwrap(),
+        "--model-config",
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--model-config") && err.contains("it has neither model_type nor hidden_size"),
+        "{err}"
+    );
+    // A parallelism that is no number of ranks.
+    let o = roofline(&[
+        "import",
+        trace.to_str().unwrap(),
+        "--tensor-parallel",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--tensor-parallel \"0\": expected a number of ranks"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -4,13 +4,14 @@
 // `cargo xtask web`, and runs each import in a fresh Web Worker made from a Blob URL: nothing is
 // uploaded, and the page's thread stays free. The viewer calls:
 //
-//   rooflineImporter.start(inputs, machine, options, onProgress) -> Promise<{bundle: Blob, launches, entries}>
+//   rooflineImporter.start(inputs, machine, options, onProgress, config) -> Promise<{bundle: Blob, launches, entries}>
 //     inputs: File objects, or URLs (strings) the worker fetches;
 //     machine: null, or {name, bytes: Uint8Array} of a machine bundle (as `--machine`);
 //     options: null, or `roofline import`'s flags as an array of words (["--arch", "9.0"]),
 //     read by the importer as the CLI reads them;
 //     onProgress(what, done, total): what is being done (reading, inflating, importing), in
 //     bytes (or kernels);
+//     config: null, or a model's Hugging Face config.json (a File or a URL), as --model-config;
 //     the promise fails with the CLI's message for the same input, or "cancelled".
 //   rooflineImporter.groups(files) -> Promise<Array<Array<number>>>: how files opened together
 //     are imported, as the importer tells them apart by their content: each torch.profiler
@@ -72,11 +73,11 @@
     return done;
   }
 
-  function start(inputs, machine, options, onProgress) {
+  function start(inputs, machine, options, onProgress, config) {
     // The bundle's text arrives in pieces, folded into a Blob every 64 MiB.
     let parts = [], pending = [], pendingBytes = 0;
     return job(
-      { kind: "import", inputs, machine, options, created: new Date().toISOString().slice(0, 19) + "Z" },
+      { kind: "import", inputs, machine, options, config: config || null, created: new Date().toISOString().slice(0, 19) + "Z" },
       (m, succeed) => {
         if (m.type === "progress") {
           onProgress(m.what, m.done, m.total);

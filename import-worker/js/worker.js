@@ -121,6 +121,12 @@ self.onmessage = async ({ data: req }) => {
       post({ type: "groups", groups: wasm_bindgen.group_inputs(inputs) });
       return;
     }
+    // A model's config.json opened with the trace (--model-config), read as the inputs are.
+    let config = null;
+    if (req.config) {
+      const raw = typeof req.config === "string" ? await fetched(req.config) : req.config;
+      config = { name: typeof req.config === "string" ? urlName(req.config) : req.config.name, raw };
+    }
     const summary = wasm_bindgen.import_files(
       inputs,
       machine,
@@ -128,6 +134,7 @@ self.onmessage = async ({ data: req }) => {
       req.created,
       progress,
       (bytes) => post({ type: "chunk", bytes }, [bytes.buffer]),
+      config,
     );
     post({ type: "done", launches: summary.launches, entries: summary.entries });
   } catch (e) {

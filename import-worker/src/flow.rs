@@ -51,6 +51,11 @@ impl From<WriteError> for SinkError {
 pub fn options<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<ImportOptions, String> {
     let invalid = |e: String| format!("invalid arguments: {e}");
     let options = ImportOptions::from_flags(words).map_err(invalid)?;
+    if let Some(path) = &options.model_config {
+        return Err(invalid(format!(
+            "--model-config {path}: the page reads no file by its name; open the model's config.json together with the trace (drop both), or import the trace with `roofline import --model-config {path}`"
+        )));
+    }
     if let Some(cc) = options.arch
         && let (_, Some(note)) = Arch::of(cc)
     {
@@ -153,6 +158,17 @@ mod tests {
             options(["--arch", "6.1"])
                 .unwrap_err()
                 .contains("compute capability 6.1 is not in the metric table"),
+        );
+        // The parallelism reads as the CLI's; a model configuration is a file the page does
+        // not read by its name (it is opened with the trace instead).
+        assert_eq!(
+            options(["--tensor-parallel", "8"]).unwrap().tensor_parallel,
+            Some(8)
+        );
+        assert!(
+            options(["--model-config", "config.json"])
+                .unwrap_err()
+                .contains("the page reads no file by its name"),
         );
     }
 

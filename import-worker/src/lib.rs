@@ -317,7 +317,9 @@ pub fn catalogue_entries() -> js_sys::Array {
 /// (`roofline import`'s flags as an array of words, `["--arch", "9.0"]`, read by the one options
 /// type; null for none), through the import driver, the bundle's text handed to `chunk` piece by
 /// piece and progress to `progress(what, done, total)` (`what`: `reading`, in bytes, or
-/// `importing kernels`, in kernels). `created` is the provenance's time, RFC 3339.
+/// `importing kernels`, in kernels). `created` is the provenance's time, RFC 3339. `config`,
+/// when not null, is a model's Hugging Face `config.json` opened with the trace (an input as
+/// `inputs`' are), read as `--model-config`.
 ///
 /// Returns `{launches, entries}`.
 ///
@@ -331,6 +333,7 @@ pub fn import_files(
     created: String,
     progress: &Function,
     chunk: &Function,
+    config: &JsValue,
 ) -> Result<JsValue, JsValue> {
     let words = option_words(options);
     let options =
@@ -355,10 +358,19 @@ pub fn import_files(
                 .map_err(|e| driver::chain(&driver::Failure::<SinkError>::from(e)))?,
         )
     };
+    // A model's `config.json` opened with the trace: `--model-config` by its file.
+    let model_config = if config.is_null() || config.is_undefined() {
+        None
+    } else {
+        Some(BlobInput::from_js(config, &reader, &progress)?)
+    };
     let mut command_line = vec!["roofline-viewer".to_string(), "import".to_string()];
     command_line.extend(inputs.iter().map(|i| i.name.clone()));
     if let Some(m) = &machine {
         command_line.extend(["--machine".to_string(), m.name.clone()]);
+    }
+    if let Some(c) = &model_config {
+        command_line.extend(["--model-config".to_string(), c.name.clone()]);
     }
     command_line.extend(options.flags());
     let provenance = Provenance {
@@ -371,6 +383,7 @@ pub fn import_files(
     let req = Request {
         inputs,
         counters: None,
+        model_config,
         machine,
         provenance,
         options,

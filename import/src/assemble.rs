@@ -9,6 +9,8 @@
 
 use roofline_model::bundle::{Bundle, Device, Kernel, Machine as MachineCeilings, Provenance};
 
+use roofline_model::bundle::options::ComputeCapability;
+
 use crate::ncu::{Arch, Imported};
 
 /// A machine bundle given for an import (`--machine`), and what to do when it describes another
@@ -46,6 +48,18 @@ pub enum AssembleError {
         /// The GPU the input names, described.
         input_gpu: String,
     },
+    /// `--arch` names another GPU than the machine bundle describes.
+    #[error(
+        "--arch {arch} says the kernels ran on a GPU of compute capability {arch}, but --machine {machine} describes {machine_gpu}: its ceilings would bound them wrongly; give the machine bundle of that GPU, leave --arch out where the machine's GPU is the one, or pass --allow-machine-mismatch to place them against this one anyway (the bundle's notes then say so)"
+    )]
+    ArchMismatch {
+        /// The compute capability `--arch` gave.
+        arch: String,
+        /// The machine bundle's name.
+        machine: String,
+        /// Its GPU, described.
+        machine_gpu: String,
+    },
     /// Kernels on a device the machine bundle does not describe.
     #[error(
         "the profile has kernels on device {missing}, which the machine bundle does not describe (it has {has})"
@@ -79,6 +93,33 @@ impl Machine {
         })
     }
 
+    /// `--arch` (`arch`) against the machine: refused where a device of the machine names
+    /// another compute capability, unless mismatches are allowed, which gives a note instead.
+    ///
+    /// # Errors
+    /// [`AssembleError::ArchMismatch`].
+    pub fn check_arch(&self, arch: ComputeCapability) -> Result<Option<String>, AssembleError> {
+        let Some(d) = self.bundle.devices.iter().find(|d| {
+            d.compute_capability
+                .as_deref()
+                .is_some_and(|cc| cc.trim().parse::<ComputeCapability>() != Ok(arch))
+        }) else {
+            return Ok(None);
+        };
+        let machine_gpu = describe_gpu(d);
+        if !self.allow_mismatch {
+            return Err(AssembleError::ArchMismatch {
+                arch: arch.to_string(),
+                machine: self.name.clone(),
+                machine_gpu,
+            });
+        }
+        Ok(Some(format!(
+            "MACHINE OF ANOTHER GPU: --arch {arch} says the kernels ran on a GPU of compute capability {arch}, but they are placed against the machine of {machine_gpu} (--machine {}, with --allow-machine-mismatch): its ceilings, not their GPU's, bound them",
+            self.name
+        )))
+    }
+
     /// The architecture of the machine bundle's only device, when it says: it stands in for the
     /// one an input does not name.
     pub fn arch(&self) -> Option<Arch> {
@@ -93,7 +134,7 @@ impl Machine {
 
 /// A device in words for a message: its name (unless the import made one up from an index),
 /// compute capability and SM count, as far as known.
-fn describe_gpu(d: &Device) -> String {
+pub(crate) fn describe_gpu(d: &Device) -> String {
     let mut facts = Vec::new();
     if let Some(cc) = &d.compute_capability {
         facts.push(format!("compute capability {cc}"));
@@ -123,9 +164,15 @@ fn is_real_name(d: &Device) -> bool {
     !made_up && d.name != d.id && !d.name.trim().is_empty()
 }
 
+/// Whether the input says nothing of a device's GPU: no real name, compute capability or SM
+/// count (a trace without `deviceProperties`, a CSV with only a `Device` index).
+fn names_nothing(d: &Device) -> bool {
+    !is_real_name(d) && d.compute_capability.is_none() && d.sm_count.is_none()
+}
+
 /// Whether two descriptions of a GPU disagree on what both say: the compute capability, the
 /// SM count, or the name (where both have a real one).
-fn differs(input: &Device, machine: &Device) -> bool {
+pub(crate) fn differs(input: &Device, machine: &Device) -> bool {
     let both = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x.trim() != y.trim());
     both(&input.compute_capability, &machine.compute_capability)
         || matches!((input.sm_count, machine.sm_count), (Some(a), Some(b)) if a != b)
@@ -148,7 +195,23 @@ fn check_machine(input: &[Device], m: &Machine) -> Result<Vec<String>, AssembleE
             .collect()
     };
     let mut notes = Vec::new();
+    if let ([], [x]) = (input, machine.as_slice()) {
+        notes.push(format!(
+            "the input names no device: its kernels are assumed to have run on the machine's, {} (--machine {})",
+            describe_gpu(x),
+            m.name
+        ));
+    }
     for (i, x) in pairs {
+        if names_nothing(i) {
+            notes.push(format!(
+                "device {}: the input names no GPU (no name, compute capability or SM count): assumed to be the machine's, {} (--machine {})",
+                i.id,
+                describe_gpu(x),
+                m.name
+            ));
+            continue;
+        }
         if !differs(i, x) {
             continue;
         }
@@ -330,6 +393,8 @@ mod tests {
             kernels: vec![kernel("0")],
             devices: vec![gpu("0", "GPU 0", "9.0")],
             notes: vec!["from the import".into()],
+            complete: true,
+            left_out: None,
         };
         let b = assemble(imported, None, vec!["first".into()], provenance()).unwrap();
         assert_eq!(b.devices.len(), 1);
@@ -369,6 +434,40 @@ mod tests {
                 .unwrap()
                 .arch(),
             Some(Arch::Hopper)
+        );
+    }
+
+    /// A device the input says nothing of takes the machine's identity, and the note says so;
+    /// one it names does not get that note.
+    #[test]
+    fn a_device_named_by_nothing_is_said_to_be_assumed_the_machines() {
+        let m = machine_of(gpu("0", "Tesla V100-SXM2-16GB", "7.0"));
+        let machine = || Some(Machine::new("m.json", m.clone(), false).unwrap());
+        let p = Placement::new(vec![Device::new("0", "GPU 0")], machine()).unwrap();
+        assert_eq!(
+            p.notes(),
+            [
+                "device 0: the input names no GPU (no name, compute capability or SM count): assumed to be the machine's, Tesla V100-SXM2-16GB (compute capability 7.0) (--machine m.json)"
+            ]
+        );
+        let p = Placement::new(vec![gpu("0", "Tesla V100-SXM2-16GB", "7.0")], machine()).unwrap();
+        assert!(p.notes().is_empty(), "{:?}", p.notes());
+        // `--arch` against the machine: the same compute capability passes, another is refused
+        // or, allowed, noted.
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        assert_eq!(machine().unwrap().check_arch(cc("7.0")), Ok(None));
+        let e = machine().unwrap().check_arch(cc("9.0")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--arch 9.0 says the kernels ran on a GPU of compute capability 9.0, but --machine m.json describes Tesla V100-SXM2-16GB (compute capability 7.0)"),
+            "{e}"
+        );
+        let allowed = Machine::new("m.json", m.clone(), true).unwrap();
+        assert!(
+            allowed
+                .check_arch(cc("9.0"))
+                .unwrap()
+                .unwrap()
+                .starts_with("MACHINE OF ANOTHER GPU: --arch 9.0")
         );
     }
 

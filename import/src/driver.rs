@@ -12,7 +12,7 @@
 //! Architecture invariant: the CLI and the worker keep only their I/O and their words; the
 //! sequence of an import (pick, classify, options, refusals, stream) is here alone.
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 use roofline_model::bundle::options::{Datasheet, ImportOptions};
 use roofline_model::bundle::{Bundle, Kernel, Provenance};
@@ -21,6 +21,7 @@ use crate::assemble::{AssembleError, Machine};
 use crate::datasheet;
 use crate::input::{self, Content};
 use crate::ncu::{Arch, NcuError};
+use crate::operators::ModelConfig;
 use crate::pipeline::{
     self, NcuBundle, NcuBundleError, NcuCaptures, NcuOptions, TraceStream, TraceStreamError,
 };
@@ -112,6 +113,9 @@ pub struct Request<I> {
     pub inputs: Vec<I>,
     /// `--counters`: a range-profiler trace whose counters join the trace's launches.
     pub counters: Option<I>,
+    /// `--model-config`: the model's Hugging Face `config.json`, read for the operators that do
+    /// not record what their F and B need (a mixture of experts' top-k and width).
+    pub model_config: Option<I>,
     /// The machine bundle whose ceilings bound the kernels (`--machine`), read with
     /// `options.allow_machine_mismatch`.
     pub machine: Option<Machine>,
@@ -172,6 +176,20 @@ pub enum Refusal {
     /// not the GPU the input names.
     #[error("--ceilings: {0}")]
     Ceilings(String),
+    /// `--arch` contradicts the compute capability the input names.
+    #[error("{0}")]
+    Arch(String),
+    /// `--counters` recorded on another GPU than the trace it joins.
+    #[error("{0}")]
+    CountersOfAnotherGpu(String),
+    /// `--model-config` that is not a model configuration.
+    #[error("--model-config {name}: {why}")]
+    ModelConfig {
+        /// The file given.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// Why an import failed: typed, in the words the CLI and the page both show.
@@ -224,7 +242,9 @@ pub enum Failure<E> {
 impl<E> From<AssembleError> for Failure<E> {
     fn from(e: AssembleError) -> Self {
         match e {
-            e @ AssembleError::MachineMismatch { .. } => Failure::MachineMismatch(e),
+            e @ (AssembleError::MachineMismatch { .. } | AssembleError::ArchMismatch { .. }) => {
+                Failure::MachineMismatch(e)
+            }
             e => Failure::Refused(Refusal::Machine(e.to_string())),
         }
     }
@@ -333,11 +353,17 @@ where
     let Request {
         mut inputs,
         counters,
+        model_config,
         machine,
         provenance,
         options,
         counters_option,
     } = req;
+    // `--arch` names the input's GPU: a machine of another one is refused as one would be.
+    let mut notes = Vec::new();
+    if let (Some(cc), Some(m)) = (options.arch, &machine) {
+        notes.extend(m.check_arch(cc)?);
+    }
     // A trace is recognised by its content (JSON, gzip or not); reports go to Nsight Compute.
     let mut trace_at = None;
     for (i, f) in inputs.iter_mut().enumerate() {
@@ -355,8 +381,8 @@ where
         let f = inputs.swap_remove(i);
         return import_trace(
             f,
-            counters,
-            machine,
+            (counters, model_config),
+            (machine, notes),
             provenance,
             &options,
             counters_option,
@@ -369,13 +395,36 @@ where
             counters: c.name().to_string(),
         }));
     }
-    import_captures(inputs, machine, provenance, &options, sink)
+    if model_config.is_some()
+        || options.tensor_parallel.is_some()
+        || options.expert_parallel.is_some()
+    {
+        return Err(Failure::Refused(Refusal::Option(
+            "--model-config, --tensor-parallel and --expert-parallel apply to a torch.profiler trace's operators, and none of the files given is a trace".into(),
+        )));
+    }
+    import_captures(inputs, (machine, notes), provenance, &options, sink)
+}
+
+/// The model configuration `--model-config` names, read (its text, gzip or not) and parsed.
+fn read_model_config<I: Input>(f: &mut I) -> Result<ModelConfig, Failure<I::Error>> {
+    let name = f.name().to_string();
+    let mut text = String::new();
+    f.text()
+        .and_then(|mut r| r.read_to_string(&mut text))
+        .map_err(read_error(&name))?;
+    ModelConfig::from_json(&text).map_err(|e| {
+        Failure::Refused(Refusal::ModelConfig {
+            name,
+            why: e.to_string(),
+        })
+    })
 }
 
 /// Nsight Compute CSV captures (or reports) of one run into a bundle, handed whole to `sink`.
 fn import_captures<I, S>(
     inputs: Vec<I>,
-    machine: Option<Machine>,
+    (machine, notes): (Option<Machine>, Vec<String>),
     provenance: Provenance,
     options: &ImportOptions,
     sink: &mut S,
@@ -405,7 +454,10 @@ where
         };
         captures.add(&name, &text).map_err(Failure::Ncu)?;
     }
-    let NcuBundle { bundle, launches } = captures
+    let NcuBundle {
+        mut bundle,
+        launches,
+    } = captures
         .bundle(
             &NcuOptions {
                 allow_partial: options.allow_partial,
@@ -422,7 +474,9 @@ where
             NcuBundleError::NoLaunches => Failure::NoKernels("in the given files".into()),
             NcuBundleError::Assemble(e) => Failure::from(e),
             NcuBundleError::Datasheet(e) => Failure::Refused(Refusal::Ceilings(e.to_string())),
+            NcuBundleError::Arch(e) => Failure::Refused(Refusal::Arch(e)),
         })?;
+    bundle.notes.extend(notes);
     sink.bundle(&bundle).map_err(Failure::Caller)?;
     let entries = bundle.kernels.len();
     let mut shell = bundle;
@@ -440,8 +494,8 @@ where
 #[allow(clippy::too_many_arguments)]
 fn import_trace<I, S>(
     mut f: I,
-    counters: Option<I>,
-    machine: Option<Machine>,
+    (counters, model_config): (Option<I>, Option<I>),
+    (machine, mut notes): (Option<Machine>, Vec<String>),
     provenance: Provenance,
     options: &ImportOptions,
     counters_option: bool,
@@ -479,6 +533,50 @@ where
     ) {
         return Err(Failure::Refused(Refusal::Option(refusal)));
     }
+    if let Some((c_name, c)) = &ct
+        && let Some(refusal) = pipeline::counters_of_another_gpu(&t, &name, c, c_name)
+    {
+        return Err(Failure::Refused(Refusal::CountersOfAnotherGpu(refusal)));
+    }
+    if let Some(cc) = options.arch {
+        // The devices whose counters are read: the counter trace's and the timing trace's
+        // (whose compute capability stands in for a range's), or the trace's own ranges'.
+        let mut devices: Vec<(String, roofline_model::bundle::Device)> = trace::launch_devices(&t)
+            .into_iter()
+            .map(|d| (name.clone(), d))
+            .collect();
+        if let Some((c_name, c)) = &ct {
+            devices.extend(
+                trace::launch_devices(c)
+                    .into_iter()
+                    .map(|d| (c_name.clone(), d)),
+            );
+        }
+        let named = devices.iter().filter_map(|(input, d)| {
+            let whose = if ct.is_some() {
+                format!("{input}'s ")
+            } else {
+                String::new()
+            };
+            Some((
+                format!("{whose}device {}, {}", d.id, d.name),
+                d.compute_capability.clone()?,
+            ))
+        });
+        let inputs = match &ct {
+            Some((c_name, _)) => std::borrow::Cow::Owned(format!("{name} and {c_name}")),
+            None => std::borrow::Cow::Borrowed(name.as_str()),
+        };
+        if let Some(refusal) = pipeline::arch_contradicts(cc, &inputs, named) {
+            return Err(Failure::Refused(Refusal::Arch(refusal)));
+        }
+        let named = devices.iter().any(|(_, d)| d.compute_capability.is_some());
+        notes.push(pipeline::arch_note(cc, named));
+    }
+    let model = match model_config {
+        Some(mut m) => Some(read_model_config(&mut m)?),
+        None => None,
+    };
     let system = options
         .system
         .as_deref()
@@ -496,19 +594,23 @@ where
                 .or_else(|| system.map(|s| s.gpus_per_node)),
             gpus_per_node_from_system: options.gpus_per_node.is_none() && system.is_some(),
         },
+        model,
+        tensor_parallel: options.tensor_parallel,
+        expert_parallel: options.expert_parallel,
     };
     let seen = datasheet::of_trace(&t, &trace::launch_devices(&t));
     // Without a measured machine, the datasheet of the GPU the trace names.
     let (machine, mut sheet_notes) = match machine {
-        Some(m) => (Some(m), Vec::new()),
+        Some(m) => (Some(m), notes),
         None => {
             let launch = datasheet::launch_overhead(&t);
-            let (m, mut notes) =
+            let (m, mut sheet) =
                 datasheet::machine(&seen, &options.datasheet, launch.as_ref().ok())
                     .map_err(|e| Failure::Refused(Refusal::Ceilings(e.to_string())))?;
             if let (Some(_), Err(why)) = (&m, launch) {
-                notes.push(why);
+                sheet.push(why);
             }
+            notes.extend(sheet);
             (m, notes)
         }
     };
@@ -630,6 +732,7 @@ mod tests {
         let req = Request {
             inputs,
             counters: None,
+            model_config: None,
             machine: None,
             provenance: Provenance::default(),
             options,
@@ -721,6 +824,7 @@ mod tests {
         let req = Request {
             inputs: vec![Bytes("a.csv", b"x".to_vec())],
             counters: Some(Bytes("c.json", TRACE.to_vec())),
+            model_config: None,
             machine: None,
             provenance: Provenance::default(),
             options: ImportOptions::default(),
@@ -730,6 +834,42 @@ mod tests {
         assert_eq!(
             e,
             "invalid arguments: --counters c.json joins a range-profiler trace with a torch.profiler trace, and none of the files given is one"
+        );
+    }
+
+    /// `--model-config` is read for a trace, refused when it is not a configuration, and, as
+    /// the parallelism, refused without a trace.
+    #[test]
+    fn a_model_configuration_is_read_or_refused() {
+        let run_cfg = |inputs: Vec<Bytes>, cfg: &'static [u8], options: ImportOptions| {
+            let mut sink = Json::default();
+            let req = Request {
+                inputs,
+                counters: None,
+                model_config: Some(Bytes("config.json", cfg.to_vec())),
+                machine: None,
+                provenance: Provenance::default(),
+                options,
+                counters_option: true,
+            };
+            run(req, &mut sink, &mut |_, _| ()).map_err(|e| chain(&e))
+        };
+        let trace = || vec![Bytes("t.json", TRACE.to_vec())];
+        let cfg = br#"{"hidden_size": 64, "num_local_experts": 4, "num_experts_per_tok": 2}"#;
+        assert!(run_cfg(trace(), cfg, ImportOptions::default()).is_ok());
+        assert_eq!(
+            run_cfg(trace(), b"[]", ImportOptions::default()).unwrap_err(),
+            "invalid arguments: --model-config config.json: not a model configuration: a Hugging Face config.json is a JSON object"
+        );
+        let e = run_cfg(
+            vec![Bytes("a.csv", b"x".to_vec())],
+            cfg,
+            ImportOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("apply to a torch.profiler trace's operators"),
+            "{e}"
         );
     }
 

@@ -11,6 +11,10 @@ use std::io::{BufRead, Read};
 /// The gzip magic number (RFC 1952, §2.3.1).
 pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// How a decompressor's error about data after the end of a gzip stream begins (something
+/// appended to a whole stream, not a stream cut short).
+pub const TRAILING_DATA: &str = "data after the gzip stream";
+
 /// How much of an input's start (decompressed) tells what it is.
 pub const HEAD: usize = 4096;
 
@@ -49,7 +53,13 @@ pub fn classify(
     let decompressed_head;
     let head = if gzip {
         decompressed_head = decompressed().map_err(|e| {
-            format!("the file starts as gzip but cannot be decompressed ({e}): is it cut short?")
+            if e.starts_with(TRAILING_DATA) {
+                e
+            } else {
+                format!(
+                    "the file starts as gzip but cannot be decompressed ({e}): is it cut short?"
+                )
+            }
         })?;
         &decompressed_head[..]
     } else {
@@ -146,6 +156,11 @@ mod tests {
                 &gz[..],
                 Err("corrupt".to_string()),
                 "cannot be decompressed (corrupt)",
+            ),
+            (
+                &gz[..],
+                Err(format!("{TRAILING_DATA}: at byte offset 9")),
+                "data after the gzip stream: at byte offset 9",
             ),
             (
                 &gz[..],

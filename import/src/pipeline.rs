@@ -52,6 +52,62 @@ pub fn counter_options_unused(
     ))
 }
 
+/// `--arch` (`arch`) against the compute capabilities `input` names (each with what names it,
+/// in words): the refusal where one differs, in `roofline import`'s words. An input's own
+/// compute capability picks its metric table; `--arch` stands in only where it names none.
+pub fn arch_contradicts(
+    arch: ComputeCapability,
+    input: &str,
+    named: impl IntoIterator<Item = (String, String)>,
+) -> Option<String> {
+    named.into_iter().find_map(|(what, cc)| {
+        let theirs = cc.trim().parse::<ComputeCapability>().ok()?;
+        (theirs != arch).then(|| {
+            format!(
+                "--arch {arch} contradicts {input}, which names compute capability {theirs} ({what}): its counters are read with the metric table of the GPU it names; leave --arch out"
+            )
+        })
+    })
+}
+
+/// The note a bundle whose counters were read with `--arch` carries: what it said, and whether
+/// the input named the same compute capability or none.
+pub fn arch_note(arch: ComputeCapability, input_names_it: bool) -> String {
+    let table = Arch::of(arch).0.name();
+    if input_names_it {
+        format!(
+            "--arch {arch} given, as the input names it: counters read with the {table} metric table"
+        )
+    } else {
+        format!(
+            "--arch {arch} given: the input names no compute capability, so its counters are read with the {table} metric table on the word of --arch"
+        )
+    }
+}
+
+/// `--counters` (`counters`, named `counters_name`) recorded on another GPU than the trace `t`
+/// (named `trace`) whose launches it joins: the refusal naming both GPUs, device by device (the
+/// join pairs ranges and launches of one device id), in `roofline import`'s words.
+pub fn counters_of_another_gpu(
+    t: &Trace,
+    trace: &str,
+    counters: &Trace,
+    counters_name: &str,
+) -> Option<String> {
+    let timing = trace::launch_devices(t);
+    trace::launch_devices(counters).into_iter().find_map(|c| {
+        let x = timing.iter().find(|x| x.id == c.id)?;
+        assemble::differs(x, &c).then(|| {
+            format!(
+                "--counters {counters_name} was recorded on {}, but the kernels of {trace} ran on {} (device {} in both): counters of another GPU would give its launches wrong FLOPs and bytes; record both traces on the same GPU",
+                assemble::describe_gpu(&c),
+                assemble::describe_gpu(x),
+                c.id
+            )
+        })
+    })
+}
+
 /// Why Nsight Compute captures gave no bundle.
 #[derive(Debug)]
 pub enum NcuBundleError {
@@ -63,6 +119,8 @@ pub enum NcuBundleError {
     Assemble(AssembleError),
     /// The datasheet named by hand is not the catalogue's, or not their GPU's.
     Datasheet(DatasheetError),
+    /// `--arch` contradicts the captures' `CC` column ([`arch_contradicts`]'s words).
+    Arch(String),
 }
 
 /// How Nsight Compute captures are read into kernels (`roofline import`'s options; the viewer's
@@ -150,6 +208,18 @@ impl NcuCaptures {
             return Err(NcuBundleError::NoLaunches);
         }
         notes.extend(joined.notes);
+        if let Some(cc) = opts.compute_capability {
+            let named = launches.iter().filter_map(|l| {
+                let theirs = l.compute_capability.clone()?;
+                let name = roofline_model::analysis::names::truncate(&l.name, 60);
+                Some((format!("launch {} ({name})", l.id), theirs))
+            });
+            if let Some(refusal) = arch_contradicts(cc, &names.join(", "), named) {
+                return Err(NcuBundleError::Arch(refusal));
+            }
+            let named = launches.iter().any(|l| l.compute_capability.is_some());
+            notes.push(arch_note(cc, named));
+        }
         // The machine's architecture, or that of the NVIDIA GPU named by `--ceilings
         // datasheet:NAME`, stands in for a `CC` column the CSV lacks, never overrides one.
         let named_cc = || match (&opts.datasheet, machine.is_none()) {
@@ -174,6 +244,20 @@ impl NcuCaptures {
             source: DataSource::Import,
         };
         let imported = ncu::to_kernels(&launches, &import).map_err(NcuBundleError::Import)?;
+        if let Some((launches, first)) = &imported.left_out
+            && !opts.allow_partial
+        {
+            return Err(NcuBundleError::Import(NcuError::Untimed {
+                launches: *launches,
+                first: Box::new(first.clone()),
+            }));
+        }
+        let imported_complete = imported.complete;
+        let kernel_launches = imported
+            .kernels
+            .iter()
+            .map(|k| k.launches)
+            .fold(0, u64::saturating_add);
         // Without a measured machine, the datasheet of the GPU the captures name.
         let (machine, sheet_notes) = match machine {
             Some(m) => (Some(m), Vec::new()),
@@ -187,14 +271,11 @@ impl NcuCaptures {
         let mut bundle = assemble::assemble(imported, machine, notes, provenance)
             .map_err(NcuBundleError::Assemble)?;
         bundle.notes.extend(sheet_notes);
-        bundle.complete &= joined.complete;
+        bundle.complete &= joined.complete && imported_complete;
         bundle.description = Some(assemble::ncu_description(&names));
         Ok(NcuBundle {
             bundle,
-            launches: launches
-                .iter()
-                .map(|l| l.launches)
-                .fold(0, u64::saturating_add),
+            launches: kernel_launches,
         })
     }
 }
@@ -269,6 +350,8 @@ impl TraceStream {
         let placement = Placement::new(trace::launch_devices(trace), machine)?;
         let mut shell = placement.shell(Vec::new(), provenance);
         shell.description = Some(assemble::trace_description(trace_name, counters_name));
+        // Ranges left out for want of a time: every total misses them.
+        shell.complete = trace::import::untimed_ranges(trace) == 0;
         Ok(TraceStream {
             placement,
             shell,
@@ -374,6 +457,78 @@ mod tests {
         assert!(NcuCaptures::new().add("e.csv", "nothing").is_err());
     }
 
+    /// A range without a time counter is left out: the bundle says so from its start
+    /// (`complete: false`, before any kernel is streamed) and its notes say what was left out.
+    #[test]
+    fn ranges_left_out_make_the_streamed_bundle_incomplete() {
+        let ranges = r#"{"traceEvents": [
+ {"ph": "X", "cat": "cuda_profiler_range", "name": "a", "pid": 0, "tid": 0, "ts": 1, "dur": 50, "args": {"gpu__time_duration.sum": 2000}},
+ {"ph": "X", "cat": "cuda_profiler_range", "name": "b", "pid": 0, "tid": 0, "ts": 51, "dur": 50, "args": {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 10}}
+]}"#;
+        let t = trace::parse(ranges.as_bytes()).unwrap();
+        let stream = TraceStream::new(&t, None, Provenance::default(), "r.json", None).unwrap();
+        assert!(!stream.shell().complete);
+        let opts = trace::ImportOptions::default();
+        let done = stream.run(&t, None, &opts, |_| Ok::<(), ()>(())).unwrap();
+        assert_eq!(done.launches, 1);
+        assert!(!done.shell.complete);
+        assert!(
+            done.shell.notes.iter().any(|n| n
+                == "INCOMPLETE: 1 profiler range without a time counter left out of every total"),
+            "{:?}",
+            done.shell.notes
+        );
+        let t = trace::parse(TRACE.as_bytes()).unwrap();
+        let stream = TraceStream::new(&t, None, Provenance::default(), "t.json", None).unwrap();
+        assert!(stream.shell().complete);
+    }
+
+    /// `--arch` against what an input names: another compute capability is refused, the same
+    /// one or none is used and said.
+    #[test]
+    fn arch_is_refused_where_the_input_contradicts_it_and_said_where_used() {
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        let named = || vec![("device 0".to_string(), "8.0".to_string())];
+        assert_eq!(
+            arch_contradicts(cc("7.0"), "t.json", named()).unwrap(),
+            "--arch 7.0 contradicts t.json, which names compute capability 8.0 (device 0): its counters are read with the metric table of the GPU it names; leave --arch out"
+        );
+        assert_eq!(arch_contradicts(cc("8.0"), "t.json", named()), None);
+        assert_eq!(arch_contradicts(cc("8.0"), "t.json", Vec::new()), None);
+        assert!(
+            arch_note(cc("9.0"), false)
+                .contains("Hopper (sm_90) metric table on the word of --arch")
+        );
+        // Captures whose CC column says otherwise.
+        let mut c = NcuCaptures::new();
+        c.add("a.csv", CSV).unwrap();
+        let o = NcuOptions {
+            arch: Some(Arch::Volta),
+            compute_capability: Some(cc("7.0")),
+            ..NcuOptions::default()
+        };
+        let e = c.bundle(&o, None, Provenance::default()).unwrap_err();
+        assert!(
+            matches!(&e, NcuBundleError::Arch(m) if m.starts_with("--arch 7.0 contradicts a.csv, which names compute capability 9.0 (launch 0 (gemm))")),
+            "{e:?}"
+        );
+        let mut c = NcuCaptures::new();
+        c.add("a.csv", CSV).unwrap();
+        let o = NcuOptions {
+            arch: Some(Arch::Hopper),
+            compute_capability: Some(cc("9.0")),
+            ..NcuOptions::default()
+        };
+        let b = c.bundle(&o, None, Provenance::default()).unwrap().bundle;
+        assert!(
+            b.notes
+                .iter()
+                .any(|n| n.starts_with("--arch 9.0 given, as the input names it")),
+            "{:?}",
+            b.notes
+        );
+    }
+
     #[test]
     fn a_trace_streams_into_its_sink_and_a_sink_error_stops_it() {
         let t = trace::parse(TRACE.as_bytes()).unwrap();
@@ -385,7 +540,7 @@ mod tests {
         let opts = trace::ImportOptions {
             convention: Convention::default(),
             arch: None,
-            comm: Default::default(),
+            ..trace::ImportOptions::default()
         };
         let mut names = Vec::new();
         let done = stream

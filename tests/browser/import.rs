@@ -787,3 +787,60 @@ fn the_communication_view_places_collectives_under_their_links() {
     assert!(figures.starts_with("Exposed communication"), "{figures}");
     b.screenshot("comm-view");
 }
+
+/// A model's `config.json` dropped with an LLM trace is read as `--model-config`: the MoE
+/// layers get their F, and the import's coverage note is the CLI's for the same files.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn a_model_configuration_dropped_with_its_trace() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let b = Browser::start();
+    b.go(&format!("http://127.0.0.1:{port}/"));
+    let trace = "/fixtures/traces/b200-vllm-gpt-oss-tp8-eager.json.gz";
+    let config = "/fixtures/traces/gpt-oss-120b-config.json";
+    drop_urls(&b, &[trace, config]);
+    wait_for_bundle(&b, "b200-vllm-gpt-oss-tp8-eager.json.gz");
+    let work = tempfile::tempdir().unwrap();
+    for f in [
+        "b200-vllm-gpt-oss-tp8-eager.json.gz",
+        "gpt-oss-120b-config.json",
+    ] {
+        std::fs::copy(
+            repo().join("tests/fixtures/traces").join(f),
+            work.path().join(f),
+        )
+        .unwrap();
+    }
+    let cli: Value = serde_json::from_str(&cli_import(
+        work.path(),
+        &[
+            "b200-vllm-gpt-oss-tp8-eager.json.gz",
+            "--model-config",
+            "gpt-oss-120b-config.json",
+        ],
+    ))
+    .unwrap();
+    let coverage = cli["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|n| n.contains("F and B for 94.3 % of the kernel time outside the collectives"))
+        .expect("the CLI's coverage note")
+        .to_string();
+    b.wait(
+        &format!(
+            "return [...document.querySelectorAll('.notes li')].some(l => l.textContent === {})",
+            json!(coverage)
+        ),
+        "the coverage note of the CLI",
+    );
+    // The configuration alone is no import: it says what to open with it.
+    b.go(&format!("http://127.0.0.1:{port}/"));
+    drop_urls(&b, &[config]);
+    expect_refusal(
+        &b,
+        "is a model configuration (--model-config): open it together with",
+    );
+}

@@ -197,6 +197,21 @@ class Load(unittest.TestCase):
             roofline.load(TRACE, group_by="layer")
 
 
+    def test_a_traces_ceilings_from_its_gpu_chosen_or_none(self) -> None:
+        # A real MI250 trace: its GPU's datasheet by default, another GPU by hand, or none.
+        mi250 = ROOT / "tests/fixtures/traces/mi250-rocm62-minitoy-train.json.gz"
+        with mock.patch.dict(sys.modules, {"pandas": None}):
+            own: Any = roofline.load(mi250)
+            none: Any = roofline.load(mi250, ceilings="none")
+        self.assertIn("datasheet", {r["ceiling_source"] for r in own})
+        self.assertEqual({r["ceiling_source"] for r in none}, {None})
+        with self.assertRaises(roofline.RooflineError):
+            # Another GPU than the trace's: refused, as the CLI refuses it.
+            roofline.load(mi250, ceilings="nvidia-h100-sxm5")
+        with self.assertRaises(ValueError):
+            roofline.load(mi250, ceilings=" ")
+
+
 class Page(unittest.TestCase):
     def test_the_height_listener_is_dist_embed_js(self) -> None:
         self.assertEqual(_notebook.HEIGHTS_JS, (ROOT / "viewer" / "web" / "embed.js").read_text())

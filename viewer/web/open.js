@@ -12,7 +12,8 @@
 //   rooflineCatalogueFill(chosen): fills "Ceilings from"'s GPU catalogue group with the
 //     catalogue's entries that give ceilings (`--ceilings datasheet:ID`), from the importer.
 //   It (rooflineOpen) resolves with what the viewer opens, in order: the bundles among the files as they are;
-//   a machine bundle among them also bounds the imports of the same drop (as `--machine`); every
+//   a machine bundle among them also bounds the imports of the same drop (as `--machine`), and a
+//   model's Hugging Face config.json is read with them (as `--model-config`); every
 //   other file goes to the importer (importer.js, loaded the first time one is opened, never
 //   with the page), which tells them apart as `roofline import` does: each torch.profiler trace
 //   alone, the Nsight Compute CSV files together as the captures of one run. Each import gives a bundle, a File whose `key`
@@ -23,6 +24,8 @@
   const kept = [];
   // The machine each kept import was last placed against.
   const machines = [];
+  // The model configuration each kept import was read with (--model-config), if any.
+  const configs = [];
 
   // How much of a file's start tells a bundle from what the importer reads (the CLI looks at
   // as much for a trace's `traceEvents` where a bundle was expected).
@@ -37,6 +40,8 @@
     if (head[i] !== 0x7b /* { */) return /\.json$/i.test(file.name) && head[0] !== 0x1f && head[i] !== 0x5b ? "bundle" : "import";
     const text = new TextDecoder().decode(head);
     if (text.includes('"traceEvents"')) return "import";
+    // A model's Hugging Face config.json (--model-config for the traces opened with it).
+    if (!text.includes('"schema_version"') && /"(model_type|architectures)"\s*:/.test(text)) return "config";
     // A machine bundle is small: read whole to see whether it holds kernels.
     if (file.size <= HEAD) {
       try {
@@ -84,14 +89,15 @@
   }
 
   // One import: its inputs (kept under a key), the bundle made as a File, or the message.
-  async function run(name, inputs, machine, options) {
+  async function run(name, inputs, machine, options, config) {
     const key = kept.indexOf(inputs) >= 0 ? kept.indexOf(inputs) : kept.push(inputs) - 1;
     machines[key] = machine;
+    configs[key] = config || null;
     const b = bar();
     b.tell(name, "starting the importer", 0, 0);
     try {
       await loadImporter();
-      const made = await rooflineImporter.start(inputs, machine, options, (what, done, total) => b.tell(name, what, done, total));
+      const made = await rooflineImporter.start(inputs, machine, options, (what, done, total) => b.tell(name, what, done, total), config || null);
       const file = new File([made.bundle], name, { type: "application/json" });
       file.key = key;
       return file;
@@ -132,7 +138,7 @@
     if (typeof inputs === "number") {
       const again = kept[inputs] || [];
       if (machine === undefined) machine = machines[inputs] ?? null;
-      out.push(await run(named(again.map((i) => (typeof i === "string" ? urlName(i) : i.name))), again, machine, options));
+      out.push(await run(named(again.map((i) => (typeof i === "string" ? urlName(i) : i.name))), again, machine, options, configs[inputs]));
       return out;
     }
     // URLs as the page resolves them (the worker's own base is a blob: URL).
@@ -144,9 +150,11 @@
       return out;
     }
     const imports = [];
+    let config = null;
     for (const f of files) {
       const k = await kind(f);
       if (k === "import") imports.push(f);
+      else if (k === "config") config = f;
       else {
         if (k === "machine") machine = [f.name, new Uint8Array(await f.arrayBuffer())];
         out.push(f);
@@ -163,8 +171,10 @@
       }
       for (const g of groups) {
         const inputs = g.map((i) => imports[i]);
-        out.push(await run(named(inputs.map((f) => f.name)), inputs, machine, options));
+        out.push(await run(named(inputs.map((f) => f.name)), inputs, machine, options, config));
       }
+    } else if (config) {
+      out.push(`${config.name} is a model configuration (--model-config): open it together with the torch.profiler trace it describes`);
     }
     return out;
   };

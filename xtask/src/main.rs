@@ -6,7 +6,7 @@
 //!   the wasm32 build of the model and viewer (the site, before the tests: the collector embeds
 //!   its standalone page for `plot --format html`, its `viewer-page` feature, which the tests
 //!   turn on), every test of the workspace, the CUDA kernels' index arithmetic run on the CPU,
-//!   the SASS audit's check, the wheel's check, and the browser tests. It installs the wasm32
+//!   the SASS audit's check, the wheel's check, the fleet recipe, and the browser tests. It installs the wasm32
 //!   target with rustup, and g++, Chromium and chromedriver with apt, when they are missing.
 //! - `cargo xtask web`: builds the viewer into `dist/` (the rerun way: `cargo build` for wasm32
 //!   with the size-tuned `wasm-release` profile, then wasm-bindgen as a library), writes the
@@ -27,6 +27,8 @@
 //!   (`tests/fixtures/bundles/deepcam-v100-*.json`) from the study's Nsight Compute outputs.
 //! - `cargo xtask demo`: reports on the sample bundles and draws both rooflines of each as SVG
 //!   under `target/demo/` with the CLI.
+//! - `cargo xtask fleet`: the fleet recipe (`docs/fleet.md`): 1,000 runs exported as Parquet,
+//!   queried with DuckDB and with Spark in local mode, the two engines' answers compared.
 //!
 //! One module per job: [`test`], [`web`] (and the viewer benchmark), [`serve`], [`sass`] (with
 //! the NVIDIA tools it installs, [`nvidia`]), [`wheel`], [`demo`] (and `samples`); [`process`]
@@ -37,6 +39,7 @@ use std::process::ExitCode;
 
 mod demo;
 mod embed_kit;
+mod fleet;
 mod install;
 mod nvidia;
 mod process;
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
             args.iter().any(|a| a == "--keep"),
         ),
         Some("samples") => demo::samples(),
+        Some("fleet") => fleet::fleet(),
         Some("bench-viewer") => web::build_web().and_then(|_| web::bench_viewer()),
         Some("bench-import") => web::build_web().and_then(|_| web::bench_import()),
         Some("serve") => {
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/reference/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples|fleet>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/reference/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs\n  fleet  the fleet recipe: 1,000 runs as Parquet, queried with DuckDB and Spark (docs/fleet.md)"
             );
             return ExitCode::from(2);
         }

@@ -73,6 +73,9 @@ pub fn test() -> Result<(), String> {
     let (p, f) = crate::wheel::check()?;
     passed += p;
     failed += f;
+    // The fleet recipe: one check.
+    crate::fleet::fleet()?;
+    passed += 1;
     ensure_browser()?;
     let mut c = cargo();
     c.args([

@@ -127,14 +127,16 @@ pub fn build_web() -> Result<PathBuf, String> {
         &dist,
     )?;
     eprintln!(
-        "viewer built in {}: wasm {} KB, {} KB gzipped (budget 400 KB); standalone page template {} KB; \
-         importer (loaded only when a trace or CSV is opened) wasm {} KB, {} KB gzipped (budget 400 KB), importer.js {} KB",
+        "viewer built in {}: wasm {} KB, {} KB gzipped (budget {} KB); standalone page template {} KB; \
+         importer (loaded only when a trace or CSV is opened) wasm {} KB, {} KB gzipped (budget {} KB), importer.js {} KB",
         dist.display(),
         bytes.len() / 1000,
         gz.len() / 1000,
+        VIEWER_BUDGET / 1000,
         page / 1000,
         importer.wasm / 1000,
         importer.gzipped / 1000,
+        IMPORTER_BUDGET / 1000,
         importer.script / 1000,
     );
     if gz.len() > VIEWER_BUDGET {
@@ -156,8 +158,10 @@ pub fn build_web() -> Result<PathBuf, String> {
 /// a page pays for the viewer only).
 const VIEWER_BUDGET: usize = 400_000;
 
-/// The importer's budget: its wasm, gzipped, in bytes.
-const IMPORTER_BUDGET: usize = 400_000;
+/// The importer's budget: its wasm, gzipped, in bytes. It is loaded only when a trace or CSV is
+/// opened, never for the first paint; it holds the GPU catalogue's cited figures (about 18 KB
+/// gzipped), the operator rules of the LLM stack and every refusal's words.
+const IMPORTER_BUDGET: usize = 450_000;
 
 /// Sizes of the importer written into `dist/`, bytes.
 struct ImporterSizes {

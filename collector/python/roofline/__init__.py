@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import importlib.metadata
 import io
+import os
 import re
 from typing import Any, Dict, List, Optional, Union
 
@@ -119,6 +120,8 @@ def show(
     height: Optional[int] = None,
     *,
     machine: Optional[PathLike] = None,
+    model_config: Optional[PathLike] = None,
+    ceilings: Optional[str] = None,
     self_contained: bool = False,
 ) -> Chart:
     """The interactive roofline viewer for ``x``, drawn inline by a notebook.
@@ -134,6 +137,11 @@ def show(
             time-based one when only it has something to draw (a trace without counters).
         height: the output's height in pixels; by default it follows the chart's.
         machine: a ``roofline machine`` bundle giving an imported trace or CSV the GPU's ceilings.
+        model_config: a Hugging Face ``config.json`` for an imported LLM trace, giving its MoE
+            layers their F and B (``roofline import --model-config``).
+        ceilings: without ``machine``, the datasheet ceilings of this GPU of the catalogue
+            (``"nvidia-h100-sxm5"``; ``roofline catalogue`` lists them), or ``"none"``; by
+            default those of the GPU the trace names.
         self_contained: put the viewer's code (about 0.6 MB) in this chart's output too, for
             frontends whose outputs cannot see each other; by default it is written once per
             kernel session, with the first chart.
@@ -151,13 +159,14 @@ def show(
     if height is not None and (not isinstance(height, int) or not 50 <= height <= 20000):
         raise ValueError(f"height must be a number of pixels from 50 to 20000; got {height!r}")
     log: List[str] = []
-    with bundle_of(x, machine, log) as current:
+    options = _import_options(model_config, ceilings)
+    with bundle_of(x, machine, log, options) as current:
         args = ["plot", str(current), "--format", "html", "--embed", "-o", "-"]
         if chart is not None:
             args += ["--chart", chart]
         names = [current.name]
         if baseline is not None:
-            with bundle_of(baseline, machine, log) as base:
+            with bundle_of(baseline, machine, log, options) as base:
                 names.append(base.name)
                 p = run([*args, "--baseline", str(base)])
         else:
@@ -181,13 +190,35 @@ def _value(text: str) -> Union[None, int, float, str]:
         return text
 
 
-def load(x: Any, *, group_by: str = "kernel", machine: Optional[PathLike] = None) -> Any:
+def _import_options(model_config: Optional[PathLike], ceilings: Optional[str]) -> List[str]:
+    """``roofline import``'s flags for :func:`show`'s and :func:`load`'s keywords."""
+    out: List[str] = []
+    if model_config is not None:
+        out += ["--model-config", os.fspath(model_config)]
+    if ceilings == "none":
+        out.append("--no-datasheet")
+    elif ceilings is not None:
+        if not isinstance(ceilings, str) or not ceilings.strip():
+            raise ValueError(f"ceilings must name a GPU of `roofline catalogue`, or be 'none'; got {ceilings!r}")
+        out += ["--ceilings", "datasheet:" + ceilings.strip()]
+    return out
+
+
+def load(
+    x: Any,
+    *,
+    group_by: str = "kernel",
+    machine: Optional[PathLike] = None,
+    model_config: Optional[PathLike] = None,
+    ceilings: Optional[str] = None,
+) -> Any:
     """The per-kernel table of ``x``: ``roofline info --format csv``'s rows and columns.
 
     Args:
         x: as :func:`show`'s (a bundle, trace or CSV path, or a ``torch.profiler.profile``).
         group_by: one row per ``"kernel"`` name, or per PyTorch ``"op"`` or ``"module"``.
         machine: a ``roofline machine`` bundle for an imported trace or CSV.
+        model_config, ceilings: as :func:`show`'s.
 
     Returns:
         A pandas DataFrame when pandas is installed, else a list of dicts (one per row; empty
@@ -195,7 +226,7 @@ def load(x: Any, *, group_by: str = "kernel", machine: Optional[PathLike] = None
     """
     if group_by not in _GROUPS:
         raise ValueError(f"group_by must be one of {', '.join(_GROUPS)}; got {group_by!r}")
-    with bundle_of(x, machine) as path:
+    with bundle_of(x, machine, None, _import_options(model_config, ceilings)) as path:
         text = run(["info", str(path), "--format", "csv", "--group-by", group_by]).stdout.decode("utf-8")
     try:
         import pandas  # type: ignore[import-not-found]

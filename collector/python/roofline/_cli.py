@@ -112,7 +112,10 @@ def _import(src: Path, out: Path, extra: List[str], log: Optional[List[str]]) ->
 
 @contextlib.contextmanager
 def bundle_of(
-    x: Any, machine: Optional[PathLike] = None, log: Optional[List[str]] = None
+    x: Any,
+    machine: Optional[PathLike] = None,
+    log: Optional[List[str]] = None,
+    options: Sequence[str] = (),
 ) -> Iterator[Path]:
     """A bundle file for ``x``, for the length of the ``with`` block.
 
@@ -120,13 +123,16 @@ def bundle_of(
     (imported with ``roofline import`` into a temporary bundle), or a ``torch.profiler.profile``
     after its run (its trace exported to a temporary file, then imported). Temporary files are
     removed when the block ends. ``machine`` (a ``roofline machine`` bundle) gives an import
-    the GPU's ceilings; what the import says (its notes) is appended to ``log``.
+    the GPU's ceilings; ``options`` are more of ``roofline import``'s flags (``--model-config
+    PATH``, ``--ceilings datasheet:GPU``); what the import says (its notes) is appended to
+    ``log``.
 
     Raises:
         FileNotFoundError: when a path does not exist.
         RooflineError: when the import fails (a CPU-only trace has no kernels to draw).
     """
     extra = ["--machine", os.fspath(machine)] if machine is not None else []
+    extra += list(options)
     if is_profile(x):
         with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
             trace = Path(tmp) / "trace.json"

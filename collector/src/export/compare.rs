@@ -192,6 +192,9 @@ pub fn to_table(
     let all = comparisons(current, baseline, device)?;
     let several = current.devices.len() > 1 || baseline.devices.len() > 1;
     let mut out = String::new();
+    for n in incomplete(current, baseline) {
+        let _ = writeln!(out, "note: {n}");
+    }
     if all.len() > 1 {
         let before: f64 = all.iter().map(|d| d.comparison.summary.before_s).sum();
         let after: f64 = all.iter().map(|d| d.comparison.summary.after_s).sum();
@@ -202,8 +205,8 @@ pub fn to_table(
             format_si(before, "s"),
             format_si(after, "s")
         );
-        if before > 0.0 && after > 0.0 {
-            let _ = write!(out, " ({:.2}× speed-up)", before / after);
+        if let Some(x) = roofline_model::analysis::compare::ratio(before, after) {
+            let _ = write!(out, " ({x:.2}× speed-up)");
         }
         out.push('\n');
     }
@@ -221,6 +224,28 @@ pub fn to_table(
         section(&mut out, &d.comparison, &d.comm, top);
     }
     Ok(out.into_bytes())
+}
+
+/// What a reader of a comparison must know of runs marked incomplete (`complete: false`):
+/// their totals, and every speed-up against them, cover only what they hold.
+pub fn incomplete(current: &Bundle, baseline: &Bundle) -> Vec<String> {
+    [(baseline, "the baseline"), (current, "this run")]
+        .into_iter()
+        .filter(|(b, _)| !b.complete)
+        .map(|(_, which)| {
+            format!(
+                "{which} is INCOMPLETE (its bundle says so; its notes say what is missing): its totals, and every time and speed-up below, cover only what it holds"
+            )
+        })
+        .collect()
+}
+
+/// The longest name the table's first column shows: longer ones are cut (with an ellipsis), as
+/// charts and messages cut them, so that one long kernel name cannot widen every row.
+const NAME_CHARS: usize = 80;
+
+fn cut(name: &str) -> String {
+    roofline_model::analysis::names::truncate(name, NAME_CHARS)
 }
 
 /// One device's comparison: its summary line and its table.
@@ -264,7 +289,7 @@ fn section(
         }
         let link = cm[1].as_ref().or(cm[0].as_ref()).and_then(|x| x.link);
         rows.push(vec![
-            c.display_name(r),
+            cut(&c.display_name(r)),
             time(r.baseline.as_ref().map(|s| s.time_s)),
             time(r.current.as_ref().map(|s| s.time_s)),
             signed(r.delta_s()),
@@ -335,8 +360,8 @@ fn section(
             let d = r.doubt.as_ref()?;
             Some(format!(
                 "  ? {} (new) and {} (gone): {}",
-                c.display_name(r),
-                d.display,
+                cut(&c.display_name(r)),
+                cut(&d.display),
                 d.reason
             ))
         })

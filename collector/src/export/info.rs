@@ -185,11 +185,29 @@ pub fn to_table_of(
     let report = Report::new(bundle);
     let total: f64 = report.analyses.iter().map(|a| a.time_s).sum();
     let launches: u64 = report.kernels.iter().map(|k| k.launches).sum();
+    // A run on several devices has a row per device and name: the names are counted once, and
+    // each row says its device.
+    let several = bundle.devices.len() > 1;
+    let distinct = report
+        .kernels
+        .iter()
+        .map(|k| k.name.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let _ = writeln!(
         out,
-        "\nkernels: {} name{}, {} launch{}, {} in all",
-        report.kernels.len(),
-        if report.kernels.len() == 1 { "" } else { "s" },
+        "\nkernels: {} name{}{}, {} launch{}, {} in all",
+        distinct,
+        if distinct == 1 { "" } else { "s" },
+        if several {
+            format!(
+                " on {} devices ({} rows, one per device and name)",
+                bundle.devices.len(),
+                report.kernels.len()
+            )
+        } else {
+            String::new()
+        },
         launches,
         if launches == 1 { "" } else { "es" },
         format_si(total, "s"),
@@ -217,6 +235,7 @@ pub fn to_table_of(
             "headroom",
             "time bound",
             "T/Tbound",
+            "device",
             "kernel",
         ]
         .map(String::from)
@@ -255,20 +274,25 @@ pub fn to_table_of(
             ratio(a.headroom),
             a.time_ceiling_label().unwrap_or("–").to_string(),
             ratio(a.gap),
+            printable(k.device.as_deref().unwrap_or("–")),
             printable(&names[a.index]),
         ]);
     }
-    if !per_call {
-        for r in &mut rows {
+    // Per-call columns only per operator, the device only for a run on several devices.
+    for r in &mut rows {
+        if !several {
+            r.remove(r.len() - 2);
+        }
+        if !per_call {
             r.drain(3..6);
         }
     }
-    let mut right = vec![true; rows[0].len()];
-    let n = right.len();
-    // bound, time bound and the name read from the left.
-    for c in [n - 5, n - 3, n - 1] {
-        right[c] = false;
-    }
+    // Numbers read from the right; the bound, the time bound, the device and the name from the
+    // left.
+    let right: Vec<bool> = rows[0]
+        .iter()
+        .map(|h| !matches!(h.as_str(), "bound" | "time bound" | "device" | "kernel"))
+        .collect();
     out.push_str(&columns(&rows, &right));
     if let Some(n) = roofline_model::chart::missing_peaks_note(&report.analyses) {
         let _ = writeln!(out, "  note: {n}");
@@ -290,7 +314,7 @@ pub fn to_table_of(
          headroom: attainable/achieved. time bound and T/Tbound: the time-based roofline (Wang et al. 2020):\n  \
          the term of T_bound that binds (the compute roof, HBM, or launch overhead).\n",
     );
-    if bundle.kernels.iter().any(|k| k.collective.is_some()) {
+    if !comm_acc.records.is_empty() {
         out.push_str(
             "  For a collective (NCCL), bound is the link it runs on; S is its size as nccl-tests counts it, n its\n  \
              group's ranks, busbw = S/t × 2(n−1)/n (all-reduce), (n−1)/n (all-gather, reduce-scatter, all-to-all)\n  \

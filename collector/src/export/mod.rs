@@ -5,6 +5,7 @@ pub mod compare;
 pub mod html;
 pub mod info;
 pub mod machine;
+pub mod parquet;
 pub mod svg;
 
 pub use machine::summary as machine_summary;

@@ -30,6 +30,12 @@ pub struct Launch {
     /// How many launches this entry stands for: 1, or more when captures were joined per
     /// kernel name.
     pub launches: u64,
+    /// Metrics the capture holds that this launch has no value for (`n/a`, an empty cell, no
+    /// row on a details page): a figure that needs one of them is unknown for it.
+    pub missing: BTreeSet<String>,
+    /// The launch for messages, with where it was read (`FILE, line N: launch ID (NAME)`; a
+    /// trace's `event N (cuda_profiler_range "NAME")`), when known.
+    pub at: Option<String>,
 }
 
 /// The content of one Nsight Compute CSV file.
@@ -192,6 +198,11 @@ fn launch_of(
         block: c.block.and_then(|i| parse_dims(&row[i])),
         metrics: BTreeMap::new(),
         launches: 1,
+        missing: BTreeSet::new(),
+        at: Some(format!(
+            "{source_name}, line {line}: launch {id} ({})",
+            shorten(row[c.name].trim())
+        )),
     })
 }
 
@@ -203,7 +214,16 @@ fn expected_dimension(
     metric: &str,
 ) -> (&'static str, &'static [Dimension], Option<&'static Scale>) {
     use Dimension as D;
-    if metric.ends_with(".per_second") {
+    if metric.ends_with(".per_second") && metric.contains("cycles") {
+        (
+            "a clock rate (cycles per second)",
+            &[D::Frequency],
+            Some(&Scale {
+                what: "a clock rate",
+                hint: "cycle/second or cycle/nsecond?",
+            }),
+        )
+    } else if metric.ends_with(".per_second") {
         (
             "a rate (per second)",
             &[D::Rate],
@@ -315,6 +335,16 @@ fn convert(value: &str, unit: &str, at: &At<'_>) -> Result<Option<f64>, NcuError
         metric: metric.to_string(),
         unit: unit.to_string(),
     })?;
+    // A value written non-zero that reads as zero is below what a double holds.
+    let mantissa = t.split(['e', 'E']).next().unwrap_or_default();
+    if base == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Err(NcuError::Underflow {
+            source_name: source_name.to_string(),
+            line,
+            metric: metric.to_string(),
+            value: t.to_string(),
+        });
+    }
     if !fits.contains(&units::dimension(unit)) {
         return Err(NcuError::UnitMismatch {
             source_name: source_name.to_string(),
@@ -394,6 +424,16 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
                 Some(&(i, first_line)) => {
                     if i + 1 != capture.launches.len() {
                         return duplicate(*line, first_line, id, "");
+                    }
+                    if capture.launches[i].name != l.name {
+                        return Err(NcuError::NameChanged {
+                            source_name: source_name.to_string(),
+                            line: *line,
+                            first_line,
+                            id,
+                            first: shorten(&capture.launches[i].name),
+                            second: shorten(&l.name),
+                        });
                     }
                     i
                 }
@@ -504,8 +544,22 @@ pub fn parse_capture(text: &str, source_name: &str) -> Result<Capture, NcuError>
     finish_capture(capture, source_name)
 }
 
-/// A capture with launches but none of our metrics is refused with what it holds instead.
-fn finish_capture(capture: Capture, source_name: &str) -> Result<Capture, NcuError> {
+/// A kernel name in a message, at most 100 characters.
+fn shorten(s: &str) -> String {
+    roofline_model::analysis::names::truncate(s, 100)
+}
+
+/// A capture with launches but none of our metrics is refused with what it holds instead;
+/// otherwise each launch learns which of the capture's metrics it has no value for.
+fn finish_capture(mut capture: Capture, source_name: &str) -> Result<Capture, NcuError> {
+    for l in &mut capture.launches {
+        l.missing = capture
+            .metric_names
+            .iter()
+            .filter(|m| !l.metrics.contains_key(*m))
+            .cloned()
+            .collect();
+    }
     if capture.metric_names.is_empty() && !capture.launches.is_empty() {
         let mut found: Vec<&str> = capture
             .other_metrics

@@ -147,6 +147,24 @@ pub enum NcuError {
         /// The second value, SI base units.
         second: f64,
     },
+    /// A details page whose rows of one launch name two kernels.
+    #[error(
+        "{source_name}, line {line}: launch {id} is kernel {second:?} here but {first:?} at line {first_line}: one launch runs one kernel; were two captures concatenated?"
+    )]
+    NameChanged {
+        /// The file.
+        source_name: String,
+        /// The line naming the second kernel.
+        line: usize,
+        /// The launch's first line.
+        first_line: usize,
+        /// The launch ID.
+        id: u64,
+        /// The kernel its first line names (shortened).
+        first: String,
+        /// The kernel this line names (shortened).
+        second: String,
+    },
     /// A details page without one of its three metric columns.
     #[error(
         "{source_name}: the table has {present} columns but no {missing}: a details page needs \"Metric Name\", \"Metric Unit\" and \"Metric Value\""
@@ -296,6 +314,44 @@ pub enum NcuError {
         name: String,
         /// The time metrics it has, with their values, and what is missing.
         found: String,
+    },
+    /// Launches without a positive time among timed ones: left out, each would be missing
+    /// from every total.
+    #[error(
+        "{first}; {launches} launch{} without a positive time would be left out of every total: capture {} again, or pass --allow-partial to import the others, marked incomplete",
+        if *launches == 1 { "" } else { "es" },
+        if *launches == 1 { "it" } else { "them" }
+    )]
+    Untimed {
+        /// How many launches.
+        launches: usize,
+        /// Why the first has no time.
+        first: Box<NcuError>,
+    },
+    /// A figure made of a launch's counters beyond the largest double.
+    #[error(
+        "{at}: its {figure} come to more than the largest double (about 1.8e308): no such count can be right; check its counters"
+    )]
+    Overflow {
+        /// The launch, with where it was read (`FILE, line N: launch ID (NAME)`, `event N
+        /// (cuda_profiler_range "NAME")`).
+        at: String,
+        /// The figure (`FP32 FLOPs`, `HBM bytes`, `time`).
+        figure: String,
+    },
+    /// A value below the smallest positive number a double holds (it would read as zero).
+    #[error(
+        "{source_name}, line {line}: {metric} = {value:?} is below the smallest positive number a double holds (about 4.9e-324 in SI units): it cannot be read without becoming zero"
+    )]
+    Underflow {
+        /// The file.
+        source_name: String,
+        /// The line.
+        line: usize,
+        /// The metric.
+        metric: String,
+        /// The value as written.
+        value: String,
     },
 }
 

@@ -223,6 +223,7 @@ fn mismatch(captures: &[(String, Capture)]) -> NcuError {
 /// Adds another capture's metrics of the same launch.
 fn merge_launch(ours: &mut Launch, l: Launch) {
     ours.metrics.extend(l.metrics);
+    ours.missing.extend(l.missing);
     ours.device = ours.device.take().or(l.device);
     ours.compute_capability = ours.compute_capability.take().or(l.compute_capability);
     ours.grid = ours.grid.or(l.grid);
@@ -255,6 +256,7 @@ fn join_per_name(captures: Vec<(String, Capture)>) -> Vec<Launch> {
                     for (m, v) in l.metrics {
                         *agg.metrics.entry(m).or_insert(0.0) += v;
                     }
+                    agg.missing.extend(l.missing);
                 }
             }
         }

@@ -16,7 +16,8 @@ use roofline_model::bundle::{
 pub struct ImportOptions {
     /// FLOP weights and time rule.
     pub convention: Convention,
-    /// The architecture, when the CSV has no `CC` column (or to override it).
+    /// The architecture, when the launches do not name theirs (a `CC` column); the import
+    /// driver refuses one that contradicts theirs.
     pub arch: Option<Arch>,
     /// What the kernels' `source` says.
     pub source: DataSource,
@@ -31,20 +32,71 @@ pub struct Imported {
     pub devices: Vec<Device>,
     /// What was used for what, and what was missing.
     pub notes: Vec<String>,
+    /// False when a launch lacked a value that one of its figures needs (that figure is then
+    /// unknown), or a launch was left out.
+    pub complete: bool,
+    /// Launches left out for want of a positive time: how many, and why the first has none
+    /// (the caller refuses them unless an incomplete bundle was asked for).
+    pub left_out: Option<(usize, NcuError)>,
 }
 
 /// Sums the first alternative group with any metric present; the group used is reported.
-fn pick(l: &Launch, alts: &Alternatives) -> Option<(f64, usize)> {
+/// `Err` names a metric of that group the launch has no value for (the sum would cover only
+/// part of it), or, where no group has a value, one the capture holds without a value here.
+fn pick(l: &Launch, alts: &Alternatives) -> Result<Option<(f64, usize)>, &'static str> {
     for (gi, (group, factor)) in alts.groups.iter().enumerate() {
         let vals: Vec<f64> = group
             .iter()
             .filter_map(|m| l.metrics.get(*m).copied())
             .collect();
         if !vals.is_empty() {
-            return Some((vals.iter().sum::<f64>() * factor, gi));
+            if let Some(m) = group.iter().find(|m| l.missing.contains(**m)) {
+                return Err(m);
+            }
+            return Ok(Some((vals.iter().sum::<f64>() * factor, gi)));
         }
     }
-    None
+    match alts
+        .groups
+        .iter()
+        .flat_map(|(g, _)| g.iter())
+        .find(|m| l.missing.contains(**m))
+    {
+        Some(m) => Err(m),
+        None => Ok(None),
+    }
+}
+
+/// Launches that lack a value one of their figures needs: how many, and the first with what it
+/// lacks and which figures are unknown for it.
+#[derive(Default)]
+struct Lacking {
+    launches: usize,
+    first: Option<(u64, String, Vec<String>)>,
+}
+
+impl Lacking {
+    fn add(&mut self, l: &Launch, what: Vec<String>) {
+        if what.is_empty() {
+            return;
+        }
+        self.launches += 1;
+        if self.first.is_none() {
+            self.first = Some((l.id, l.name.clone(), what));
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        let (id, name, what) = self.first.as_ref()?;
+        Some(format!(
+            "INCOMPLETE: {} launch{} lack{} a counter value (n/a, an empty cell or no row) that a figure needs: those figures are unknown, not the other counters' sum (the first: launch {id} ({}): {})",
+            self.launches,
+            if self.launches == 1 { "" } else { "es" },
+            if self.launches == 1 { "s" } else { "" },
+            roofline_model::analysis::names::truncate(name, 100),
+            what.join(", ")
+        ))
+    }
 }
 
 fn describe(alts: &Alternatives, gi: usize) -> String {
@@ -67,6 +119,7 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
     let mut kernels = Vec::with_capacity(launches.len());
     let study = opts.convention == Convention::Study2020;
     let mut untimed: Vec<&Launch> = Vec::new();
+    let mut lacking = Lacking::default();
     for l in launches {
         let arch = match (opts.arch, &l.compute_capability) {
             (Some(a), _) => Some(a),
@@ -119,15 +172,33 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             }
         };
 
+        let mut lacks: Vec<String> = Vec::new();
+        let mut lost = |metric: &str, figure: String| {
+            lacks.push(format!("{metric} → {figure} unknown"));
+        };
         let mut flops = Flops::default();
+        let mut unknown: Vec<Datapath> = Vec::new();
         for c in &metrics::CUDA_CORE_FLOPS {
-            if let Some(v) = l.metrics.get(c.metric) {
+            if l.missing.contains(c.metric) {
+                lost(c.metric, format!("{} FLOPs", c.datapath.label()));
+                unknown.push(c.datapath);
+            } else if let Some(v) = l.metrics.get(c.metric) {
                 let w = if study { c.weight_2020 } else { c.weight };
                 let cur = flops.get(c.datapath).unwrap_or(0.0);
                 flops.set(c.datapath, Some(cur + w * v));
             }
         }
+        for d in unknown {
+            flops.set(d, None);
+        }
+        let volta_missing = l.missing.contains(metrics::VOLTA_TENSOR_INST);
         match (arch, l.metrics.get(metrics::VOLTA_TENSOR_INST)) {
+            (Some(Arch::Volta), _) if volta_missing => {
+                lost(
+                    metrics::VOLTA_TENSOR_INST,
+                    format!("{} FLOPs", Datapath::TensorFp16.label()),
+                );
+            }
             (Some(Arch::Volta), Some(v)) => {
                 flops.tensor_fp16 = Some(metrics::VOLTA_FLOPS_PER_TENSOR_INST * v);
                 notes.insert(format!(
@@ -145,11 +216,19 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             _ => {}
         }
         for d in Datapath::ALL {
-            if let Some(alts) = metrics::tensor_counters(d, arch)
-                && let Some((v, gi)) = pick(l, &alts)
-            {
-                flops.set(d, Some(v));
-                notes.insert(format!("{} FLOPs from {}", d.label(), describe(&alts, gi)));
+            let Some(alts) = metrics::tensor_counters(d, arch) else {
+                continue;
+            };
+            match pick(l, &alts) {
+                Ok(Some((v, gi))) => {
+                    flops.set(d, Some(v));
+                    notes.insert(format!("{} FLOPs from {}", d.label(), describe(&alts, gi)));
+                }
+                Ok(None) => {}
+                Err(m) => {
+                    flops.set(d, None);
+                    lost(m, format!("{} FLOPs", d.label()));
+                }
             }
         }
 
@@ -158,7 +237,14 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             let Some(alts) = metrics::byte_counters(level, arch) else {
                 continue;
             };
-            if let Some((v, gi)) = pick(l, &alts) {
+            let picked = match pick(l, &alts) {
+                Ok(p) => p,
+                Err(m) => {
+                    lost(m, format!("{} bytes", level.label()));
+                    None
+                }
+            };
+            if let Some((v, gi)) = picked {
                 match level {
                     MemoryLevel::L1 => bytes.l1 = Some(v),
                     MemoryLevel::L2 => bytes.l2 = Some(v),
@@ -175,6 +261,8 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
             }
         }
 
+        lacking.add(l, lacks);
+        check_finite(l, time_s, &flops, &bytes)?;
         let mut k = Kernel::new(l.name.clone(), time_s, opts.source);
         k.launches = l.launches;
         k.device.clone_from(&l.device);
@@ -185,27 +273,37 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
         kernels.push(k);
     }
 
+    let mut left_out = None;
     if let Some(first) = untimed.first() {
+        let why = match why_untimed(first) {
+            None => NcuError::NoTime {
+                id: first.id,
+                name: roofline_model::analysis::names::truncate(&first.name, 100),
+            },
+            Some(found) => NcuError::NoPositiveTime {
+                id: first.id,
+                name: roofline_model::analysis::names::truncate(&first.name, 100),
+                found,
+            },
+        };
         if kernels.is_empty() {
-            return Err(match why_untimed(first) {
-                None => NcuError::NoTime {
-                    id: first.id,
-                    name: first.name.clone(),
-                },
-                Some(found) => NcuError::NoPositiveTime {
-                    id: first.id,
-                    name: first.name.clone(),
-                    found,
-                },
-            });
+            return Err(why);
         }
+        let launches: u64 = untimed
+            .iter()
+            .map(|l| l.launches)
+            .fold(0, u64::saturating_add);
         notes.insert(format!(
-            "{} launch{} without a positive time left out (the first: ID {}, {})",
-            untimed.len(),
-            if untimed.len() == 1 { "" } else { "es" },
-            first.id,
-            first.name
+            "INCOMPLETE: {launches} launch{} without a positive time left out of every total (the first: {why})",
+            if launches == 1 { "" } else { "es" },
         ));
+        left_out = Some((untimed.len(), why));
+    }
+    if !kernels.is_empty() && kernels.iter().all(|k| k.flops.is_unknown()) && lacking.launches == 0
+    {
+        notes.insert(
+            "no FLOP counter in the data (sm__sass_thread_inst_executed_op_*_pred_on.sum, sm__ops_path_tensor_*, sm__inst_executed_pipe_tensor.sum): FLOPs are unknown, so the kernels have no performance or intensity and are placed by time alone; collect them with `roofline profile`, or ncu --metrics with the names in docs/ncu-metrics.md".into(),
+        );
     }
     for (level, have) in
         MemoryLevel::KERNEL_LEVELS.map(|lv| (lv, kernels.iter().any(|k| k.bytes.get(lv).is_some())))
@@ -219,16 +317,77 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
     }
 
     if study {
-        kernels = study_2020_aggregate(launches, &kernels);
+        let left: BTreeSet<*const Launch> =
+            untimed.iter().map(|l| std::ptr::from_ref(*l)).collect();
+        let timed: Vec<&Launch> = launches
+            .iter()
+            .filter(|l| !left.contains(&std::ptr::from_ref(*l)))
+            .collect();
+        kernels = study_2020_aggregate(&timed, &kernels);
+        for k in &kernels {
+            let sums = Launch {
+                id: 0,
+                name: k.name.clone(),
+                device: None,
+                compute_capability: None,
+                grid: None,
+                block: None,
+                metrics: BTreeMap::new(),
+                launches: k.launches,
+                missing: BTreeSet::new(),
+                at: Some(format!(
+                    "kernel {} (its {} launches summed, as the 2020 study counted)",
+                    roofline_model::analysis::names::truncate(&k.name, 100),
+                    k.launches
+                )),
+            };
+            check_finite(&sums, k.time.total_s, &k.flops, &k.bytes)?;
+        }
         notes.insert(
             "2020-study convention: hadd and hmul count 1 FLOP, hfma 2; a kernel's time is Σ cycles / (Σ clock rate / launches)".into(),
         );
     }
+    let mut notes: Vec<String> = notes.into_iter().collect();
+    let complete = lacking.launches == 0 && left_out.is_none();
+    notes.extend(lacking.note());
     Ok(Imported {
         kernels,
         devices,
-        notes: notes.into_iter().collect(),
+        notes,
+        complete,
+        left_out,
     })
+}
+
+/// A launch's figures, each made of its counters (a sum, a weight, a quotient): one beyond the
+/// largest double is refused where the launch was read, never written as `inf`.
+fn check_finite(l: &Launch, time_s: f64, flops: &Flops, bytes: &Bytes) -> Result<(), NcuError> {
+    let bad = if !time_s.is_finite() {
+        Some("time".to_string())
+    } else if let Some(d) = Datapath::ALL
+        .into_iter()
+        .find(|d| flops.get(*d).is_some_and(|v| !v.is_finite()))
+    {
+        Some(format!("{} FLOPs", d.label()))
+    } else {
+        MemoryLevel::KERNEL_LEVELS
+            .into_iter()
+            .find(|lv| bytes.get(*lv).is_some_and(|v| !v.is_finite()))
+            .map(|lv| format!("{} bytes", lv.label()))
+    };
+    match bad {
+        None => Ok(()),
+        Some(figure) => Err(NcuError::Overflow {
+            at: l.at.clone().unwrap_or_else(|| {
+                format!(
+                    "launch {} ({})",
+                    l.id,
+                    roofline_model::analysis::names::truncate(&l.name, 100)
+                )
+            }),
+            figure,
+        }),
+    }
 }
 
 /// Why a launch with time metrics has no positive time (they are zero), or `None` when it has
@@ -236,7 +395,8 @@ pub fn to_kernels(launches: &[Launch], opts: &ImportOptions) -> Result<Imported,
 fn why_untimed(l: &Launch) -> Option<String> {
     let [d, c, r] =
         [time::DURATION, time::CYCLES, time::CYCLES_PER_SECOND].map(|m| l.metrics.get(m));
-    if d.is_none() && c.is_none() && r.is_none() {
+    let missing = |m: &str| l.missing.contains(m);
+    if d.is_none() && c.is_none() && r.is_none() && !missing(time::DURATION) {
         return None;
     }
     let found: Vec<String> = [
@@ -245,7 +405,11 @@ fn why_untimed(l: &Launch) -> Option<String> {
         (time::CYCLES_PER_SECOND, r),
     ]
     .iter()
-    .filter_map(|(m, v)| v.map(|v| format!("{m} is {v}")))
+    .filter_map(|(m, v)| match v {
+        Some(v) => Some(format!("{m} is {v}")),
+        None if missing(m) => Some(format!("{m} has no value (n/a or an empty cell)")),
+        None => None,
+    })
     .collect();
     let mut s = found.join(" and ");
     if c.is_none() || r.is_none() {
@@ -261,7 +425,7 @@ fn why_untimed(l: &Launch) -> Option<String> {
 /// The 2020 study's aggregation: counters summed by name, and the time of a name taken as
 /// `Σ sm__cycles_elapsed.avg / (Σ sm__cycles_elapsed.avg.per_second / launches)`, the launches'
 /// cycles over their mean clock rate.
-fn study_2020_aggregate(launches: &[Launch], per_launch: &[Kernel]) -> Vec<Kernel> {
+fn study_2020_aggregate(launches: &[&Launch], per_launch: &[Kernel]) -> Vec<Kernel> {
     let mut cycles: BTreeMap<(Option<&str>, &str), (f64, f64)> = BTreeMap::new();
     for l in launches {
         let e = cycles

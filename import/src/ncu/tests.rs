@@ -174,10 +174,57 @@ fn launches_without_time_are_left_out_with_a_note() {
     assert!(
         imp.notes
             .iter()
-            .any(|n| n.starts_with("1 launch without a positive time left out")),
+            .any(|n| n.starts_with("INCOMPLETE: 1 launch without a positive time left out of every total (the first: launch 1 (k) has no positive time: gpu__time_duration.sum has no value (n/a or an empty cell)")),
         "{:?}",
         imp.notes
     );
+    assert!(!imp.complete);
+    assert_eq!(imp.left_out.as_ref().map(|l| l.0), Some(1));
+}
+
+/// A FLOP counter without a value for one launch (`n/a`, an empty cell, no row on a details
+/// page) makes that launch's FLOPs on its datapath unknown, never the other counters' sum, and
+/// the import incomplete.
+#[test]
+fn a_flop_counter_without_a_value_makes_its_datapath_unknown() {
+    let opts = ImportOptions {
+        convention: Convention::Current,
+        arch: None,
+        source: DataSource::Import,
+    };
+    for cell in ["n/a", ""] {
+        let a = format!(
+            "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"sm__sass_thread_inst_executed_op_fadd_pred_on.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"\n\"\",\"\",\"nsecond\",\"inst\",\"inst\"\n\"0\",\"k\",\"1000\",\"10\",\"100\"\n\"1\",\"k\",\"1000\",\"10\",\"{cell}\"\n"
+        );
+        let c = parse_capture(&a, "a.csv").unwrap();
+        let imp = to_kernels(&join(vec![("a.csv".into(), c)]).unwrap(), &opts).unwrap();
+        assert_eq!(imp.kernels[0].flops.fp32, Some(210.0));
+        assert_eq!(imp.kernels[1].flops.fp32, None, "{cell:?}");
+        assert!(!imp.complete);
+        assert!(
+            imp.notes.iter().any(|n| n.starts_with(
+                "INCOMPLETE: 1 launch lacks a counter value (n/a, an empty cell or no row) that a figure needs"
+            ) && n.contains("launch 1 (k): sm__sass_thread_inst_executed_op_ffma_pred_on.sum → FP32 FLOPs unknown")),
+            "{:?}",
+            imp.notes
+        );
+    }
+    // A details page without the row.
+    let d = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"k\",\"s\",\"gpu__time_duration.sum\",\"nsecond\",\"1000\"\n\
+\"0\",\"k\",\"s\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"inst\",\"100\"\n\
+\"1\",\"k\",\"s\",\"gpu__time_duration.sum\",\"nsecond\",\"1000\"\n";
+    let c = parse_capture(d, "d.csv").unwrap();
+    let imp = to_kernels(&join(vec![("d.csv".into(), c)]).unwrap(), &opts).unwrap();
+    assert_eq!(imp.kernels[0].flops.fp32, Some(200.0));
+    assert_eq!(imp.kernels[1].flops.fp32, None);
+    assert!(!imp.complete);
+    // Every value there: complete.
+    let full = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\"\n\"\",\"\",\"nsecond\",\"inst\"\n\"0\",\"k\",\"1000\",\"100\"\n";
+    let c = parse_capture(full, "f.csv").unwrap();
+    let imp = to_kernels(&join(vec![("f.csv".into(), c)]).unwrap(), &opts).unwrap();
+    assert!(imp.complete);
+    assert_eq!(imp.kernels[0].flops.fp32, Some(200.0));
 }
 
 #[test]
@@ -658,4 +705,23 @@ fn a_note_of_ignored_columns_is_capped() {
     let note = c.ignored_note("c.csv").unwrap();
     assert!(note.len() < 1000, "{} bytes", note.len());
     assert!(note.ends_with("… and 4980 more"), "{note}");
+}
+
+/// A details page of sections only (a time, no FLOP counter) imports timed only, and the notes
+/// say the FLOPs are unknown and why.
+#[test]
+fn a_capture_without_flop_counters_says_so() {
+    let details = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"k\",\"GPU Speed Of Light Throughput\",\"Duration\",\"usecond\",\"2.50\"\n\
+\"0\",\"k\",\"GPU Speed Of Light Throughput\",\"DRAM Throughput\",\"%\",\"12\"\n";
+    let c = parse_capture(details, "d.csv").unwrap();
+    let imp = to_kernels(&join(vec![("d.csv".into(), c)]).unwrap(), &current()).unwrap();
+    assert!(imp.kernels[0].flops.is_unknown());
+    assert!(
+        imp.notes
+            .iter()
+            .any(|n| n.starts_with("no FLOP counter in the data")),
+        "{:?}",
+        imp.notes
+    );
 }

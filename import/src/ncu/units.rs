@@ -141,14 +141,19 @@ pub enum Dimension {
     Bytes,
     /// Cycles and their prefixes.
     Cycles,
-    /// A rate: anything per second, or hertz.
+    /// A clock rate: cycles per unit of time, or hertz.
+    Frequency,
+    /// Another quantity per unit of time (`byte/second`, `inst/second`).
     Rate,
+    /// A quotient whose denominator is not a time (`cycle/byte`, `inst/warp`).
+    Ratio,
     /// Another count (instructions, warps, sectors, operations…).
     Count,
 }
 
 /// The dimension of an ncu unit (`msecond` → [`Dimension::Time`], `Kbyte` → [`Dimension::Bytes`],
-/// `cycle/nsecond` → [`Dimension::Rate`]).
+/// `cycle/nsecond` → [`Dimension::Frequency`], `byte/second` → [`Dimension::Rate`]): a quotient
+/// is told by its numerator's family and whether its denominator is a time.
 pub fn dimension(unit: &str) -> Dimension {
     let u = unit.trim();
     if u.is_empty() {
@@ -158,8 +163,17 @@ pub fn dimension(unit: &str) -> Dimension {
         return Dimension::Percent;
     }
     let lower = u.to_ascii_lowercase();
-    if lower.contains('/') || lower.ends_with("hz") {
-        return Dimension::Rate;
+    if let Some((num, den)) = u.split_once('/') {
+        if dimension(den) != Dimension::Time {
+            return Dimension::Ratio;
+        }
+        return match dimension(num) {
+            Dimension::Cycles => Dimension::Frequency,
+            _ => Dimension::Rate,
+        };
+    }
+    if lower.ends_with("hz") {
+        return Dimension::Frequency;
     }
     if lower.ends_with("second") || matches!(u, "s" | "ms" | "us" | "µs" | "\u{3bc}s" | "ns") {
         Dimension::Time
@@ -246,8 +260,13 @@ mod tests {
         assert_eq!(dimension("Kbyte"), Dimension::Bytes);
         assert_eq!(dimension("MB"), Dimension::Bytes);
         assert_eq!(dimension("cycle"), Dimension::Cycles);
-        assert_eq!(dimension("cycle/nsecond"), Dimension::Rate);
-        assert_eq!(dimension("GHz"), Dimension::Rate);
+        assert_eq!(dimension("cycle/nsecond"), Dimension::Frequency);
+        assert_eq!(dimension("Kcycle/usecond"), Dimension::Frequency);
+        assert_eq!(dimension("GHz"), Dimension::Frequency);
+        assert_eq!(dimension("byte/second"), Dimension::Rate);
+        assert_eq!(dimension("Gbyte/second"), Dimension::Rate);
+        assert_eq!(dimension("cycle/byte"), Dimension::Ratio);
+        assert_eq!(dimension("inst/warp"), Dimension::Ratio);
         assert_eq!(dimension("inst"), Dimension::Count);
         assert_eq!(dimension("%"), Dimension::Percent);
         assert_eq!(dimension(""), Dimension::None);

@@ -48,6 +48,16 @@ pub(super) fn data_moving(x: &OpInputs) -> Result<OpCost, NoCost> {
     Ok(bytes_in(FAMILY, x.args.iter().map(Arg::bytes).sum(), dt))
 }
 
+/// Whether `name` is FlexAttention's template (`triton_tem_fused_flex_attention_0`):
+/// `Some(true)` its backward (`…_flex_attention_backward_…`), `Some(false)` its forward
+/// ([`super::attention::flex_template`]).
+pub(super) fn template_flex(name: &str) -> Option<bool> {
+    let fused = name.strip_prefix("triton_tem_fused_")?;
+    fused
+        .contains("flex_attention")
+        .then(|| fused.contains("flex_attention_backward"))
+}
+
 /// Whether `name` is a matrix-product template: `Some(true)` batched, `Some(false)` not.
 pub(super) fn template_gemm(name: &str) -> Option<bool> {
     let fused = name.strip_prefix("triton_tem_fused_")?;

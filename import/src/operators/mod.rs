@@ -30,23 +30,29 @@ pub mod fastpath;
 pub mod inductor;
 pub mod inputs;
 pub mod matmul;
+pub mod model;
+pub mod moe;
 pub mod movement;
 pub mod norm;
 pub mod optimizer;
 pub mod pooling;
 pub mod reduction;
 pub mod rnn;
+pub mod scaled;
+pub mod serving;
+pub mod te;
 pub mod upsample;
 
 use roofline_model::bundle::{Complexity, Datapath};
 
-pub use attention::causal_pairs;
+pub use attention::{band_pairs, causal_pairs};
 pub use conv::{
     ConvRole, grad_output as conv_grad_output, role as conv_role, shapes as conv_shapes,
 };
 pub use elementwise::{COMPARISONS, ELEMENTWISE, UNARY};
 pub(crate) use inputs::numel;
 pub use inputs::{Arg, Derived, Dtype, ListElem, OpInputs, OutputFrom};
+pub use model::{Context, ModelConfig, ModelConfigError, Parallel, ParallelFrom, WeightFormat};
 pub use optimizer::kernel_elem;
 pub use rnn::{GRU_CELL_FLOPS, LSTM_CELL_BACKWARD_FLOPS};
 
@@ -84,6 +90,8 @@ pub enum Family {
     Pooling,
     /// The Triton kernels of `torch.compile` ([`inductor`]).
     Inductor,
+    /// Mixture-of-experts layers ([`moe`]).
+    Moe,
 }
 
 impl Family {
@@ -105,6 +113,7 @@ impl Family {
             Family::Loss => "loss",
             Family::Pooling => "pooling",
             Family::Inductor => "inductor",
+            Family::Moe => "moe",
         }
     }
 }
@@ -182,13 +191,25 @@ pub fn one_element_type(name: &str, dt: Dtype) -> bool {
     !base.contains("batch_norm") || matches!(dt, Dtype::F32 | Dtype::F64)
 }
 
-/// The complexity of one operator call from its recorded inputs.
+/// The complexity of one operator call from its recorded inputs, with nothing known beyond them
+/// ([`op_cost_in`] with an empty [`Context`]).
 ///
 /// # Errors
 /// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
 /// shapes do not fit its rule.
 pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
-    match rule(name, inputs) {
+    op_cost_in(name, inputs, &Context::default())
+}
+
+/// The complexity of one operator call from its recorded inputs and what the import knows
+/// beyond them ([`Context`]: the model's configuration, the parallelism), which only the rules
+/// of operators that do not record what they need read ([`moe`]).
+///
+/// # Errors
+/// [`NoCost::NoRule`] when no family covers the operator; [`NoCost::Shapes`] when the recorded
+/// shapes do not fit its rule, or what it needs is neither recorded nor in the context.
+pub fn op_cost_in(name: &str, inputs: &OpInputs, ctx: &Context) -> Result<OpCost, NoCost> {
+    match rule(name, inputs, ctx) {
         // A rule that could not read the call because an argument's type is unknown says so,
         // rather than that the shapes were others.
         Err(NoCost::Shapes(_))
@@ -220,12 +241,18 @@ pub fn op_cost(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
 }
 
 /// The rule of `name` applied to the call.
-fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
+fn rule(name: &str, inputs: &OpInputs, ctx: &Context) -> Result<OpCost, NoCost> {
     if inductor::is_data_moving(name) {
         return inductor::data_moving(inputs);
     }
+    if let Some(backward) = inductor::template_flex(name) {
+        return attention::flex_template(inputs, backward);
+    }
     if let Some(batched) = inductor::template_gemm(name) {
         return inductor::gemm(inputs, batched);
+    }
+    if let Some(cost) = library(name, inputs, ctx) {
+        return cost;
     }
     if !name.starts_with("aten::") {
         return Err(NoCost::NoRule);
@@ -284,6 +311,21 @@ fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         "_scaled_dot_product_flash_attention_for_cpu_backward" => {
             attention::attention(inputs, attention::Attn::SDPA_FLASH_CPU_BACKWARD)
         }
+        "_cudnn_attention_forward" => attention::attention(inputs, attention::Attn::CUDNN),
+        "_cudnn_attention_backward" | "_scaled_dot_product_cudnn_attention_backward" => {
+            attention::attention(inputs, attention::Attn::CUDNN_BACKWARD)
+        }
+        "_scaled_dot_product_fused_attention_overrideable" => {
+            attention::attention(inputs, attention::Attn::SDPA_OVERRIDEABLE)
+        }
+        "_scaled_dot_product_fused_attention_overrideable_backward" => {
+            attention::attention(inputs, attention::Attn::SDPA_OVERRIDEABLE_BACKWARD)
+        }
+        "_scaled_mm" => scaled::scaled_mm(inputs),
+        "_scaled_mm_v2" | "_scaled_grouped_mm_v2" => scaled::scale_lists(inputs),
+        "_scaled_grouped_mm" => scaled::grouped_mm(inputs, scaled::Grouped::SCALED),
+        "_grouped_mm" => scaled::grouped_mm(inputs, scaled::Grouped::PLAIN),
+        "_int_mm" => scaled::int_mm(inputs),
         "lstm" => rnn::rnn(inputs, rnn::RnnKind::Lstm, rnn::RnnArgs::ATEN),
         "gru" => rnn::rnn(inputs, rnn::RnnKind::Gru, rnn::RnnArgs::ATEN),
         "_cudnn_rnn" => rnn::rnn(inputs, rnn::RnnKind::FromMode, rnn::RnnArgs::CUDNN),
@@ -366,6 +408,84 @@ fn rule(name: &str, inputs: &OpInputs) -> Result<OpCost, NoCost> {
         }
         _ => Err(NoCost::NoRule),
     }
+}
+
+/// The rules of operators outside `aten`, by namespace and name: the attention libraries, the
+/// serving engines' operators, Transformer Engine's softmax; `None` for an operator none covers.
+fn library(name: &str, x: &OpInputs, ctx: &Context) -> Option<Result<OpCost, NoCost>> {
+    use attention::Attn;
+    use serving::{CacheWrite, Gated, Paged, Quant, Rms};
+    let (ns, op) = name.split_once("::")?;
+    Some(match (ns, op) {
+        ("flash_attn" | "flashattn", "_flash_attn_forward") => attention::attention(x, Attn::FA2),
+        ("flash_attn" | "flashattn", "_flash_attn_varlen_forward") => {
+            attention::attention(x, Attn::FA2_VARLEN)
+        }
+        ("flash_attn" | "flashattn", "_flash_attn_backward") => {
+            attention::attention(x, Attn::FA2_BACKWARD)
+        }
+        ("flash_attn" | "flashattn", "_flash_attn_varlen_backward") => {
+            attention::attention(x, Attn::FA2_VARLEN_BACKWARD)
+        }
+        ("xformers_flash", "flash_fwd") => attention::xformers_flash(x, false),
+        ("xformers_flash", "flash_bwd") => attention::xformers_flash(x, true),
+        ("xformers", "efficient_attention_forward_cutlass") => attention::xformers_cutlass(x),
+        ("_C" | "sgl_kernel", "rms_norm" | "rmsnorm") => serving::rms_norm(x, Rms::NORM),
+        ("_C" | "sgl_kernel", "fused_add_rms_norm" | "fused_add_rmsnorm") => {
+            serving::rms_norm(x, Rms::FUSED_ADD)
+        }
+        ("sgl_kernel", "gemma_rmsnorm") => serving::rms_norm(x, Rms::GEMMA),
+        ("sgl_kernel", "gemma_fused_add_rmsnorm") => serving::rms_norm(x, Rms::GEMMA_FUSED_ADD),
+        ("_C", "rotary_embedding") => serving::rotary_embedding(x),
+        ("sgl_kernel", "apply_rope_pos_ids_cos_sin_cache") => serving::sgl_rope(x),
+        ("_C" | "sgl_kernel", "silu_and_mul" | "mul_and_silu") => serving::gated(x, Gated::Silu),
+        ("_C" | "sgl_kernel", "gelu_and_mul") => serving::gated(x, Gated::Gelu),
+        ("_C" | "sgl_kernel", "gelu_tanh_and_mul") => serving::gated(x, Gated::GeluTanh),
+        ("_C", "fatrelu_and_mul") => serving::gated(x, Gated::FatRelu),
+        ("_C", "swigluoai_and_mul") => serving::gated(x, Gated::SwigluOai),
+        ("_C", "static_scaled_fp8_quant" | "static_scaled_int8_quant") => {
+            serving::quantize(x, Quant::VLLM_STATIC)
+        }
+        ("_C", "dynamic_scaled_fp8_quant" | "dynamic_per_token_scaled_fp8_quant") => {
+            serving::quantize(x, Quant::VLLM_DYNAMIC)
+        }
+        ("sgl_kernel", "sgl_per_token_quant_fp8" | "sgl_per_token_group_quant_fp8") => {
+            serving::quantize(x, Quant::SGL_DYNAMIC)
+        }
+        ("sgl_kernel", "sgl_per_tensor_quant_fp8") => serving::sgl_per_tensor_quant(x),
+        ("_C_cache_ops", "reshape_and_cache" | "reshape_and_cache_flash") => {
+            serving::cache_write(x, CacheWrite::KV)
+        }
+        ("_C_cache_ops", "concat_and_cache_mla") => serving::cache_write(x, CacheWrite::MLA),
+        ("_C", "paged_attention_v1") => serving::paged_attention(x, Paged::V1),
+        ("_C", "paged_attention_v2") => serving::paged_attention(x, Paged::V2),
+        ("vllm", "unified_attention" | "unified_attention_with_output") => {
+            serving::unified_attention(x)
+        }
+        ("_C", "cutlass_scaled_mm") => scaled::scaled_mm_into(x),
+        ("sgl_kernel", "fp8_scaled_mm" | "int8_scaled_mm" | "fp8_blockwise_scaled_mm") => {
+            scaled::sgl_scaled_mm(x)
+        }
+        ("vllm", "moe_forward") => moe::moe_forward(x, ctx, false),
+        ("vllm", "moe_forward_shared") => moe::moe_forward(x, ctx, true),
+        ("vllm" | "sglang", "inplace_fused_experts" | "outplace_fused_experts") => {
+            moe::fused_experts(x)
+        }
+        ("_moe_C", "topk_softmax") => moe::topk_softmax(x, moe::TopK::VLLM),
+        ("sgl_kernel", "topk_softmax") => moe::topk_softmax(x, moe::TopK::SGL),
+        ("te_softmax", op) => {
+            let backward = op.ends_with("_bwd");
+            let which = match op.trim_end_matches("_fwd").trim_end_matches("_bwd") {
+                "scaled_softmax" => te::TeSoftmax::Scaled,
+                "scaled_masked_softmax" => te::TeSoftmax::Masked,
+                "scaled_upper_triang_masked_softmax" => te::TeSoftmax::UpperTriang,
+                "scaled_aligned_causal_masked_softmax" => te::TeSoftmax::AlignedCausal,
+                _ => return None,
+            };
+            te::softmax(x, which, backward)
+        }
+        _ => return None,
+    })
 }
 
 fn shapes_err(what: impl Into<String>) -> NoCost {

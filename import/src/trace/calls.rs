@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use super::cost::call_cost;
 use super::derive;
 use super::model::Trace;
-use crate::operators::{NoCost, OpCost};
+use crate::operators::{Context, NoCost, OpCost};
 
 /// One operator call counted.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,7 +87,7 @@ pub fn count_operators(trace: &Trace) -> OperatorCount {
             .flat_map(|&c| counted[c].take().unwrap_or_default())
             .collect();
         let inside_f: f64 = inside.iter().map(|c| c.cost.complexity.flops).sum();
-        let here = match call_cost(trace, i, None, derived.get(&i), None) {
+        let here = match call_cost(trace, i, (None, derived.get(&i), None), &Context::default()) {
             Ok(cost) if inside_f == 0.0 => vec![CountedCall { op: i, cost }],
             Ok(mut cost) => {
                 if let Some(rest) = left_over(cost.complexity.flops, inside_f) {

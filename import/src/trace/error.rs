@@ -47,6 +47,22 @@ pub enum TraceError {
         /// The duration, µs.
         dur: f64,
     },
+    /// An event whose duration takes its end past what the trace's clock holds.
+    #[error(
+        "event {index} ({category} {name:?}) starts at {ts_ns} ns and lasts {dur:e} µs: its end is beyond what a trace's clock holds (2^63 ns, about 292 years)"
+    )]
+    DurationTooLong {
+        /// Its start, ns (as read: a start beyond the clock is held at its end).
+        ts_ns: i64,
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// Its category.
+        category: String,
+        /// Its name.
+        name: String,
+        /// The duration, µs.
+        dur: f64,
+    },
     /// A profiler range's counter that is not a number.
     #[error(
         "event {index} (cuda_profiler_range {name:?}): counter {metric} = {value} is not a number"
@@ -60,6 +76,25 @@ pub enum TraceError {
         metric: String,
         /// The value, as JSON shows it (`"12"`), or what it is (`an array`).
         value: String,
+    },
+    /// A profiler range holding both names of one counter (`smsp__X.sum` and `sm__X.sum`)
+    /// with different values.
+    #[error(
+        "event {index} (cuda_profiler_range {name:?}): {first} = {first_value} but {second} = {second_value}: both name the same counter, and which value holds cannot be told"
+    )]
+    CounterAliases {
+        /// 0-based position in `traceEvents`.
+        index: u64,
+        /// The range's name.
+        name: String,
+        /// The first name read.
+        first: String,
+        /// Its value.
+        first_value: f64,
+        /// The other name.
+        second: String,
+        /// Its value.
+        second_value: f64,
     },
     /// An event the import needs lacks a field.
     #[error("event {index} ({category} {name:?}) has no {field}")]

@@ -18,8 +18,23 @@ pub(super) struct Distributed {
     pub(super) world_size: Option<u64>,
     #[serde(default)]
     pub(super) pg_count: Option<u64>,
+    /// The process groups this rank is in (`torch.distributed`'s `_get_all_pg_configs`), each
+    /// with its `pg_size`; read loosely, as its layout is not fixed.
     #[serde(default)]
     pub(super) pg_config: Option<serde_json::Value>,
+}
+
+impl Distributed {
+    /// The sizes of the process groups `pg_config` lists.
+    pub(super) fn group_sizes(&self) -> Vec<u64> {
+        match &self.pg_config {
+            Some(serde_json::Value::Array(groups)) => groups
+                .iter()
+                .filter_map(|g| g.get("pg_size").and_then(serde_json::Value::as_u64))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The process groups of `distributedInfo.pg_config` (a list of `{pg_name, pg_size, ranks}`);

@@ -32,7 +32,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
-use crate::operators::{self, Arg, Derived, Dtype, ListElem, NoCost, OpCost};
+use crate::operators::{
+    self, Arg, Context, Derived, Dtype, ListElem, ModelConfig, NoCost, OpCost, Parallel,
+    ParallelFrom,
+};
 use crate::trace::calls;
 use crate::trace::comm::{Collectives, CommOptions};
 use crate::trace::cost::call_cost;
@@ -43,10 +46,10 @@ use crate::trace::join;
 use crate::trace::link::{GRAPH_LAUNCHES, link};
 use crate::trace::model::{Ns, Trace};
 use crate::trace::notes::{other_phases, summary_notes};
-pub use crate::trace::stats::Stats;
+pub use crate::trace::stats::{Coverage, Stats};
 use roofline_model::bundle::{Complexity, DataSource, Device, Kernel, OperatorCall};
 
-/// How to read counters.
+/// How to read counters, and what the operator rules may know beyond a call's record.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ImportOptions {
     /// Half-precision FLOP weights (as for Nsight Compute).
@@ -55,6 +58,53 @@ pub struct ImportOptions {
     pub arch: Option<Arch>,
     /// What the job's collectives need beyond the trace (group size, GPUs per node).
     pub comm: CommOptions,
+    /// The model's configuration (`--model-config`), read by the rules of operators that do
+    /// not record what they need (a mixture of experts' top-k and width).
+    pub model: Option<ModelConfig>,
+    /// `--tensor-parallel`: the tensor parallelism, when given (else read from the trace).
+    pub tensor_parallel: Option<u64>,
+    /// `--expert-parallel`: the expert parallelism, when given (else none).
+    pub expert_parallel: Option<u64>,
+}
+
+/// The context the operator rules are applied in: the options' model configuration, and the
+/// parallelism given, else read from the trace: its `distributedInfo.world_size` when every
+/// process group `pg_config` lists spans the world or one rank (pipeline and data parallelism
+/// would show groups of other sizes, and are taken as none otherwise, which the rules' notes
+/// say), one rank without `distributedInfo`, unknown when the groups are of several sizes.
+pub(crate) fn context(trace: &Trace, opts: &ImportOptions) -> Context {
+    let tensor_parallel = match (opts.tensor_parallel, trace.world_size) {
+        (Some(size), _) => Some(Parallel {
+            size,
+            from: ParallelFrom::Given,
+        }),
+        (None, _) if !trace.distributed => Some(Parallel {
+            size: 1,
+            from: ParallelFrom::NotDistributed,
+        }),
+        (None, Some(w)) if w > 0 && trace.group_sizes.iter().all(|&g| g == 1 || g == w) => {
+            Some(Parallel {
+                size: w,
+                from: ParallelFrom::WorldSize,
+            })
+        }
+        (None, _) => None,
+    };
+    let expert_parallel = Some(match opts.expert_parallel {
+        Some(size) => Parallel {
+            size,
+            from: ParallelFrom::Given,
+        },
+        None => Parallel {
+            size: 1,
+            from: ParallelFrom::Default,
+        },
+    });
+    Context {
+        model: opts.model,
+        tensor_parallel,
+        expert_parallel,
+    }
 }
 
 /// Why a trace gave no kernels.
@@ -187,6 +237,12 @@ pub fn range_launch(trace: &Trace, i: usize) -> Launch {
             })
             .collect(),
         launches: 1,
+        missing: BTreeSet::new(),
+        at: Some(format!(
+            "event {} (cuda_profiler_range {:?})",
+            r.event,
+            roofline_model::analysis::names::truncate(trace.name(r.name), 100)
+        )),
     }
 }
 
@@ -240,6 +296,9 @@ pub struct Summary {
     pub notes: Vec<String>,
     /// Counts.
     pub stats: Stats,
+    /// False when launches were left out (profiler ranges without a time): every total then
+    /// misses them.
+    pub complete: bool,
 }
 
 /// An import whose kernels are collected into a [`TraceImport`].
@@ -288,6 +347,28 @@ pub fn launch_devices(trace: &Trace) -> Vec<Device> {
         trace.kernels.iter().filter_map(|g| g.device).collect()
     };
     devices(trace, used, &mut BTreeSet::new())
+}
+
+/// How many of a trace's profiler ranges the import leaves out for want of a time counter
+/// (a trace without kernel events, read from its ranges): known before any kernel is made, so
+/// that a streamed bundle can say from its start that it is incomplete.
+pub fn untimed_ranges(trace: &Trace) -> usize {
+    if !trace.kernels.is_empty() {
+        return 0;
+    }
+    let o = ncu::ImportOptions {
+        convention: Convention::Current,
+        arch: None,
+        source: DataSource::Import,
+    };
+    (0..trace.ranges.len())
+        .filter(|&i| {
+            matches!(
+                ncu::to_kernels(std::slice::from_ref(&range_launch(trace, i)), &o),
+                Err(NcuError::NoTime { .. } | NcuError::NoPositiveTime { .. })
+            )
+        })
+        .count()
 }
 
 /// Counters for a timing trace's kernel events, from a range-profiler trace.
@@ -400,11 +481,12 @@ fn import_impl(
     };
     notes.extend(collectives.notes.iter().cloned());
     let derived = derive::derive(trace, &parents);
+    let ctx = context(trace, opts);
     let costs = OpCosts::of(
         trace,
         &links.launch_op,
         from_ranges,
-        (&parents, &derived),
+        (&parents, &derived, &ctx),
         &mut stats,
     );
     stats.duplicates = derive::duplicates(trace, &parents);
@@ -472,6 +554,7 @@ fn import_impl(
         if let Some(c) = crate::trace::model::at(&collectives.by_kernel, i) {
             k.collective = Some(c.clone());
         }
+        stats.coverage.add(&k);
         if !each(k) {
             return Err(ImportError::Stopped);
         }
@@ -509,6 +592,7 @@ fn import_impl(
         devices,
         notes: notes.into_iter().collect(),
         stats,
+        complete: untimed == 0,
     })
 }
 
@@ -552,7 +636,7 @@ impl OpCosts {
         trace: &Trace,
         launch_op: &[Option<usize>],
         from_ranges: bool,
-        (parents, derived): (&[Option<usize>], &FxHashMap<usize, Derived>),
+        (parents, derived, ctx): (&[Option<usize>], &FxHashMap<usize, Derived>, &Context),
         stats: &mut Stats,
     ) -> Self {
         let mut op_info: FxHashMap<usize, OpInfo> = FxHashMap::default();
@@ -592,7 +676,7 @@ impl OpCosts {
         let mut estimated = 0usize;
         let mut costs: Vec<Result<OpCost, NoCost>> = Vec::new();
         let mut assumed: BTreeMap<String, usize> = BTreeMap::new();
-        let mut inner = InnerFlops::new(trace, parents, derived, &elems);
+        let mut inner = InnerFlops::new(trace, parents, derived, &elems, ctx);
         for &o in &order {
             let l = launches[&o][0];
             let op = &trace.ops[o];
@@ -614,7 +698,7 @@ impl OpCosts {
                 elem,
             );
             let cost = *cost_ids.entry(key).or_insert_with(|| {
-                costs.push(call_cost(trace, o, list_elem, derived.get(&o), elem));
+                costs.push(call_cost(trace, o, (list_elem, derived.get(&o), elem), ctx));
                 costs.len() - 1
             });
             if estimate.is_some() && costs[cost].is_ok() {
@@ -646,6 +730,21 @@ impl OpCosts {
                 Err(_) if elems.untyped.contains(&o) => {
                     *stats.untyped.entry(name.to_string()).or_default() += 1;
                     stats.untyped_flops += inner.own(o);
+                }
+                Err(NoCost::NoRule) if is_communication(name) => {
+                    // A collective's message: the tensor it is called on.
+                    let message = op.inputs.map_or(0.0, |i| {
+                        trace.inputs[i as usize]
+                            .inputs
+                            .args
+                            .iter()
+                            .find(|a| matches!(a, Arg::Tensor(..)))
+                            .map_or(0.0, Arg::bytes)
+                    });
+                    *stats
+                        .communication_bytes
+                        .entry(name.to_string())
+                        .or_default() += message;
                 }
                 Err(_) => {}
             }
@@ -833,10 +932,27 @@ fn devices(trace: &Trace, used: BTreeSet<i64>, notes: &mut BTreeSet<String>) -> 
     devices
 }
 
-/// Whether an operator is a collective of `torch.distributed`: its `c10d::` operators, and the
-/// `record_param_comms` range PyTorch records around every collective (with its message sizes).
-fn is_communication(name: &str) -> bool {
-    name == "record_param_comms" || name.starts_with("c10d::") || name.starts_with("nccl:")
+/// Whether an operator is a collective: `torch.distributed`'s `c10d::` operators and the
+/// `record_param_comms` range PyTorch records around every collective (with its message sizes),
+/// the symmetric-memory collectives (`symm_mem::multimem_all_reduce_`, …), and the serving
+/// engines' wrappers and custom all-reduces (vLLM's `vllm::all_reduce`, `vllm::all_gather`,
+/// `vllm::reduce_scatter` and `_C_custom_ar::all_reduce`; SGLang's `sgl_kernel::all_reduce`
+/// and `mscclpp_allreduce`).
+pub(crate) fn is_communication(name: &str) -> bool {
+    name == "record_param_comms"
+        || name.starts_with("c10d::")
+        || name.starts_with("nccl:")
+        || name.starts_with("symm_mem::")
+        || matches!(
+            name,
+            "vllm::all_reduce"
+                | "vllm::all_gather"
+                | "vllm::reduce_scatter"
+                | "_C_custom_ar::all_reduce"
+                | "_C_custom_ar::qr_all_reduce"
+                | "sgl_kernel::all_reduce"
+                | "sgl_kernel::mscclpp_allreduce"
+        )
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -1178,6 +1294,119 @@ mod tests {
             imp.notes
         );
         assert!(imp.kernels[1].collective.is_none());
+    }
+
+    /// The note on the kernel time with F and B: the collectives' kernels (an operator's, and
+    /// NCCL's with no operator) left out, the rest named with its share; the collectives'
+    /// messages recorded apart.
+    #[test]
+    fn the_share_of_kernel_time_with_f_and_b_is_noted() {
+        let mut events = vec![ev(
+            "cpu_op",
+            "aten::mm",
+            1,
+            10.0,
+            30.0,
+            r#""Input Dims": [[8, 6], [6, 5]], "Input type": ["float", "float"]"#,
+        )];
+        // 2 µs each: the product (F and B), an operator without a rule, a vLLM all-reduce
+        // of [4, 8] BF16, and an NCCL kernel no operator launched.
+        events.extend(launched("cudaLaunchKernel", 1, 12.0, "gemm", 0, ""));
+        events.push(ev("cpu_op", "fbgemm::magic", 1, 100.0, 30.0, ""));
+        events.extend(launched("cudaLaunchKernel", 2, 102.0, "magic", 0, ""));
+        events.push(ev(
+            "cpu_op",
+            "vllm::all_reduce",
+            1,
+            200.0,
+            30.0,
+            r#""Input Dims": [[4, 8], []], "Input type": ["c10::BFloat16", ""]"#,
+        ));
+        events.extend(launched(
+            "cudaLaunchKernel",
+            3,
+            202.0,
+            "all_reduce_kernel",
+            0,
+            "",
+        ));
+        events.extend(launched(
+            "cudaLaunchKernel",
+            4,
+            300.0,
+            "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            0,
+            "",
+        ));
+        let imp = import_events(&events);
+        let c = &imp.stats.coverage;
+        assert_eq!(c.share(), Some(0.5));
+        assert_eq!(c.communication_s, 4e-6);
+        assert_eq!(
+            imp.stats.communication_bytes.get("vllm::all_reduce"),
+            Some(&64.0)
+        );
+        let note = imp
+            .notes
+            .iter()
+            .find(|n| n.starts_with("F and B for"))
+            .expect("a coverage note");
+        assert_eq!(
+            note,
+            "F and B for 50.0 % of the kernel time outside the collectives (0.002 ms of 0.004 ms); the collectives' kernels (0.004 ms) are left out of it; the rest, without: fbgemm::magic ×1 (0.002 ms, 50.0 %)"
+        );
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("kept out of the roofline")
+                    && n.contains("vllm::all_reduce 64 bytes")),
+            "{:?}",
+            imp.notes
+        );
+    }
+
+    /// The tensor parallelism the rules are given: `--tensor-parallel`, else the trace's world
+    /// size when its process groups span the world or one rank, one rank without
+    /// `distributedInfo`, unknown otherwise.
+    #[test]
+    fn the_parallelism_comes_from_the_options_or_the_trace() {
+        let with = |info: &str| {
+            let text = format!(
+                r#"{{"traceEvents": [{}]{info}}}"#,
+                launched("cudaLaunchKernel", 1, 1.0, "k", 0, "").join(",")
+            );
+            parse(text.as_bytes()).unwrap()
+        };
+        let tp = |t: &Trace, o: &ImportOptions| context(t, o).tensor_parallel;
+        let none = ImportOptions::default();
+        let eight = with(
+            r#", "distributedInfo": {"rank": 0, "world_size": 8, "pg_config": [{"pg_size": 8}, {"pg_size": 1}]}"#,
+        );
+        assert_eq!(
+            tp(&eight, &none),
+            Some(Parallel {
+                size: 8,
+                from: ParallelFrom::WorldSize
+            })
+        );
+        let mixed = with(
+            r#", "distributedInfo": {"world_size": 8, "pg_config": [{"pg_size": 8}, {"pg_size": 4}]}"#,
+        );
+        assert_eq!(tp(&mixed, &none), None);
+        let given = ImportOptions {
+            tensor_parallel: Some(4),
+            ..none
+        };
+        assert_eq!(tp(&mixed, &given).map(|p| p.size), Some(4));
+        assert_eq!(
+            tp(&with(""), &none),
+            Some(Parallel {
+                size: 1,
+                from: ParallelFrom::NotDistributed
+            })
+        );
+        let ep = context(&eight, &none).expert_parallel.unwrap();
+        assert_eq!((ep.size, ep.from), (1, ParallelFrom::Default));
     }
 
     /// SYNTHETIC, shaped as PyTorch 2.5 records a `torch.compile`d function (HTA's public

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::operators::{Derived, Dtype};
+use crate::operators::{Context, Derived, Dtype};
 use crate::trace::calls;
 use crate::trace::cost::call_cost;
 use crate::trace::elems::Elems;
@@ -25,6 +25,8 @@ pub(crate) struct InnerFlops<'a> {
     total: FxHashMap<usize, f64>,
     /// The rules' F by (operator, inputs, derived shapes, element type).
     own: FxHashMap<OwnKey, f64>,
+    /// The import's context, which the rules are applied in.
+    ctx: &'a Context,
 }
 
 impl<'a> InnerFlops<'a> {
@@ -33,6 +35,7 @@ impl<'a> InnerFlops<'a> {
         parents: &[Option<usize>],
         derived: &'a FxHashMap<usize, Derived>,
         elems: &'a Elems,
+        ctx: &'a Context,
     ) -> Self {
         InnerFlops {
             trace,
@@ -41,6 +44,7 @@ impl<'a> InnerFlops<'a> {
             elems,
             total: FxHashMap::default(),
             own: FxHashMap::default(),
+            ctx,
         }
     }
 
@@ -57,7 +61,7 @@ impl<'a> InnerFlops<'a> {
         if let Some(&f) = self.own.get(&key) {
             return f;
         }
-        let f = call_cost(self.trace, o, None, self.derived.get(&o), elem)
+        let f = call_cost(self.trace, o, (None, self.derived.get(&o), elem), self.ctx)
             .map_or(0.0, |c| c.complexity.flops);
         self.own.insert(key, f);
         f

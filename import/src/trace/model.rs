@@ -122,6 +122,8 @@ pub struct ProfilerRange {
     pub ts: Ns,
     /// Counter values by interned metric name, as recorded.
     pub metrics: Vec<(u32, f64)>,
+    /// Its 0-based position in `traceEvents`, for messages.
+    pub event: u64,
 }
 
 /// What one event records of a collective: the arguments PyTorch 2.3 and later write on an NCCL
@@ -224,6 +226,11 @@ pub struct Trace {
     /// The recorded input of `nccl:*` annotations (their message, on PyTorch 2.0 and later), by
     /// index into [`Self::annotations`], in that order: an index into [`Self::inputs`].
     pub annotation_inputs: Vec<(usize, u32)>,
+    /// Whether the trace has `distributedInfo` (torch.profiler writes it when
+    /// `torch.distributed` is initialised).
+    pub distributed: bool,
+    /// The sizes of the process groups `distributedInfo.pg_config` lists.
+    pub group_sizes: Vec<u64>,
     /// `kernel` events, in file order.
     pub kernels: Vec<GpuEvent>,
     /// `gpu_memcpy` events.

@@ -104,9 +104,81 @@ pub(super) fn summary_notes(
             stats.zero_time
         ));
     }
-    if let Some(summary) = not_understood(trace, stats, untimed) {
+    if let Some(summary) = not_understood(trace, stats) {
         notes.insert(summary);
     }
+    if untimed > 0 {
+        notes.insert(format!(
+            "INCOMPLETE: {untimed} profiler range{} without a time counter left out of every total",
+            if untimed == 1 { "" } else { "s" }
+        ));
+    }
+    notes.extend(coverage(stats));
+    notes.extend(messages(stats));
+}
+
+/// The share of the kernel time outside the collectives whose operator calls carry F and B,
+/// and what the rest is, largest first.
+fn coverage(stats: &Stats) -> Option<String> {
+    let c = &stats.coverage;
+    let all = c.computing_s();
+    let share = c.share()?;
+    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+    let mut text = format!(
+        "F and B for {:.1} % of the kernel time outside the collectives ({} of {})",
+        100.0 * share,
+        ms(c.covered_s),
+        ms(all)
+    );
+    if c.communication_s > 0.0 {
+        text.push_str(&format!(
+            "; the collectives' kernels ({}) are left out of it",
+            ms(c.communication_s)
+        ));
+    }
+    if !c.rest.is_empty() {
+        let mut rest: Vec<(&Option<String>, &(usize, f64))> = c.rest.iter().collect();
+        rest.sort_by(|a, b| b.1.1.total_cmp(&a.1.1).then(a.0.cmp(b.0)));
+        let mut shown: Vec<String> = rest
+            .iter()
+            .take(NOTE_LIST_MAX)
+            .map(|(name, (n, t))| {
+                format!(
+                    "{} ×{n} ({}, {:.1} %)",
+                    name.as_deref()
+                        .map_or("kernels with no operator".into(), note_name),
+                    ms(*t),
+                    100.0 * t / all
+                )
+            })
+            .collect();
+        if rest.len() > NOTE_LIST_MAX {
+            shown.push(format!("… and {} more", rest.len() - NOTE_LIST_MAX));
+        }
+        text.push_str(&format!("; the rest, without: {}", shown.join(", ")));
+    }
+    Some(text)
+}
+
+/// The collectives' messages, which the roofline leaves out but the bundle records.
+fn messages(stats: &Stats) -> Option<String> {
+    let sized: Vec<(&String, &f64)> = stats
+        .communication_bytes
+        .iter()
+        .filter(|(_, b)| **b > 0.0)
+        .collect();
+    if sized.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = sized
+        .iter()
+        .take(NOTE_LIST_MAX)
+        .map(|(name, b)| format!("{} {b} bytes", note_name(name)))
+        .collect();
+    Some(format!(
+        "the collectives' messages, kept out of the roofline (the bytes of the tensor each call that launched kernels is called on, summed): {}",
+        list.join(", ")
+    ))
 }
 
 /// Where the element types of calls recorded without one (PyTorch 1.8) came from, and which
@@ -193,7 +265,7 @@ fn transfer_text(what: &str, list: &[GpuEvent], bytes: f64, time: f64) -> String
 const MISSING_LAUNCH_CALL: &str = "whose launch call is not in the trace, as for kernels launched before the profiling window opened while the GPU ran behind the CPU";
 
 /// The one summary of what was not understood, or `None` when everything was.
-fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String> {
+fn not_understood(trace: &Trace, stats: &Stats) -> Option<String> {
     let mut parts = Vec::new();
     let unlinked = stats.launches - stats.linked;
     if unlinked > 0 {
@@ -257,11 +329,6 @@ fn not_understood(trace: &Trace, stats: &Stats, untimed: usize) -> Option<String
                 note_name(name),
                 note_name(why)
             ))
-        ));
-    }
-    if untimed > 0 {
-        parts.push(format!(
-            "{untimed} profiler ranges without a time counter left out"
         ));
     }
     if !trace.unknown.is_empty() {

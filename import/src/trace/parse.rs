@@ -186,6 +186,18 @@ impl Builder {
             self.error = Some(missing("ts", &ev));
             return;
         };
+        // A kernel (or a range, which stands for one) is named: a bundle names every kernel.
+        let unnamed = match ev.name {
+            EventName::Id(id) => names[id as usize].is_empty(),
+            _ => true,
+        };
+        if unnamed && matches!(kind, Kind::Kernel | Kind::Range) {
+            self.error = Some(missing(
+                "name (a kernel's name: a bundle names every kernel)",
+                &ev,
+            ));
+            return;
+        }
         let dur_us = match (ev.dur, kind) {
             (Some(d), _) if d.is_finite() && d >= 0.0 => d,
             (Some(d), k) if d < 0.0 && k != Kind::Range => {
@@ -206,7 +218,30 @@ impl Builder {
                 return;
             }
         };
-        let end = ts + (dur_us * 1000.0).round() as i64;
+        // The end in integer nanoseconds: a duration that takes it past the trace's clock
+        // (2^63 ns, about 292 years) is refused, never wrapped or clamped.
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        let end = {
+            let dur_ns = (dur_us * 1000.0).round();
+            if dur_ns >= i64::MAX as f64 {
+                None
+            } else {
+                ts.checked_add(dur_ns as i64)
+            }
+        };
+        let Some(end) = end else {
+            self.error = Some(TraceError::DurationTooLong {
+                ts_ns: ts,
+                index,
+                category: cat.to_string(),
+                name: match ev.name {
+                    EventName::Id(id) => self.trace.names[id as usize].clone(),
+                    _ => String::new(),
+                },
+                dur: dur_us,
+            });
+            return;
+        };
         let mut args = ev.args.unwrap_or_default();
         let comm = std::mem::take(&mut args.comm);
         let name = match ev.name {
@@ -309,6 +344,26 @@ impl Builder {
                     });
                     return;
                 }
+                // `smsp__X.sum` and `sm__X.sum` count the same events: both with different
+                // values cannot be read (which one holds is not known).
+                let mut read: Vec<(String, &str, f64)> = Vec::new();
+                for (k, v) in &args.metrics {
+                    let alias = super::import::ncu_metric_name(k);
+                    if let Some((_, first, w)) = read.iter().find(|(a, _, _)| *a == alias)
+                        && *w != *v
+                    {
+                        self.error = Some(TraceError::CounterAliases {
+                            index,
+                            name: self.trace.name(name).to_string(),
+                            first: (*first).to_string(),
+                            first_value: *w,
+                            second: k.clone(),
+                            second_value: *v,
+                        });
+                        return;
+                    }
+                    read.push((alias, k.as_str(), *v));
+                }
                 let metrics = args
                     .metrics
                     .into_iter()
@@ -319,6 +374,7 @@ impl Builder {
                     device: args.device.or(ev.pid.as_ref().and_then(Id::num)),
                     ts,
                     metrics,
+                    event: index,
                 });
             }
         }
@@ -406,11 +462,16 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
             let len = input.value_len()?;
             match key.as_str() {
                 "deviceProperties" => {
-                    b.trace.devices =
+                    let mut devices =
                         input.read_slice(len, |d| Vec::<DeviceProps>::deserialize(d))?;
+                    if let Some(message) = one_gpu_per_id(&mut devices) {
+                        return Err(input.error(0, &message));
+                    }
+                    b.trace.devices = devices;
                 }
                 "distributedInfo" => {
                     let d = input.read_slice(len, |d| Distributed::deserialize(d))?;
+                    b.trace.group_sizes = d.group_sizes();
                     b.trace.rank = d.rank.map(|r| match r {
                         serde_json::Value::String(s) => s,
                         other => other.to_string(),
@@ -418,6 +479,7 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
                     b.trace.world_size = d.world_size;
                     b.trace.pg_count = d.pg_count;
                     b.trace.process_groups = process_groups(d.pg_config.as_ref());
+                    b.trace.distributed = true;
                 }
                 _ => input.read_slice(len, |d| IgnoredAny::deserialize(d).map(|_| ()))?,
             }
@@ -434,6 +496,49 @@ pub(super) fn top_object<R: Read>(input: &mut Input<R>, b: &mut Builder) -> Resu
             None => return Err(input.error(0, "EOF while parsing an object")),
         }
     }
+}
+
+/// A device in words for a message: its name, compute capability and SM count.
+fn describe_props(p: &DeviceProps) -> String {
+    let mut facts = Vec::new();
+    if let (Some(a), Some(b)) = (p.compute_major, p.compute_minor) {
+        facts.push(format!("compute capability {a}.{b}"));
+    }
+    if let Some(n) = p.num_sms {
+        facts.push(format!("{n} SMs"));
+    }
+    let name = if p.name.is_empty() {
+        "an unnamed GPU".to_string()
+    } else {
+        format!("{:?}", p.name)
+    };
+    if facts.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", facts.join(", "))
+    }
+}
+
+/// `deviceProperties` with an id listed twice: the same GPU twice is kept once; two different
+/// GPUs under one id are refused (which one the kernels ran on cannot be told), in words.
+fn one_gpu_per_id(devices: &mut Vec<DeviceProps>) -> Option<String> {
+    let mut kept: Vec<DeviceProps> = Vec::with_capacity(devices.len());
+    for d in devices.drain(..) {
+        match kept.iter().find(|k| k.id == d.id) {
+            Some(k) if *k == d => {}
+            Some(k) => {
+                return Some(format!(
+                    "\"deviceProperties\" lists device {} twice, as {} and as {}: which GPU its kernels ran on cannot be told",
+                    d.id,
+                    describe_props(k),
+                    describe_props(&d)
+                ));
+            }
+            None => kept.push(d),
+        }
+    }
+    *devices = kept;
+    None
 }
 
 /// The events array, each element read from its own slice. `input` is at the `[`.
@@ -484,7 +589,7 @@ mod tests {
         {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}
       ],
       "deviceProperties": [{"id": 0, "name": "GPU", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
-      "distributedInfo": {"rank": 3, "world_size": 8}
+      "distributedInfo": {"rank": 3, "world_size": 8, "pg_config": [{"pg_name": "0", "pg_size": 8}, {"pg_name": "5", "pg_size": 1}]}
     }"#;
 
     #[test]
@@ -502,6 +607,8 @@ mod tests {
         assert_eq!(t.unknown.get("mystery"), Some(&1));
         assert_eq!(t.devices[0].num_sms, Some(132));
         assert_eq!((t.rank.as_deref(), t.world_size), (Some("3"), Some(8)));
+        assert!(t.distributed);
+        assert_eq!(t.group_sizes, [8, 1]);
         let op = &t.ops[0];
         let rec = &t.inputs[op.inputs.unwrap() as usize];
         assert_eq!(rec.inputs.args[0], Arg::Tensor(Dtype::Bf16, vec![2, 3]));

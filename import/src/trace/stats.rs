@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use roofline_model::bundle::Kernel;
+
 use crate::operators::OutputFrom;
 
 /// What the import counted, for the summary and for tests.
@@ -34,6 +36,11 @@ pub struct Stats {
     /// Kernel launches per communication operator (NCCL, Gloo and the like), by operator name:
     /// collectives, which no roofline of one GPU bounds.
     pub communication: BTreeMap<String, usize>,
+    /// The bytes of the messages of the communication operators' calls that launched kernels
+    /// (the tensor each is called on), by operator name.
+    pub communication_bytes: BTreeMap<String, f64>,
+    /// The kernel time with F and B, and the rest.
+    pub coverage: Coverage,
     /// Kernel launches per operator whose recorded shapes did not fit its rule (or were not
     /// recorded), by operator name and the rule's reason.
     pub no_shapes: BTreeMap<(String, String), usize>,
@@ -63,4 +70,55 @@ pub struct Stats {
     pub counted_inside: BTreeMap<String, usize>,
     /// Operator calls recorded twice, nested (PyTorch 1.8): the inner record of each pair.
     pub duplicates: usize,
+}
+
+/// Where the kernel time went: with F and B, in collectives, or neither (by operator).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Coverage {
+    /// Seconds of kernels whose operator call carries F and B.
+    pub covered_s: f64,
+    /// Seconds of the collectives' kernels (a communication operator's, or NCCL's by name when
+    /// no operator launched them).
+    pub communication_s: f64,
+    /// The rest, by operator (`None`: kernels with no operator): launches and seconds.
+    pub rest: BTreeMap<Option<String>, (usize, f64)>,
+}
+
+impl Coverage {
+    /// Counts one kernel entry of the import.
+    pub(crate) fn add(&mut self, k: &Kernel) {
+        let t = k.time.total_s;
+        let comm = match &k.operator {
+            Some(op) => super::import::is_communication(&op.name),
+            None => k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"),
+        };
+        if comm {
+            self.communication_s += t;
+        } else if k
+            .operator
+            .as_ref()
+            .is_some_and(|op| op.complexity.is_some())
+        {
+            self.covered_s += t;
+        } else {
+            let e = self
+                .rest
+                .entry(k.operator.as_ref().map(|op| op.name.clone()))
+                .or_default();
+            e.0 += 1;
+            e.1 += t;
+        }
+    }
+
+    /// Seconds of the kernels outside the collectives.
+    pub fn computing_s(&self) -> f64 {
+        self.covered_s + self.rest.values().map(|r| r.1).fold(0.0, |a, b| a + b)
+    }
+
+    /// The share of the non-communication kernel time whose operator calls carry F and B, 0 to
+    /// 1; `None` when there is no such time.
+    pub fn share(&self) -> Option<f64> {
+        let all = self.computing_s();
+        (all > 0.0).then(|| self.covered_s / all)
+    }
 }

@@ -7,9 +7,12 @@
 //! operator name (or module): launches and times summed, counters summed as [`crate::analysis::aggregate`]
 //! does, and the complexity summed once per operator call, so that an operator whose F was not
 //! split among its kernels is read whole. Kernels without an operator (or module) keep their own
-//! entry, named `(no operator) <kernel>`, so nothing is dropped.
+//! entry, named `(no operator) <kernel>`, so nothing is dropped. [`Grouper`] does it kernel by
+//! kernel, as a bundle is read, so that a million launches are never held.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::bundle::{Complexity, Kernel, KernelTime};
 
@@ -134,52 +137,103 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
     if by == GroupBy::Kernel {
         return kernels.to_vec();
     }
-    struct Acc {
-        entry: Kernel,
-        names: BTreeSet<String>,
-        calls: BTreeSet<(Option<String>, u64)>,
-        every_call: BTreeSet<(Option<String>, u64)>,
-        complexity: Option<Complexity>,
-        complexity_known: bool,
-        collective_dropped: bool,
-    }
-    let mut groups: BTreeMap<(Option<String>, String), Acc> = BTreeMap::new();
-    let mut order = Vec::new();
+    let mut g = Grouper::new(by);
     for k in kernels {
+        g.push(k);
+    }
+    g.finish()
+}
+
+/// One group being made: its entry, its kernel names, and whether its complexity is known.
+struct Acc {
+    entry: Kernel,
+    names: BTreeSet<String>,
+    /// The operator calls among its kernels.
+    calls: u64,
+    complexity: Option<Complexity>,
+    complexity_known: bool,
+    /// Whether its kernels' collectives differ, so that the group carries none.
+    collective_dropped: bool,
+}
+
+/// [`group`] one kernel at a time, as a bundle is read, so that a million launches are never
+/// held: memory grows with the groups (operators or modules per device, and the kernels
+/// without one by name) and the operator calls seen (each call's F is counted once), not with
+/// the launches.
+pub struct Grouper {
+    by: GroupBy,
+    groups: FxHashMap<(Option<String>, String), usize>,
+    accs: Vec<Acc>,
+    /// Operator calls whose complexity is counted, by (rank, call number); ranks interned.
+    calls: FxHashSet<(u32, u64)>,
+    /// Every operator call seen, by (rank, call number): each counted once in its group.
+    every_call: FxHashSet<(u32, u64)>,
+    ranks: FxHashMap<Option<String>, u32>,
+}
+
+impl Grouper {
+    /// No kernels yet; `by` is an operator or module grouping (kernels are grouped by name by
+    /// [`crate::analysis::aggregate::Aggregator`]).
+    pub fn new(by: GroupBy) -> Self {
+        Grouper {
+            by,
+            groups: FxHashMap::default(),
+            accs: Vec::new(),
+            calls: FxHashSet::default(),
+            every_call: FxHashSet::default(),
+            ranks: FxHashMap::default(),
+        }
+    }
+
+    /// Adds one kernel entry to its group.
+    pub fn push(&mut self, k: &Kernel) {
+        let by = self.by;
         let key_name = match by.group_of(k) {
             Some(v) => v.to_string(),
             None => format!("(no {}) {}", by.noun(), k.name),
         };
-        let key = (k.device.clone(), key_name.clone());
-        let acc = groups.entry(key.clone()).or_insert_with(|| {
-            order.push(key.clone());
-            let mut e = Kernel::new(key_name.clone(), 0.0, k.source);
-            // The operator's full name: the kernel-name shortener would drop its namespace.
-            e.display_name = Some(key_name);
-            e.device.clone_from(&k.device);
-            e.launches = 0;
-            e.time = KernelTime {
-                total_s: 0.0,
-                per_launch: None,
-            };
-            e.grid = k.grid;
-            e.block = k.block;
-            e.tags
-                .insert(GroupBy::GROUPED_BY_TAG.into(), by.key().into());
-            Acc {
-                entry: e,
-                names: BTreeSet::new(),
-                calls: BTreeSet::new(),
-                every_call: BTreeSet::new(),
-                complexity: None,
-                complexity_known: true,
-                collective_dropped: false,
+        let key = (k.device.clone(), key_name);
+        let at = match self.groups.get(&key) {
+            Some(&i) => i,
+            None => {
+                let key_name = key.1.clone();
+                let mut e = Kernel::new(key_name.clone(), 0.0, k.source);
+                // The operator's full name: the kernel-name shortener would drop its namespace.
+                e.display_name = Some(key_name);
+                e.device.clone_from(&k.device);
+                e.launches = 0;
+                e.time = KernelTime {
+                    total_s: 0.0,
+                    per_launch: None,
+                };
+                e.grid = k.grid;
+                e.block = k.block;
+                e.tags
+                    .insert(GroupBy::GROUPED_BY_TAG.into(), by.key().into());
+                self.accs.push(Acc {
+                    entry: e,
+                    names: BTreeSet::new(),
+                    calls: 0,
+                    complexity: None,
+                    complexity_known: true,
+                    collective_dropped: false,
+                });
+                self.groups.insert(key, self.accs.len() - 1);
+                self.accs.len() - 1
             }
+        };
+        // The call's rank, interned; the call counted once in its group.
+        let rank = k.operator.as_ref().map(|op| {
+            let next = u32::try_from(self.ranks.len()).unwrap_or(u32::MAX);
+            let rank = *self
+                .ranks
+                .entry(k.tags.get("rank").cloned())
+                .or_insert(next);
+            if self.every_call.insert((rank, op.call)) {
+                self.accs[at].calls += 1;
+            }
+            rank
         });
-        if let Some(op) = &k.operator {
-            acc.every_call
-                .insert((k.tags.get("rank").cloned(), op.call));
-        }
         // Complexity: an operator call's figures once (its first kernel), else the kernel's own.
         // FLOPs are the kernels' counters only.
         let own = match k
@@ -188,7 +242,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             .and_then(|op| Some((op, op.complexity?)))
         {
             Some((op, c)) => {
-                let first = acc.calls.insert((k.tags.get("rank").cloned(), op.call));
+                let first = self.calls.insert((rank.unwrap_or(0), op.call));
                 Some(if first {
                     c
                 } else {
@@ -200,6 +254,7 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             }
             None => k.complexity,
         };
+        let acc = &mut self.accs[at];
         let flops = &k.flops;
         let e = &mut acc.entry;
         if e.launches == 0 {
@@ -229,7 +284,9 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
         }
         e.launches += k.launches;
         e.time.total_s += k.time.total_s;
-        acc.names.insert(k.name.clone());
+        if !acc.names.contains(&k.name) {
+            acc.names.insert(k.name.clone());
+        }
         for t in ["rank", "step"] {
             match (e.tags.get(t), k.tags.get(t)) {
                 (None, Some(v)) if e.launches == k.launches => {
@@ -249,23 +306,26 @@ pub fn group(kernels: &[Kernel], by: GroupBy) -> Vec<Kernel> {
             None => acc.complexity_known = false,
         }
     }
-    order
-        .into_iter()
-        .filter_map(|key| groups.remove(&key))
-        .map(|mut acc| {
-            let e = &mut acc.entry;
-            e.tags
-                .insert("kernel_names".into(), acc.names.len().to_string());
-            if by == GroupBy::Operator && !acc.every_call.is_empty() {
+
+    /// The groups, in the order of their first kernel.
+    pub fn finish(self) -> Vec<Kernel> {
+        self.accs
+            .into_iter()
+            .map(|mut acc| {
+                let e = &mut acc.entry;
                 e.tags
-                    .insert(GroupBy::CALLS_TAG.into(), acc.every_call.len().to_string());
-            }
-            if acc.complexity_known {
-                e.complexity = acc.complexity;
-            }
-            acc.entry
-        })
-        .collect()
+                    .insert("kernel_names".into(), acc.names.len().to_string());
+                if self.by == GroupBy::Operator && acc.calls > 0 {
+                    e.tags
+                        .insert(GroupBy::CALLS_TAG.into(), acc.calls.to_string());
+                }
+                if acc.complexity_known {
+                    e.complexity = acc.complexity;
+                }
+                acc.entry
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

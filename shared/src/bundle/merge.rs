@@ -4,9 +4,11 @@
 //! one machine characterization only; anything else is a conflict, refused with the names of the
 //! two inputs. Kernels are concatenated in input order.
 //!
-//! Each input has an identity, its [`digest`]; the merged bundle records the digests of all its
-//! parts (theirs included) in `provenance.merged_from`. The same bundle twice, a bundle with one
-//! of its own parts, or two merged bundles sharing a part are refused: each would count the
+//! Each input has two identities: its [`digest`] (the bundle), and its run's, [`run_digest`] (its
+//! kernels' names, launches and times, whatever output and provenance they were imported into);
+//! the merged bundle records both of all its parts (theirs included) in
+//! `provenance.merged_from`. The same bundle twice, the same run imported twice, a bundle with
+//! one of its own parts, or two merged bundles sharing a part are refused: each would count the
 //! same launches twice.
 
 use sha2::{Digest, Sha256};
@@ -29,6 +31,44 @@ pub fn digest(bundle: &Bundle) -> Result<String, String> {
         .collect())
 }
 
+/// A run's identity, whatever output it was imported into: the SHA-256 of its kernel entries'
+/// names, launch counts, times (to the bit), grids, blocks, operator calls and the `stream`,
+/// `step` and `rank` tags, in order, in lowercase hexadecimal; `None` for a bundle without
+/// kernels (a machine characterization). The same trace or captures imported twice (other
+/// provenance, another `--machine`, counters joined or not) give the same identity; two runs
+/// never do, as their measured times differ.
+pub fn run_digest(bundle: &Bundle) -> Option<String> {
+    if bundle.kernels.is_empty() {
+        return None;
+    }
+    let mut h = Sha256::new();
+    for k in &bundle.kernels {
+        h.update(k.name.as_bytes());
+        h.update([0]);
+        h.update(k.launches.to_le_bytes());
+        h.update(k.time.total_s.to_bits().to_le_bytes());
+        for dims in [k.grid, k.block] {
+            match dims {
+                Some(d) => d.iter().for_each(|x| h.update(x.to_le_bytes())),
+                None => h.update([0xff]),
+            }
+        }
+        if let Some(op) = &k.operator {
+            h.update(op.name.as_bytes());
+            h.update(op.call.to_le_bytes());
+        }
+        h.update([0]);
+        for t in ["stream", "step", "rank"] {
+            if let Some(v) = k.tags.get(t) {
+                h.update(t.as_bytes());
+                h.update(v.as_bytes());
+            }
+            h.update([0]);
+        }
+    }
+    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Why bundles could not be merged.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MergeError {
@@ -44,6 +84,18 @@ pub enum MergeError {
         first: String,
         /// The input that repeats it.
         second: String,
+    },
+    /// Two inputs hold the same run (the same kernels, launches and times), imported twice.
+    #[error(
+        "{first} and {second} hold the same run: the same {entries} kernel entries, with the same names, launches and times (the same trace or captures imported twice?); merged, every launch would count twice; give each run once"
+    )]
+    SameRun {
+        /// The first input.
+        first: String,
+        /// The input that repeats its run.
+        second: String,
+        /// Its kernel entries.
+        entries: usize,
     },
     /// One input is a merge that already holds another input.
     #[error(
@@ -104,39 +156,67 @@ pub enum MergeError {
 /// Refuses inputs that would count the same launches twice, and returns the merged bundle's
 /// `merged_from`: every input's digest and recorded parts, sorted and without repeats.
 fn parts(inputs: &[(String, Bundle)]) -> Result<Vec<String>, MergeError> {
-    let mut seen: Vec<(&str, String, &[String])> = Vec::with_capacity(inputs.len());
+    /// One input's identities: its digest, its run's ([`run_digest`]), its recorded parts.
+    struct Part<'a> {
+        label: &'a str,
+        own: String,
+        run: Option<String>,
+        held: &'a [String],
+        entries: usize,
+    }
+    let mut seen: Vec<Part<'_>> = Vec::with_capacity(inputs.len());
     for (label, b) in inputs {
         let own = digest(b).map_err(|reason| MergeError::Digest {
             input: label.clone(),
             reason,
         })?;
+        let run = run_digest(b);
         let held = b.provenance.merged_from.as_slice();
-        for (first, first_own, first_held) in &seen {
-            let (first, second) = (first.to_string(), label.clone());
-            if *first_own == own {
+        // This input's identities: what a part recorded in another must not be.
+        let mine = |p: &String| *p == own || run.as_ref() == Some(p);
+        for f in &seen {
+            let (first, second) = (f.label.to_string(), label.clone());
+            if f.own == own {
                 return Err(MergeError::SameBundle { first, second });
             }
-            if first_held.contains(&own) {
+            if run.is_some() && f.run == run {
+                return Err(MergeError::SameRun {
+                    first,
+                    second,
+                    entries: f.entries,
+                });
+            }
+            if f.held.iter().any(mine) {
                 return Err(MergeError::AlreadyHolds {
                     whole: first,
                     part: second,
                 });
             }
-            if held.contains(first_own) {
+            if held.contains(&f.own) || f.run.as_ref().is_some_and(|r| held.contains(r)) {
                 return Err(MergeError::AlreadyHolds {
                     whole: second,
                     part: first,
                 });
             }
-            if first_held.iter().any(|p| held.contains(p)) {
+            if f.held.iter().any(|p| held.contains(p)) {
                 return Err(MergeError::SharedPart { first, second });
             }
         }
-        seen.push((label, own, held));
+        seen.push(Part {
+            label,
+            own,
+            run,
+            held,
+            entries: b.kernels.len(),
+        });
     }
     let mut all: Vec<String> = seen
         .into_iter()
-        .flat_map(|(_, own, held)| std::iter::once(own).chain(held.iter().cloned()))
+        .flat_map(|p| {
+            std::iter::once(p.own)
+                .chain(p.run)
+                .chain(p.held.iter().cloned())
+        })
         .collect();
     all.sort_unstable();
     all.dedup();
@@ -285,8 +365,30 @@ mod tests {
             e.to_string(),
             "a.json and copy.json hold the same bundle: merged, every launch would count twice; give each input once"
         );
+        // The same run in another output (other provenance, notes): refused as the same run.
+        let mut again = a.clone();
+        again.provenance.created = Some("2030-01-01T00:00:00Z".into());
+        again.notes.push("imported again".into());
+        let e = merge(
+            &[l("a.json", &a), l("again.json", &again)],
+            Provenance::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a.json and again.json hold the same run: the same 1 kernel entries, with the same names, launches and times (the same trace or captures imported twice?); merged, every launch would count twice; give each run once"
+        );
         let ab = merge(&[l("a", &a), l("b", &b)], Provenance::default()).unwrap();
-        assert_eq!(ab.provenance.merged_from.len(), 2);
+        assert_eq!(ab.provenance.merged_from.len(), 4);
+        let e = merge(
+            &[l("ab.json", &ab), l("again.json", &again)],
+            Provenance::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, MergeError::AlreadyHolds { whole, part } if whole == "ab.json" && part == "again.json"),
+            "{e}"
+        );
         assert!(ab.provenance.merged_from.contains(&digest(&a).unwrap()));
         let e = merge(&[l("ab.json", &ab), l("a.json", &a)], Provenance::default()).unwrap_err();
         assert_eq!(
@@ -300,7 +402,7 @@ mod tests {
         );
         // Parts of parts are recorded too.
         let abc = merge(&[l("ab", &ab), l("c", &c)], Provenance::default()).unwrap();
-        assert_eq!(abc.provenance.merged_from.len(), 4);
+        assert_eq!(abc.provenance.merged_from.len(), 8);
         let e = merge(&[l("abc", &abc), l("a", &a)], Provenance::default()).unwrap_err();
         assert!(matches!(e, MergeError::AlreadyHolds { .. }), "{e}");
         let bc = merge(&[l("b", &b), l("c", &c)], Provenance::default()).unwrap();

@@ -148,11 +148,13 @@ pub struct Provenance {
     /// Nsight Compute version, where counters came from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncu_version: Option<String>,
-    /// For a merged bundle, the identity of every bundle merged into it, its parts' own parts
-    /// included: the SHA-256 of each part's canonical JSON (compact, as this crate writes it),
-    /// in lowercase hexadecimal, sorted. `merge` refuses a bundle together with one of its own
-    /// parts, which would count their launches twice. Optional: absent in unmerged bundles and
-    /// in bundles written before it existed.
+    /// For a merged bundle, the identities of every bundle merged into it, its parts' own parts
+    /// included: the SHA-256 of each part's canonical JSON (compact, as this crate writes it)
+    /// and, for a part with kernels, that of its run (its kernels' names, launches and times,
+    /// whatever it was imported into), in lowercase hexadecimal, sorted. `merge` refuses a
+    /// bundle together with one of its own parts, or a run imported again, which would count
+    /// their launches twice. Optional: absent in unmerged bundles and in bundles written before
+    /// it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(inner(regex(pattern = r"^[0-9a-f]{64}$")))]
     pub merged_from: Vec<String>,

@@ -3,7 +3,9 @@
 //! [`ImportOptions`] as `roofline import`'s flag words (`--arch 9.0 --convention 2020
 //! --allow-partial`), through its [`FromStr`] and [`Display`]; [`Convention`] and
 //! [`ComputeCapability`] are its typed values, each with the one parser of its words; the
-//! collectives' options (`--group-size`, `--gpus-per-node`, `--system`) are read here too.
+//! collectives' options (`--group-size`, `--gpus-per-node`, `--system`) are read here too. Files
+//! an option names (`--counters`, `--model-config`) are paths here: the front end reads them and
+//! hands their contents to the import driver.
 
 use std::fmt;
 use std::str::FromStr;
@@ -127,6 +129,14 @@ pub struct ImportOptions {
     /// `--ceilings datasheet:NAME` or `--no-datasheet`: the datasheet ceilings of an import
     /// without `--machine`.
     pub datasheet: Datasheet,
+    /// `--model-config`: the model's Hugging Face `config.json`, whose fields give the operators
+    /// that do not record them (a mixture of experts' top-k and width) their F and B (the
+    /// CLI's; the page has none).
+    pub model_config: Option<String>,
+    /// `--tensor-parallel`: the run's tensor parallelism, where the trace does not say it.
+    pub tensor_parallel: Option<u64>,
+    /// `--expert-parallel`: the run's expert parallelism (none when not given).
+    pub expert_parallel: Option<u64>,
     /// `--group-size N`: the ranks of a collective whose own arguments do not record its group
     /// (before `distributedInfo`'s world size, which knows the default group only).
     pub group_size: Option<u32>,
@@ -162,6 +172,15 @@ impl ImportOptions {
             Datasheet::Named(n) => out.extend(["--ceilings".to_string(), format!("datasheet:{n}")]),
             Datasheet::Off => out.push("--no-datasheet".into()),
         }
+        if let Some(m) = &self.model_config {
+            out.extend(["--model-config".to_string(), m.clone()]);
+        }
+        if let Some(n) = self.tensor_parallel {
+            out.extend(["--tensor-parallel".to_string(), n.to_string()]);
+        }
+        if let Some(n) = self.expert_parallel {
+            out.extend(["--expert-parallel".to_string(), n.to_string()]);
+        }
         if let Some(n) = self.group_size {
             out.extend(["--group-size".to_string(), n.to_string()]);
         }
@@ -185,6 +204,20 @@ impl ImportOptions {
             .ok()
             .filter(|n| *n > 0)
             .ok_or_else(|| format!("{option} {value:?}: expected a whole number from 1"))
+    }
+
+    /// A parallelism's value read (`--tensor-parallel`, `--expert-parallel`): a positive
+    /// number of ranks.
+    ///
+    /// # Errors
+    /// Any other value, in words.
+    pub fn ranks_value(flag: &str, value: &str) -> Result<u64, String> {
+        value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("{flag} {value:?}: expected a number of ranks (1 or more)"))
     }
 
     /// `--ceilings`'s value read: `datasheet:NAME` names a catalogue entry.
@@ -227,6 +260,15 @@ impl ImportOptions {
                 "--counters" => o.counters = Some(value()?.to_string()),
                 "--ceilings" => o.datasheet = Self::ceilings_value(value()?)?,
                 "--no-datasheet" => o.datasheet = Datasheet::Off,
+                "--model-config" => o.model_config = Some(value()?.to_string()),
+                "--tensor-parallel" | "--expert-parallel" => {
+                    let n = Self::ranks_value(w, value()?)?;
+                    if w == "--tensor-parallel" {
+                        o.tensor_parallel = Some(n);
+                    } else {
+                        o.expert_parallel = Some(n);
+                    }
+                }
                 "--group-size" => o.group_size = Some(Self::count_value(w, value()?)?),
                 "--gpus-per-node" => o.gpus_per_node = Some(Self::count_value(w, value()?)?),
                 "--system" => o.system = Some(value()?.to_string()),
@@ -267,6 +309,9 @@ mod tests {
             allow_machine_mismatch: true,
             counters: None,
             datasheet: Datasheet::Matched,
+            model_config: None,
+            tensor_parallel: None,
+            expert_parallel: None,
             group_size: Some(8),
             gpus_per_node: Some(4),
             system: Some("dgx-h100".into()),
@@ -277,6 +322,24 @@ mod tests {
             "--arch 9.0 --convention 2020 --allow-partial --allow-machine-mismatch --group-size 8 --gpus-per-node 4 --system dgx-h100"
         );
         assert_eq!(text.parse::<ImportOptions>(), Ok(o));
+        // The model configuration's path and the parallelism.
+        let llm: ImportOptions =
+            "--model-config config.json --tensor-parallel 8 --expert-parallel 1"
+                .parse()
+                .unwrap();
+        assert_eq!(llm.model_config.as_deref(), Some("config.json"));
+        assert_eq!(
+            (llm.tensor_parallel, llm.expert_parallel),
+            (Some(8), Some(1))
+        );
+        assert_eq!(
+            llm.to_string(),
+            "--model-config config.json --tensor-parallel 8 --expert-parallel 1"
+        );
+        assert_eq!(
+            "--tensor-parallel 0".parse::<ImportOptions>().unwrap_err(),
+            "--tensor-parallel \"0\": expected a number of ranks (1 or more)"
+        );
         assert_eq!("".parse::<ImportOptions>(), Ok(ImportOptions::default()));
         let named: ImportOptions = "--ceilings datasheet:H100-SXM5".parse().unwrap();
         assert_eq!(named.datasheet, Datasheet::Named("H100-SXM5".into()));

@@ -39,6 +39,14 @@ use crate::bundle::{Datapath, Kernel};
 
 pub use matching::{Doubt, LAUNCH_RATIO, ManualPair, Match, Pairing, launches_agree, pairing_with};
 
+/// A speed-up, `before / after`: known when both times are positive and the quotient is finite
+/// (1e300 s over 1e-300 s is beyond a double: unknown, never `inf`).
+pub fn ratio(before: f64, after: f64) -> Option<f64> {
+    (before > 0.0 && after > 0.0)
+        .then(|| before / after)
+        .filter(|x| x.is_finite() && *x > 0.0)
+}
+
 /// Whether a kernel ran in both runs or in one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presence {
@@ -248,7 +256,7 @@ impl CompareRow {
     /// `T_baseline / T_current` for a kernel in both runs with positive times.
     pub fn speedup(&self) -> Option<f64> {
         let (b, c) = (self.baseline.as_ref()?, self.current.as_ref()?);
-        (b.time_s > 0.0 && c.time_s > 0.0).then(|| b.time_s / c.time_s)
+        ratio(b.time_s, c.time_s)
     }
 
     /// The binding ceiling before and after, by name, when it changed (`"HBM → Tensor FP16"`).
@@ -381,9 +389,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// `before / after`, when both are positive.
+    /// `before / after`, when both are positive and the quotient is a double ([`ratio`]).
     pub fn speedup(&self) -> Option<f64> {
-        (self.before_s > 0.0 && self.after_s > 0.0).then(|| self.before_s / self.after_s)
+        ratio(self.before_s, self.after_s)
     }
 
     /// The counts: `20 kernels matched (3 by a similar name, 1 by hand), 2 doubtful pairs left
@@ -654,10 +662,18 @@ pub fn compare_with(current: &Analysed, baseline: &Analysed, o: &CompareOptions<
         quality,
         doubts,
     } = pairing_with(current, baseline, o.manual);
-    let (unit, base_unit) = (
-        GroupBy::of(&current.kernels),
-        GroupBy::of(&baseline.kernels),
-    );
+    // A run with no entries here (a device of the other run only) is read as the other is.
+    let (unit, base_unit) = match (current.kernels.is_empty(), baseline.kernels.is_empty()) {
+        (true, false) => (
+            GroupBy::of(&baseline.kernels),
+            GroupBy::of(&baseline.kernels),
+        ),
+        (false, true) => (GroupBy::of(&current.kernels), GroupBy::of(&current.kernels)),
+        _ => (
+            GroupBy::of(&current.kernels),
+            GroupBy::of(&baseline.kernels),
+        ),
+    };
     let launched = o
         .launches
         .filter(|_| unit != GroupBy::Kernel && unit == base_unit)

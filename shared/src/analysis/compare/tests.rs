@@ -613,3 +613,30 @@ fn the_datapath_of_uncounted_work_is_its_complexitys() {
     k.flops.fp32 = Some(5e8);
     assert_eq!(main_datapath(&k), Some(Datapath::Fp32));
 }
+
+/// A speed-up beyond what a double holds is unknown, never `inf`: 1e300 s against 1e-300 s.
+#[test]
+fn a_speedup_beyond_a_double_is_unknown() {
+    assert_eq!(ratio(2.0, 1.0), Some(2.0));
+    assert_eq!(ratio(1e300, 1e-300), None);
+    assert_eq!(ratio(0.0, 1.0), None);
+    assert_eq!(ratio(1.0, 0.0), None);
+    assert_eq!(ratio(1e-320, 1e300), None);
+}
+
+/// A device of one run only, compared per operator: the side without entries is read as the
+/// other is (no note that one run is per kernel, the rows headed by operators).
+#[test]
+fn a_device_of_one_run_only_keeps_the_other_runs_grouping() {
+    use crate::analysis::group::{GroupBy, group};
+    let (cur, _) = op_pair();
+    let empty = run(Vec::new());
+    for c in [
+        compare(&run(group(&cur, GroupBy::Operator)), &empty),
+        compare(&empty, &run(group(&cur, GroupBy::Operator))),
+    ] {
+        assert_eq!(c.summary.unit, GroupBy::Operator);
+        assert_eq!(c.summary.note, None);
+        assert!(c.rows.iter().any(|r| r.name == "aten::mm"));
+    }
+}

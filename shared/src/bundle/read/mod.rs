@@ -161,6 +161,11 @@ pub enum Problem {
         u64::MAX
     )]
     LaunchesOverflow,
+    /// Kernel times whose sum leaves the largest double (no total time could be computed).
+    #[error(
+        "the times of all kernel entries up to this one sum beyond the largest double (about 1.8e308 s): no total of them can be computed; check the times"
+    )]
+    TimeOverflow,
     /// A fraction outside 0 to 1.
     #[error("{0} is not a fraction between 0 and 1")]
     NotAFraction(f64),

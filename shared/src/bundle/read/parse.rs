@@ -52,20 +52,46 @@ pub fn check_text_start(bytes: &[u8], whole: bool) -> Result<(), ReadError> {
 /// [`check_text_start`], returning the text checked: all of `bytes`, or, for a start cut inside
 /// a character, the text before that character.
 fn utf8_start(bytes: &[u8], whole: bool) -> Result<&str, ReadError> {
-    let utf16 = |offset, what: &str| {
-        ReadError::Encoding {
+    // `iconv` is told the encoding exactly: without a byte-order mark, `-f UTF-16` (or
+    // `UTF-32`) would read little-endian text as big-endian.
+    let wide = |offset, what: &str, encoding: &str, iconv: &str| ReadError::Encoding {
         offset,
         what: what.to_string(),
-        seems: "the file seems to be UTF-16 text (as Windows PowerShell's `>` writes); save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)".into(),
-    }
+        seems: format!(
+            "the file seems to be {encoding} text{}; save it as UTF-8 (e.g. `iconv -f {iconv} -t UTF-8`)",
+            if encoding == "UTF-16" {
+                " (as Windows PowerShell's `>` writes)"
+            } else {
+                ""
+            }
+        ),
     };
+    // UTF-32 first: its little-endian mark starts as UTF-16's.
+    for (mark, iconv) in [
+        (&[0xff, 0xfe, 0, 0][..], "UTF-32"),
+        (&[0, 0, 0xfe, 0xff][..], "UTF-32"),
+    ] {
+        if bytes.starts_with(mark) {
+            let m: Vec<String> = mark.iter().map(|b| format!("{b:02X}")).collect();
+            return Err(wide(
+                0,
+                &format!("UTF-32 byte-order mark {}", m.join(" ")),
+                "UTF-32",
+                iconv,
+            ));
+        }
+    }
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
-        return Err(utf16(
+        return Err(wide(
             0,
             &format!("UTF-16 byte-order mark {:02X} {:02X}", bytes[0], bytes[1]),
+            "UTF-16",
+            "UTF-16",
         ));
     }
-    // UTF-16 without a mark: ASCII then a NUL byte (little-endian), or a NUL then ASCII.
+    // Wide text without a mark: an ASCII character and NUL bytes beside it; the run of NULs
+    // tells UTF-16 (one) from UTF-32 (three), and where the character sits in its code unit
+    // the byte order (first: little-endian).
     let start = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace() && *b != 0);
@@ -74,7 +100,15 @@ fn utf8_start(bytes: &[u8], whole: bool) -> Result<&str, ReadError> {
         && (bytes.get(i + 1) == Some(&0) || (i > 0 && bytes[i - 1] == 0))
     {
         let nul = bytes.iter().position(|b| *b == 0).unwrap_or(0);
-        return Err(utf16(nul, "NUL byte between characters"));
+        let zeros_after = bytes[i + 1..].iter().take_while(|b| **b == 0).count();
+        let zeros_before = bytes[..i].iter().rev().take_while(|b| **b == 0).count();
+        let (encoding, iconv) = match (zeros_after.max(zeros_before) >= 3, i) {
+            (true, i) if i % 4 == 0 => ("UTF-32", "UTF-32LE"),
+            (true, _) => ("UTF-32", "UTF-32BE"),
+            (false, i) if i % 2 == 0 => ("UTF-16", "UTF-16LE"),
+            (false, _) => ("UTF-16", "UTF-16BE"),
+        };
+        return Err(wide(nul, "NUL byte between characters", encoding, iconv));
     }
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok(text),
@@ -264,13 +298,49 @@ mod tests {
                 .contains("at byte offset 1; the file seems to be UTF-16"),
             "{e}"
         );
+        assert!(
+            e.to_string()
+                .ends_with("(e.g. `iconv -f UTF-16LE -t UTF-8`)"),
+            "{e}"
+        );
         let be: Vec<u8> = "{}".encode_utf16().flat_map(u16::to_be_bytes).collect();
         assert!(
             parse_bundle_bytes(&be)
                 .unwrap_err()
                 .to_string()
-                .contains("UTF-16")
+                .contains("UTF-16 text (as Windows PowerShell's `>` writes); save it as UTF-8 (e.g. `iconv -f UTF-16BE -t UTF-8`)")
         );
+        // UTF-32, with and without its mark, either order: named as such, with the `iconv`
+        // that reads it (UTF-16's would give garbage).
+        let utf32 = |text: &str, le: bool| -> Vec<u8> {
+            text.chars()
+                .flat_map(|c| {
+                    let c = c as u32;
+                    if le { c.to_le_bytes() } else { c.to_be_bytes() }
+                })
+                .collect()
+        };
+        for (bytes, says) in [
+            (
+                utf32("\u{feff}{}", true),
+                "UTF-32 byte-order mark FF FE 00 00 at byte offset 0; the file seems to be UTF-32 text; save it as UTF-8 (e.g. `iconv -f UTF-32 -t UTF-8`)",
+            ),
+            (
+                utf32("\u{feff}{}", false),
+                "UTF-32 byte-order mark 00 00 FE FF at byte offset 0; the file seems to be UTF-32 text; save it as UTF-8 (e.g. `iconv -f UTF-32 -t UTF-8`)",
+            ),
+            (
+                utf32("{}", true),
+                "the file seems to be UTF-32 text; save it as UTF-8 (e.g. `iconv -f UTF-32LE -t UTF-8`)",
+            ),
+            (
+                utf32("{}", false),
+                "the file seems to be UTF-32 text; save it as UTF-8 (e.g. `iconv -f UTF-32BE -t UTF-8`)",
+            ),
+        ] {
+            let e = parse_bundle_bytes(&bytes).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
         // Latin-1: "é" as one byte 0xE9 inside a name.
         let latin1 = MINIMAL
             .replace("\"k\"", "\"caf\u{e9}\"")

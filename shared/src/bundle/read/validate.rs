@@ -262,8 +262,19 @@ impl Validator {
     fn kernels(&mut self, b: &Bundle, ids: &HashSet<&str>) {
         let mut launches: u64 = 0;
         let mut overflowed = false;
+        let mut time = 0.0f64;
         for (i, k) in b.kernels.iter().enumerate() {
             self.kernel(i, k, &|d| ids.contains(d), b.devices.len());
+            // Said once, as for the launches: every total time is a sum over a subset of these.
+            if time.is_finite() {
+                time += k.time.total_s;
+                if time.is_infinite() {
+                    self.push(
+                        format!("$.kernels[{i}].time.total_s"),
+                        Problem::TimeOverflow,
+                    );
+                }
+            }
             match launches.checked_add(k.launches) {
                 Some(n) => launches = n,
                 None if !overflowed => {
@@ -435,5 +446,30 @@ mod tests {
         // One entry at the maximum is fine.
         let one = MINIMAL.replace("\"launches\": 1,", "\"launches\": 18446744073709551615,");
         assert_eq!(parse_bundle(&one).unwrap().kernels[0].launches, u64::MAX);
+    }
+
+    #[test]
+    fn times_that_sum_beyond_a_double_are_refused() {
+        // Each time is finite, their total is not: every share, total and speed-up would be
+        // `inf` or `NaN`, so the bundle is refused where it is read, as the stream reader and
+        // writer refuse it.
+        let two = MINIMAL.replace("\"total_s\": 1e-3", "\"total_s\": 1e308");
+        let two = two.replace(
+            "\"kernels\": [\n",
+            "\"kernels\": [\n    {\"name\": \"j\", \"launches\": 2, \"time\": {\"total_s\": 1.5e308}, \"source\": \"published\"},\n",
+        );
+        let issues = invalid(&two);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].path, "$.kernels[1].time.total_s");
+        assert_eq!(issues[0].problem, Problem::TimeOverflow);
+        let mut b =
+            parse_bundle(&MINIMAL.replace("\"total_s\": 1e-3", "\"total_s\": 1e308")).unwrap();
+        assert!(crate::validate(&b).is_ok());
+        b.kernels.push(b.kernels[0].clone());
+        assert!(crate::to_json(&b).is_err());
+        let mut w = crate::bundle::stream::Writer::begin(Vec::new(), &b).unwrap();
+        w.kernel(&b.kernels[0]).unwrap();
+        let e = w.kernel(&b.kernels[1]).unwrap_err().to_string();
+        assert!(e.contains("$.kernels[1].time.total_s"), "{e}");
     }
 }
