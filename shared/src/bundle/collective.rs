@@ -5,15 +5,14 @@
 //! The figures computed from them (algorithm and bus bandwidth, the binding link, exposed
 //! communication, the skew across ranks) are the analysis floor's (`analysis::comm`).
 
+use super::keyed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{FigureSource, Method};
 
 /// Which collective an NCCL kernel carried out.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CollectiveKind {
     /// Every rank ends with the reduction of all ranks' inputs.
@@ -37,6 +36,19 @@ pub enum CollectiveKind {
     /// A collective this toolkit does not name (its recorded name says which).
     Other,
 }
+
+keyed::deserialize_from_keys!(CollectiveKind {
+    AllReduce => "all_reduce",
+    AllGather => "all_gather",
+    ReduceScatter => "reduce_scatter",
+    AllToAll => "all_to_all",
+    Broadcast => "broadcast",
+    Reduce => "reduce",
+    SendRecv => "send_recv",
+    Gather => "gather",
+    Scatter => "scatter",
+    Other => "other",
+});
 
 impl CollectiveKind {
     /// Every kind.
@@ -152,7 +164,7 @@ impl CollectiveKind {
 }
 
 /// Where a collective's ranks sit relative to each other: what picks the link it runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Every rank of the group on one node: NVLink (or PCIe where the GPU has none).
@@ -160,6 +172,11 @@ pub enum Scope {
     /// Ranks on several nodes: the network.
     InterNode,
 }
+
+keyed::deserialize_from_keys!(Scope {
+    IntraNode => "intra_node",
+    InterNode => "inter_node",
+});
 
 impl Scope {
     /// The JSON name (`intra_node`).
@@ -172,7 +189,7 @@ impl Scope {
 }
 
 /// Where a collective's group size comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupSizeSource {
     /// The collective's own arguments (`Group size`, `Process Group Ranks`).
@@ -184,6 +201,13 @@ pub enum GroupSizeSource {
     /// Given by hand (`roofline import --group-size`).
     Option,
 }
+
+keyed::deserialize_from_keys!(GroupSizeSource {
+    Recorded => "recorded",
+    ProcessGroups => "process_groups",
+    WorldSize => "world_size",
+    Option => "option",
+});
 
 impl GroupSizeSource {
     /// The JSON name (`recorded`).
@@ -275,9 +299,7 @@ impl Collective {
 }
 
 /// A link a device's collectives run on.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkKind {
     /// NVLink to the other GPUs of the node (through NVSwitch, or the links of a mesh).
@@ -287,6 +309,12 @@ pub enum LinkKind {
     /// The node's compute network (InfiniBand, Ethernet), the NIC of the GPU.
     Network,
 }
+
+keyed::deserialize_from_keys!(LinkKind {
+    Nvlink => "nvlink",
+    Pcie => "pcie",
+    Network => "network",
+});
 
 impl LinkKind {
     /// Every link.

@@ -1,13 +1,12 @@
 //! The memory levels and datapaths of a GPU: the keys of its ceilings and of a kernel's counts,
 //! with their display labels and JSON names.
 
+use super::keyed;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A level of the memory hierarchy.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryLevel {
     /// L1 data cache / texture path (per SM).
@@ -21,6 +20,14 @@ pub enum MemoryLevel {
     /// The host link (PCIe or NVLink-C2C), optional.
     HostLink,
 }
+
+keyed::deserialize_from_keys!(MemoryLevel {
+    L1 => "l1",
+    Shared => "shared",
+    L2 => "l2",
+    Hbm => "hbm",
+    HostLink => "host_link",
+});
 
 impl MemoryLevel {
     /// Every level, from closest to the cores to farthest.
@@ -59,9 +66,7 @@ impl MemoryLevel {
 }
 
 /// A precision on a datapath: CUDA cores or Tensor Cores.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Datapath {
     /// FP64 on CUDA cores.
@@ -85,6 +90,19 @@ pub enum Datapath {
     /// Tensor Cores, FP64 (sm_80 and later).
     TensorFp64,
 }
+
+keyed::deserialize_from_keys!(Datapath {
+    Fp64 => "fp64",
+    Fp32 => "fp32",
+    Fp16 => "fp16",
+    Bf16 => "bf16",
+    TensorFp16 => "tensor_fp16",
+    TensorBf16 => "tensor_bf16",
+    TensorTf32 => "tensor_tf32",
+    TensorFp8 => "tensor_fp8",
+    TensorInt8 => "tensor_int8",
+    TensorFp64 => "tensor_fp64",
+});
 
 impl Datapath {
     /// Every datapath, CUDA cores first.

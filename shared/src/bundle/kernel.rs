@@ -1,6 +1,7 @@
 //! Profiled or benchmarked kernels: their times, FLOPs per datapath and bytes per level (absent
 //! means not measured), analytical complexity, and the PyTorch operator call that launched them.
 
+use super::keyed;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -405,7 +406,7 @@ impl Complexity {
 }
 
 /// Where a kernel's numbers came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DataSource {
     /// Our own benchmark suite (CUDA events, analytical complexity).
@@ -417,6 +418,13 @@ pub enum DataSource {
     /// Typed in from published figures.
     Published,
 }
+
+keyed::deserialize_from_keys!(DataSource {
+    Suite => "suite",
+    NsightCompute => "nsight_compute",
+    Import => "import",
+    Published => "published",
+});
 
 impl DataSource {
     /// The JSON name.

@@ -1,6 +1,7 @@
 //! A device's measured (or theoretical) characterization: its bandwidth and compute ceilings,
 //! launch overhead and ERT-style sweep, and which figure of a ceiling the charts use.
 
+use super::keyed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +71,7 @@ pub struct MachineOrigin {
 }
 
 /// The kind of a machine's origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OriginKind {
     /// Measured on the GPU itself.
@@ -78,6 +79,11 @@ pub enum OriginKind {
     /// A datasheet's figures (the GPU catalogue), not measured.
     Datasheet,
 }
+
+keyed::deserialize_from_keys!(OriginKind {
+    Measured => "measured",
+    Datasheet => "datasheet",
+});
 
 /// Where a figure that this toolkit did not measure comes from: a datasheet, a figure derived
 /// from datasheet figures, or an estimate read off the input itself.
@@ -92,7 +98,7 @@ pub struct FigureSource {
 }
 
 /// The kind of a [`FigureSource`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     /// Printed in the vendor's datasheet or whitepaper.
@@ -102,6 +108,12 @@ pub enum SourceKind {
     /// Estimated from the imported input itself (a trace's launch calls).
     Estimated,
 }
+
+keyed::deserialize_from_keys!(SourceKind {
+    Datasheet => "datasheet",
+    Derived => "derived",
+    Estimated => "estimated",
+});
 
 impl SourceKind {
     /// The word in tables and labels: `datasheet`, `derived`, `estimated`.
@@ -115,7 +127,7 @@ impl SourceKind {
 }
 
 /// The figure of a ceiling the charts use ([`Machine::chart_figure`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChartFigure {
     /// The sustained figure where a ceiling has one (the default).
@@ -124,6 +136,11 @@ pub enum ChartFigure {
     /// The burst figure (`value`) everywhere.
     Burst,
 }
+
+keyed::deserialize_from_keys!(ChartFigure {
+    Sustained => "sustained",
+    Burst => "burst",
+});
 
 /// How the ERT-style sweep's points were timed: each point after one untimed lead launch, as
 /// intervals of back-to-back launches between two CUDA events (so that no host launch latency
@@ -143,7 +160,7 @@ pub struct SweepTiming {
 }
 
 /// How a ceiling was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// Measured by running a kernel and timing it.
@@ -151,6 +168,11 @@ pub enum Method {
     /// Computed from device attributes (units × operations per clock × clock).
     Theoretical,
 }
+
+keyed::deserialize_from_keys!(Method {
+    Empirical => "empirical",
+    Theoretical => "theoretical",
+});
 
 /// A bandwidth ceiling at one memory level, in byte/s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

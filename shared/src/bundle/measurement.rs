@@ -2,13 +2,14 @@
 //! sustained figure, a best-reach limit, the clock of a theoretical figure and the cuBLASLt GEMM
 //! a reference comes from.
 
+use super::keyed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the kernels of a measurement computed on or moved (zeros and constants switch
 /// no bits in the datapaths, and a power-limited GPU then keeps a higher clock than on real
 /// data).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Operands {
     /// Approximately normal values (four uniforms summed, centred, unit variance), scaled by 0.5
@@ -30,6 +31,15 @@ pub enum Operands {
     /// Zeros.
     Zeros,
 }
+
+keyed::deserialize_from_keys!(Operands {
+    BoundedNormal => "bounded_normal",
+    RandomBits => "random_bits",
+    RandomUnitFloats => "random_unit_floats",
+    Constant => "constant",
+    QuadraticMap => "quadratic_map",
+    Zeros => "zeros",
+});
 
 /// How a ceiling's burst figure was timed: after its own warm-up, intervals of back-to-back
 /// launches between two CUDA events, behind one untimed lead launch, so that no host launch
@@ -103,9 +113,7 @@ pub struct ClockEventShare {
 }
 
 /// Why the SM clock was below its maximum (NVML's `nvmlClocksEventReason*` bits, nvml.h).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockEventReason {
     /// Nothing running, clocks dropping to idle (0x1).
@@ -129,6 +137,19 @@ pub enum ClockEventReason {
     /// A bit NVML has not documented to us.
     Other,
 }
+
+keyed::deserialize_from_keys!(ClockEventReason {
+    GpuIdle => "gpu_idle",
+    ApplicationsClocksSetting => "applications_clocks_setting",
+    SwPowerCap => "sw_power_cap",
+    HwSlowdown => "hw_slowdown",
+    SyncBoost => "sync_boost",
+    SwThermalSlowdown => "sw_thermal_slowdown",
+    HwThermalSlowdown => "hw_thermal_slowdown",
+    HwPowerBrakeSlowdown => "hw_power_brake_slowdown",
+    DisplayClockSetting => "display_clock_setting",
+    Other => "other",
+});
 
 impl ClockEventReason {
     /// Every reason with its NVML bit (`Other` has none).
@@ -222,7 +243,7 @@ pub struct Limit {
 }
 
 /// The kind of a [`Limit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKind {
     /// The instruction or path used is not the one that reaches the hardware's rate on this
@@ -233,8 +254,13 @@ pub enum LimitKind {
     UnexplainedShortfall,
 }
 
+keyed::deserialize_from_keys!(LimitKind {
+    Instruction => "instruction",
+    UnexplainedShortfall => "unexplained_shortfall",
+});
+
 /// The clock a theoretical ceiling is computed at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockSource {
     /// The clock our own kernel observed while measuring this datapath or level.
@@ -245,6 +271,12 @@ pub enum ClockSource {
     /// Core figures), or the datasheet's figure itself.
     Datasheet,
 }
+
+keyed::deserialize_from_keys!(ClockSource {
+    Measured => "measured",
+    DeviceMax => "device_max",
+    Datasheet => "datasheet",
+});
 
 /// The cuBLASLt GEMM a reference ceiling comes from: the best of the shapes and algorithms
 /// tried.

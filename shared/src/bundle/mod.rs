@@ -19,6 +19,7 @@
 mod collective;
 mod hardware;
 mod kernel;
+mod keyed;
 mod machine;
 mod measurement;
 
