@@ -533,6 +533,29 @@ fn tensors(x: &OpInputs) -> Vec<(Dtype, &[u64])> {
         .collect()
 }
 
+/// Whether an operator is a collective: `torch.distributed`'s `c10d::` operators and the
+/// `record_param_comms` range PyTorch records around every collective (with its message sizes),
+/// the symmetric-memory collectives (`symm_mem::multimem_all_reduce_`, …), and the serving
+/// engines' wrappers and custom all-reduces (vLLM's `vllm::all_reduce`, `vllm::all_gather`,
+/// `vllm::reduce_scatter` and `_C_custom_ar::all_reduce`; SGLang's `sgl_kernel::all_reduce`
+/// and `mscclpp_allreduce`).
+pub fn is_communication(name: &str) -> bool {
+    name == "record_param_comms"
+        || name.starts_with("c10d::")
+        || name.starts_with("nccl:")
+        || name.starts_with("symm_mem::")
+        || matches!(
+            name,
+            "vllm::all_reduce"
+                | "vllm::all_gather"
+                | "vllm::reduce_scatter"
+                | "_C_custom_ar::all_reduce"
+                | "_C_custom_ar::qr_all_reduce"
+                | "sgl_kernel::all_reduce"
+                | "sgl_kernel::mscclpp_allreduce"
+        )
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     //! What the rules' tests share.

@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::ncu::{self, Arch, Convention, Launch, NcuError};
 use crate::operators::{
     self, Arg, Context, Derived, Dtype, ListElem, ModelConfig, NoCost, OpCost, Parallel,
-    ParallelFrom,
+    ParallelFrom, is_communication,
 };
 use crate::trace::calls;
 use crate::trace::comm::{Collectives, CommOptions};
@@ -930,29 +930,6 @@ fn devices(trace: &Trace, used: BTreeSet<i64>, notes: &mut BTreeSet<String>) -> 
         ));
     }
     devices
-}
-
-/// Whether an operator is a collective: `torch.distributed`'s `c10d::` operators and the
-/// `record_param_comms` range PyTorch records around every collective (with its message sizes),
-/// the symmetric-memory collectives (`symm_mem::multimem_all_reduce_`, …), and the serving
-/// engines' wrappers and custom all-reduces (vLLM's `vllm::all_reduce`, `vllm::all_gather`,
-/// `vllm::reduce_scatter` and `_C_custom_ar::all_reduce`; SGLang's `sgl_kernel::all_reduce`
-/// and `mscclpp_allreduce`).
-pub(crate) fn is_communication(name: &str) -> bool {
-    name == "record_param_comms"
-        || name.starts_with("c10d::")
-        || name.starts_with("nccl:")
-        || name.starts_with("symm_mem::")
-        || matches!(
-            name,
-            "vllm::all_reduce"
-                | "vllm::all_gather"
-                | "vllm::reduce_scatter"
-                | "_C_custom_ar::all_reduce"
-                | "_C_custom_ar::qr_all_reduce"
-                | "sgl_kernel::all_reduce"
-                | "sgl_kernel::mscclpp_allreduce"
-        )
 }
 
 fn truncate(s: &str, max: usize) -> String {

@@ -89,7 +89,7 @@ impl Coverage {
     pub(crate) fn add(&mut self, k: &Kernel) {
         let t = k.time.total_s;
         let comm = match &k.operator {
-            Some(op) => super::import::is_communication(&op.name),
+            Some(op) => crate::operators::is_communication(&op.name),
             None => k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"),
         };
         if comm {
