@@ -18,6 +18,11 @@
 //     trace alone, the Nsight Compute CSV files together (indices into files).
 //   rooflineImporter.catalogue() -> Promise<Array<[id, product]>>: the GPU catalogue's entries
 //     that give ceilings (`--ceilings datasheet:ID`), asked of the worker once.
+//   rooflineImporter.draw(bytes, chart, width, device) -> Promise<[svg, words]>: a chart of a
+//     bundle (its bytes) drawn by the importer, so that the viewer's first paint does not carry
+//     it: `comm` (its collectives against their links, the roofs of `device` or null) or
+//     `sweep` (its machine's ERT-style sweep), as the standalone SVG, `width` pixels wide, and
+//     a line of figures (or null); fails with why there is nothing to draw.
 //   rooflineImporter.cancel(): stops the imports running (their worker is terminated).
 (() => {
   const WORKER = "__ROOFLINE_WORKER__";
@@ -115,9 +120,17 @@
     return entries;
   }
 
+  // A chart of a bundle (its bytes): [svg, words] (see `draw` in the worker's wasm), or the
+  // reason there is nothing to draw.
+  function draw(bytes, chart, width, device) {
+    return job({ kind: "draw", inputs: [], bytes, chart, width, device: device || undefined }, (m, succeed) => {
+      if (m.type === "drawn") succeed(m.drawn);
+    });
+  }
+
   function cancel() {
     for (const job of [...running]) job.fail("cancelled");
   }
 
-  globalThis.rooflineImporter = { start, groups, catalogue, cancel };
+  globalThis.rooflineImporter = { start, groups, catalogue, draw, cancel };
 })();

@@ -98,6 +98,10 @@ self.onmessage = async ({ data: req }) => {
       post({ type: "catalogue", entries: wasm_bindgen.catalogue_entries() });
       return;
     }
+    if (req.kind === "draw") {
+      post({ type: "drawn", drawn: wasm_bindgen.draw(req.bytes, req.chart, req.width, req.device) });
+      return;
+    }
     const inputs = [];
     for (const i of req.inputs) {
       const name = typeof i === "string" ? urlName(i) : i.name;

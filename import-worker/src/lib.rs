@@ -312,6 +312,67 @@ pub fn catalogue_entries() -> js_sys::Array {
         .collect()
 }
 
+/// A chart the page draws here, in the importer, so that the viewer's first paint does not
+/// carry its code: `chart` of the bundle whose bytes the page opened, as the standalone SVG
+/// `roofline plot --chart CHART` writes, `width` pixels wide, with a line of figures above it.
+/// Returns `[svg, words]` (`words` `null` when there are none):
+/// - `comm`: the collectives against their links ([`roofline_model::chart::communication`],
+///   every launch of every device, the roofs of `device` or else of the first device with link
+///   ceilings), with the exposed communication per step
+///   ([`roofline_model::analysis::comm::exposure_words`]);
+/// - `sweep`: the machine's ERT-style sweep ([`roofline_model::chart::sweep`]).
+///
+/// # Errors
+/// Why there is nothing to draw (the bundle unreadable, no collective with a size and a bus
+/// bandwidth, no sweep), in the CLI's words; the figures' line, when there is one, is kept in
+/// front of it, before a newline.
+#[wasm_bindgen]
+pub fn draw(
+    bundle: &[u8],
+    chart: &str,
+    width: f64,
+    device: Option<String>,
+) -> Result<js_sys::Array, String> {
+    use roofline_model::analysis::comm;
+    use roofline_model::chart::{self, ChartOptions, svg};
+    let bundle = roofline_model::parse_bundle_bytes(bundle).map_err(|e| e.to_string())?;
+    let options = ChartOptions {
+        device,
+        ..ChartOptions::browser_sized(width)
+    };
+    let (scene, words) = match chart {
+        "comm" => {
+            let acc = comm::CommAcc::of_kernels(&bundle, &bundle.kernels);
+            let words = comm::exposure_words(&comm::per_step(&acc.records), 8);
+            (
+                chart::communication(&bundle, &bundle.kernels, &options),
+                words,
+            )
+        }
+        "sweep" => (chart::sweep(&bundle, &options), None),
+        other => return Err(format!("no chart `{other}` is drawn here")),
+    };
+    match scene {
+        Ok(scene) => {
+            let svg = svg::document(
+                &scene,
+                &svg::SvgOptions {
+                    marker_titles: true,
+                    ..svg::SvgOptions::default()
+                },
+            );
+            Ok(js_sys::Array::of2(
+                &svg.into(),
+                &words.map_or(JsValue::NULL, JsValue::from),
+            ))
+        }
+        Err(e) => Err(match words {
+            Some(w) => format!("{w}\n{e}"),
+            None => e.to_string(),
+        }),
+    }
+}
+
 /// Imports `inputs` (each `{name, raw, plain?, error?}`: one trace, or the CSV captures of one
 /// run) against `machine` (`{name, bytes}` of a machine bundle, or null) with `options`
 /// (`roofline import`'s flags as an array of words, `["--arch", "9.0"]`, read by the one options

@@ -763,7 +763,7 @@ fn the_communication_view_places_collectives_under_their_links() {
     wait_for_bundle(&b, "a100-ddp-nccl-msgsize.json.gz");
     let n = b
         .wait(
-            "const n = document.querySelectorAll('#comm-view #chart circle.marker').length; return document.querySelectorAll('#comm-view #chart .ceiling-label').length > 0 && n",
+            "const n = document.querySelectorAll('#comm-view svg circle.marker').length; return document.querySelectorAll('#comm-view svg .ceiling-label').length > 0 && n",
             "the collectives under their links",
         )
         .as_u64()
@@ -771,12 +771,12 @@ fn the_communication_view_places_collectives_under_their_links() {
     assert!(n > 0);
     assert_eq!(
         b.js(
-            "return document.querySelector('#chart polyline[data-role=\"Link(Nvlink)\"]') !== null"
+            "return document.querySelector('#comm-view polyline[data-role=\"Link(Nvlink)\"]') !== null"
         ),
         json!(true)
     );
     assert_eq!(
-        b.js("return document.querySelectorAll('#chart circle.marker[data-kind=\"all_reduce\"]').length > 0"),
+        b.js("return document.querySelectorAll('#comm-view circle.marker[data-kind=\"all_reduce\"]').length > 0"),
         json!(true)
     );
     let figures = b

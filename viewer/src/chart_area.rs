@@ -203,65 +203,50 @@ pub fn MainArea(
         if st.view.get() != View::Machine {
             return view! { <ChartArea scene=scene /> }.into_any();
         }
-        let sweep = st.bundles.with(|all| {
-            all.get(st.current.get()).map(|l| {
-                let o = ChartOptions {
-                    domain: st.domain.get(),
-                    ..ChartOptions::browser_sized(width_px(st.width.get()))
-                };
-                chart::sweep(&l.bundle, &o)
-            })
+        // The sweep is drawn by the importer (`chart::sweep`), when the bundle has one.
+        let raw = st.bundles.with(|all| {
+            all.get(st.current.get())
+                .filter(|l| l.bundle.machines.iter().any(|m| !m.sweep.is_empty()))
+                .map(|l| l.raw.clone())
+        });
+        let sweep = raw.map(|raw| {
+            crate::import::draw_by_importer(
+                "sweep",
+                raw,
+                width_px(st.width.get()),
+                None,
+                "sweep-view",
+            );
         });
         view! {
             <MachineView ceilings=st.ceilings bundles=st.bundles current=st.current edits=st.edits device=st.device />
             {match sweep {
-                Some(Ok(s)) => view! { <ChartView scene=s selected=st.selected domain=st.domain /> }.into_any(),
-                _ => view! { <p class="hint" id="no-sweep">"No ERT-style sweep in this bundle: `roofline machine` records one."</p> }.into_any(),
+                Some(()) => view! { <div id="sweep-view"><p class="hint">"Drawing the sweep…"</p></div> }.into_any(),
+                None => view! { <p class="hint" id="no-sweep">"No ERT-style sweep in this bundle: `roofline machine` records one."</p> }.into_any(),
             }}
         }
         .into_any()
     }
 }
 
-/// The communication view: the collectives against their links (the model's chart), and a line
-/// of the exposed communication per step (the skew across ranks is `roofline info`'s).
+/// The communication view: the collectives against their links and the line of exposed
+/// communication per step, drawn by the importer ([`crate::import::draw_by_importer`], the
+/// model's `chart::communication`) from the bundle's bytes; the skew across ranks is
+/// `roofline info`'s.
 #[component]
 fn CommArea() -> impl IntoView {
-    use roofline_model::analysis::comm;
     let st = AppState::get();
     move || {
-        let drawn = st.bundles.with(|all| {
-            all.get(st.current.get()).map(|l| {
-                let o = ChartOptions {
-                    domain: st.domain.get(),
-                    device: st.device.get(),
-                    ..ChartOptions::browser_sized(width_px(st.width.get()))
-                };
-                // Each launch where the viewer keeps them (a torch.profiler import's).
-                let launches = l.tagged.as_deref().unwrap_or(&l.bundle.kernels);
-                let acc = comm::CommAcc::of_kernels(&l.bundle, launches);
-                let figures = [comm::exposure_words(&comm::per_step(&acc.records), 8)];
-                (chart::communication(&l.bundle, launches, &o), figures)
-            })
-        });
-        let Some((scene, figures)) = drawn else {
+        let raw = st
+            .bundles
+            .with(|all| all.get(st.current.get()).map(|l| l.raw.clone()));
+        let Some(raw) = raw else {
             return view! { <p class="hint">{NO_BUNDLE}</p> }.into_any();
         };
-        let lines = figures
-            .into_iter()
-            .flatten()
-            .map(|f| view! { <p class="comm-figures">{f}</p> })
-            .collect_view();
-        match scene {
-            Ok(s) => view! {
-                <div id="comm-view">
-                    {lines}
-                    <ChartView scene=s selected=st.selected domain=st.domain />
-                </div>
-            }
-            .into_any(),
-            Err(e) => view! { <div id="comm-view">{lines}<p class="hint" id="no-comm">{e.to_string()}</p></div> }.into_any(),
-        }
+        let (width, device) = (width_px(st.width.get()), st.device.get());
+        crate::import::draw_by_importer("comm", raw, width, device, "comm-view");
+        view! { <div id="comm-view"><p class="hint">"Drawing the collectives…"</p></div> }
+            .into_any()
     }
 }
 

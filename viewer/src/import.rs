@@ -29,7 +29,41 @@ extern "C" {
     /// selected.
     #[wasm_bindgen(js_name = rooflineCatalogueFill, catch)]
     pub fn catalogue_fill(chosen: &str) -> Result<(), JsValue>;
+
+    /// `rooflineDraw(chart, bytes, width, device, into)` (`open.js`): draws `chart` (`comm`,
+    /// `sweep`) of the bundle whose bytes are `bytes` into the element `into`, by the importer
+    /// (its `draw`), `width` pixels wide, for `device` (or the bundle's first).
+    #[wasm_bindgen(js_name = rooflineDraw, catch)]
+    fn draw_js(
+        chart: &str,
+        bytes: &[u8],
+        width: f64,
+        device: Option<String>,
+        into: &str,
+    ) -> Result<(), JsValue>;
 }
+
+/// Draws `chart` (`comm` or `sweep`) of the bundle `raw` into the element `into` once it is
+/// placed, by the importer (`open.js`'s `rooflineDraw`), so that the first paint does not carry
+/// these charts; a page without the importer (a saved standalone page) says so there.
+pub fn draw_by_importer(
+    chart: &'static str,
+    raw: std::sync::Arc<Vec<u8>>,
+    width: f64,
+    device: Option<String>,
+    into: &'static str,
+) {
+    leptos::prelude::request_animation_frame(move || {
+        if draw_js(chart, &raw, width, device, into).is_err()
+            && let Some(el) = leptos::prelude::document().get_element_by_id(into)
+        {
+            el.set_inner_html(NEEDS_IMPORTER);
+        }
+    });
+}
+
+/// What a chart drawn by the importer says on a page without it (a saved standalone page).
+const NEEDS_IMPORTER: &str = r#"<p class="hint">The importer draws this chart; a saved page does not carry it: open the bundle in the served viewer, or use <code>roofline plot</code>.</p>"#;
 
 /// What was opened at once: each bundle read (an import's carrying its [`ImportSource`]) or the
 /// message of what failed, in order.

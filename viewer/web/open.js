@@ -133,6 +133,29 @@
     }
   };
 
+  // The charts the importer draws (`comm`, `sweep`), so that the viewer's first paint does not
+  // carry them: into the element `into`, the chart's SVG (as #chart, which the SVG and PNG
+  // downloads take) under its line of figures, or why there is nothing to draw (#no-CHART);
+  // only the latest request for an element is shown.
+  const drawing = {};
+  globalThis.rooflineDraw = async (chart, bytes, width, device, into) => {
+    const asked = (drawing[into] = (drawing[into] || 0) + 1);
+    const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+    const lines = (words) => (words ? `<p class="${chart}-figures">${esc(words)}</p>` : "");
+    let html;
+    try {
+      await loadImporter();
+      const [svg, words] = await rooflineImporter.draw(bytes, chart, width, device);
+      html = `${lines(words)}<div class="chart">${svg.replace("<svg ", '<svg id="chart" ')}</div>`;
+    } catch (e) {
+      const why = String(e).split("\n");
+      const words = why.length > 1 ? why.shift() : null;
+      html = `${lines(words)}<p class="hint" id="no-${chart}">${esc(why.join("\n"))}</p>`;
+    }
+    const el = document.getElementById(into);
+    if (asked === drawing[into] && el) el.innerHTML = html;
+  };
+
   globalThis.rooflineOpen = async (inputs, machine, options) => {
     const out = [];
     if (typeof inputs === "number") {
