@@ -263,17 +263,6 @@ pub fn with_links(
         if links.is_empty() {
             continue;
         }
-        let words = links
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} {}",
-                    l.link.label(),
-                    roofline_model::analysis::si::format_si(l.value, "B/s")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
         let only = seen.len() == 1 && bundle.bundle.machines.len() == 1;
         let target = match bundle
             .bundle
@@ -294,14 +283,39 @@ pub fn with_links(
             }
             None => continue,
         };
-        if !target.links.is_empty() {
+        // A link the machine already has (measured by `roofline machine`: its PCIe) is kept;
+        // the catalogue gives the others.
+        let links: Vec<_> = links
+            .into_iter()
+            .filter(|l| !target.links.iter().any(|t| t.link == l.link))
+            .collect();
+        if links.is_empty() {
             continue;
         }
-        target.links = links;
+        let words = |links: &[roofline_model::bundle::LinkCeiling]| {
+            links
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{} {}",
+                        l.link.label(),
+                        roofline_model::analysis::si::format_si(l.value, "B/s")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let kept = if target.links.is_empty() {
+            String::new()
+        } else {
+            format!("; the machine's own {} kept", words(&target.links))
+        };
         notes.push(format!(
-            "links of device {id}: the {whose}'s ({words}, one direction{}), from the GPU catalogue, not measured (`roofline machine` does not measure links)",
+            "links of device {id}: the {whose}'s ({}, one direction{}), from the GPU catalogue, not measured (`roofline machine` measures the PCIe host link only){kept}",
+            words(&links),
             if system.is_some() { ", as --system names it" } else { "" }
         ));
+        target.links.extend(links);
     }
     if bundle.bundle.machines.is_empty() {
         return (None, notes);
@@ -635,6 +649,46 @@ mod tests {
             query: DeviceQuery::from(&d),
             device: d,
         }
+    }
+
+    /// A machine that measured its PCIe host link (`roofline machine`) keeps that figure; the
+    /// catalogue adds the H100 SXM5's NVLink beside it, and the note says which is which.
+    #[test]
+    fn a_measured_link_is_kept_and_the_catalogue_adds_the_others() {
+        use roofline_model::bundle::{LinkCeiling, LinkKind};
+        let h100 = seen("NVIDIA H100 80GB HBM3", "9.0", 132, 85e9);
+        let mut b = Bundle::new(Provenance::default());
+        b.devices = vec![h100.device.clone()];
+        b.machines = vec![roofline_model::bundle::Machine {
+            device: h100.device.id.clone(),
+            links: vec![LinkCeiling {
+                link: LinkKind::Pcie,
+                value: 25.1e9,
+                method: Method::Empirical,
+                implementation: Some("page-locked host↔device copies".into()),
+                source: None,
+            }],
+            ..Default::default()
+        }];
+        let measured = Machine {
+            name: "h100.json".into(),
+            bundle: b,
+            allow_mismatch: false,
+        };
+        let (m, notes) = with_links(Some(measured), &[h100], None);
+        let links = &m.unwrap().bundle.machines[0].links;
+        let pcie: Vec<_> = links.iter().filter(|l| l.link == LinkKind::Pcie).collect();
+        assert_eq!(pcie.len(), 1);
+        assert_eq!((pcie[0].value, pcie[0].method), (25.1e9, Method::Empirical));
+        let nvlink = links.iter().find(|l| l.link == LinkKind::Nvlink).unwrap();
+        assert_eq!(nvlink.value, 450e9);
+        assert!(nvlink.source.is_some());
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("NVLink 450 GB/s"), "{notes:?}");
+        assert!(
+            notes[0].contains("the machine's own PCIe 25.1 GB/s kept"),
+            "{notes:?}"
+        );
     }
 
     /// An A100 as Meta's traces record it gets the A100 SXM4 40GB's datasheet, named in a note;

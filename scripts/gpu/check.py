@@ -147,6 +147,15 @@ def check_machine(st):
     if best:
         print("         FP32 sweep, best TB/s per working set: " + ", ".join(
             f"{ws / 2**20:g} MiB {v / 1e12:.2f}" for ws, v in sorted(best.items())))
+    # The PCIe host link (page-locked copies each way, the slower one): against PCIe 5.0 x16's
+    # 63 GB/s per direction (32 GT/s x 16 lanes, 128b/130b), which H100 and H200 boards have.
+    pcie = [l for l in m.get("links", []) if l["link"] == "pcie" and l["method"] == "empirical"]
+    if pcie:
+        v = pcie[0]["value"]
+        line("PCIe host link measured", verdict(v > 0),
+             f"{v / 1e9:.1f} GB/s, {v / 63.0e9:.2f} of PCIe 5.0 x16; {pcie[0].get('implementation', '')}")
+    else:
+        line("PCIe host link measured", "MISSING", "no empirical PCIe link in machine.json")
     # `roofline machine --plan` sets the full plan's time; validate.sh gives it 300 s.
     for name, limit in [("machine", 300)]:
         if name in st:

@@ -360,6 +360,30 @@ impl Session {
             )))
     }
 
+    /// A zero-filled page-locked host buffer of `bytes` bytes (at least one), as `cudaMallocHost`
+    /// makes it (no flags: not write-combined), for host↔device copies at the link's rate.
+    ///
+    /// # Errors
+    /// The driver's error (page-locked memory is limited by the host), naming `what`.
+    pub fn alloc_pinned(
+        &self,
+        bytes: usize,
+        what: &str,
+    ) -> Result<cudarc::driver::PinnedHostSlice<u8>, DeviceError> {
+        let during = || {
+            format!(
+                "allocating {} MiB of page-locked host memory for {what}",
+                bytes >> 20
+            )
+        };
+        // SAFETY: the memory is written (zeros) before anything reads it.
+        #[allow(unsafe_code)]
+        let mut h = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+            .map_err(driver(during()))?;
+        h.as_mut_slice().map_err(driver(during()))?.fill(0);
+        Ok(h)
+    }
+
     /// Waits for the stream.
     ///
     /// # Errors

@@ -186,6 +186,21 @@ impl BurstPlan {
     }
 }
 
+impl BurstPlan {
+    /// The host link's copies (`roofline machine`'s PCIe phase), `quick` or not: one untimed
+    /// copy, 50 ms of copies back to back (20 ms with `--quick`), then 5 intervals (3) of at
+    /// least 10 ms and at most 16 copies, the figure the median interval's.
+    pub const fn host_link(quick: bool) -> Self {
+        BurstPlan {
+            untimed: 1,
+            warmup_s: if quick { 0.02 } else { 0.05 },
+            interval_min_s: 10e-3,
+            max_launches: 16,
+            intervals: if quick { 3 } else { 5 },
+        }
+    }
+}
+
 /// Follows a stream of intervals and says when their rate has settled: intervals are gathered
 /// into steps of at least `step_s` seconds; the rate has settled once the least-squares slope of
 /// the last `steps` steps' rates (against each step's middle in time), projected over the

@@ -3,7 +3,8 @@
 //! and theoretical figures at the clock observed while measuring and at the datasheet's clock.
 //!
 //! Phases, in order: device attributes, HBM, L2, L1 and shared memory, CUDA-core FMA peaks,
-//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the ERT-style sweep. Every
+//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the PCIe host link (the
+//! machine's one measured link ceiling), the ERT-style sweep. Every
 //! ceiling is timed by [`crate::Session::measure`] under the plan of [`crate::timing`]
 //! (docs/measurements/methodology.md): its own warm-up, intervals of back-to-back launches
 //! between two events (no host
@@ -26,7 +27,8 @@
 //! grid, the reference GEMM shapes), [`rig`] (the run's session, compiled kernels and notes, and
 //! a measurement's figures as ceilings), then one file per family of ceilings — [`memory`]
 //! (HBM, L2, L1 and shared memory), [`compute`] (CUDA-core FMA and `mma.sync` peaks), [`gemm`]
-//! (the cuBLASLt references), [`overhead`] (launch overhead), [`sweep`] (the ERT-style sweep) —
+//! (the cuBLASLt references), [`overhead`] (launch overhead), [`link`] (the PCIe host link),
+//! [`sweep`] (the ERT-style sweep) —
 //! and [`assemble`] (the theoretical ceilings, the "best reach" marks, the bundle completed and
 //! devices combined). This file holds the run itself ([`run`]) and its outcome.
 #![forbid(unsafe_code)]
@@ -34,6 +36,7 @@
 mod assemble;
 mod compute;
 mod gemm;
+mod link;
 mod memory;
 mod overhead;
 mod plan;
@@ -152,7 +155,7 @@ pub fn run(
     };
     let mut skipped = Vec::new();
     type Phase = fn(&mut Rig, &mut Machine, &mut Vec<Skipped>) -> Result<(), MachineError>;
-    let phases: [(&'static str, Phase); 7] = [
+    let phases: [(&'static str, Phase); 8] = [
         ("HBM", memory::hbm),
         ("L2", memory::l2),
         ("L1 and shared memory", memory::l1_shared),
@@ -160,6 +163,7 @@ pub fn run(
         ("Tensor Core mma.sync peaks", compute::mma),
         ("cuBLASLt reference GEMMs", gemm::cublaslt),
         ("launch overhead", overhead::launch_overhead),
+        ("PCIe host link", link::host_link),
     ];
     let mut failure = None;
     let overall = report.progress(phases.len() as u64 + 1, "measuring");

@@ -23,6 +23,12 @@ impl Plan {
     pub(super) fn hbm_bytes(self) -> usize {
         if self.quick { 512 << 20 } else { 2 << 30 }
     }
+    /// Bytes of each host↔device copy of the host link's phase: 256 MiB (64 MiB with
+    /// `--quick`), as nvbandwidth's default copy size is 512 MiB and CUDA's bandwidthTest's
+    /// range tops at 64 MiB: far past the size where a copy's fixed cost matters.
+    pub fn host_link_bytes(self) -> usize {
+        if self.quick { 64 << 20 } else { 256 << 20 }
+    }
     /// Working sets of the sweep, bytes.
     pub fn sweep_working_sets(self) -> Vec<usize> {
         let (step, top) = if self.quick {

@@ -372,6 +372,25 @@ pub fn schedule(plan: Plan, target: &Target) -> Vec<Row> {
         seconds: Span::exactly(OVERHEAD_ALLOWANCE_S),
         allowance: true,
     });
+    // The host link: each direction a burst of copies, a copy's length bounded by PCIe 5.0 x16
+    // (about 64 GB/s one way) below and a slow host's 8 GB/s above (an assumption, as the
+    // launches' half-rate bound is).
+    let copy = plan.host_link_bytes() as f64;
+    let l = Span {
+        low: copy / 64e9,
+        high: copy / 8e9,
+    };
+    for what in ["host to device", "device to host"] {
+        rows.push(Row {
+            phase: "PCIe host link",
+            what: format!(
+                "page-locked copies {what}, {} MiB each (at 8 to 64 GB/s)",
+                plan.host_link_bytes() >> 20
+            ),
+            seconds: burst(&BurstPlan::host_link(plan.quick), l),
+            allowance: false,
+        });
+    }
     // The sweep: every point of the grid as a burst.
     let (points, left_out) = sweep::sweep_grid(plan);
     let b = BurstPlan::sweep(plan.quick);
@@ -532,11 +551,12 @@ mod tests {
                 "Tensor Core mma.sync peaks",
                 "cuBLASLt reference GEMMs",
                 "launch overhead",
+                "PCIe host link",
                 "ERT-style sweep",
             ] {
                 assert!(rows.iter().any(|r| r.phase == p), "{name}: no {p}");
             }
-            // 4 HBM, 1 L2, 3 L1/shared, 4 FMA, 6 mma.sync (FP8 refused on sm_90).
+            // 4 HBM, 1 L2, 3 L1/shared, 4 FMA, 6 mma.sync (FP8 refused on sm_90), 2 PCIe.
             let measured = rows
                 .iter()
                 .filter(|r| {
@@ -544,7 +564,7 @@ mod tests {
                         && !matches!(r.phase, "cuBLASLt reference GEMMs" | "ERT-style sweep")
                 })
                 .count();
-            assert_eq!(measured, 18, "{name}");
+            assert_eq!(measured, 20, "{name}");
         }
         assert!(Target::named("h100-sxm5").is_some());
         assert!(Target::named("B200").is_none());
