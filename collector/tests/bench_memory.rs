@@ -99,13 +99,21 @@ struct Cost {
     cpu: f64,
     peak_mb: f64,
     ok: bool,
+    /// What it printed (HTA's counts of what it read).
+    stdout: String,
 }
 
 /// Runs `roofline ARGS` under GNU time.
 fn measure(args: &[&str]) -> Option<Cost> {
+    measure_program(Path::new(env!("CARGO_BIN_EXE_roofline")), args)
+}
+
+/// Runs `program ARGS` under GNU time (and `timeout`, 900 s: a peer that takes longer is
+/// reported as not done).
+fn measure_program(program: &Path, args: &[&str]) -> Option<Cost> {
     let o = Command::new("/usr/bin/time")
-        .args(["-f", "TIME %e %U %S %M"])
-        .arg(env!("CARGO_BIN_EXE_roofline"))
+        .args(["-f", "TIME %e %U %S %M", "timeout", "900"])
+        .arg(program)
         .args(args)
         .env("LD_LIBRARY_PATH", "/nonexistent")
         .output()
@@ -124,7 +132,94 @@ fn measure(args: &[&str]) -> Option<Cost> {
         cpu: user + sys,
         peak_mb: kb * 1024.0 / 1e6,
         ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
     })
+}
+
+/// `path` gzipped (flate2's default level, as `gzip` writes) beside it as `path.gz`; its size.
+fn gzip(path: &Path) -> io::Result<(String, u64)> {
+    let out = format!("{}.gz", path.display());
+    let mut gz = flate2::write::GzEncoder::new(
+        BufWriter::with_capacity(1 << 20, std::fs::File::create(&out)?),
+        flate2::Compression::default(),
+    );
+    io::copy(&mut std::fs::File::open(path)?, &mut gz)?;
+    gz.finish()?.flush()?;
+    let size = std::fs::metadata(&out)?.len();
+    Ok((out, size))
+}
+
+/// Benchmark (ignored): `roofline import` of SYNTHETIC traces of 100,000 and 1,000,000 launches,
+/// plain and gzipped, beside Holistic Trace Analysis reading the same files in the same run
+/// (`scripts/bench/hta_kernels.py`: its event table and kernel breakdown), each under GNU time.
+/// HTA runs with the Python named by `BENCH_HTA_PYTHON` (`cargo xtask bench-import` makes a
+/// virtual environment with it); without it, its rows say so. `BENCH_SIZES` changes the sizes
+/// (`100000,1000000`). Prints the table of `docs/performance.md`; asserts nothing about speed.
+#[test]
+#[ignore = "benchmark: writes ~0.9 GB of SYNTHETIC traces; run in release with --ignored --nocapture"]
+fn bench_import_sizes() {
+    let sizes: Vec<u64> = std::env::var("BENCH_SIZES")
+        .unwrap_or_else(|_| "100000,1000000".into())
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let hta = std::env::var("BENCH_HTA_PYTHON").ok();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench/hta_kernels.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::env::var("BENCH_DIR").map_or_else(|_| tmp.path().to_path_buf(), Into::into);
+    let cell = |c: &Option<Cost>| match c {
+        Some(c) if c.ok => format!("{:.2} s / {:.2} s / {:.0} MB", c.wall, c.cpu, c.peak_mb),
+        Some(c) => format!("failed after {:.0} s ({:.0} MB)", c.wall, c.peak_mb),
+        None => "not run".into(),
+    };
+    println!(
+        "| input | size | roofline import: wall / CPU / peak | HTA: wall / CPU / peak | HTA / roofline (wall) | target |"
+    );
+    println!("|---|---:|---:|---:|---:|---|");
+    let mut notes: Vec<String> = Vec::new();
+    for n in sizes {
+        let plain = dir.join(format!("t{n}.json"));
+        let size = write_trace(&plain, n, 1.0).unwrap();
+        let (gz, gz_size) = gzip(&plain).unwrap();
+        for (what, file, bytes) in [
+            ("`.json`", plain.to_str().unwrap().to_string(), size),
+            ("`.json.gz`", gz, gz_size),
+        ] {
+            let out = dir.join("run.json");
+            let ours = measure(&["import", &file, "-o", out.to_str().unwrap()]);
+            let peer = hta
+                .as_ref()
+                .map(|py| measure_program(Path::new(py), &[script.to_str().unwrap(), &file]));
+            if let Some(Some(c)) = &peer {
+                notes.extend(
+                    c.stdout
+                        .lines()
+                        .filter(|l| l.starts_with("hta:"))
+                        .map(|l| format!("{n} launches, {what}: {l}")),
+                );
+            }
+            let ratio = match (&ours, &peer) {
+                (Some(a), Some(Some(b))) if a.ok && b.ok => format!("{:.1}", b.wall / a.wall),
+                _ => "–".into(),
+            };
+            println!(
+                "| {n} launches (SYNTHETIC), {what} | {:.1} MB | {} | {} | {ratio} | {} |",
+                bytes as f64 / 1e6,
+                cell(&ours),
+                peer.map_or_else(|| "no BENCH_HTA_PYTHON".into(), |c| cell(&c)),
+                if n >= 1_000_000 {
+                    "< 8 s wall, < 1 GB"
+                } else {
+                    ""
+                },
+            );
+            let _ = std::fs::remove_file(&out);
+        }
+        let _ = std::fs::remove_file(&plain);
+    }
+    for n in notes {
+        println!("{n}");
+    }
 }
 
 #[test]

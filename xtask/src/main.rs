@@ -15,9 +15,12 @@
 //! - `cargo xtask serve [--port N]`: `web`, then serves `dist/` on localhost: the main job.
 //! - `cargo xtask bench-viewer`: `web`, then the viewer's speed budgets measured in headless
 //!   Chromium on SYNTHETIC inputs (`tests/bench/viewer.rs`); prints a table.
-//! - `cargo xtask bench-import`: `web` and the release CLI, then the in-browser import of real
-//!   and SYNTHETIC torch.profiler traces timed in headless Chromium (with the tab's memory)
-//!   beside `roofline import` on the same files (`tests/bench/import.rs`); prints a table.
+//! - `cargo xtask bench-import`: first `roofline import` of SYNTHETIC traces of 100k and 1M
+//!   launches, plain and gzipped, beside Holistic Trace Analysis in the same run (`bench.rs`;
+//!   `ROOFLINE_BENCH_ONLY=scale` stops there); then `web` and the release CLI, and the
+//!   in-browser import of real and SYNTHETIC torch.profiler traces timed in headless Chromium
+//!   (with the tab's memory) beside `roofline import` on the same files
+//!   (`tests/bench/import.rs`); prints a table each.
 //! - `cargo xtask wheel [x86_64|aarch64|all]`: the `roofline` binary as a manylinux2014 Python
 //!   wheel, built with maturin (see `wheel.rs`); `test` builds, installs and runs this machine's.
 //! - `cargo xtask sass [--check] [--keep]`: the SASS audit of every CUDA kernel, without a driver or GPU
@@ -37,6 +40,7 @@
 
 use std::process::ExitCode;
 
+mod bench;
 mod demo;
 mod embed_kit;
 mod fleet;
@@ -64,7 +68,13 @@ fn main() -> ExitCode {
         Some("samples") => demo::samples(),
         Some("fleet") => fleet::fleet(),
         Some("bench-viewer") => web::build_web().and_then(|_| web::bench_viewer()),
-        Some("bench-import") => web::build_web().and_then(|_| web::bench_import()),
+        // The scale table first (CLI and HTA); `ROOFLINE_BENCH_ONLY=scale` stops there.
+        Some("bench-import") => bench::import_sizes().and_then(|()| {
+            if std::env::var("ROOFLINE_BENCH_ONLY").as_deref() == Ok("scale") {
+                return Ok(());
+            }
+            web::build_web().and_then(|_| web::bench_import())
+        }),
         Some("serve") => {
             let port = args
                 .iter()
@@ -77,7 +87,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples|fleet>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/reference/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time the in-browser import of real and SYNTHETIC traces beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs\n  fleet  the fleet recipe: 1,000 runs as Parquet, queried with DuckDB and Spark (docs/fleet.md)"
+                "usage: cargo xtask <test|web|serve|demo|bench-viewer|bench-import|sass|wheel|samples|fleet>\n  test   run every check CI runs\n  sass   SASS audit of the CUDA kernels without a GPU (--check: compare with docs/reference/kernels-sass.md; --keep: keep the PTX, cubins and listings)\n  web    build the viewer into dist/\n  bench-viewer  time the viewer's budgets in headless Chromium (SYNTHETIC inputs)\n  bench-import  time roofline import at 100k and 1M launches beside HTA, then the in-browser import beside the CLI (headless Chromium)\n  serve  build and serve the viewer on localhost (--port N, default 8080)\n  demo   report on and plot the sample bundles with the CLI\n  wheel  build the roofline wheel with maturin (x86_64|aarch64|all; default this machine)\n  samples  regenerate tests/fixtures/bundles/deepcam-v100-*.json from the study's ncu outputs\n  fleet  the fleet recipe: 1,000 runs as Parquet, queried with DuckDB and Spark (docs/fleet.md)"
             );
             return ExitCode::from(2);
         }
