@@ -44,6 +44,24 @@ fn bundle(p: &Path) -> roofline_model::Bundle {
     roofline_model::parse_bundle(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// The PARAM DLRM ranks imported one bundle each (`-o DIR/`) under `dir/each/`, their paths
+/// sorted.
+fn import_each(dir: &Path) -> Vec<PathBuf> {
+    let each = dir.join("each/");
+    ok(&roofline(&[
+        "import",
+        dlrm().to_str().unwrap(),
+        "-o",
+        each.to_str().unwrap(),
+    ]));
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&each)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    names
+}
+
 /// A directory of 8 ranks' traces becomes one bundle with a device per rank, every kernel on
 /// its rank's device; `-o DIR/` writes one bundle per trace instead.
 #[test]
@@ -91,21 +109,11 @@ fn ranks_become_one_run_or_one_bundle_each() {
         .collect();
     assert_eq!(left, [std::ffi::OsString::from("run.json")]);
 
-    let each = dir.path().join("each/");
-    ok(&roofline(&[
-        "import",
-        dlrm().to_str().unwrap(),
-        "-o",
-        each.to_str().unwrap(),
-    ]));
-    let mut names: Vec<String> = std::fs::read_dir(&each)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = import_each(dir.path());
     assert_eq!(names.len(), 8);
-    assert!(names[0].starts_with("worker0_step_12") && names[0].ends_with(".pt.trace.json"));
-    let one = bundle(&each.join(&names[3]));
+    let first = names[0].file_name().unwrap().to_str().unwrap();
+    assert!(first.starts_with("worker0_step_12") && first.ends_with(".pt.trace.json"));
+    let one = bundle(&names[3]);
     assert_eq!(one.devices.len(), 1);
     assert_eq!(one.kernels.len(), 315);
 }
@@ -283,18 +291,7 @@ fn several_traces_are_refused_when_they_cannot_be_one_run() {
 #[test]
 fn compare_shows_the_collectives_before_and_after() {
     let dir = tempfile::tempdir().unwrap();
-    let each = dir.path().join("each/");
-    ok(&roofline(&[
-        "import",
-        dlrm().to_str().unwrap(),
-        "-o",
-        each.to_str().unwrap(),
-    ]));
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&each)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
+    let names = import_each(dir.path());
     let (r0, r7) = (names[0].to_str().unwrap(), names[7].to_str().unwrap());
     let table = ok(&roofline(&[
         "info",
