@@ -430,13 +430,14 @@ fn library(name: &str, x: &OpInputs, ctx: &Context) -> Option<Result<OpCost, NoC
         ("xformers_flash", "flash_fwd") => attention::xformers_flash(x, false),
         ("xformers_flash", "flash_bwd") => attention::xformers_flash(x, true),
         ("xformers", "efficient_attention_forward_cutlass") => attention::xformers_cutlass(x),
-        ("_C" | "sgl_kernel", "rms_norm" | "rmsnorm") => serving::rms_norm(x, Rms::NORM),
+        ("_C" | "sgl_kernel" | "aiter", "rms_norm" | "rmsnorm") => serving::rms_norm(x, Rms::NORM),
+        ("aiter", "add_rmsnorm") => serving::rms_norm(x, Rms::AITER_ADD),
         ("_C" | "sgl_kernel", "fused_add_rms_norm" | "fused_add_rmsnorm") => {
             serving::rms_norm(x, Rms::FUSED_ADD)
         }
         ("sgl_kernel", "gemma_rmsnorm") => serving::rms_norm(x, Rms::GEMMA),
         ("sgl_kernel", "gemma_fused_add_rmsnorm") => serving::rms_norm(x, Rms::GEMMA_FUSED_ADD),
-        ("_C", "rotary_embedding") => serving::rotary_embedding(x),
+        ("_C" | "sgl_kernel", "rotary_embedding") => serving::rotary_embedding(x),
         ("sgl_kernel", "apply_rope_pos_ids_cos_sin_cache") => serving::sgl_rope(x),
         ("_C" | "sgl_kernel", "silu_and_mul" | "mul_and_silu") => serving::gated(x, Gated::Silu),
         ("_C" | "sgl_kernel", "gelu_and_mul") => serving::gated(x, Gated::Gelu),
@@ -457,6 +458,8 @@ fn library(name: &str, x: &OpInputs, ctx: &Context) -> Option<Result<OpCost, NoC
             serving::cache_write(x, CacheWrite::KV)
         }
         ("_C_cache_ops", "concat_and_cache_mla") => serving::cache_write(x, CacheWrite::MLA),
+        ("sglang", "store_cache") => serving::cache_write(x, CacheWrite::SGL_STORE),
+        ("aiter", "mha_batch_prefill") => serving::aiter_batch_prefill(x),
         ("_C", "paged_attention_v1") => serving::paged_attention(x, Paged::V1),
         ("_C", "paged_attention_v2") => serving::paged_attention(x, Paged::V2),
         ("vllm", "unified_attention" | "unified_attention_with_output") => {

@@ -38,6 +38,8 @@ pub(super) struct Rms {
     input: usize,
     /// The residual, read and written: `fused_add_rms_norm`.
     residual: Option<usize>,
+    /// The residual's sum written to its own argument (aiter's `add_rmsnorm`), not in place.
+    residual_out: Option<usize>,
     /// The weight.
     weight: usize,
     /// Gemma's `x·s·(1 + w)`: one more addition per element.
@@ -52,6 +54,7 @@ impl Rms {
         out: Some(0),
         input: 1,
         residual: None,
+        residual_out: None,
         weight: 2,
         gemma: false,
     };
@@ -62,7 +65,20 @@ impl Rms {
         out: None,
         input: 0,
         residual: Some(1),
+        residual_out: None,
         weight: 2,
+        gemma: false,
+    };
+    /// AMD aiter's `add_rmsnorm(Tensor! out, Tensor input, Tensor residual_in, Tensor!
+    /// residual_out, Tensor weight, float epsilon)` (`csrc/include/rmsnorm.h`): the sum `z =
+    /// input + residual_in` written to `residual_out`, its norm to `out`, out of place: the same
+    /// reads and writes as [`Rms::FUSED_ADD`] in place.
+    pub(super) const AITER_ADD: Rms = Rms {
+        out: Some(0),
+        input: 1,
+        residual: Some(2),
+        residual_out: Some(3),
+        weight: 4,
         gemma: false,
     };
     /// SGLang's `gemma_rmsnorm`, as [`Rms::NORM`].
@@ -82,7 +98,7 @@ impl Rms {
 /// 4 FLOPs; with a residual `z = x + r` first (1): 5; Gemma's `(1 + w)` one more. The row's
 /// mean, `+ ε` and `rsqrt` (a few per row) are not counted, as [`super::norm`]'s are not. B: the
 /// input and the weight read, the output written; with a residual, the input and residual read
-/// and both written.
+/// and both written (in place, or to `out` and `residual_out`).
 pub(super) fn rms_norm(x: &OpInputs, r: Rms) -> Result<OpCost, NoCost> {
     let Some((dt, s)) = x.tensor(r.input) else {
         return Err(shapes_err("expected an input tensor"));
@@ -100,10 +116,14 @@ pub(super) fn rms_norm(x: &OpInputs, r: Rms) -> Result<OpCost, NoCost> {
     let row = n * dt.bytes();
     let gemma = if r.gemma { 1.0 } else { 0.0 };
     let (per, bytes) = match (r.residual, r.out) {
-        (Some(res), _) => {
-            if x.arg(res).shape() != Some(s) {
+        (Some(res), out) => {
+            if [Some(res), out, r.residual_out]
+                .into_iter()
+                .flatten()
+                .any(|i| x.arg(i).shape() != Some(s))
+            {
                 return Err(shapes_err(
-                    "impossible arguments: a residual of another shape",
+                    "impossible arguments: a residual or an output of another shape",
                 ));
             }
             (5.0 + gemma, 2.0 * row + 2.0 * x.arg(res).bytes())
@@ -366,6 +386,16 @@ pub(super) struct CacheWrite {
 }
 
 impl CacheWrite {
+    /// SGLang's `store_cache(Tensor k, Tensor v, Tensor! k_cache, Tensor! v_cache, Tensor
+    /// indices, int row_bytes, int num_split)` (`jit_kernel/kvcache.py`, the
+    /// `StoreKVCacheKernel` of `elementwise/kvcache.cuh`): each token's key and value rows
+    /// copied to its cache row, no scaling.
+    pub(super) const SGL_STORE: CacheWrite = CacheWrite {
+        rows: &[0, 1],
+        caches: &[2, 3],
+        slots: 4,
+        scales: &[],
+    };
     /// vLLM's `reshape_and_cache(Tensor key, Tensor value, Tensor! key_cache, Tensor!
     /// value_cache, Tensor slot_mapping, str kv_cache_dtype, Tensor k_scale, Tensor v_scale)`
     /// and `reshape_and_cache_flash` (same arguments).
@@ -532,12 +562,130 @@ pub(super) fn unified_attention(_: &OpInputs) -> Result<OpCost, NoCost> {
     ))
 }
 
+/// AMD aiter's `mha_batch_prefill(q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices,
+/// max_seqlen_q, max_seqlen_k, …)`: a batch of prefills over a paged KV cache. Each
+/// sequence's query and key lengths are the values of its `cu_seqlens_q` and `kv_indptr`
+/// tensors, which the trace does not record (their shapes give only the batch; the page
+/// indices' length is an allocation, not the keys used): F and B are unknown, never guessed.
+pub(super) fn aiter_batch_prefill(_: &OpInputs) -> Result<OpCost, NoCost> {
+    Err(shapes_err(
+        "the sequence lengths are not recorded (the values of cu_seqlens_q and kv_indptr): F and B unknown",
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::operators::op_cost;
     use crate::operators::testing::{F, H, inputs, t};
     use roofline_model::bundle::Datapath;
+
+    /// SGLang's calls on AMD's aiter kernels as the MI300X Qwen3-8B trace records them
+    /// (`tests/fixtures/traces/mi300x-sglang-qwen3-8b-prefilldecode.json.gz`, 15,360 tokens of a
+    /// prefill, hidden 4,096, 32 query and 8 key heads of 128), counted by hand.
+    #[test]
+    fn sglang_and_aiter_operators_as_the_mi300x_trace_records_them() {
+        let n = 15360.0 * 4096.0;
+        // aiter::rmsnorm(out, input, weight, eps) [[15360, 4096], [15360, 4096], [4096], []]:
+        // 4 per element; the input read, the output written, the weight read.
+        let c = op_cost(
+            "aiter::rmsnorm",
+            &inputs(
+                vec![
+                    t(H, &[15360, 4096]),
+                    t(H, &[15360, 4096]),
+                    t(H, &[4096]),
+                    Arg::Other,
+                ],
+                Some(&["", "", "", "9.9999999999999995e-07"]),
+            ),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 4.0 * n);
+        assert_eq!(c.complexity.bytes, 2.0 * (2.0 * n + 4096.0));
+        // aiter::add_rmsnorm(out, input, residual_in, residual_out, weight, eps): the sum (1)
+        // and the norm (4) per element; input and residual read, out and residual_out written.
+        let c = op_cost(
+            "aiter::add_rmsnorm",
+            &inputs(
+                vec![
+                    t(H, &[15360, 4096]),
+                    t(H, &[15360, 4096]),
+                    t(H, &[15360, 4096]),
+                    t(H, &[15360, 4096]),
+                    t(H, &[4096]),
+                    Arg::Other,
+                ],
+                Some(&["", "", "", "", "", "9.9999999999999995e-07"]),
+            ),
+        )
+        .unwrap();
+        assert_eq!(c.complexity.flops, 5.0 * n);
+        assert_eq!(c.complexity.bytes, 2.0 * (4.0 * n + 4096.0));
+        // A residual of another shape is refused, not counted.
+        assert!(
+            op_cost(
+                "aiter::add_rmsnorm",
+                &inputs(
+                    vec![
+                        t(H, &[15360, 4096]),
+                        t(H, &[15360, 4096]),
+                        t(H, &[15360, 4096]),
+                        t(H, &[15360, 2048]),
+                        t(H, &[4096]),
+                        Arg::Other,
+                    ],
+                    None,
+                ),
+            )
+            .is_err()
+        );
+        // sgl_kernel::rotary_embedding, vLLM's arguments: [[15360], [15360, 4096], [15360,
+        // 1024], [], [41216, 128], []], head 128: 32 + 8 heads rotated whole, 3 per element;
+        // positions (int64), the rotated parts read and written, 15,360 cache rows.
+        let c = op_cost(
+            "sgl_kernel::rotary_embedding",
+            &inputs(
+                vec![
+                    t(Dtype::I64, &[15360]),
+                    t(H, &[15360, 4096]),
+                    t(H, &[15360, 1024]),
+                    Arg::Other,
+                    t(H, &[41216, 128]),
+                    Arg::Other,
+                ],
+                Some(&["", "", "", "128", "", "True"]),
+            ),
+        )
+        .unwrap();
+        let rotated = 15360.0 * 40.0 * 128.0;
+        assert_eq!(c.complexity.flops, 3.0 * rotated);
+        assert_eq!(
+            c.complexity.bytes,
+            8.0 * 15360.0 + 2.0 * 2.0 * rotated + 2.0 * 15360.0 * 128.0
+        );
+        // sglang::store_cache(k, v, k_cache, v_cache, indices, 2048, 0): 15,360 key and value
+        // rows of 1,024 bf16 copied (no FLOPs) into bf16 caches; the indices (int64) read.
+        let c = op_cost(
+            "sglang::store_cache",
+            &inputs(
+                vec![
+                    t(H, &[15360, 1024]),
+                    t(H, &[15360, 1024]),
+                    t(H, &[835874, 1024]),
+                    t(H, &[835874, 1024]),
+                    t(Dtype::I64, &[15360]),
+                    Arg::Other,
+                    Arg::Other,
+                ],
+                Some(&["", "", "", "", "", "2048", "0"]),
+            ),
+        )
+        .unwrap();
+        let kv = 2.0 * 15360.0 * 1024.0;
+        assert_eq!(c.complexity.flops, 0.0);
+        assert_eq!(c.complexity.bytes, 2.0 * kv + kv * 2.0 + 8.0 * 15360.0);
+    }
 
     /// The B200 vLLM trace's calls (`tests/fixtures/traces/b200-vllm-gpt-oss-tp8-eager.json.gz`),
     /// as recorded, counted by hand.
