@@ -797,6 +797,8 @@ fn a_model_configuration_dropped_with_its_trace() {
     let port = serve(dist(), extra.path().to_path_buf());
     let b = Browser::start();
     b.go(&format!("http://127.0.0.1:{port}/"));
+    // The first sample shown before anything is dropped (its load would replace a message).
+    b.wait(WAIT_CHART, "the first sample's chart");
     let trace = "/fixtures/traces/b200-vllm-gpt-oss-tp8-eager.json.gz";
     let config = "/fixtures/traces/gpt-oss-120b-config.json";
     drop_urls(&b, &[trace, config]);
@@ -838,6 +840,7 @@ fn a_model_configuration_dropped_with_its_trace() {
     );
     // The configuration alone is no import: it says what to open with it.
     b.go(&format!("http://127.0.0.1:{port}/"));
+    b.wait(WAIT_CHART, "the first sample's chart");
     drop_urls(&b, &[config]);
     expect_refusal(
         &b,
