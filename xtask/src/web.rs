@@ -128,7 +128,7 @@ pub fn build_web() -> Result<PathBuf, String> {
     )?;
     eprintln!(
         "viewer built in {}: wasm {} KB, {} KB gzipped (budget {} KB); standalone page template {} KB; \
-         importer (loaded only when a trace or CSV is opened) wasm {} KB, {} KB gzipped (budget {} KB), importer.js {} KB",
+         importer (loaded only when a trace or CSV is opened or a chart it draws is shown) wasm {} KB, {} KB gzipped (budget {} KB), importer.js {} KB",
         dist.display(),
         bytes.len() / 1000,
         gz.len() / 1000,
