@@ -487,6 +487,50 @@ fn compare_mode_on_real_runs() {
     );
 }
 
+/// A baseline marked incomplete (`complete: false`, as a run stopped early writes it): the
+/// comparison's summary says so in the CLI's words (`analysis::compare::incomplete_words`), and
+/// says nothing of the kind for two complete runs.
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn an_incomplete_baseline_is_named_in_the_summary() {
+    let extra = tempfile::tempdir().unwrap();
+    let port = serve(dist(), extra.path().to_path_buf());
+    let text = roofline_tests::fixture_text("bundles/deepcam-v100-fp32-fw.json");
+    let cut = text.replacen("\"complete\": true", "\"complete\": false", 1);
+    assert_ne!(cut, text);
+    std::fs::write(extra.path().join("fp32-fw-stopped.json"), &cut).unwrap();
+    let (cur, base) = (
+        roofline_model::parse_bundle(&roofline_tests::fixture_text(
+            "bundles/deepcam-v100-amp-fw.json",
+        ))
+        .unwrap(),
+        roofline_model::parse_bundle(&cut).unwrap(),
+    );
+    let words = roofline_model::analysis::compare::incomplete_words(&cur, &base);
+    assert_eq!(words.len(), 1);
+    let b = Browser::start();
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=/extra/fp32-fw-stopped.json"
+    ));
+    let shown = b.wait(
+        "const l = document.querySelector('#compare-summary li.incomplete'); return l && l.textContent",
+        "the incomplete baseline's line",
+    );
+    assert_eq!(shown, json!(words[0]));
+    assert!(words[0].starts_with("the baseline is INCOMPLETE"));
+    b.go(&format!(
+        "http://127.0.0.1:{port}/?bundle=samples/deepcam-v100-amp-fw.json&baseline=samples/deepcam-v100-fp32-fw.json"
+    ));
+    b.wait(
+        "return document.getElementById('compare-summary')",
+        "the summary",
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('#compare-summary li.incomplete').length"),
+        json!(0)
+    );
+}
+
 /// Opens sample `current` with sample `baseline` as its baseline and checks the comparison drawn
 /// against the model's: arrows where the model puts them, new and gone markers, the summary, the
 /// table's speed-ups, its columns, and the baseline in the URL; screenshots are named after `shots`.

@@ -258,20 +258,29 @@ pub fn CompareSummary() -> impl IntoView {
     move || {
         st.comparison.with(|c| {
             c.as_ref().map(|c| {
-                let base = st.bundles.with(|b| {
-                    st.baseline
-                        .get()
-                        .and_then(|i| b.get(i))
-                        .map(|l| l.name.clone())
-                        .unwrap_or_default()
+                let (base, incomplete) = st.bundles.with(|b| {
+                    let (cur, old) = (
+                        b.get(st.current.get()),
+                        st.baseline.get().and_then(|i| b.get(i)),
+                    );
+                    let words = cur
+                        .zip(old)
+                        .map(|(c, o)| {
+                            roofline_model::analysis::compare::incomplete_words(&c.bundle, &o.bundle)
+                        })
+                        .unwrap_or_default();
+                    (old.map(|l| l.name.clone()).unwrap_or_default(), words)
                 });
                 let s = &c.summary;
-                let parts: String = [("by bound", &s.by_bound), ("by datapath", &s.by_datapath)]
+                let mut parts: String = [("by bound", &s.by_bound), ("by datapath", &s.by_datapath)]
                     .into_iter()
                     .map(|(what, groups)| {
                         format!("<li><b>{what}: </b>{}</li>", esc(&Summary::split(groups)))
                     })
                     .collect();
+                for w in &incomplete {
+                    parts.push_str(&format!("<li class=\"incomplete\">{}</li>", esc(w)));
+                }
                 let hint = if s.doubtful > 0 {
                     " Doubtful pairs (a name alike, launch counts that disagree) are left apart, marked “?”: pair them by hand from the table."
                 } else {

@@ -226,18 +226,10 @@ pub fn to_table(
     Ok(out.into_bytes())
 }
 
-/// What a reader of a comparison must know of runs marked incomplete (`complete: false`):
-/// their totals, and every speed-up against them, cover only what they hold.
+/// The comparison's words for runs marked incomplete
+/// ([`roofline_model::analysis::compare::incomplete_words`]).
 pub fn incomplete(current: &Bundle, baseline: &Bundle) -> Vec<String> {
-    [(baseline, "the baseline"), (current, "this run")]
-        .into_iter()
-        .filter(|(b, _)| !b.complete)
-        .map(|(_, which)| {
-            format!(
-                "{which} is INCOMPLETE (its bundle says so; its notes say what is missing): its totals, and every time and speed-up below, cover only what it holds"
-            )
-        })
-        .collect()
+    roofline_model::analysis::compare::incomplete_words(current, baseline)
 }
 
 /// The longest name the table's first column shows: longer ones are cut (with an ellipsis), as

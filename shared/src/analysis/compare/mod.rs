@@ -124,6 +124,26 @@ pub fn main_datapath(k: &Kernel) -> Option<Datapath> {
         })
 }
 
+/// What a reader of a comparison must know of runs marked incomplete (`Bundle::complete` false:
+/// a run stopped early, or an import that kept launches it could not read whole): their totals,
+/// and every speed-up against them, cover only what they hold. One line per such run, the
+/// baseline first; none when both are complete. The CLI's compare and the viewer's summary say
+/// the same words.
+pub fn incomplete_words(
+    current: &crate::bundle::Bundle,
+    baseline: &crate::bundle::Bundle,
+) -> Vec<String> {
+    [(baseline, "the baseline"), (current, "this run")]
+        .into_iter()
+        .filter(|(b, _)| !b.complete)
+        .map(|(_, which)| {
+            format!(
+                "{which} is INCOMPLETE (its bundle says so; its notes say what is missing): its totals, and every time and speed-up below, cover only what it holds"
+            )
+        })
+        .collect()
+}
+
 /// A datapath as the comparison's summary names it: Tensor Core datapaths by their name
 /// (`Tensor FP16`), CUDA-core ones with their cores (`FP16 on CUDA cores`), so that the two
 /// kinds of FP16 work are never read as one.
