@@ -112,6 +112,19 @@ fn expected_share(v: &Value, without: &[Option<&str>]) -> f64 {
     (all - rest) / all
 }
 
+/// Every launch of the import under the operator the raw trace's `External id` names, with
+/// the same launches and time per operator.
+fn linked_as_external_ids_say(v: &Value, imp: &TraceImport) {
+    let expected = time_per_operator(v);
+    let got = imported_per_operator(imp);
+    assert_eq!(got.len(), expected.len(), "{got:?}");
+    for (op, (n, t)) in &expected {
+        let (m, u) = got[op];
+        assert_eq!(m, *n, "{op:?}");
+        assert!(close(u, *t), "{op:?}: {u} against {t} µs");
+    }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
@@ -127,14 +140,7 @@ fn sglang_on_aiter_gets_f_and_b_but_for_its_attention() {
     let name = "mi300x-sglang-qwen3-8b-prefilldecode.json.gz";
     let v = raw_of(name);
     let imp = trace::import(&parsed_of(name), &ImportOptions::default()).unwrap();
-    let expected = time_per_operator(&v);
-    let got = imported_per_operator(&imp);
-    assert_eq!(got.len(), expected.len(), "{got:?}");
-    for (op, (n, t)) in &expected {
-        let (m, u) = got[op];
-        assert_eq!(m, *n, "{op:?}");
-        assert!(close(u, *t), "{op:?}: {u} against {t} µs");
-    }
+    linked_as_external_ids_say(&v, &imp);
     assert_eq!(imp.stats.launches, 527);
     let rest: Vec<Option<&str>> = imp
         .stats
@@ -178,14 +184,7 @@ fn sglang_on_aiter_gets_f_and_b_but_for_its_attention() {
 fn every_launch_is_linked_as_external_ids_say() {
     let v = raw();
     let imp = trace::import(&parsed(), &ImportOptions::default()).unwrap();
-    let expected = time_per_operator(&v);
-    let got = imported_per_operator(&imp);
-    assert_eq!(got.len(), expected.len(), "{got:?}");
-    for (op, (n, t)) in &expected {
-        let (m, u) = got[op];
-        assert_eq!(m, *n, "{op:?}");
-        assert!(close(u, *t), "{op:?}: {u} against {t} µs");
-    }
+    linked_as_external_ids_say(&v, &imp);
     assert_eq!(imp.stats.launches, 768);
 }
 
