@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn a_placeholder_filled_by_its_default_is_said() {
-        // Outside a launcher `{rank}` is 0: said, never silent (issue 29).
+        // Outside a launcher `{rank}` is 0: said, never silent.
         let f = fill_placeholders("r{rank}.json", env(&[]), "h").unwrap();
         assert_eq!(f.path, "r0.json");
         assert_eq!(f.defaulted.len(), 1, "{:?}", f.defaulted);

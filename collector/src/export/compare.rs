@@ -555,8 +555,8 @@ mod tests {
 
     #[test]
     fn runs_on_several_devices_are_compared_device_by_device() {
-        // Before (issue 29): "total 300 µs → 200 µs", the first device only, though each run
-        // holds twice that.
+        // Each device's time counts in the totals, not the first device's alone (which would
+        // read "total 300 µs → 200 µs" though each run holds twice that).
         let (cur, base) = (two_devices(200.0), two_devices(300.0));
         let table = String::from_utf8(to_table(&cur, &base, None, None).unwrap()).unwrap();
         let first = table.lines().next().unwrap();

@@ -1647,8 +1647,8 @@ mod tests {
             matches!(e, ImportError::CountersWithoutTime { ranges: 1, .. }),
             "{e}"
         );
-        // A time of zero is no time either (issue 29: Nsight Compute's reading now tells it
-        // from a missing one; the range is still left out, not an error).
+        // A time of zero is no time either (Nsight Compute's reading tells it from a missing
+        // one; the range is still left out, not an error).
         let zero = format!(r#"{ffma}, "gpu__time_duration.sum": 0"#);
         let text = format!(r#"{{"traceEvents": [{}]}}"#, range(&zero));
         let e = import(&parse(text.as_bytes()).unwrap(), &ImportOptions::default()).unwrap_err();

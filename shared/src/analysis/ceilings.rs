@@ -509,7 +509,7 @@ mod tests {
         assert_eq!(pick.figure, FigureKind::Sustained);
         assert!(!pick.best_reach());
         assert_eq!(c.bandwidth(MemoryLevel::Hbm), Some(2.95e12));
-        // A level with no sustained figure reads at its burst value, as before issue 33.
+        // A level with no sustained figure reads at its burst value (the figure kind it has).
         assert_eq!(c.bandwidth(MemoryLevel::L2), Some(9.0e12));
         assert_eq!(
             c.bandwidth_pick(MemoryLevel::L2).unwrap().figure,

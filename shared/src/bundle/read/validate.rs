@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn launches_that_sum_beyond_a_u64_are_refused() {
-        // Two entries whose launches add up past 2^64 − 1 would wrap in every total (issue 29):
+        // Two entries whose launches add up past 2^64 − 1 would wrap in every total:
         // refused on reading, so no sum downstream (aggregation, groups, totals) can overflow.
         let two = MINIMAL.replace("\"launches\": 1,", "\"launches\": 18446744073709551615,");
         let two = two.replace(

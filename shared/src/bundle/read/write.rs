@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn no_negative_zero_is_ever_written() {
         // An imported `-0` is a valid figure (zero), but the README promises no output holds
-        // `-0.0` (issue 29): the writer writes every zero as `0.0`.
+        // `-0.0`: the writer writes every zero as `0.0`.
         let mut b = parse_bundle(MINIMAL).unwrap();
         b.kernels[0].bytes.hbm = Some(-0.0);
         b.kernels[0].flops.fp16 = Some(-0.0);
