@@ -46,7 +46,7 @@ pub fn run(config: Config) -> Result<(), Error> {
                 let (bundle, base) = read_compared(group_by, &file, &b)?;
                 // The table says it on its first lines; the CSV's columns stay as they are.
                 if format == InfoFormat::Csv {
-                    for n in export::compare::incomplete(&bundle, &base) {
+                    for n in roofline_model::analysis::compare::incomplete_words(&bundle, &base) {
                         message(&format!("note: {n}"));
                     }
                 }

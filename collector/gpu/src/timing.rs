@@ -184,9 +184,7 @@ impl BurstPlan {
             intervals: if quick { 3 } else { 5 },
         }
     }
-}
 
-impl BurstPlan {
     /// The host link's copies (`roofline machine`'s PCIe phase), `quick` or not: one untimed
     /// copy, 50 ms of copies back to back (20 ms with `--quick`), then 5 intervals (3) of at
     /// least 10 ms and at most 16 copies, the figure the median interval's.

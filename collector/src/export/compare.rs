@@ -192,7 +192,7 @@ pub fn to_table(
     let all = comparisons(current, baseline, device)?;
     let several = current.devices.len() > 1 || baseline.devices.len() > 1;
     let mut out = String::new();
-    for n in incomplete(current, baseline) {
+    for n in roofline_model::analysis::compare::incomplete_words(current, baseline) {
         let _ = writeln!(out, "note: {n}");
     }
     if all.len() > 1 {
@@ -224,12 +224,6 @@ pub fn to_table(
         section(&mut out, &d.comparison, &d.comm, top);
     }
     Ok(out.into_bytes())
-}
-
-/// The comparison's words for runs marked incomplete
-/// ([`roofline_model::analysis::compare::incomplete_words`]).
-pub fn incomplete(current: &Bundle, baseline: &Bundle) -> Vec<String> {
-    roofline_model::analysis::compare::incomplete_words(current, baseline)
 }
 
 /// The longest name the table's first column shows: longer ones are cut (with an ellipsis), as
