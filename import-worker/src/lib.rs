@@ -354,13 +354,7 @@ pub fn draw(
     };
     match scene {
         Ok(scene) => {
-            let svg = svg::document(
-                &scene,
-                &svg::SvgOptions {
-                    marker_titles: true,
-                    ..svg::SvgOptions::default()
-                },
-            );
+            let svg = svg::plotted(&scene);
             Ok(js_sys::Array::of2(
                 &svg.into(),
                 &words.map_or(JsValue::NULL, JsValue::from),

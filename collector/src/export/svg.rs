@@ -3,15 +3,10 @@
 //! computes and draws nothing itself.
 
 use roofline_model::chart::Scene;
-use roofline_model::chart::svg::{SvgOptions, document};
 
 /// Renders a scene as a standalone SVG document: static (no script, no external font or
 /// stylesheet), each marker with its kernel's figures as a tooltip, kernels numbered by share
-/// of time and listed beside the chart, a legend and notes.
+/// of time and listed beside the chart, a legend and notes ([`roofline_model::chart::svg::plotted`]).
 pub fn render(scene: &Scene) -> Vec<u8> {
-    let options = SvgOptions {
-        marker_titles: true,
-        ..SvgOptions::default()
-    };
-    document(scene, &options).into_bytes()
+    roofline_model::chart::svg::plotted(scene).into_bytes()
 }

@@ -405,6 +405,18 @@ fn text_labels(s: &mut String, labels: &[Label], class: &str, fill: &str) {
     }
 }
 
+/// The SVG `roofline plot` writes, and the page's importer draws for the charts it draws:
+/// [`document`] with each marker's figures as its tooltip (`<title>`).
+pub fn plotted(scene: &Scene) -> String {
+    document(
+        scene,
+        &SvgOptions {
+            marker_titles: true,
+            ..SvgOptions::default()
+        },
+    )
+}
+
 /// A standalone SVG document of the scene, as `roofline plot` writes it: static (no script, no
 /// external font or stylesheet), readable on paper and in a browser. Around [`body`]: the root
 /// element with the scene's size and a font, a `<title>`, each kernel's rank beside one of its
