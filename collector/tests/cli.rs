@@ -684,3 +684,70 @@ fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> arrow_array::Rec
     assert_eq!(batches.len(), 1);
     batches[0].clone()
 }
+
+/// A bundle of `n` launches of the V100 fixture's kernels, each its own entry, as a rank of a run
+/// named `run` (its times scaled by `scale`).
+fn many(n: usize, run: &str, scale: f64) -> roofline_model::Bundle {
+    let mut b = roofline_model::parse_bundle(&std::fs::read_to_string(fixture(V100)).unwrap())
+        .unwrap();
+    b.description = Some(run.into());
+    let kinds = std::mem::take(&mut b.kernels);
+    b.kernels = (0..n)
+        .map(|i| {
+            let mut k = kinds[i % kinds.len()].clone();
+            #[allow(clippy::cast_precision_loss)]
+            let f = 1.0 + (i as f64) * 1e-4;
+            k.time.total_s *= f * scale;
+            k
+        })
+        .collect();
+    b
+}
+
+#[test]
+fn a_large_bundle_gets_a_columns_file_that_reads_as_its_json() {
+    use roofline_model::bundle::columns;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, roofline_model::to_json(&many(6_000, "rank 0", 1.0)).unwrap()).unwrap();
+    std::fs::write(&b, roofline_model::to_json(&many(6_000, "rank 1", 1.1)).unwrap()).unwrap();
+    let out = dir.path().join("run.json");
+    let o = roofline(&["merge", arg(&a), arg(&b), "-o", arg(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let json = roofline_model::parse_bundle(&text).unwrap();
+    assert_eq!(json.kernels.len(), 12_000);
+    // The bundle names its columns file at its start, with the id the file holds.
+    let named = columns::named_in(&text.as_bytes()[..200]).unwrap();
+    assert_eq!(Some(&named), json.columns.as_ref());
+    assert_eq!(named.file, "run.columns");
+    let bytes = std::fs::read(dir.path().join("run.columns")).unwrap();
+    assert_eq!(columns::Columns::open(&bytes).unwrap().id(), named.id);
+    // The same bundle, figure for figure.
+    assert_eq!(columns::decode(&bytes).unwrap(), json);
+    // Every command reads either; their reports agree.
+    let info = |p: &Path| {
+        let o = roofline(&["info", arg(p), "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    assert_eq!(info(&out), info(&dir.path().join("run.columns")));
+
+    // Written again from that bundle, small: the copy names no columns file (not the one it was
+    // read with), and none is written.
+    let small = dir.path().join("small.json");
+    let one = dir.path().join("one.json");
+    std::fs::write(&one, roofline_model::to_json(&many(10, "x", 1.2)).unwrap()).unwrap();
+    let mut named_elsewhere = roofline_model::parse_bundle(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    named_elsewhere.columns = json.columns.clone();
+    std::fs::write(&one, roofline_model::to_json(&named_elsewhere).unwrap()).unwrap();
+    let o = roofline(&["merge", arg(&one), arg(&fixture(V100)), "-o", arg(&small)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&small).unwrap();
+    assert!(!text.contains("\"columns\""), "{}", &text[..300]);
+    assert!(!dir.path().join("small.columns").exists());
+    // To standard output: the text alone.
+    let o = roofline(&["merge", arg(&a), arg(&b), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout[..200]).contains("\"columns\""));
+}

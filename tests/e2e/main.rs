@@ -2,6 +2,7 @@
 
 mod architecture;
 mod collectives;
+mod columns;
 mod llm_trace;
 mod ncu_import;
 mod ncu_robustness;

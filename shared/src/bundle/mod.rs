@@ -23,6 +23,7 @@ mod keyed;
 mod machine;
 mod measurement;
 
+pub mod columns;
 pub mod merge;
 pub mod options;
 pub mod read;
@@ -60,6 +61,10 @@ pub struct Bundle {
     /// False when a run stopped early (an error, out of memory, an interrupted phase): what was
     /// measured is kept, and `notes` says what is missing.
     pub complete: bool,
+    /// The columns file written beside this bundle, the same bundle in binary for fast opening
+    /// (see [`columns`]); absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<columns::ColumnsRef>,
     /// Free text describing what the bundle is (for example, how a hand-built example was made).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -88,6 +93,7 @@ impl Bundle {
         Bundle {
             schema_version: SCHEMA_VERSION,
             complete: true,
+            columns: None,
             description: None,
             provenance,
             devices: Vec::new(),
@@ -95,6 +101,22 @@ impl Bundle {
             kernels: Vec::new(),
             skipped: Vec::new(),
             notes: Vec::new(),
+        }
+    }
+
+    /// A copy of everything but the kernels (which may be many).
+    pub fn shell(&self) -> Bundle {
+        Bundle {
+            schema_version: self.schema_version,
+            complete: self.complete,
+            columns: self.columns.clone(),
+            description: self.description.clone(),
+            provenance: self.provenance.clone(),
+            devices: self.devices.clone(),
+            machines: self.machines.clone(),
+            kernels: Vec::new(),
+            skipped: self.skipped.clone(),
+            notes: self.notes.clone(),
         }
     }
 

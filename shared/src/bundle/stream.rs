@@ -13,6 +13,7 @@ use std::io::{self, Read, Write};
 use crate::bundle::window::{JsonWindow, WindowError};
 
 use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues, pretty};
+use crate::bundle::columns::ColumnsRef;
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 
 /// Why a stream could not be written.
@@ -49,18 +50,23 @@ pub struct Writer<W: Write> {
     time: f64,
     /// One kernel's text, reused.
     scratch: Vec<u8>,
+    /// The columns file the text names.
+    columns: Option<ColumnsRef>,
 }
 
-/// The shell's text: `to_json` of the bundle as if it had no kernels (never copying them), and
-/// where the kernels go.
-fn shell_text(shell: &Bundle) -> Result<(String, usize), WriteError> {
+/// The shell's text: `to_json` of the bundle as if it had no kernels (never copying them) and
+/// named `columns` as its columns file, and where the kernels go.
+pub(crate) fn shell_text(
+    shell: &Bundle,
+    columns: Option<&ColumnsRef>,
+) -> Result<(String, usize), WriteError> {
     use serde::Serialize as _;
     crate::bundle::read::validate_shell(shell)?;
     let mut out = Vec::new();
     let mut ser =
         serde_json::Serializer::with_formatter(&mut out, crate::bundle::read::formatter());
     shell
-        .serialize(WithoutKernels(&mut ser))
+        .serialize(WithoutKernels(&mut ser, columns))
         .map_err(io::Error::from)?;
     out.push(b'\n');
     let text = String::from_utf8(out).map_err(io::Error::other)?;
@@ -76,8 +82,22 @@ impl<W: Write> Writer<W> {
     ///
     /// # Errors
     /// [`WriteError::Invalid`] for impossible figures; [`WriteError::Io`].
-    pub fn begin(mut out: W, shell: &Bundle) -> Result<Self, WriteError> {
-        let (text, at) = shell_text(shell)?;
+    pub fn begin(out: W, shell: &Bundle) -> Result<Self, WriteError> {
+        Self::begin_naming(out, shell, shell.columns.clone())
+    }
+
+    /// [`Writer::begin`], the text naming `columns` as its columns file whatever
+    /// `shell.columns` holds (a bundle read elsewhere and written here names the file written
+    /// with it, or none).
+    ///
+    /// # Errors
+    /// As [`Writer::begin`].
+    pub fn begin_naming(
+        mut out: W,
+        shell: &Bundle,
+        columns: Option<ColumnsRef>,
+    ) -> Result<Self, WriteError> {
+        let (text, at) = shell_text(shell, columns.as_ref())?;
         out.write_all(&text.as_bytes()[..at])?;
         Ok(Writer {
             out,
@@ -87,6 +107,7 @@ impl<W: Write> Writer<W> {
             launches: 0,
             time: 0.0,
             scratch: Vec::new(),
+            columns,
         })
     }
 
@@ -140,7 +161,7 @@ impl<W: Write> Writer<W> {
     /// [`WriteError::ShellChanged`] when what was written before the kernels would now be
     /// written otherwise; [`WriteError::Invalid`]; [`WriteError::Io`].
     pub fn finish(mut self, shell: &Bundle) -> Result<W, WriteError> {
-        let (text, at) = shell_text(shell)?;
+        let (text, at) = shell_text(shell, self.columns.as_ref())?;
         if text[..at] != self.prefix {
             return Err(WriteError::ShellChanged);
         }
@@ -175,9 +196,9 @@ pub fn write<W: Write, E>(
     w.finish(bundle).map_err(error)
 }
 
-/// A serializer that writes a bundle's `kernels` as an empty list (the top-level struct's field
-/// of that name; everything else as it is).
-struct WithoutKernels<S>(S);
+/// A serializer that writes a bundle's `kernels` as an empty list and its `columns` as the
+/// given value (the top-level struct's fields of those names; everything else as it is).
+struct WithoutKernels<'c, S>(S, Option<&'c ColumnsRef>);
 
 /// Forwards a [`serde::Serializer`] method to the wrapped serializer.
 macro_rules! forward_ser {
@@ -188,7 +209,7 @@ macro_rules! forward_ser {
     )*};
 }
 
-impl<S: serde::Serializer> serde::Serializer for WithoutKernels<S> {
+impl<S: serde::Serializer> serde::Serializer for WithoutKernels<'_, S> {
     type Ok = S::Ok;
     type Error = S::Error;
     type SerializeSeq = S::SerializeSeq;
@@ -248,12 +269,15 @@ impl<S: serde::Serializer> serde::Serializer for WithoutKernels<S> {
         name: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStruct, S::Error> {
-        self.0.serialize_struct(name, len).map(EmptyKernels)
+        let columns = self.1.cloned();
+        self.0
+            .serialize_struct(name, len)
+            .map(|s| EmptyKernels(s, columns))
     }
 }
 
-/// The bundle's fields, `kernels` written as `[]`.
-struct EmptyKernels<S>(S);
+/// The bundle's fields, `kernels` written as `[]`, `columns` as given.
+struct EmptyKernels<S>(S, Option<ColumnsRef>);
 
 impl<S: serde::ser::SerializeStruct> serde::ser::SerializeStruct for EmptyKernels<S> {
     type Ok = S::Ok;
@@ -263,17 +287,31 @@ impl<S: serde::ser::SerializeStruct> serde::ser::SerializeStruct for EmptyKernel
         key: &'static str,
         value: &T,
     ) -> Result<(), S::Error> {
-        if key == "kernels" {
-            self.0.serialize_field(key, &[] as &[Kernel])
-        } else {
-            self.0.serialize_field(key, value)
+        match key {
+            "kernels" => self.0.serialize_field(key, &[] as &[Kernel]),
+            "columns" => self.columns(),
+            _ => self.0.serialize_field(key, value),
         }
     }
     fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
-        self.0.skip_field(key)
+        if key == "columns" {
+            self.columns()
+        } else {
+            self.0.skip_field(key)
+        }
     }
     fn end(self) -> Result<S::Ok, S::Error> {
         self.0.end()
+    }
+}
+
+impl<S: serde::ser::SerializeStruct> EmptyKernels<S> {
+    /// The `columns` field as given: written, or skipped when there is none.
+    fn columns(&mut self) -> Result<(), S::Error> {
+        match &self.1 {
+            Some(c) => self.0.serialize_field("columns", c),
+            None => self.0.skip_field("columns"),
+        }
     }
 }
 

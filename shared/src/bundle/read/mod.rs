@@ -86,6 +86,14 @@ pub enum ReadError {
     /// The bundle is well-formed but some figures are impossible.
     #[error("{}", format_issues(.0))]
     Invalid(Vec<Issue>),
+    /// A columns file ([`crate::bundle::columns`]) that is not one, or not whole.
+    #[error("not a readable columns file: at byte {offset}, {message}")]
+    Columns {
+        /// 0-based byte offset of what is wrong.
+        offset: u64,
+        /// What is wrong there.
+        message: String,
+    },
 }
 
 fn format_issues(issues: &[Issue]) -> String {
@@ -195,10 +203,10 @@ pub enum Problem {
 
 /// The minimal bundle the tests of each step start from, and their helpers.
 #[cfg(test)]
-mod fixtures {
+pub(crate) mod fixtures {
     use super::{Issue, ReadError, parse_bundle};
 
-    pub(super) const MINIMAL: &str = r#"{
+    pub(crate) const MINIMAL: &str = r#"{
   "schema_version": 1,
   "complete": true,
   "provenance": {"tool": "hand", "tool_version": "0"},

@@ -7,12 +7,16 @@ use super::validate::validate;
 use crate::bundle::{Bundle, SCHEMA_VERSION};
 
 /// Parses and validates a bundle from the bytes of a file: UTF-8, with or without a byte-order
-/// mark. Anything else (UTF-16, another encoding, binary or compressed data) is refused naming
-/// the byte offset and what the file seems to be.
+/// mark, or a columns file ([`crate::bundle::columns`], the same bundle in binary). Anything
+/// else (UTF-16, another encoding, binary or compressed data) is refused naming the byte offset
+/// and what the file seems to be.
 ///
 /// # Errors
-/// [`ReadError::Encoding`], or any error of [`parse_bundle`].
+/// [`ReadError::Encoding`], [`ReadError::Columns`], or any error of [`parse_bundle`].
 pub fn parse_bundle_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
+    if crate::bundle::columns::is_columns(bytes) {
+        return crate::bundle::columns::decode(bytes);
+    }
     parse_bundle(decode(bytes)?)
 }
 
