@@ -733,11 +733,12 @@ impl BundleOut {
             let id = columns_id();
             let w = std::io::BufWriter::with_capacity(1 << 20, Atomic::create(&at)?);
             let named = roofline_model::bundle::columns::ColumnsRef { file, id };
-            let writer = roofline_model::bundle::columns::Writer::begin(w, named.clone())
-                .map_err(|source| Error::WriteFile {
+            let writer = roofline_model::bundle::columns::Writer::begin(w, named.clone()).map_err(
+                |source| Error::WriteFile {
                     path: at.clone(),
                     source,
-                })?;
+                },
+            )?;
             self.columns = Some(ColumnsOut { path: at, writer });
             Some(named)
         } else {

@@ -688,8 +688,8 @@ fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> arrow_array::Rec
 /// A bundle of `n` launches of the V100 fixture's kernels, each its own entry, as a rank of a run
 /// named `run` (its times scaled by `scale`).
 fn many(n: usize, run: &str, scale: f64) -> roofline_model::Bundle {
-    let mut b = roofline_model::parse_bundle(&std::fs::read_to_string(fixture(V100)).unwrap())
-        .unwrap();
+    let mut b =
+        roofline_model::parse_bundle(&std::fs::read_to_string(fixture(V100)).unwrap()).unwrap();
     b.description = Some(run.into());
     let kinds = std::mem::take(&mut b.kernels);
     b.kernels = (0..n)
@@ -709,8 +709,16 @@ fn a_large_bundle_gets_a_columns_file_that_reads_as_its_json() {
     use roofline_model::bundle::columns;
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
-    std::fs::write(&a, roofline_model::to_json(&many(6_000, "rank 0", 1.0)).unwrap()).unwrap();
-    std::fs::write(&b, roofline_model::to_json(&many(6_000, "rank 1", 1.1)).unwrap()).unwrap();
+    std::fs::write(
+        &a,
+        roofline_model::to_json(&many(6_000, "rank 0", 1.0)).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        roofline_model::to_json(&many(6_000, "rank 1", 1.1)).unwrap(),
+    )
+    .unwrap();
     let out = dir.path().join("run.json");
     let o = roofline(&["merge", arg(&a), arg(&b), "-o", arg(&out)]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -738,7 +746,8 @@ fn a_large_bundle_gets_a_columns_file_that_reads_as_its_json() {
     let small = dir.path().join("small.json");
     let one = dir.path().join("one.json");
     std::fs::write(&one, roofline_model::to_json(&many(10, "x", 1.2)).unwrap()).unwrap();
-    let mut named_elsewhere = roofline_model::parse_bundle(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    let mut named_elsewhere =
+        roofline_model::parse_bundle(&std::fs::read_to_string(&one).unwrap()).unwrap();
     named_elsewhere.columns = json.columns.clone();
     std::fs::write(&one, roofline_model::to_json(&named_elsewhere).unwrap()).unwrap();
     let o = roofline(&["merge", arg(&one), arg(&fixture(V100)), "-o", arg(&small)]);

@@ -30,7 +30,11 @@ fn round_trip(what: &str, mut b: Bundle) -> (usize, usize) {
     for k in &b.kernels {
         w.kernel(k).unwrap();
     }
-    assert_eq!(String::from_utf8(w.finish(&b).unwrap()).unwrap(), json, "{what}");
+    assert_eq!(
+        String::from_utf8(w.finish(&b).unwrap()).unwrap(),
+        json,
+        "{what}"
+    );
     (
         b.kernels.len(),
         columns::Columns::open(&bytes).unwrap().templates().len(),
@@ -81,7 +85,10 @@ fn imported_traces_read_back_from_their_columns() {
     let (one, t1) = round_trip("shapes", imported(&text));
     let (three, t3) = round_trip("shapes ×3", imported(&thrice));
     assert_eq!(three, 3 * one);
-    assert!(t1 <= t3 && t3 * 10 < t1 * 11, "{t1} templates for one copy, {t3} for three");
+    assert!(
+        t1 <= t3 && t3 * 10 < t1 * 11,
+        "{t1} templates for one copy, {t3} for three"
+    );
 }
 
 /// The bundle `roofline import` makes of a trace's text (its kernels, devices and notes).
@@ -96,7 +103,10 @@ fn imported(text: &[u8]) -> Bundle {
         });
         b.devices = i.devices;
         b.notes = i.notes;
-        assert!(i.kernels.iter().any(|k| k.operator.is_some()), "no operators to carry");
+        assert!(
+            i.kernels.iter().any(|k| k.operator.is_some()),
+            "no operators to carry"
+        );
         b.kernels = i.kernels;
         b
     }

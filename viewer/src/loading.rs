@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use roofline_model::analysis::aggregate::aggregate_by_name;
+use roofline_model::analysis::aggregate::{Aggregator, aggregate_by_name};
 use roofline_model::analysis::group::GroupBy;
 use roofline_model::bundle::Bundle;
 use wasm_bindgen::JsCast;
@@ -80,7 +80,11 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
     let Ok(bytes) = fetch_bytes("samples/index.json").await else {
         return Vec::new();
     };
-    let Ok(serde_json::Value::Array(entries)) = serde_json::from_slice(&bytes) else {
+    // Read as text, as bundles are (one JSON reader's code in the wasm, not two).
+    let Ok(serde_json::Value::Array(entries)) = std::str::from_utf8(&bytes)
+        .map_err(|_| ())
+        .and_then(|t| serde_json::from_str(t).map_err(|_| ()))
+    else {
         return Vec::new();
     };
     entries
@@ -102,7 +106,46 @@ pub async fn fetch_samples() -> Vec<SampleEntry> {
 /// A message naming the bundle and what is wrong with it.
 pub fn parse_bytes(name: &str, bytes: Vec<u8>) -> Result<Loaded, String> {
     perf::mark("roofline:open:read");
-    loaded(name, roofline_model::parse_bundle_bytes(&bytes), bytes)
+    if roofline_model::bundle::columns::is_columns(&bytes) {
+        return from_columns(name, bytes);
+    }
+    loaded(
+        name,
+        roofline_model::bundle::read::parse_json_bytes(&bytes),
+        bytes,
+    )
+}
+
+/// A columns file ([`roofline_model::bundle::columns`]): its shell and templates read, then its
+/// records decoded, checked and aggregated in one pass, never all held as kernels (unless they
+/// carry operators, which grouping per operator needs).
+fn from_columns(name: &str, raw: Vec<u8>) -> Result<Loaded, String> {
+    let refused = |e: roofline_model::ReadError| format!("{name} is not a readable bundle: {e}");
+    let c = roofline_model::bundle::columns::Columns::open(&raw).map_err(refused)?;
+    perf::mark("roofline:open:parsed");
+    let keep = [GroupBy::Operator, GroupBy::Module]
+        .into_iter()
+        .any(|g| g.applies_to(c.templates()));
+    let mut launches = Vec::new();
+    let mut agg = Aggregator::default();
+    let mut bundle = perf::span("roofline:aggregate", || {
+        c.for_each(&mut |k| {
+            agg.push(k);
+            if keep {
+                launches.push(k.clone());
+            }
+        })
+    })
+    .map_err(refused)?;
+    bundle.kernels = agg.finish();
+    Ok(Loaded {
+        name: name.to_string(),
+        bundle: Arc::new(bundle),
+        url: None,
+        tagged: keep.then(|| Arc::new(launches)),
+        raw: Arc::new(raw),
+        import: None,
+    })
 }
 
 /// A parsed bundle, its kernels aggregated once, or the message the page shows.
@@ -167,7 +210,12 @@ pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
 /// A message saying what failed: the fetch, the HTTP status, or the bundle.
 pub async fn fetch_bundle(url: &str, name: Option<&str>) -> Result<Loaded, String> {
     perf::mark("roofline:open:start");
-    let bytes = fetch_bytes(url).await?;
+    // The columns file the bundle names, with its id, when the server has it (`open.js` reads
+    // the bundle's first bytes for its name); else the bundle itself.
+    let bytes = match crate::import::columns_of(url).await {
+        Some(bytes) => bytes,
+        None => fetch_bytes(url).await?,
+    };
     let mut l = parse_bytes(name.unwrap_or(url), bytes)?;
     l.url = Some(url.to_string());
     Ok(l)

@@ -35,6 +35,7 @@
   // importer tells a trace from CSV, and says what neither reads).
   async function kind(file) {
     const head = new Uint8Array(await file.slice(0, HEAD).arrayBuffer());
+    if (columnsId(head) !== null) return "columns";
     let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
     while (i < head.length && " \t\r\n".includes(String.fromCharCode(head[i]))) i++;
     if (head[i] !== 0x7b /* { */) return /\.json$/i.test(file.name) && head[0] !== 0x1f && head[i] !== 0x5b ? "bundle" : "import";
@@ -53,6 +54,55 @@
     }
     return "bundle";
   }
+
+  // Columns files (`roofline_model::bundle::columns`): a bundle of 10,000 entries or more,
+  // written by the CLI, names one at its start ({file, id}); the columns file's header carries
+  // the same id. Read in the bundle's place, it opens a million launches without parsing text.
+  const COLUMNS_REF = /^"columns"\s*:\s*\{\s*"file"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"id"\s*:\s*"([^"\\]*)"\s*\}/;
+  function namedColumns(head) {
+    const text = new TextDecoder().decode(head.subarray(0, 4096));
+    const at = text.indexOf('"columns"');
+    // Only the top level's first fields come before it.
+    if (at < 0 || /"(provenance|kernels)"/.test(text.slice(0, at))) return null;
+    const m = COLUMNS_REF.exec(text.slice(at));
+    return m ? { file: JSON.parse(`"${m[1]}"`), id: m[2] } : null;
+  }
+  // A columns file's id, from its first bytes (null: not a columns file).
+  function columnsId(head) {
+    if (head.length < 16 || new TextDecoder().decode(head.subarray(0, 8)) !== "ROOFCOLS") return null;
+    const n = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(12, true);
+    return new TextDecoder().decode(head.subarray(16, 16 + n));
+  }
+  const headOf = async (f) => new Uint8Array(await f.slice(0, 4096).arrayBuffer());
+
+  // The columns file that the bundle at `url` names, when the server has it with the bundle's
+  // id; else null (the viewer then fetches the bundle). Only the bundle's first bytes are read.
+  globalThis.rooflineColumns = async (url) => {
+    try {
+      const at = new URL(url, location.href);
+      const resp = await fetch(at);
+      if (!resp.ok || !resp.body) return null;
+      const reader = resp.body.getReader();
+      let head = new Uint8Array(0);
+      while (head.length < 4096) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const h = new Uint8Array(head.length + value.length);
+        h.set(head);
+        h.set(value, head.length);
+        head = h;
+      }
+      reader.cancel().catch(() => {});
+      const named = namedColumns(head);
+      if (!named) return null;
+      const c = await fetch(new URL(named.file, at));
+      if (!c.ok) return null;
+      const bytes = new Uint8Array(await c.arrayBuffer());
+      return columnsId(bytes) === named.id ? bytes : null;
+    } catch (_) {
+      return null;
+    }
+  };
 
   function loadImporter() {
     if (globalThis.rooflineImporter) return Promise.resolve();
@@ -173,15 +223,31 @@
       return out;
     }
     const imports = [];
+    const columns = [];
     let config = null;
     for (const f of files) {
       const k = await kind(f);
       if (k === "import") imports.push(f);
       else if (k === "config") config = f;
+      else if (k === "columns") columns.push(f);
       else {
         if (k === "machine") machine = [f.name, new Uint8Array(await f.arrayBuffer())];
         out.push(f);
       }
+    }
+    // A bundle opened with the columns file it names: the columns file is read in its place
+    // (the same bundle); one written apart (another id) is left, and the bundle read.
+    for (const c of columns) {
+      const id = columnsId(await headOf(c));
+      let i = -1;
+      let named = null;
+      for (i = 0; i < out.length; i++) {
+        named = out[i] instanceof File ? namedColumns(await headOf(out[i])) : null;
+        if (named && named.file === c.name) break;
+      }
+      if (i === out.length) out.push(c);
+      else if (named.id === id) out[i] = c;
+      else out.push(`${c.name} was not written with ${out[i].name} (its id differs): ${out[i].name} is read from its JSON`);
     }
     if (imports.length) {
       let groups;

@@ -178,6 +178,25 @@ pub fn sort_indices(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> std::cmp:
     order.sort_by(|&a, &b| cmp(a, b));
 }
 
+/// Sorts `v` by `cmp`, stably, through [`sort_indices`] (one sort in the wasm, whatever `T`),
+/// then moves the items into place.
+pub fn sort_slice_by<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    sort_indices(&mut order, &|a, b| cmp(&v[a], &v[b]));
+    // `to[j]`: where the item now at `j` goes; each swap puts one item in its place.
+    let mut to = vec![0; v.len()];
+    for (at, &j) in order.iter().enumerate() {
+        to[j] = at;
+    }
+    for i in 0..v.len() {
+        while to[i] != i {
+            let j = to[i];
+            v.swap(i, j);
+            to.swap(i, j);
+        }
+    }
+}
+
 /// The kernels' summed time, seconds: the denominator of each one's share of time.
 pub fn total_time_s(kernels: &[Kernel]) -> f64 {
     kernels.iter().map(|k| k.time.total_s).sum()
@@ -365,6 +384,17 @@ mod tests {
         BandwidthCeiling, Complexity, ComputeCeiling, DataSource, Datapath, LaunchOverhead,
         Machine, Method,
     };
+
+    proptest::proptest! {
+        #[test]
+        fn sort_slice_by_is_the_standard_stable_sort(v in proptest::collection::vec((0u8..6, 0u16..1000), 0..200)) {
+            let mut ours = v.clone();
+            sort_slice_by(&mut ours, |a, b| a.0.cmp(&b.0));
+            let mut std = v;
+            std.sort_by(|a, b| a.0.cmp(&b.0));
+            proptest::prop_assert_eq!(ours, std);
+        }
+    }
 
     fn ceilings() -> Ceilings {
         let hbm = BandwidthCeiling::new(MemoryLevel::Hbm, 1e12, Method::Empirical);

@@ -52,7 +52,7 @@ pub fn best_bandwidth_per_working_set(sweep: &[SweepPoint], datapath: Datapath) 
             None => out.push((p.working_set_bytes, bw)),
         }
     }
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    crate::analysis::kernel::sort_slice_by(&mut out, |a, b| a.0.total_cmp(&b.0));
     out
 }
 

@@ -96,7 +96,10 @@ fn take_slots(template: &mut Kernel) -> (u32, [u64; SLOTS]) {
         values[slot] = v;
     };
     put(LAUNCHES, std::mem::take(&mut template.launches));
-    put(TIME, plain(std::mem::take(&mut template.time.total_s)).to_bits());
+    put(
+        TIME,
+        plain(std::mem::take(&mut template.time.total_s)).to_bits(),
+    );
     if let Some(c) = &mut template.complexity {
         put(CX_FLOPS, plain(std::mem::take(&mut c.flops)).to_bits());
         put(CX_BYTES, plain(std::mem::take(&mut c.bytes)).to_bits());
@@ -297,26 +300,36 @@ pub struct Columns<'a> {
 }
 
 /// The error for a columns file that is not one, at `offset`.
-fn broken(offset: usize, message: impl Into<String>) -> ReadError {
+fn broken(offset: usize, message: &'static str) -> ReadError {
     ReadError::Columns {
         offset: offset as u64,
-        message: message.into(),
+        message,
     }
 }
 
-/// `n` bytes at `at`, or the error naming what was cut short.
-fn take<'b>(bytes: &'b [u8], at: usize, n: usize, what: &str) -> Result<&'b [u8], ReadError> {
+/// What a file cut short is told.
+const CUT: &str = "the file ends inside a part of it: is it cut short?";
+/// What a trailer that points outside the file is told.
+const PAST: &str = "its trailer points past its end";
+
+/// `n` bytes at `at`, or the error `what`.
+fn take<'b>(
+    bytes: &'b [u8],
+    at: usize,
+    n: usize,
+    what: &'static str,
+) -> Result<&'b [u8], ReadError> {
     at.checked_add(n)
         .and_then(|end| bytes.get(at..end))
-        .ok_or_else(|| broken(at, format!("the file ends inside {what}: is it cut short?")))
+        .ok_or_else(|| broken(at, what))
 }
 
-fn u32_at(bytes: &[u8], at: usize, what: &str) -> Result<u32, ReadError> {
+fn u32_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u32, ReadError> {
     let b = take(bytes, at, 4, what)?;
     Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
-fn u64_at(bytes: &[u8], at: usize, what: &str) -> Result<u64, ReadError> {
+fn u64_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u64, ReadError> {
     let b = take(bytes, at, 8, what)?;
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
@@ -324,11 +337,11 @@ fn u64_at(bytes: &[u8], at: usize, what: &str) -> Result<u64, ReadError> {
 }
 
 /// A file offset read from the trailer as an index into `bytes`.
-fn index(v: u64, len: usize, at: usize, what: &str) -> Result<usize, ReadError> {
+fn index(v: u64, len: usize, at: usize, what: &'static str) -> Result<usize, ReadError> {
     usize::try_from(v)
         .ok()
         .filter(|&i| i <= len)
-        .ok_or_else(|| broken(at, format!("{what} ({v}) lies past the file's end ({len} bytes)")))
+        .ok_or_else(|| broken(at, what))
 }
 
 impl<'a> Columns<'a> {
@@ -342,15 +355,15 @@ impl<'a> Columns<'a> {
         if !is_columns(bytes) {
             return Err(broken(0, "it does not begin as a columns file (ROOFCOLS)"));
         }
-        let format = u32_at(bytes, 8, "the header")?;
+        let format = u32_at(bytes, 8, CUT)?;
         if format != FORMAT {
             return Err(broken(
                 8,
-                format!("it is of layout {format}; this build reads layout {FORMAT}: open the bundle's JSON instead"),
+                "its layout is not the one this build reads: open the bundle's JSON instead",
             ));
         }
-        let id_len = u32_at(bytes, 12, "the header")? as usize;
-        let id = std::str::from_utf8(take(bytes, 16, id_len, "the header")?)
+        let id_len = u32_at(bytes, 12, CUT)? as usize;
+        let id = std::str::from_utf8(take(bytes, 16, id_len, CUT)?)
             .map_err(|_| broken(16, "its id is not UTF-8"))?
             .to_string();
         let records_at = 16 + id_len;
@@ -364,14 +377,14 @@ impl<'a> Columns<'a> {
                     "its trailer is missing: it was cut short or is still being written",
                 )
             })?;
-        let kernels = u64_at(bytes, end, "the trailer")?;
-        let shell_at = index(u64_at(bytes, end + 8, "the trailer")?, end, end + 8, "the shell's offset")?;
-        let shell_len = index(u64_at(bytes, end + 16, "the trailer")?, end, end + 16, "the shell's length")?;
-        let count = u64_at(bytes, end + 24, "the trailer")?;
+        let kernels = u64_at(bytes, end, CUT)?;
+        let shell_at = index(u64_at(bytes, end + 8, CUT)?, end, end + 8, PAST)?;
+        let shell_len = index(u64_at(bytes, end + 16, CUT)?, end, end + 16, PAST)?;
+        let count = u64_at(bytes, end + 24, CUT)?;
         if shell_at < records_at {
             return Err(broken(end + 8, "the shell's offset lies inside the header"));
         }
-        let text = std::str::from_utf8(take(bytes, shell_at, shell_len, "the shell")?)
+        let text = std::str::from_utf8(take(bytes, shell_at, shell_len, CUT)?)
             .map_err(|e| broken(shell_at + e.valid_up_to(), "the shell is not UTF-8"))?;
         let shell = crate::parse_bundle(text)?;
         if !shell.kernels.is_empty() {
@@ -381,17 +394,23 @@ impl<'a> Columns<'a> {
         let mut templates = Vec::new();
         let mut masks = Vec::new();
         for i in 0..count {
-            let len = u32_at(bytes, at, "the templates")? as usize;
-            let json = take(bytes, at + 4, len, "the templates")?;
-            let mut t: Kernel = serde_json::from_slice(json)
-                .map_err(|e| broken(at + 4, format!("template {i} is not a kernel: {e}")))?;
+            let len = u32_at(bytes, at, CUT)? as usize;
+            let json = take(bytes, at + 4, len, CUT)?;
+            // Read as text, as `parse_bundle` reads (one reader's code, not two).
+            let mut t: Kernel = std::str::from_utf8(json)
+                .map_err(|e| e.to_string())
+                .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+                .map_err(|_| broken(at + 4, "a template is not a kernel's JSON"))?;
             t.adopt_operator_tags();
             masks.push(mask_of(&t));
             templates.push(t);
             at += 4 + len;
         }
         if at != end {
-            return Err(broken(at, "the templates do not end where the trailer begins"));
+            return Err(broken(
+                at,
+                "the templates do not end where the trailer begins",
+            ));
         }
         Ok(Columns {
             id,
@@ -436,21 +455,19 @@ impl<'a> Columns<'a> {
         let mut n = 0u64;
         while at < r.len() {
             let offset = self.records_at + at;
-            let head = take(r, at, 8, "a record").map_err(|_| broken(offset, "a record is cut short"))?;
+            let head = take(r, at, 8, CUT)?;
             let t = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
             let mask = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
             if self.masks.get(t) != Some(&mask) {
                 return Err(broken(
                     offset,
-                    format!("kernel {n}'s record names template {t} with slots it does not have"),
+                    "a record names a template it does not match",
                 ));
             }
             at += 8;
             for (slot, v) in values.iter_mut().enumerate() {
                 if mask & (1 << slot) != 0 {
-                    let b = r
-                        .get(at..at + 8)
-                        .ok_or_else(|| broken(offset, "a record is cut short"))?;
+                    let b = r.get(at..at + 8).ok_or_else(|| broken(offset, CUT))?;
                     let mut a = [0u8; 8];
                     a.copy_from_slice(b);
                     *v = u64::from_le_bytes(a);
@@ -481,7 +498,7 @@ impl<'a> Columns<'a> {
         if n != self.kernels {
             return Err(broken(
                 self.records_at + r.len(),
-                format!("it holds {n} records where its trailer counts {}", self.kernels),
+                "its records are not as many as its trailer counts",
             ));
         }
         if issues.is_empty() {
@@ -518,7 +535,9 @@ pub fn named_in(prefix: &[u8]) -> Option<ColumnsRef> {
     if before.contains("\"provenance\"") || before.contains("\"kernels\"") {
         return None;
     }
-    let rest = text[at + "\"columns\"".len()..].trim_start().strip_prefix(':')?;
+    let rest = text[at + "\"columns\"".len()..]
+        .trim_start()
+        .strip_prefix(':')?;
     let mut values = serde_json::Deserializer::from_str(rest).into_iter::<ColumnsRef>();
     values.next()?.ok()
 }
@@ -574,13 +593,16 @@ mod tests {
         let mut other = bytes.clone();
         other[8] = 2;
         let e = decode(&other).unwrap_err().to_string();
-        assert!(e.contains("byte 8") && e.contains("layout 2"), "{e}");
+        assert!(e.contains("byte 8") && e.contains("layout"), "{e}");
         // A record's template index out of range.
         let mut other = bytes.clone();
         let at = 16 + 3;
         other[at..at + 4].copy_from_slice(&999u32.to_le_bytes());
         let e = decode(&other).unwrap_err().to_string();
-        assert!(e.contains(&format!("byte {at}")) && e.contains("template 999"), "{e}");
+        assert!(
+            e.contains(&format!("byte {at},")) && e.contains("template"),
+            "{e}"
+        );
         // An impossible figure in a record is named by its JSON path.
         let mut other = bytes;
         let time = at + 8 + 8;
@@ -598,7 +620,10 @@ mod tests {
         });
         let json = crate::to_json(&b).unwrap();
         let named = named_in(&json.as_bytes()[..120]).unwrap();
-        assert_eq!((named.file.as_str(), named.id.as_str()), ("run.columns", "0123"));
+        assert_eq!(
+            (named.file.as_str(), named.id.as_str()),
+            ("run.columns", "0123")
+        );
         b.columns = None;
         assert_eq!(named_in(crate::to_json(&b).unwrap().as_bytes()), None);
         assert_eq!(file_name_for("a.b"), "a.b.columns");

@@ -622,12 +622,12 @@ fn performance_axis(domain: (f64, f64), vp: &Viewport) -> Axis {
 /// Sorts markers largest first (stably), so that small ones are drawn last and stay visible:
 /// one sort shared by the charts.
 fn largest_markers_first(markers: &mut [Marker]) {
-    markers.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    crate::analysis::kernel::sort_slice_by(markers, |a, b| b.radius.total_cmp(&a.radius));
 }
 
 /// Sorts points by their x (stably): one sort shared by the charts.
 fn sort_by_x(points: &mut [(f64, f64)]) {
-    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    crate::analysis::kernel::sort_slice_by(points, |a, b| a.0.total_cmp(&b.0));
 }
 
 fn marker_radius(share: f64) -> f64 {
@@ -769,7 +769,7 @@ pub fn missing_peaks_note(analyses: &[KernelAnalysis]) -> Option<String> {
         .iter()
         .flat_map(|a| a.missing_peaks.iter().copied())
         .collect();
-    missing.sort();
+    crate::analysis::kernel::sort_slice_by(&mut missing, Ord::cmp);
     missing.dedup();
     let n = analyses
         .iter()

@@ -412,9 +412,9 @@ fn element<'a>(html: &'a str, open: &str, at: usize) -> Option<(&'a str, usize)>
 pub fn read_manifest(json: &str) -> Result<Manifest, StandaloneError> {
     use serde_json::Value;
     let bad = |what: &str| StandaloneError::Manifest(what.to_string());
-    // From bytes, as the viewer reads its sample list: one JSON reader in the wasm, not two.
-    let value: Value = serde_json::from_slice(json.as_bytes())
-        .map_err(|e| StandaloneError::Manifest(e.to_string()))?;
+    // As text, as the viewer reads bundles and its sample list: one JSON reader in the wasm.
+    let value: Value =
+        serde_json::from_str(json).map_err(|e| StandaloneError::Manifest(e.to_string()))?;
     let obj = value.as_object().ok_or_else(|| bad("not a JSON object"))?;
     // The version first, so that a page of another format says so rather than naming a field.
     let format = obj

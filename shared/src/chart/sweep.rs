@@ -47,7 +47,7 @@ pub fn sweep(bundle: &Bundle, o: &ChartOptions) -> Result<Scene, ChartError> {
             None => series.push((key, vec![point])),
         }
     }
-    series.sort_by(|a, b| {
+    crate::analysis::kernel::sort_slice_by(&mut series, |a, b| {
         (a.0.0, a.0.1)
             .partial_cmp(&(b.0.0, b.0.1))
             .unwrap_or(std::cmp::Ordering::Equal)

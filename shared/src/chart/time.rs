@@ -139,7 +139,7 @@ fn datapaths_in_use(p: &Analysed, drawn: &[usize]) -> Vec<Datapath> {
     if in_use.is_empty() {
         in_use = c.datapaths().map(|(d, _)| d).collect();
     }
-    in_use.sort();
+    crate::analysis::kernel::sort_slice_by(&mut in_use, Ord::cmp);
     in_use
 }
 

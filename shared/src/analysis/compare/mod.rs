@@ -920,7 +920,7 @@ fn summarise(rows: &[CompareRow], unit: GroupBy, base_unit: GroupBy, doubtful: u
         }
     }
     for g in [&mut by_bound, &mut by_datapath] {
-        g.sort_by(|x, y| {
+        crate::analysis::kernel::sort_slice_by(g, |x, y| {
             (y.after_s - y.before_s)
                 .abs()
                 .total_cmp(&(x.after_s - x.before_s).abs())

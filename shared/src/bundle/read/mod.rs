@@ -21,7 +21,9 @@ mod scan;
 mod validate;
 mod write;
 
-pub use parse::{check_text_start, parse_bundle, parse_bundle_bytes, utf8_string};
+pub use parse::{
+    check_text_start, parse_bundle, parse_bundle_bytes, parse_json_bytes, utf8_string,
+};
 pub use validate::validate;
 pub(crate) use validate::{kernel_issues, validate_shell};
 pub use write::to_json;
@@ -92,7 +94,7 @@ pub enum ReadError {
         /// 0-based byte offset of what is wrong.
         offset: u64,
         /// What is wrong there.
-        message: String,
+        message: &'static str,
     },
 }
 

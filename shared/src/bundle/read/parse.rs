@@ -17,6 +17,15 @@ pub fn parse_bundle_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
     if crate::bundle::columns::is_columns(bytes) {
         return crate::bundle::columns::decode(bytes);
     }
+    parse_json_bytes(bytes)
+}
+
+/// [`parse_bundle_bytes`] for a bundle's JSON only (a reader that reads columns files its own
+/// way).
+///
+/// # Errors
+/// [`ReadError::Encoding`], or any error of [`parse_bundle`].
+pub fn parse_json_bytes(bytes: &[u8]) -> Result<Bundle, ReadError> {
     parse_bundle(decode(bytes)?)
 }
 

@@ -138,7 +138,7 @@ pub fn log_ticks(domain: (f64, f64), unit: &str, max_labels: usize) -> Vec<Tick>
     }
 
     // Sort and merge coincident ticks, keeping the highest-ranked one.
-    ticks.sort_by(|a, b| a.value.total_cmp(&b.value));
+    crate::analysis::kernel::sort_slice_by(&mut ticks, |a, b| a.value.total_cmp(&b.value));
     let mut merged: Vec<Tick> = Vec::with_capacity(ticks.len());
     for tick in ticks {
         match merged.last_mut() {
