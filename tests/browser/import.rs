@@ -847,3 +847,115 @@ fn a_model_configuration_dropped_with_its_trace() {
         "is a model configuration (--model-config): open it together with",
     );
 }
+
+/// The kernel table's rows as text.
+const TABLE: &str = "return [...document.querySelectorAll('#kernel-table tbody tr')].map(r => r.textContent).join('\\n')";
+
+/// Whether this page fetched a URL ending in `end`.
+fn fetched(b: &Browser, end: &str) -> bool {
+    b.js(&format!(
+        "return performance.getEntriesByType('resource').some(e => e.name.endsWith({}))",
+        json!(end)
+    )) == json!(true)
+}
+
+#[test]
+#[ignore = "needs dist/ and Chromium: run through `cargo xtask test`"]
+fn a_large_bundle_opens_from_its_columns_file_as_from_its_json() {
+    use std::io::Read;
+    let extra = tempfile::tempdir().unwrap();
+    // A real training step's trace repeated nine times (10,386 launches, over the CLI's 10,000):
+    // the CLI writes `run.json` and the columns file it names.
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz"))
+            .unwrap(),
+    )
+    .read_to_end(&mut text)
+    .unwrap();
+    let steps = extra.path().join("steps.json");
+    roofline_tests::repeat_trace::Repeater::read(&text[..])
+        .unwrap()
+        .write(9, std::fs::File::create(&steps).unwrap())
+        .unwrap();
+    let out = extra.path().join("run.json");
+    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
+        files: &[steps],
+        output: &out,
+        machine: None,
+        options: &Default::default(),
+        counters: None,
+        ncu: None,
+        per_trace: &[],
+    })
+    .unwrap();
+    let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(bundle.kernels.len(), 9 * 1154);
+    let named = bundle
+        .columns
+        .clone()
+        .expect("the bundle names its columns file");
+    assert_eq!(named.file, "run.columns");
+    // The same bundle naming no columns file: what its JSON alone shows.
+    let mut plain = bundle.clone();
+    plain.columns = None;
+    std::fs::write(
+        extra.path().join("plain.json"),
+        roofline_model::to_json(&plain).unwrap(),
+    )
+    .unwrap();
+    // One that names the columns file with another id (written apart).
+    let mut stale = bundle;
+    stale.columns.as_mut().unwrap().id = "0000".into();
+    std::fs::write(
+        extra.path().join("stale.json"),
+        roofline_model::to_json(&stale).unwrap(),
+    )
+    .unwrap();
+
+    let port = serve(dist(), extra.path().to_path_buf());
+    let base = format!("http://127.0.0.1:{port}/");
+    let b = Browser::start();
+    let table = |b: &Browser, query: &str, name: &str| {
+        b.go(&format!("{base}?{query}"));
+        wait_for_bundle(b, name);
+        b.wait(WAIT_CHART, name);
+        b.js(TABLE).as_str().unwrap().to_string()
+    };
+    for group in ["kernel", "op"] {
+        let from_json = table(
+            &b,
+            &format!("bundle=/extra/plain.json&group={group}&chart=time"),
+            "/extra/plain.json",
+        );
+        assert!(!from_json.is_empty());
+        assert!(!fetched(&b, "/extra/run.columns"));
+        // By URL: the columns file beside it is fetched, and the table is the JSON's.
+        let by_url = table(
+            &b,
+            &format!("bundle=/extra/run.json&group={group}&chart=time"),
+            "/extra/run.json",
+        );
+        assert!(fetched(&b, "/extra/run.columns"), "{group}");
+        assert_eq!(by_url, from_json, "{group}");
+    }
+    // Picked together: the columns file is read in the bundle's place.
+    b.go(&format!("{base}?bundle=/extra/plain.json&chart=time"));
+    wait_for_bundle(&b, "/extra/plain.json");
+    let from_json = b.js(TABLE);
+    drop_urls(&b, &["/extra/run.json", "/extra/run.columns"]);
+    wait_for_bundle(&b, "run.columns");
+    b.wait(WAIT_CHART, "the columns file's chart");
+    assert_eq!(b.js(TABLE), from_json);
+    assert_eq!(
+        b.js("return document.querySelectorAll('#bundle-select option').length"),
+        json!(2)
+    );
+    // Written apart: the page says so, and reads the bundle's JSON.
+    drop_urls(&b, &["/extra/stale.json", "/extra/run.columns"]);
+    expect_refusal(
+        &b,
+        "run.columns was not written with stale.json (its id differs)",
+    );
+    wait_for_bundle(&b, "stale.json");
+}

@@ -393,7 +393,7 @@ impl<'a> Columns<'a> {
         let mut at = shell_at + shell_len;
         let mut templates = Vec::new();
         let mut masks = Vec::new();
-        for i in 0..count {
+        for _ in 0..count {
             let len = u32_at(bytes, at, CUT)? as usize;
             let json = take(bytes, at + 4, len, CUT)?;
             // Read as text, as `parse_bundle` reads (one reader's code, not two).
