@@ -226,7 +226,7 @@ impl Browser {
     /// Runs an asynchronous script: its last argument is the callback that returns the value.
     /// Scripts may run for up to two minutes.
     pub fn js_async(&self, script: &str, args: &[Value]) -> Value {
-        self.cmd("POST", "timeouts", Some(&json!({ "script": 120_000 })));
+        self.cmd("POST", "timeouts", Some(&json!({ "script": 300_000 })));
         self.cmd(
             "POST",
             "execute/async",

@@ -394,7 +394,7 @@ fn machine_arch(machine: Option<&Machine>) -> Option<Arch> {
 
 fn report_written(output: &Path, bundle: &Bundle, launches: u64, entries: usize) {
     message(&format!(
-        "wrote {} ({launches} launch{}, {entries} kernel entr{}{})",
+        "wrote {} ({launches} launch{}, {entries} kernel entr{}{}){}",
         describe(output),
         if launches == 1 { "" } else { "es" },
         if entries == 1 { "y" } else { "ies" },
@@ -402,7 +402,11 @@ fn report_written(output: &Path, bundle: &Bundle, launches: u64, entries: usize)
             "; no machine"
         } else {
             ""
-        }
+        },
+        crate::io::columns_beside(output, entries).map_or_else(String::new, |c| format!(
+            " and its columns file {} (the same bundle in binary, which the viewer opens fast)",
+            describe(&c)
+        ))
     ));
     for n in &bundle.notes {
         message(&format!("note: {n}"));

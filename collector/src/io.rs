@@ -470,6 +470,15 @@ pub fn write_bundle(path: &Path, bundle: &Bundle) -> Result<(), Error> {
 /// viewer in well under a second (a 10,000-launch bundle is about 6 MB).
 pub const COLUMNS_FROM: usize = 10_000;
 
+/// The columns file written beside a bundle file of `entries` kernel entries, if one is.
+pub fn columns_beside(path: &Path, entries: usize) -> Option<PathBuf> {
+    if is_stdout(path) || entries < COLUMNS_FROM {
+        return None;
+    }
+    let name = path.file_name()?.to_string_lossy();
+    Some(path.with_file_name(roofline_model::bundle::columns::file_name_for(&name)))
+}
+
 /// A fresh id for a bundle and its columns file: 128 bits from the standard library's
 /// randomly keyed hasher, the time and the process.
 fn columns_id() -> String {
@@ -724,12 +733,14 @@ impl BundleOut {
             return Ok(());
         };
         let path = &self.path;
-        let named = if columns {
-            let file = path
+        let at = columns
+            .then(|| columns_beside(path, COLUMNS_FROM))
+            .flatten();
+        let named = if let Some(at) = at {
+            let file = at
                 .file_name()
-                .map(|n| roofline_model::bundle::columns::file_name_for(&n.to_string_lossy()))
-                .unwrap_or_else(|| "bundle.columns".into());
-            let at = path.with_file_name(&file);
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let id = columns_id();
             let w = std::io::BufWriter::with_capacity(1 << 20, Atomic::create(&at)?);
             let named = roofline_model::bundle::columns::ColumnsRef { file, id };

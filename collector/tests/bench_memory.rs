@@ -214,6 +214,7 @@ fn bench_import_sizes() {
                 },
             );
             let _ = std::fs::remove_file(&out);
+            let _ = std::fs::remove_file(dir.join("run.columns"));
         }
         let _ = std::fs::remove_file(&plain);
     }

@@ -748,7 +748,7 @@ fn a_large_bundle_gets_a_columns_file_that_reads_as_its_json() {
     std::fs::write(&one, roofline_model::to_json(&many(10, "x", 1.2)).unwrap()).unwrap();
     let mut named_elsewhere =
         roofline_model::parse_bundle(&std::fs::read_to_string(&one).unwrap()).unwrap();
-    named_elsewhere.columns = json.columns.clone();
+    named_elsewhere.columns = json.columns;
     std::fs::write(&one, roofline_model::to_json(&named_elsewhere).unwrap()).unwrap();
     let o = roofline(&["merge", arg(&one), arg(&fixture(V100)), "-o", arg(&small)]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -391,7 +391,7 @@ mod tests {
             let mut ours = v.clone();
             sort_slice_by(&mut ours, |a, b| a.0.cmp(&b.0));
             let mut std = v;
-            std.sort_by(|a, b| a.0.cmp(&b.0));
+            std.sort_by_key(|a| a.0);
             proptest::prop_assert_eq!(ours, std);
         }
     }

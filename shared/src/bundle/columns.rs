@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues, pretty};
+use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues};
 use crate::bundle::stream::WriteError;
 use crate::bundle::{Bundle, Datapath, Kernel};
 
@@ -65,6 +65,16 @@ pub fn file_name_for(bundle_file: &str) -> String {
 /// Whether `bytes` begin as a columns file does.
 pub fn is_columns(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
+}
+
+/// serde_json's compact formatter, except that `-0.0` is written `0.0`, as the JSON's writer
+/// writes it.
+struct Compact;
+
+impl serde_json::ser::Formatter for Compact {
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        serde_json::ser::CompactFormatter.write_f64(w, v + 0.0)
+    }
 }
 
 /// The slots, in record order.
@@ -179,6 +189,9 @@ pub struct Writer<W: Write> {
     named: ColumnsRef,
     /// Each template's JSON and its index.
     templates: FxHashMap<Vec<u8>, u32>,
+    /// The templates by [`quick_key`]: their index and kernel, so that a kernel equal to one
+    /// of them is placed without writing its JSON.
+    known: FxHashMap<u64, Vec<(u32, Kernel)>>,
     kernels: u64,
     /// Bytes written so far.
     at: u64,
@@ -203,6 +216,7 @@ impl<W: Write> Writer<W> {
             out,
             named,
             templates: FxHashMap::default(),
+            known: FxHashMap::default(),
             kernels: 0,
             at,
             scratch: Vec::new(),
@@ -217,15 +231,16 @@ impl<W: Write> Writer<W> {
     pub fn kernel(&mut self, k: &Kernel) -> io::Result<()> {
         let mut t = k.clone();
         let (mask, values) = take_slots(&mut t);
-        self.scratch.clear();
-        pretty(&t, &mut self.scratch).map_err(io::Error::from)?;
-        let index = match self.templates.get(self.scratch.as_slice()) {
-            Some(&i) => i,
-            None => {
-                let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
-                self.templates.insert(self.scratch.clone(), i);
-                i
-            }
+        // Equal kernels (`f64`s equal, so never NaN; ±0 written alike) write the same JSON.
+        let key = quick_key(&t);
+        let known = self
+            .known
+            .get(&key)
+            .and_then(|ts| ts.iter().find(|(_, k)| *k == t))
+            .map(|&(i, _)| i);
+        let index = match known {
+            Some(i) => i,
+            None => self.template(key, t)?,
         };
         self.record.clear();
         self.record.extend_from_slice(&index.to_le_bytes());
@@ -239,6 +254,26 @@ impl<W: Write> Writer<W> {
         self.at += self.record.len() as u64;
         self.kernels += 1;
         Ok(())
+    }
+
+    /// The index of the template `t` (a kernel whose slots hold zeros), new or not.
+    fn template(&mut self, key: u64, t: Kernel) -> io::Result<u32> {
+        self.scratch.clear();
+        t.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut self.scratch,
+            Compact,
+        ))
+        .map_err(io::Error::from)?;
+        let i = match self.templates.get(self.scratch.as_slice()) {
+            Some(&i) => i,
+            None => {
+                let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
+                self.templates.insert(self.scratch.clone(), i);
+                i
+            }
+        };
+        self.known.entry(key).or_default().push((i, t));
+        Ok(i)
     }
 
     /// Writes the shell (the bundle but its kernels, as the JSON's writer wrote it), the
@@ -270,6 +305,28 @@ impl<W: Write> Writer<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// A hash of some of a template's fields: equal templates hash alike (the fields left out only
+/// make more of them share a key, and [`Writer::kernel`] compares them whole).
+fn quick_key(t: &Kernel) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    t.name.hash(&mut h);
+    t.device.hash(&mut h);
+    t.grid.hash(&mut h);
+    t.block.hash(&mut h);
+    t.nvtx_range.hash(&mut h);
+    for (k, v) in &t.tags {
+        k.hash(&mut h);
+        v.hash(&mut h);
+    }
+    if let Some(op) = &t.operator {
+        op.name.hash(&mut h);
+        op.shapes.hash(&mut h);
+        op.kernels.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// A whole bundle as the columns file its JSON names as `named` (validated first, as the JSON's
