@@ -287,12 +287,7 @@ type Opened = ([Vec<f64>; 6], (f64, f64));
 
 /// Opens `urls` through the file input `runs` times, each in a fresh page: the open's figures
 /// (total, then its parts as [`OPEN`] gives them) and the rows and markers drawn.
-fn measure_open(
-    b: &Browser,
-    base: &str,
-    urls: &Value,
-    runs: usize,
-) -> Result<Opened, String> {
+fn measure_open(b: &Browser, base: &str, urls: &Value, runs: usize) -> Result<Opened, String> {
     let mut parts: [Vec<f64>; 6] = Default::default();
     let mut drawn = (0.0, 0.0);
     for _ in 0..runs {

@@ -82,6 +82,14 @@ pub async fn save(
     current: &Loaded,
     baseline: Option<&Loaded>,
 ) -> Result<(), String> {
+    for l in std::iter::once(current).chain(baseline) {
+        if roofline_model::bundle::columns::is_columns(&l.raw) {
+            return Err(format!(
+                "{} was opened from its columns file; a saved page holds bundles as JSON: open the bundle's JSON alone to save it as a page",
+                l.file_name()
+            ));
+        }
+    }
     let template = template().await?;
     let mut entries = vec![Entry {
         name: current.file_name(),
