@@ -311,7 +311,7 @@ pub fn with_links(
             format!("; the machine's own {} kept", words(&target.links))
         };
         notes.push(format!(
-            "links of device {id}: the {whose}'s ({}, one direction{}), from the GPU catalogue, not measured (`roofline machine` measures the PCIe host link only){kept}",
+            "links of device {id}: the {whose}'s ({}, one direction{}), from the GPU catalogue, not measured (`roofline machine` measures the PCIe host link, and NVLink on a host with a second GPU joined by it){kept}",
             words(&links),
             if system.is_some() { ", as --system names it" } else { "" }
         ));

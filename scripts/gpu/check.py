@@ -156,6 +156,18 @@ def check_machine(st):
              f"{v / 1e9:.1f} GB/s, {v / 63.0e9:.2f} of PCIe 5.0 x16; {pcie[0].get('implementation', '')}")
     else:
         line("PCIe host link measured", "MISSING", "no empirical PCIe link in machine.json")
+    # NVLink to a peer GPU: measured only on a host with a second GPU joined by it; otherwise
+    # the reason is under `skipped` (a one-GPU host is the expected case here).
+    nvlink = [l for l in m.get("links", []) if l["link"] == "nvlink" and l["method"] == "empirical"]
+    why = [s["reason"] for s in b.get("skipped", []) if s["what"] == "NVLink peer copies"]
+    if nvlink:
+        v = nvlink[0]["value"]
+        line("NVLink peer copies", verdict(v > 0),
+             f"{v / 1e9:.1f} GB/s; {nvlink[0].get('implementation', '')}")
+    elif why:
+        line("NVLink peer copies", "skipped", why[0])
+    else:
+        line("NVLink peer copies", "MISSING", "neither an NVLink ceiling nor the reason it was skipped")
     # `roofline machine --plan` sets the full plan's time; validate.sh gives it 300 s.
     for name, limit in [("machine", 300)]:
         if name in st:

@@ -71,10 +71,15 @@ type ClockFn = unsafe extern "C" fn(Handle, c_uint, *mut c_uint) -> Ret;
 type UintFn = unsafe extern "C" fn(Handle, *mut c_uint) -> Ret;
 type UllFn = unsafe extern "C" fn(Handle, *mut c_ulonglong) -> Ret;
 type TemperatureFn = unsafe extern "C" fn(Handle, c_uint, *mut c_uint) -> Ret;
+type P2pFn = unsafe extern "C" fn(Handle, Handle, c_int, *mut c_int) -> Ret;
 
 const NVML_SUCCESS: Ret = 0;
 const NVML_CLOCK_SM: c_uint = 1;
 const NVML_TEMPERATURE_GPU: c_uint = 0;
+/// `NVML_P2P_CAPS_INDEX_NVLINK` of `nvmlGpuP2PCapsIndex_t`.
+const NVML_P2P_CAPS_INDEX_NVLINK: c_int = 2;
+/// `NVML_P2P_STATUS_OK` of `nvmlGpuP2PStatus_t`.
+const NVML_P2P_STATUS_OK: c_int = 0;
 
 /// The functions used, resolved once.
 struct Fns {
@@ -88,6 +93,7 @@ struct Fns {
     energy: Option<UllFn>,
     reasons: Option<UllFn>,
     temperature: Option<TemperatureFn>,
+    p2p_status: Option<P2pFn>,
 }
 
 /// `call`'s failure `code`, in NVML's words.
@@ -173,6 +179,7 @@ impl Nvml {
             reasons: symbol(&lib, "nvmlDeviceGetCurrentClocksEventReasons")
                 .or_else(|| symbol(&lib, "nvmlDeviceGetCurrentClocksThrottleReasons")),
             temperature: symbol(&lib, "nvmlDeviceGetTemperature"),
+            p2p_status: symbol(&lib, "nvmlDeviceGetP2PStatus"),
         };
         // SAFETY: `nvmlInit_v2` takes no argument; it may be called once per `nvmlShutdown`
         // (reference counted by NVML).
@@ -291,6 +298,35 @@ impl NvmlDevice {
     /// The SM clock's maximum, Hz.
     pub fn max_sm_clock_hz(&self) -> Option<f64> {
         self.sm_clock(self.nvml.fns.max_clock)
+    }
+
+    /// Whether NVML says this GPU and `other` reach each other over NVLink
+    /// (`nvmlDeviceGetP2PStatus` with `NVML_P2P_CAPS_INDEX_NVLINK`, status `NVML_P2P_STATUS_OK`).
+    ///
+    /// # Errors
+    /// NVML lacking the function, or the call failing.
+    pub fn nvlink_to(&self, other: &NvmlDevice) -> Result<bool, NvmlError> {
+        let f = self
+            .nvml
+            .fns
+            .p2p_status
+            .ok_or(NvmlError::Symbol("nvmlDeviceGetP2PStatus"))?;
+        let mut status: c_int = -1;
+        // SAFETY: both handles came from this NVML's `nvmlDeviceGetHandleByPciBusId_v2`; the
+        // status is a valid out-pointer.
+        #[allow(unsafe_code)]
+        let r = unsafe {
+            f(
+                self.handle.0,
+                other.handle.0,
+                NVML_P2P_CAPS_INDEX_NVLINK,
+                &mut status,
+            )
+        };
+        if r != NVML_SUCCESS {
+            return Err(self.nvml.error("nvmlDeviceGetP2PStatus", r));
+        }
+        Ok(status == NVML_P2P_STATUS_OK)
     }
 
     /// The enforced power limit, W.
@@ -508,8 +544,13 @@ static int inits;
 int nvmlInit_v2(void) { inits++; return 0; }
 int nvmlShutdown(void) { inits--; return 0; }
 const char *nvmlErrorString(int r) { return r == 6 ? "Not Found" : "Unknown Error"; }
+static int one, two;
 int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, dev *d) {
-  static int one; if (strcmp(bus, "0000:01:00.0") != 0) return 6; *d = &one; return 0; }
+  if (strcmp(bus, "0000:01:00.0") == 0) { *d = &one; return 0; }
+  if (strcmp(bus, "0000:41:00.0") == 0) { *d = &two; return 0; }
+  return 6; }
+int nvmlDeviceGetP2PStatus(dev a, dev b, int index, int *status) {
+  if (index != 2) return 2; *status = (a != b) ? 0 : 4; return 0; }
 int nvmlDeviceGetClockInfo(dev d, unsigned t, unsigned *v) { (void)d; if (t != 1) return 2; *v = 1755; return 0; }
 int nvmlDeviceGetMaxClockInfo(dev d, unsigned t, unsigned *v) { (void)d; if (t != 1) return 2; *v = 1980; return 0; }
 int nvmlDeviceGetPowerUsage(dev d, unsigned *mw) { (void)d; *mw = 650000; return 0; }
@@ -530,6 +571,11 @@ int EVENT(dev d, unsigned long long *r) { (void)d; *r = 0x4 | 0x1000; return 0; 
             let dir = tempfile::tempdir().unwrap();
             let so = stand_in(dir.path(), &STAND_IN.replace("EVENT", event));
             let nvml = Nvml::load_from(&so).unwrap();
+            // Two GPUs joined by NVLink, as the stand-in says (the status asked for is NVLink's).
+            let other = nvml.device("0000:41:00.0").unwrap();
+            let dev = nvml.device("0000:01:00.0").unwrap();
+            assert_eq!(dev.nvlink_to(&other), Ok(true));
+            assert_eq!(dev.nvlink_to(&dev), Ok(false));
             let e = nvml.device("0000:02:00.0").err().unwrap();
             assert_eq!(
                 e.to_string(),

@@ -85,6 +85,73 @@ pub fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> DeviceEr
     move |source| DeviceError::Driver { during, source }
 }
 
+/// A context's device's PCI bus id, `0000:01:00.0` (`cuDeviceGetPCIBusId`), to find it in NVML.
+///
+/// # Errors
+/// The driver's error.
+pub fn pci_bus_id(ctx: &CudaContext) -> Result<String, DeviceError> {
+    let mut buf = [0 as std::ffi::c_char; 64];
+    // SAFETY: the buffer holds 64 bytes, its length passed as such; the device is the context's
+    // own.
+    #[allow(unsafe_code)]
+    unsafe {
+        cudarc::driver::sys::cuDeviceGetPCIBusId(
+            buf.as_mut_ptr(),
+            buf.len() as i32,
+            ctx.cu_device(),
+        )
+    }
+    .result()
+    .map_err(driver("reading the PCI bus id"))?;
+    // SAFETY: the driver wrote a NUL-terminated string into `buf` (64 bytes, more than the 13 of
+    // `dddd:bb:dd.f`).
+    #[allow(unsafe_code)]
+    let id = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+    Ok(id.to_string_lossy().into_owned())
+}
+
+/// Whether CUDA lets `ctx`'s device read and write `peer`'s memory (`cuDeviceCanAccessPeer`).
+///
+/// # Errors
+/// The driver's error.
+pub fn can_access_peer(ctx: &CudaContext, peer: &CudaContext) -> Result<bool, DeviceError> {
+    let mut can: std::ffi::c_int = 0;
+    // SAFETY: `can` is a valid out-pointer; both devices are the driver's own.
+    #[allow(unsafe_code)]
+    unsafe {
+        cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, ctx.cu_device(), peer.cu_device())
+    }
+    .result()
+    .map_err(driver("cuDeviceCanAccessPeer"))?;
+    Ok(can == 1)
+}
+
+/// Lets `ctx` access `peer`'s memory (`cuCtxEnablePeerAccess`; enabled already is no error),
+/// leaving `ctx` bound to the thread.
+///
+/// # Errors
+/// The driver's error.
+pub fn enable_peer_access(ctx: &CudaContext, peer: &CudaContext) -> Result<(), DeviceError> {
+    use cudarc::driver::sys::CUresult;
+    ctx.bind_to_thread().map_err(driver("binding a context"))?;
+    // SAFETY: `peer` is a live context; the flags must be 0 (the driver API's documentation).
+    #[allow(unsafe_code)]
+    let r = unsafe { cudarc::driver::sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0) };
+    match r {
+        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+        e => Err(driver("cuCtxEnablePeerAccess")(DriverError(e))),
+    }
+}
+
+/// Two buffers of one size, one on a session's GPU and one on a peer GPU, for copies between
+/// them ([`Session::peer_copy`]); both zeroed and waited for when made.
+pub struct PeerBuffers {
+    peer: Arc<CudaContext>,
+    here: CudaSlice<u8>,
+    there: CudaSlice<u8>,
+    bytes: usize,
+}
+
 /// The SM clock a kernel observed, Hz, from its stamps: `[SM cycles, nanoseconds]` between its
 /// first and last instruction in block 0, thread 0. `None` when the kernel wrote none.
 pub fn clock_hz(stamps: [u64; 2]) -> Option<f64> {
@@ -454,24 +521,72 @@ impl Session {
     /// # Errors
     /// The driver's error.
     pub fn pci_bus_id(&self) -> Result<String, DeviceError> {
-        let mut buf = [0 as std::ffi::c_char; 64];
-        // SAFETY: the buffer holds 64 bytes, its length passed as such; the device is the
-        // context's own.
+        pci_bus_id(&self.ctx)
+    }
+
+    /// Buffers of `bytes` here and on `peer` ([`PeerBuffers`]), this context bound again after.
+    ///
+    /// # Errors
+    /// The driver's error (out of memory on either GPU, say).
+    pub fn peer_buffers(
+        &self,
+        peer: &Arc<CudaContext>,
+        bytes: usize,
+    ) -> Result<PeerBuffers, DeviceError> {
+        let here = self.alloc_zeros::<u8>(bytes, "the NVLink copies")?;
+        let on_peer = peer.default_stream();
+        let there = on_peer
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(driver(format!(
+                "allocating {} MiB on the peer GPU",
+                bytes >> 20
+            )))?;
+        on_peer
+            .synchronize()
+            .map_err(driver("zeroing the peer's buffer"))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the context"))?;
+        self.synchronize("zeroing the NVLink buffer")?;
+        Ok(PeerBuffers {
+            peer: Arc::clone(peer),
+            here,
+            there,
+            bytes,
+        })
+    }
+
+    /// Copies `b`'s buffer to the peer (`to_peer`) or back on this session's stream
+    /// (`cuMemcpyPeerAsync`), enqueued only.
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn peer_copy(&self, b: &PeerBuffers, to_peer: bool) -> Result<(), DeviceError> {
+        use cudarc::driver::DevicePtr;
+        let on_peer = b.peer.default_stream();
+        let (here, _h) = b.here.device_ptr(&self.stream);
+        let (there, _t) = b.there.device_ptr(&on_peer);
+        let (ours, theirs) = (self.ctx.cu_ctx(), b.peer.cu_ctx());
+        let (dst_ctx, dst, src_ctx, src) = if to_peer {
+            (theirs, there, ours, here)
+        } else {
+            (ours, here, theirs, there)
+        };
+        // SAFETY: both buffers hold `b.bytes` bytes and live as long as `b`; both contexts are
+        // live; the copy is ordered on this session's stream after the buffers were zeroed and
+        // waited for (`peer_buffers`), and nothing else writes them.
         #[allow(unsafe_code)]
         unsafe {
-            cudarc::driver::sys::cuDeviceGetPCIBusId(
-                buf.as_mut_ptr(),
-                buf.len() as i32,
-                self.ctx.cu_device(),
+            cudarc::driver::result::memcpy_peer_async(
+                dst_ctx,
+                dst,
+                src_ctx,
+                src,
+                b.bytes,
+                self.stream.cu_stream(),
             )
         }
-        .result()
-        .map_err(driver("reading the PCI bus id"))?;
-        // SAFETY: the driver wrote a NUL-terminated string into `buf` (64 bytes, more than the
-        // 13 of `dddd:bb:dd.f`).
-        #[allow(unsafe_code)]
-        let id = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
-        Ok(id.to_string_lossy().into_owned())
+        .map_err(driver("cuMemcpyPeerAsync"))
     }
 
     /// Starts sampling the board through NVML for the rest of the session.

@@ -47,8 +47,9 @@ pub struct Machine {
     pub origin: Option<MachineOrigin>,
     /// The links the device's collectives run on (NVLink, PCIe, the network), byte/s in one
     /// direction. Optional: absent in bundles written before it existed, and where no source
-    /// gives a figure (`roofline machine` measures the PCIe host link only; NVLink and the
-    /// network come from the GPU catalogue).
+    /// gives a figure (`roofline machine` measures the PCIe host link, and NVLink to a second GPU
+    /// joined to this one by it; the network, and NVLink where it is not measured, come from the
+    /// GPU catalogue).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkCeiling>,
 }

@@ -3,8 +3,9 @@
 //! and theoretical figures at the clock observed while measuring and at the datasheet's clock.
 //!
 //! Phases, in order: device attributes, HBM, L2, L1 and shared memory, CUDA-core FMA peaks,
-//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the PCIe host link (the
-//! machine's one measured link ceiling), the ERT-style sweep. Every
+//! Tensor Core `mma.sync` peaks, cuBLASLt GEMMs, launch overhead, the PCIe host link, NVLink to
+//! a peer GPU (where the host has one: the machine's measured link ceilings), the ERT-style
+//! sweep. Every
 //! ceiling is timed by [`crate::Session::measure`] under the plan of [`crate::timing`]
 //! (docs/measurements/methodology.md): its own warm-up, intervals of back-to-back launches
 //! between two events (no host
@@ -27,7 +28,7 @@
 //! grid, the reference GEMM shapes), [`rig`] (the run's session, compiled kernels and notes, and
 //! a measurement's figures as ceilings), then one file per family of ceilings — [`memory`]
 //! (HBM, L2, L1 and shared memory), [`compute`] (CUDA-core FMA and `mma.sync` peaks), [`gemm`]
-//! (the cuBLASLt references), [`overhead`] (launch overhead), [`link`] (the PCIe host link),
+//! (the cuBLASLt references), [`overhead`] (launch overhead), [`link`] (the PCIe host link and NVLink),
 //! [`sweep`] (the ERT-style sweep) —
 //! and [`assemble`] (the theoretical ceilings, the "best reach" marks, the bundle completed and
 //! devices combined). This file holds the run itself ([`run`]) and its outcome.
@@ -155,7 +156,7 @@ pub fn run(
     };
     let mut skipped = Vec::new();
     type Phase = fn(&mut Rig, &mut Machine, &mut Vec<Skipped>) -> Result<(), MachineError>;
-    let phases: [(&'static str, Phase); 8] = [
+    let phases: [(&'static str, Phase); 9] = [
         ("HBM", memory::hbm),
         ("L2", memory::l2),
         ("L1 and shared memory", memory::l1_shared),
@@ -164,6 +165,7 @@ pub fn run(
         ("cuBLASLt reference GEMMs", gemm::cublaslt),
         ("launch overhead", overhead::launch_overhead),
         ("PCIe host link", link::host_link),
+        ("NVLink peer copies", link::peer_link),
     ];
     let mut failure = None;
     let overall = report.progress(phases.len() as u64 + 1, "measuring");

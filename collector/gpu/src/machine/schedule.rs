@@ -220,6 +220,10 @@ pub const START_ALLOWANCE_S: f64 = 30.0;
 /// 10,000 back to back) and a graph of 1,000, at up to 50 µs each.
 pub const OVERHEAD_ALLOWANCE_S: f64 = 1.0;
 
+/// Allowance for finding an NVLink peer: a CUDA context on each other GPU of an eight-GPU host,
+/// at up to 0.3 s each (nothing on a host with one GPU).
+pub const PEER_ALLOWANCE_S: f64 = 2.1;
+
 /// The schedule of `roofline machine` under `plan` on `target`, phase by phase, in the order of
 /// a run.
 pub fn schedule(plan: Plan, target: &Target) -> Vec<Row> {
@@ -391,6 +395,33 @@ pub fn schedule(plan: Plan, target: &Target) -> Vec<Row> {
             allowance: false,
         });
     }
+    // The NVLink to a peer GPU, on a host with one: each direction a burst of device-to-device
+    // copies of the same size (NVLink from 50 GB/s, a two-board bridge, to 900 GB/s, NVLink 5,
+    // one way); nothing on a host without an NVLink peer (the phase is skipped).
+    let nv = Span {
+        low: copy / 900e9,
+        high: copy / 50e9,
+    };
+    for what in ["to the peer", "back"] {
+        rows.push(Row {
+            phase: "NVLink peer copies",
+            what: format!(
+                "device copies {what}, {} MiB each (at 50 to 900 GB/s; none without an NVLink peer)",
+                plan.host_link_bytes() >> 20
+            ),
+            seconds: Span {
+                low: 0.0,
+                high: burst(&BurstPlan::host_link(plan.quick), nv).high,
+            },
+            allowance: false,
+        });
+    }
+    rows.push(Row {
+        phase: "NVLink peer copies",
+        what: "a CUDA context on each other GPU, to find the peer (allowance)".into(),
+        seconds: Span::exactly(PEER_ALLOWANCE_S),
+        allowance: true,
+    });
     // The sweep: every point of the grid as a burst.
     let (points, left_out) = sweep::sweep_grid(plan);
     let b = BurstPlan::sweep(plan.quick);
@@ -552,11 +583,13 @@ mod tests {
                 "cuBLASLt reference GEMMs",
                 "launch overhead",
                 "PCIe host link",
+                "NVLink peer copies",
                 "ERT-style sweep",
             ] {
                 assert!(rows.iter().any(|r| r.phase == p), "{name}: no {p}");
             }
-            // 4 HBM, 1 L2, 3 L1/shared, 4 FMA, 6 mma.sync (FP8 refused on sm_90), 2 PCIe.
+            // 4 HBM, 1 L2, 3 L1/shared, 4 FMA, 6 mma.sync (FP8 refused on sm_90), 2 PCIe,
+            // 2 NVLink.
             let measured = rows
                 .iter()
                 .filter(|r| {
@@ -564,7 +597,7 @@ mod tests {
                         && !matches!(r.phase, "cuBLASLt reference GEMMs" | "ERT-style sweep")
                 })
                 .count();
-            assert_eq!(measured, 20, "{name}");
+            assert_eq!(measured, 22, "{name}");
         }
         assert!(Target::named("h100-sxm5").is_some());
         assert!(Target::named("B200").is_none());
