@@ -479,7 +479,19 @@ fn validate(files: &[PathBuf]) -> Result<(), Error> {
 /// inlined and the view as the viewer's URL query, written as the viewer's "Save as HTML" writes
 /// it. The bundles are checked first, and the chart must have something to draw, as for SVG.
 fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
-    let (mut bundle, bytes) = crate::io::read_bundle_and_bytes(&p.file)?;
+    // A columns file's bundle is inlined as its JSON, the text a page reads.
+    let read = |path: &Path| -> Result<(Bundle, Vec<u8>), Error> {
+        let (bundle, bytes) = crate::io::read_bundle_and_bytes(path)?;
+        if !roofline_model::bundle::columns::is_columns(&bytes) {
+            return Ok((bundle, bytes));
+        }
+        let json = roofline_model::to_json(&bundle).map_err(|source| Error::Bundle {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok((bundle, json.into_bytes()))
+    };
+    let (mut bundle, bytes) = read(&p.file)?;
     regroup(&mut bundle, p.group_by);
     let (chart, _) = plot_default(
         &bundle,
@@ -489,7 +501,7 @@ fn page(p: &crate::config::PageConfig) -> Result<(), Error> {
         p.device.as_deref(),
     )?;
     let baseline = match &p.baseline {
-        Some(b) => Some(crate::io::read_bundle_and_bytes(b)?),
+        Some(b) => Some(read(b)?),
         None => None,
     };
     let name = |path: &Path| {

@@ -740,6 +740,26 @@ fn a_large_bundle_gets_a_columns_file_that_reads_as_its_json() {
         o.stdout
     };
     assert_eq!(info(&out), info(&dir.path().join("run.columns")));
+    // A page made from the columns file inlines the bundle's JSON, which reads as the bundle.
+    if roofline_collector::export::html::embedded_template().is_some() {
+        let page = dir.path().join("run.html");
+        let o = roofline(&[
+            "plot",
+            arg(&dir.path().join("run.columns")),
+            "--format",
+            "html",
+            "-o",
+            arg(&page),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let saved =
+            roofline_model::chart::standalone::read(&std::fs::read_to_string(&page).unwrap())
+                .unwrap();
+        assert_eq!(
+            roofline_model::parse_bundle(&saved.bundles[0]).unwrap(),
+            json
+        );
+    }
 
     // Written again from that bundle, small: the copy names no columns file (not the one it was
     // read with), and none is written.
