@@ -556,7 +556,7 @@ impl Session {
         })
     }
 
-    /// Copies `b`'s buffer to the peer (`to_peer`) or back on this session's stream
+    /// Copies `b`'s buffer to the peer (`to_peer`) or back on the session's stream
     /// (`cuMemcpyPeerAsync`), enqueued only.
     ///
     /// # Errors
@@ -573,7 +573,7 @@ impl Session {
             (ours, here, theirs, there)
         };
         // SAFETY: both buffers hold `b.bytes` bytes and live as long as `b`; both contexts are
-        // live; the copy is ordered on this session's stream after the buffers were zeroed and
+        // live; the copy is ordered on the session's stream after the buffers were zeroed and
         // waited for (`peer_buffers`), and nothing else writes them.
         #[allow(unsafe_code)]
         unsafe {
