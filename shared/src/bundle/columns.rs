@@ -572,7 +572,9 @@ impl<'a> Columns<'a> {
 /// As [`Columns::open`] and [`Columns::for_each`].
 pub fn decode(bytes: &[u8]) -> Result<Bundle, ReadError> {
     let c = Columns::open(bytes)?;
-    let mut kernels = Vec::with_capacity(usize::try_from(c.kernels()).unwrap_or(0).min(1 << 24));
+    // No more than the records can hold (24 bytes at the least), whatever the trailer says.
+    let fit = c.records.len() / 24;
+    let mut kernels = Vec::with_capacity(usize::try_from(c.kernels()).unwrap_or(0).min(fit));
     let mut b = c.for_each(&mut |k| kernels.push(k.clone()))?;
     b.kernels = kernels;
     Ok(b)
@@ -660,12 +662,34 @@ mod tests {
             e.contains(&format!("byte {at},")) && e.contains("template"),
             "{e}"
         );
+        // A trailer that counts more kernels than there are: refused, nothing huge allocated.
+        let mut other = bytes.clone();
+        let end = other.len() - 40;
+        other[end..end + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = decode(&other).unwrap_err().to_string();
+        assert!(e.contains("as many as its trailer counts"), "{e}");
         // An impossible figure in a record is named by its JSON path.
         let mut other = bytes;
         let time = at + 8 + 8;
         other[time..time + 8].copy_from_slice(&f64::NAN.to_bits().to_le_bytes());
         let e = decode(&other).unwrap_err().to_string();
         assert!(e.contains("$.kernels[0].time.total_s"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Any byte changed, or the file cut anywhere: read or refused, never a panic, and what
+        /// is read is a valid bundle.
+        #[test]
+        fn a_damaged_file_is_refused_or_read_never_a_panic(at in 0usize..4096, byte in 0u8..=255, cut in 0usize..4096) {
+            let bytes = encode(&example(), named()).unwrap();
+            let mut changed = bytes.clone();
+            let at = at % changed.len();
+            changed[at] = byte;
+            if let Ok(b) = decode(&changed) {
+                proptest::prop_assert!(crate::validate(&b).is_ok());
+            }
+            let _ = decode(&bytes[..cut % bytes.len()]);
+        }
     }
 
     #[test]
