@@ -13,7 +13,7 @@ use std::io::{self, Read, Write};
 use crate::bundle::window::{JsonWindow, WindowError};
 
 use crate::bundle::columns::ColumnsRef;
-use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues, pretty};
+use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues, pretty_at};
 use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
 
 /// Why a stream could not be written.
@@ -48,8 +48,6 @@ pub struct Writer<W: Write> {
     launches: u64,
     /// Seconds so far (their sum must be finite).
     time: f64,
-    /// One kernel's text, reused.
-    scratch: Vec<u8>,
     /// The columns file the text names.
     columns: Option<ColumnsRef>,
 }
@@ -106,7 +104,6 @@ impl<W: Write> Writer<W> {
             ids: shell.devices.iter().map(|d| d.id.clone()).collect(),
             launches: 0,
             time: 0.0,
-            scratch: Vec::new(),
             columns,
         })
     }
@@ -136,20 +133,13 @@ impl<W: Write> Writer<W> {
             return Err(ReadError::Invalid(issues).into());
         }
         self.time = time;
-        self.scratch.clear();
-        pretty(k, &mut self.scratch).map_err(io::Error::from)?;
         self.out.write_all(if self.index == 0 {
             b"\n    "
         } else {
             b",\n    "
         })?;
         // The kernel's own text, two levels deeper, as inside the whole bundle.
-        for (i, line) in self.scratch.split(|&b| b == b'\n').enumerate() {
-            if i > 0 {
-                self.out.write_all(b"\n    ")?;
-            }
-            self.out.write_all(line)?;
-        }
+        pretty_at(k, &mut self.out, 2).map_err(io::Error::from)?;
         self.index += 1;
         Ok(())
     }

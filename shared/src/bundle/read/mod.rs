@@ -27,7 +27,7 @@ pub use parse::{
 pub use validate::validate;
 pub(crate) use validate::{kernel_issues, validate_shell};
 pub use write::to_json;
-pub(crate) use write::{formatter, pretty};
+pub(crate) use write::{formatter, pretty_at};
 
 /// Why a bundle could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -20,7 +20,7 @@ pub fn to_json(bundle: &Bundle) -> Result<String, ReadError> {
         message,
     };
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, NoNegativeZero::default());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, NoNegativeZero::at(0));
     bundle
         .serialize(&mut ser)
         .map_err(|e| shape(e.to_string()))?;
@@ -29,67 +29,108 @@ pub fn to_json(bundle: &Bundle) -> Result<String, ReadError> {
     Ok(s)
 }
 
-/// Serializes `value` as `to_json` does (pretty, no negative zero), without a final line break.
-pub(crate) fn pretty<T: serde::Serialize + ?Sized>(
+/// Serializes `value` into `out` as `to_json` writes it `depth` levels deep (a kernel of the
+/// top-level `kernels` array is 2 levels deep), without a final line break: the text is the one
+/// `to_json`'s would be with every line after the first indented `depth` levels more.
+pub(crate) fn pretty_at<T: serde::Serialize + ?Sized, W: std::io::Write>(
     value: &T,
-    out: &mut Vec<u8>,
+    out: W,
+    depth: usize,
 ) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(out, NoNegativeZero::default());
+    let mut ser = serde_json::Serializer::with_formatter(out, NoNegativeZero::at(depth));
     value.serialize(&mut ser)
 }
 
 /// The formatter [`to_json`] writes with.
 pub(crate) fn formatter() -> impl serde_json::ser::Formatter {
-    NoNegativeZero::default()
+    NoNegativeZero::at(0)
 }
 
-/// serde_json's pretty formatter, except that `-0.0` is written `0.0`: no output of the toolkit
-/// holds a negative zero (an imported `-0` is a zero like any other).
-#[derive(Default)]
-struct NoNegativeZero(serde_json::ser::PrettyFormatter<'static>);
+/// serde_json's pretty layout (two spaces per level, `": "` after a key, an empty array or
+/// object on one line), except that `-0.0` is written `0.0` (no output of the toolkit holds a
+/// negative zero: an imported `-0` is a zero like any other), starting `depth` levels deep.
+struct NoNegativeZero {
+    depth: usize,
+    has_value: bool,
+}
+
+impl NoNegativeZero {
+    fn at(depth: usize) -> Self {
+        NoNegativeZero {
+            depth,
+            has_value: false,
+        }
+    }
+
+    fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        const SPACES: &[u8; 64] = b"                                                                ";
+        w.write_all(if first { &b"\n"[..] } else { &b",\n"[..] })?;
+        let mut n = 2 * self.depth;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, end: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.line(w, true)?;
+        }
+        w.write_all(end)
+    }
+}
 
 impl serde_json::ser::Formatter for NoNegativeZero {
     fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
         // `+ 0.0` turns -0.0 into 0.0 and leaves every other value as it is.
-        self.0.write_f64(w, v + 0.0)
+        serde_json::ser::CompactFormatter.write_f64(w, v + 0.0)
     }
     fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
-        self.0.write_f32(w, v + 0.0)
+        serde_json::ser::CompactFormatter.write_f32(w, v + 0.0)
     }
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_array(w)
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"[")
     }
     fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array(w)
+        self.close(w, b"]")
     }
     fn begin_array_value<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
-        self.0.begin_array_value(w, first)
+        self.line(w, first)
     }
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array_value(w)
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
     fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object(w)
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"{")
     }
     fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object(w)
+        self.close(w, b"}")
     }
     fn begin_object_key<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
-        self.0.begin_object_key(w, first)
+        self.line(w, first)
     }
     fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object_value(w)
+        w.write_all(b": ")
     }
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object_value(w)
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 
