@@ -63,7 +63,8 @@ impl NoNegativeZero {
     }
 
     fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-        const SPACES: &[u8; 64] = b"                                                                ";
+        const SPACES: &[u8; 64] =
+            b"                                                                ";
         w.write_all(if first { &b"\n"[..] } else { &b",\n"[..] })?;
         let mut n = 2 * self.depth;
         while n > 0 {
