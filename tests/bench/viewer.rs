@@ -286,9 +286,16 @@ fn with_columns(dir: &std::path::Path, name: &str, launches: usize) -> Result<(u
 /// drawn.
 type Opened = ([Vec<f64>; 6], (f64, f64));
 
-/// Opens `urls` through the file input `runs` times, each in a fresh page: the open's figures
-/// (total, then its parts as [`OPEN`] gives them) and the rows and markers drawn.
-fn measure_open(b: &Browser, base: &str, urls: &Value, runs: usize) -> Result<Opened, String> {
+/// Opens `urls` through the file input `runs` times, each in a fresh page, then calls `after`
+/// on that page: the open's figures (total, then its parts as [`OPEN`] gives them) and the rows
+/// and markers drawn.
+fn measure_open(
+    b: &Browser,
+    base: &str,
+    urls: &Value,
+    runs: usize,
+    after: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<Opened, String> {
     let mut parts: [Vec<f64>; 6] = Default::default();
     let mut drawn = (0.0, 0.0);
     for _ in 0..runs {
@@ -310,6 +317,7 @@ fn measure_open(b: &Browser, base: &str, urls: &Value, runs: usize) -> Result<Op
         parts[4].push(shared);
         parts[5].push(total - parsed - aggregate - shared);
         drawn = (num(&v, "rows")?, num(&v, "markers")?);
+        after()?;
     }
     Ok((parts, drawn))
 }
@@ -373,46 +381,27 @@ fn run() -> Result<Vec<Row>, String> {
     let only_compare = std::env::var("ROOFLINE_BENCH_ONLY").is_ok_and(|v| v == "compare");
 
     // Open, and hover on what was opened.
-    let mut parts: [Vec<f64>; 6] = Default::default();
     let mut hovers = Vec::new();
-    let mut drawn = (0.0, 0.0);
-    for _ in 0..if only_compare { 0 } else { RUNS } {
-        b.go(&base);
-        b.wait(
-            "return document.querySelectorAll('#chart circle.marker').length",
-            "the sample chart",
-        );
-        let v = b.js_async(
-            &with_prelude(OPEN),
-            &[
-                json!("/extra/synthetic-100k-launches.json"),
-                json!("synthetic"),
-            ],
-        );
-        let total = num(&v, "total")?;
-        let read = num(&v, "read")?;
-        let parsed = num(&v, "parsed")?;
-        let aggregate = num(&v, "aggregate")?;
-        let shared = num(&v, "analysis")? + num(&v, "scene")?;
-        parts[0].push(total);
-        parts[1].push(read);
-        parts[2].push(parsed - read);
-        parts[3].push(aggregate);
-        parts[4].push(shared);
-        parts[5].push(total - parsed - aggregate - shared);
-        drawn = (num(&v, "rows")?, num(&v, "markers")?);
-        let h = b.js_async(&with_prelude(HOVER), &[json!(HOVERS)]);
-        if let Some(e) = h.get("error") {
-            return Err(format!("hover: the page reported: {e}"));
-        }
-        hovers.extend(
-            h["times"]
-                .as_array()
-                .ok_or("hover: no times")?
-                .iter()
-                .filter_map(Value::as_f64),
-        );
-    }
+    let (mut parts, drawn) = measure_open(
+        &b,
+        &base,
+        &json!("/extra/synthetic-100k-launches.json"),
+        if only_compare { 0 } else { RUNS },
+        &mut || {
+            let h = b.js_async(&with_prelude(HOVER), &[json!(HOVERS)]);
+            if let Some(e) = h.get("error") {
+                return Err(format!("hover: the page reported: {e}"));
+            }
+            hovers.extend(
+                h["times"]
+                    .as_array()
+                    .ok_or("hover: no times")?
+                    .iter()
+                    .filter_map(Value::as_f64),
+            );
+            Ok(())
+        },
+    )?;
     let input = format!(
         "100,000 launches of 1,000 kernels, {:.0} MB of JSON (table {} rows, chart {} markers)",
         mb(big.0),
@@ -588,7 +577,7 @@ fn run() -> Result<Vec<Row>, String> {
             "/extra/synthetic-100k-launches.json",
             "/extra/synthetic-100k-launches.columns"
         ]);
-        let (mut parts, drawn) = measure_open(&b, &base, &urls, RUNS)?;
+        let (mut parts, drawn) = measure_open(&b, &base, &urls, RUNS, &mut || Ok(()))?;
         let input = format!(
             "the same 100,000 launches: {:.0} MB of JSON and a {:.1} MB columns file (table {} rows, chart {} markers)",
             mb(big.0),
@@ -603,7 +592,7 @@ fn run() -> Result<Vec<Row>, String> {
             "/extra/synthetic-1m-launches.json",
             "/extra/synthetic-1m-launches.columns"
         ]);
-        let (mut parts, drawn) = measure_open(&b, &base, &urls, 3)?;
+        let (mut parts, drawn) = measure_open(&b, &base, &urls, 3, &mut || Ok(()))?;
         let input = format!(
             "1,000,000 launches of 1,000 kernels: {:.0} MB of JSON and a {:.1} MB columns file (table {} rows, chart {} markers; 3 runs)",
             mb(million.0),
@@ -613,7 +602,13 @@ fn run() -> Result<Vec<Row>, String> {
         );
         push_rows(&mut rows, &COLUMNS_LABELS, &mut parts, &input, 3000.0);
         // The peer: the same million launches from the JSON alone, once.
-        let peer = measure_open(&b, &base, &json!("/extra/synthetic-1m-launches.json"), 1);
+        let peer = measure_open(
+            &b,
+            &base,
+            &json!("/extra/synthetic-1m-launches.json"),
+            1,
+            &mut || Ok(()),
+        );
         match peer {
             Ok((mut parts, _)) => push_rows(
                 &mut rows,
