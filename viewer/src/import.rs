@@ -30,12 +30,6 @@ extern "C" {
     #[wasm_bindgen(js_name = rooflineCatalogueFill, catch)]
     pub fn catalogue_fill(chosen: &str) -> Result<(), JsValue>;
 
-    /// `rooflineColumns(url)` (`open.js`): a promise of the bytes of the columns file the bundle
-    /// at `url` names at its start, when the server has it and it carries the bundle's id;
-    /// otherwise of `null`.
-    #[wasm_bindgen(js_name = rooflineColumns, catch)]
-    fn columns_js(url: &str) -> Result<Promise, JsValue>;
-
     /// `rooflineDraw(chart, bytes, width, device, into)` (`open.js`): draws `chart` (`comm`,
     /// `sweep`) of the bundle whose bytes are `bytes` into the element `into`, by the importer
     /// (its `draw`), `width` pixels wide, for `device` (or the bundle's first).
@@ -66,14 +60,6 @@ pub fn draw_by_importer(
             el.set_inner_html(NEEDS_IMPORTER);
         }
     });
-}
-
-/// The bytes of the columns file the bundle at `url` names ([`columns_js`]), or `None` (none
-/// named, not served, another id, or a page without `open.js`).
-pub async fn columns_of(url: &str) -> Option<Vec<u8>> {
-    let p = columns_js(url).ok()?;
-    let v = JsFuture::from(p).await.ok()?;
-    v.dyn_into::<Uint8Array>().ok().map(|a| a.to_vec())
 }
 
 /// What a chart drawn by the importer says on a page without it (a saved standalone page).

@@ -123,9 +123,7 @@ fn from_columns(name: &str, raw: Vec<u8>) -> Result<Loaded, String> {
     let refused = |e: roofline_model::ReadError| format!("{name} is not a readable bundle: {e}");
     let c = roofline_model::bundle::columns::Columns::open(&raw).map_err(refused)?;
     perf::mark("roofline:open:parsed");
-    let keep = [GroupBy::Operator, GroupBy::Module]
-        .into_iter()
-        .any(|g| g.applies_to(c.templates()));
+    let keep = groups_by_operator(c.templates());
     let mut launches = Vec::new();
     let mut agg = Aggregator::default();
     let mut bundle = perf::span("roofline:aggregate", || {
@@ -148,6 +146,14 @@ fn from_columns(name: &str, raw: Vec<u8>) -> Result<Loaded, String> {
     })
 }
 
+/// Whether `kernels` carry what grouping per operator or module needs (each launch's operator
+/// call), which aggregating by kernel name drops: the launches are then kept.
+fn groups_by_operator(kernels: &[roofline_model::bundle::Kernel]) -> bool {
+    [GroupBy::Operator, GroupBy::Module]
+        .into_iter()
+        .any(|g| g.applies_to(kernels))
+}
+
 /// A parsed bundle, its kernels aggregated once, or the message the page shows.
 fn loaded(
     name: &str,
@@ -160,10 +166,7 @@ fn loaded(
             let launches = std::mem::take(&mut bundle.kernels);
             bundle.kernels = perf::span("roofline:aggregate", || aggregate_by_name(&launches));
             // Kept, not copied, when they carry operators.
-            let tagged = [GroupBy::Operator, GroupBy::Module]
-                .into_iter()
-                .any(|g| g.applies_to(&launches))
-                .then(|| Arc::new(launches));
+            let tagged = groups_by_operator(&launches).then(|| Arc::new(launches));
             Loaded {
                 name: name.to_string(),
                 bundle: Arc::new(bundle),
@@ -174,6 +177,23 @@ fn loaded(
             }
         })
         .map_err(|e| format!("{name} is not a readable bundle: {e}"))
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `rooflineColumns(url)` (`open.js`): a promise of the bytes of the columns file the bundle
+    /// at `url` names at its start, when the server has it and it carries the bundle's id;
+    /// otherwise of `null`.
+    #[wasm_bindgen(js_name = rooflineColumns, catch)]
+    fn columns_js(url: &str) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+}
+
+/// The bytes of the columns file the bundle at `url` names ([`columns_js`]), or `None` (none
+/// named, not served, another id, or a page without `open.js`).
+async fn columns_of(url: &str) -> Option<Vec<u8>> {
+    let p = columns_js(url).ok()?;
+    let v = wasm_bindgen_futures::JsFuture::from(p).await.ok()?;
+    v.dyn_into::<js_sys::Uint8Array>().ok().map(|a| a.to_vec())
 }
 
 /// The body of `url`.
@@ -212,7 +232,7 @@ pub async fn fetch_bundle(url: &str, name: Option<&str>) -> Result<Loaded, Strin
     perf::mark("roofline:open:start");
     // The columns file the bundle names, with its id, when the server has it (`open.js` reads
     // the bundle's first bytes for its name); else the bundle itself.
-    let bytes = match crate::import::columns_of(url).await {
+    let bytes = match columns_of(url).await {
         Some(bytes) => bytes,
         None => fetch_bytes(url).await?,
     };
