@@ -187,15 +187,15 @@ pub struct Writer<W: Write> {
     out: W,
     /// What the bundle names: the shell written here names it too.
     named: ColumnsRef,
-    /// Each template's JSON and its index.
-    templates: FxHashMap<Vec<u8>, u32>,
-    /// The templates by [`quick_key`]: their index and kernel, so that a kernel equal to one
-    /// of them is placed without writing its JSON.
+    /// Each template's JSON, in index order.
+    templates: Vec<Vec<u8>>,
+    /// The templates by [`quick_key`]: their index and kernel. Equal kernels write the same
+    /// JSON (their `f64`s are equal, so never NaN, and ±0 is written alike), so a kernel equal to
+    /// none of them is a new template.
     known: FxHashMap<u64, Vec<(u32, Kernel)>>,
     kernels: u64,
     /// Bytes written so far.
     at: u64,
-    scratch: Vec<u8>,
     record: Vec<u8>,
 }
 
@@ -215,11 +215,10 @@ impl<W: Write> Writer<W> {
         Ok(Writer {
             out,
             named,
-            templates: FxHashMap::default(),
+            templates: Vec::new(),
             known: FxHashMap::default(),
             kernels: 0,
             at,
-            scratch: Vec::new(),
             record: Vec::with_capacity(8 + 8 * SLOTS),
         })
     }
@@ -231,7 +230,6 @@ impl<W: Write> Writer<W> {
     pub fn kernel(&mut self, k: &Kernel) -> io::Result<()> {
         let mut t = k.clone();
         let (mask, values) = take_slots(&mut t);
-        // Equal kernels (`f64`s equal, so never NaN; ±0 written alike) write the same JSON.
         let key = quick_key(&t);
         let known = self
             .known
@@ -256,22 +254,15 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// The index of the template `t` (a kernel whose slots hold zeros), new or not.
+    /// The index of the new template `t` (a kernel whose slots hold zeros), its JSON kept.
     fn template(&mut self, key: u64, t: Kernel) -> io::Result<u32> {
-        self.scratch.clear();
+        let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
+        let mut json = Vec::new();
         t.serialize(&mut serde_json::Serializer::with_formatter(
-            &mut self.scratch,
-            Compact,
+            &mut json, Compact,
         ))
         .map_err(io::Error::from)?;
-        let i = match self.templates.get(self.scratch.as_slice()) {
-            Some(&i) => i,
-            None => {
-                let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
-                self.templates.insert(self.scratch.clone(), i);
-                i
-            }
-        };
+        self.templates.push(json);
         self.known.entry(key).or_default().push((i, t));
         Ok(i)
     }
@@ -285,10 +276,7 @@ impl<W: Write> Writer<W> {
         let (text, _) = crate::bundle::stream::shell_text(shell, Some(&self.named))?;
         let shell_at = self.at;
         self.out.write_all(text.as_bytes())?;
-        let mut templates: Vec<(&Vec<u8>, u32)> =
-            self.templates.iter().map(|(t, &i)| (t, i)).collect();
-        templates.sort_unstable_by_key(|&(_, i)| i);
-        for (t, _) in &templates {
+        for t in &self.templates {
             let len = u32::try_from(t.len()).map_err(io::Error::other)?;
             self.out.write_all(&len.to_le_bytes())?;
             self.out.write_all(t)?;
@@ -297,7 +285,7 @@ impl<W: Write> Writer<W> {
             self.kernels,
             shell_at,
             text.len() as u64,
-            templates.len() as u64,
+            self.templates.len() as u64,
         ] {
             self.out.write_all(&v.to_le_bytes())?;
         }
