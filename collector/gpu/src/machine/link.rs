@@ -38,21 +38,31 @@ fn copies(
     Ok(p.median_rate(bytes as f64))
 }
 
-/// The link's ceiling from the two directions' rates, byte/s: the slower one (a collective's
-/// ring sends and receives at once, and nccl-tests' bus bandwidth is one direction's).
-pub(super) fn pcie_ceiling(h2d: f64, d2h: f64, mib: usize) -> Option<LinkCeiling> {
+/// A link's ceiling from its two directions' rates, byte/s: the slower one (a collective's ring
+/// sends and receives at once, and nccl-tests' bus bandwidth is one direction's); none unless
+/// both are finite and positive. `words` says how it was measured, given the two rates.
+fn slower_direction(
+    link: LinkKind,
+    a: f64,
+    b: f64,
+    words: impl FnOnce(f64, f64) -> String,
+) -> Option<LinkCeiling> {
     let rate = |r: f64| r.is_finite() && r > 0.0;
-    let value = h2d.min(d2h);
-    (rate(h2d) && rate(d2h)).then(|| LinkCeiling {
-        link: LinkKind::Pcie,
-        value,
+    (rate(a) && rate(b)).then(|| LinkCeiling {
+        link,
+        value: a.min(b),
         method: Method::Empirical,
-        implementation: Some(format!(
-            "page-locked host↔device copies of {mib} MiB (cuMemcpyHtoDAsync {:.1} GB/s, cuMemcpyDtoHAsync {:.1} GB/s): the slower direction",
-            h2d / 1e9,
-            d2h / 1e9
-        )),
+        implementation: Some(words(a / 1e9, b / 1e9)),
         source: None,
+    })
+}
+
+/// The PCIe link's ceiling from the host-to-device and device-to-host rates, byte/s.
+pub(super) fn pcie_ceiling(h2d: f64, d2h: f64, mib: usize) -> Option<LinkCeiling> {
+    slower_direction(LinkKind::Pcie, h2d, d2h, |a, b| {
+        format!(
+            "page-locked host↔device copies of {mib} MiB (cuMemcpyHtoDAsync {a:.1} GB/s, cuMemcpyDtoHAsync {b:.1} GB/s): the slower direction"
+        )
     })
 }
 
@@ -108,19 +118,12 @@ pub(super) fn host_link(
     Ok(())
 }
 
-/// The NVLink ceiling from the two directions' rates, byte/s: the slower one, as for PCIe.
+/// The NVLink ceiling from the rates to the peer and back, byte/s.
 pub(super) fn nvlink_ceiling(out: f64, back: f64, mib: usize, peer: &str) -> Option<LinkCeiling> {
-    let rate = |r: f64| r.is_finite() && r > 0.0;
-    (rate(out) && rate(back)).then(|| LinkCeiling {
-        link: LinkKind::Nvlink,
-        value: out.min(back),
-        method: Method::Empirical,
-        implementation: Some(format!(
-            "device↔device copies of {mib} MiB to and from {peer} over NVLink, peer access enabled (cuMemcpyPeerAsync {:.1} GB/s there, {:.1} GB/s back): the slower direction",
-            out / 1e9,
-            back / 1e9
-        )),
-        source: None,
+    slower_direction(LinkKind::Nvlink, out, back, |a, b| {
+        format!(
+            "device↔device copies of {mib} MiB to and from {peer} over NVLink, peer access enabled (cuMemcpyPeerAsync {a:.1} GB/s there, {b:.1} GB/s back): the slower direction"
+        )
     })
 }
 
