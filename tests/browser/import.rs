@@ -10,7 +10,7 @@ use roofline_tests::repo;
 use roofline_tests::webdriver::{Browser, serve};
 use serde_json::{Value, json};
 
-use super::{WAIT_CHART, dist, take_download};
+use super::{WAIT_CHART, dist, import_trace, take_download};
 
 /// The trace of a real training step (1,154 kernels, shapes recorded), gzipped, served by the
 /// test's server.
@@ -879,16 +879,7 @@ fn a_large_bundle_opens_from_its_columns_file_as_from_its_json() {
         .write(9, std::fs::File::create(&steps).unwrap())
         .unwrap();
     let out = extra.path().join("run.json");
-    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
-        files: &[steps],
-        output: &out,
-        machine: None,
-        options: &Default::default(),
-        counters: None,
-        ncu: None,
-        per_trace: &[],
-    })
-    .unwrap();
+    import_trace(steps, &out);
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(bundle.kernels.len(), 9 * 1154);
     let named = bundle

@@ -891,16 +891,10 @@ fn a_trace_bundle_groups_by_operator() {
     use roofline_model::analysis::group::{GroupBy, group};
     let extra = tempfile::tempdir().unwrap();
     let out = extra.path().join("trace.json");
-    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
-        files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
-        output: &out,
-        machine: None,
-        options: &Default::default(),
-        counters: None,
-        ncu: None,
-        per_trace: &[],
-    })
-    .unwrap();
+    import_trace(
+        repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz"),
+        &out,
+    );
     let bundle = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let ops = group(&bundle.kernels, GroupBy::Operator);
     let mm = ops.iter().find(|k| k.name == "aten::mm").expect("aten::mm");
@@ -1022,6 +1016,20 @@ fn roofline_cli(args: &[&str]) {
     roofline_collector::config::Config::from_cli(cli)
         .and_then(roofline_collector::commands::run)
         .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+}
+
+/// `roofline import TRACE -o OUT` with the default options and no machine, in this process.
+fn import_trace(trace: PathBuf, out: &std::path::Path) {
+    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
+        files: &[trace],
+        output: out,
+        machine: None,
+        options: &Default::default(),
+        counters: None,
+        ncu: None,
+        per_trace: &[],
+    })
+    .unwrap();
 }
 
 /// Waits for the download `name` in `dir` to be complete, then takes it out of the folder.
@@ -1592,16 +1600,10 @@ fn two_traces_compare_per_operator_with_their_kernels() {
     use roofline_model::analysis::group::{GroupBy, group};
     let extra = tempfile::tempdir().unwrap();
     let out = extra.path().join("trace.json");
-    roofline_collector::capture::import(&roofline_collector::capture::ImportRequest {
-        files: &[repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz")],
-        output: &out,
-        machine: None,
-        options: &Default::default(),
-        counters: None,
-        ncu: None,
-        per_trace: &[],
-    })
-    .unwrap();
+    import_trace(
+        repo().join("tests/fixtures/traces/sampled-rank-0-shapes.json.gz"),
+        &out,
+    );
     let before = roofline_model::parse_bundle(&std::fs::read_to_string(&out).unwrap()).unwrap();
     // aten::mm's kernels before, by name, largest time first.
     let mut mm_before: Vec<(String, String, f64)> = Vec::new();
