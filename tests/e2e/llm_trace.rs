@@ -94,6 +94,16 @@ fn imported_per_operator(imp: &TraceImport) -> BTreeMap<Option<String>, (usize, 
 
 const COLLECTIVES: [&str; 2] = ["symm_mem::multimem_all_reduce_", "record_param_comms"];
 
+/// The operators an import's coverage left without F and B (`None`: kernels with no operator).
+fn rest_of(imp: &trace::TraceImport) -> Vec<Option<&str>> {
+    imp.stats
+        .coverage
+        .rest
+        .keys()
+        .map(Option::as_deref)
+        .collect()
+}
+
 /// The share of the kernel time outside the collectives that the operators `covered` have,
 /// from the independent reading.
 fn expected_share(v: &Value, without: &[Option<&str>]) -> f64 {
@@ -142,13 +152,7 @@ fn sglang_on_aiter_gets_f_and_b_but_for_its_attention() {
     let imp = trace::import(&parsed_of(name), &ImportOptions::default()).unwrap();
     linked_as_external_ids_say(&v, &imp);
     assert_eq!(imp.stats.launches, 527);
-    let rest: Vec<Option<&str>> = imp
-        .stats
-        .coverage
-        .rest
-        .keys()
-        .map(Option::as_deref)
-        .collect();
+    let rest = rest_of(&imp);
     let share = imp.stats.coverage.share().unwrap();
     let exp = expected_share(&v, &rest);
     assert!(close(share, exp), "{share} against {exp}");
@@ -225,13 +229,7 @@ fn the_share_with_f_and_b_before_and_after_the_models_configuration() {
     );
     assert!(close(share, exp), "{share} against {exp}");
     assert!((0.943..0.944).contains(&share), "{share}");
-    let rest: Vec<Option<&str>> = with
-        .stats
-        .coverage
-        .rest
-        .keys()
-        .map(Option::as_deref)
-        .collect();
+    let rest = rest_of(&with);
     assert_eq!(
         rest,
         [
