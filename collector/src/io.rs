@@ -721,22 +721,19 @@ impl BundleOut {
             columns: None,
         };
         if is_stdout(path) {
-            out.begin(false)?;
+            out.begin()?;
         }
         Ok(out)
     }
 
-    /// Opens the bundle's writer (and, with `columns`, its columns file's) and writes the
-    /// kernels that waited.
-    fn begin(&mut self, columns: bool) -> Result<(), Error> {
+    /// Opens the bundle's writer (and its columns file's, when [`columns_beside`] says the
+    /// kernels that waited make one) and writes the kernels that waited.
+    fn begin(&mut self) -> Result<(), Error> {
         let Some(shell) = self.shell.take() else {
             return Ok(());
         };
         let path = &self.path;
-        let at = columns
-            .then(|| columns_beside(path, COLUMNS_FROM))
-            .flatten();
-        let named = if let Some(at) = at {
+        let named = if let Some(at) = columns_beside(path, self.waiting.len()) {
             let file = at
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -790,7 +787,7 @@ impl BundleOut {
         }
         self.waiting.push(k.clone());
         if self.waiting.len() >= COLUMNS_FROM {
-            self.begin(true)?;
+            self.begin()?;
         }
         Ok(())
     }
@@ -801,7 +798,7 @@ impl BundleOut {
     /// # Errors
     /// [`Error::InvalidOutput`]; [`Error::WriteFile`]; for standard output, as [`stdout`].
     pub fn finish(mut self, shell: &Bundle) -> Result<(), Error> {
-        self.begin(false)?;
+        self.begin()?;
         let path = self.path;
         if let Some(c) = self.columns {
             let w = c
