@@ -33,8 +33,11 @@
 
   // "bundle", "machine" (a bundle with machines and no kernels) or "import" (anything else: the
   // importer tells a trace from CSV, and says what neither reads).
+  // Each file's start as `kind` read it, for the pairing of a bundle with its columns file.
+  const heads = new WeakMap();
   async function kind(file) {
     const head = new Uint8Array(await file.slice(0, HEAD).arrayBuffer());
+    heads.set(file, head);
     if (columnsId(head) !== null) return "columns";
     let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
     while (i < head.length && " \t\r\n".includes(String.fromCharCode(head[i]))) i++;
@@ -73,7 +76,6 @@
     const n = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(12, true);
     return new TextDecoder().decode(head.subarray(16, 16 + n));
   }
-  const headOf = async (f) => new Uint8Array(await f.slice(0, 4096).arrayBuffer());
 
   // The columns file that the bundle at `url` names, when the server has it with the bundle's
   // id; else null (the viewer then fetches the bundle). Only the bundle's first bytes are read.
@@ -238,11 +240,11 @@
     // A bundle opened with the columns file it names: the columns file is read in its place
     // (the same bundle); one written apart (another id) is left, and the bundle read.
     for (const c of columns) {
-      const id = columnsId(await headOf(c));
+      const id = columnsId(heads.get(c));
       let i = -1;
       let named = null;
       for (i = 0; i < out.length; i++) {
-        named = out[i] instanceof File ? namedColumns(await headOf(out[i])) : null;
+        named = out[i] instanceof File ? namedColumns(heads.get(out[i])) : null;
         if (named && named.file === c.name) break;
       }
       if (i === out.length) out.push(c);
