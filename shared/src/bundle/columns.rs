@@ -187,12 +187,12 @@ pub struct Writer<W: Write> {
     out: W,
     /// What the bundle names: the shell written here names it too.
     named: ColumnsRef,
-    /// Each template's JSON, in index order.
-    templates: Vec<Vec<u8>>,
-    /// The templates by [`quick_key`]: their index and kernel. Equal kernels write the same
-    /// JSON (their `f64`s are equal, so never NaN, and ±0 is written alike), so a kernel equal to
-    /// none of them is a new template.
-    known: FxHashMap<u64, Vec<(u32, Kernel)>>,
+    /// The templates (kernels whose slots hold zeros), in index order, written at the end.
+    /// Equal kernels write the same JSON (their `f64`s are equal, so never NaN, and ±0 is
+    /// written alike), so a kernel equal to none of them is a new template.
+    templates: Vec<Kernel>,
+    /// The templates' indices by [`quick_key`].
+    known: FxHashMap<u64, Vec<u32>>,
     kernels: u64,
     /// Bytes written so far.
     at: u64,
@@ -231,14 +231,19 @@ impl<W: Write> Writer<W> {
         let mut t = k.clone();
         let (mask, values) = take_slots(&mut t);
         let key = quick_key(&t);
+        let templates = &self.templates;
         let known = self
             .known
             .get(&key)
-            .and_then(|ts| ts.iter().find(|(_, k)| *k == t))
-            .map(|&(i, _)| i);
+            .and_then(|ts| ts.iter().copied().find(|&i| templates[i as usize] == t));
         let index = match known {
             Some(i) => i,
-            None => self.template(key, t)?,
+            None => {
+                let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
+                self.templates.push(t);
+                self.known.entry(key).or_default().push(i);
+                i
+            }
         };
         self.record.clear();
         self.record.extend_from_slice(&index.to_le_bytes());
@@ -254,19 +259,6 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// The index of the new template `t` (a kernel whose slots hold zeros), its JSON kept.
-    fn template(&mut self, key: u64, t: Kernel) -> io::Result<u32> {
-        let i = u32::try_from(self.templates.len()).map_err(io::Error::other)?;
-        let mut json = Vec::new();
-        t.serialize(&mut serde_json::Serializer::with_formatter(
-            &mut json, Compact,
-        ))
-        .map_err(io::Error::from)?;
-        self.templates.push(json);
-        self.known.entry(key).or_default().push((i, t));
-        Ok(i)
-    }
-
     /// Writes the shell (the bundle but its kernels, as the JSON's writer wrote it), the
     /// templates and the trailer, and returns the writer.
     ///
@@ -276,10 +268,16 @@ impl<W: Write> Writer<W> {
         let (text, _) = crate::bundle::stream::shell_text(shell, Some(&self.named))?;
         let shell_at = self.at;
         self.out.write_all(text.as_bytes())?;
+        let mut json = Vec::new();
         for t in &self.templates {
-            let len = u32::try_from(t.len()).map_err(io::Error::other)?;
+            json.clear();
+            t.serialize(&mut serde_json::Serializer::with_formatter(
+                &mut json, Compact,
+            ))
+            .map_err(io::Error::from)?;
+            let len = u32::try_from(json.len()).map_err(io::Error::other)?;
             self.out.write_all(&len.to_le_bytes())?;
-            self.out.write_all(t)?;
+            self.out.write_all(&json)?;
         }
         for v in [
             self.kernels,
