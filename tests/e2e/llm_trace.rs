@@ -95,7 +95,7 @@ fn imported_per_operator(imp: &TraceImport) -> BTreeMap<Option<String>, (usize, 
 const COLLECTIVES: [&str; 2] = ["symm_mem::multimem_all_reduce_", "record_param_comms"];
 
 /// The operators an import's coverage left without F and B (`None`: kernels with no operator).
-fn rest_of(imp: &trace::TraceImport) -> Vec<Option<&str>> {
+fn rest_of(imp: &TraceImport) -> Vec<Option<&str>> {
     imp.stats
         .coverage
         .rest
