@@ -26,8 +26,7 @@
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues};
 use crate::bundle::stream::WriteError;
@@ -39,17 +38,7 @@ pub const MAGIC: &[u8; 8] = b"ROOFCOLS";
 /// The layout version this build writes and reads.
 pub const FORMAT: u32 = 1;
 
-/// The columns file a bundle names: written beside it, with the same id. A reader that has both
-/// reads the columns file and checks the id; one that has only the JSON reads the JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ColumnsRef {
-    /// The columns file's name, in the bundle's own directory.
-    pub file: String,
-    /// What the columns file's header holds when it was written with this bundle; another id
-    /// means the two were written apart, and the JSON is read.
-    pub id: String,
-}
+pub use super::ColumnsRef;
 
 /// The columns file's name for a bundle file's name: `run.json` and `run.json.gz` give
 /// `run.columns`.

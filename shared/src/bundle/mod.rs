@@ -64,7 +64,7 @@ pub struct Bundle {
     /// The columns file written beside this bundle, the same bundle in binary for fast opening
     /// (see [`columns`]); absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub columns: Option<columns::ColumnsRef>,
+    pub columns: Option<ColumnsRef>,
     /// Free text describing what the bundle is (for example, how a hand-built example was made).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -143,6 +143,19 @@ impl Bundle {
             None => None,
         }
     }
+}
+
+/// The columns file a bundle names (the same bundle in binary, see `bundle::columns`): written
+/// beside it, with the same id. A reader that has both reads the columns file and checks the id;
+/// one that has only the JSON reads the JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnsRef {
+    /// The columns file's name, in the bundle's own directory.
+    pub file: String,
+    /// What the columns file's header holds when it was written with this bundle; another id
+    /// means the two were written apart, and the JSON is read.
+    pub id: String,
 }
 
 /// Where a bundle came from.

@@ -12,9 +12,8 @@ use std::io::{self, Read, Write};
 
 use crate::bundle::window::{JsonWindow, WindowError};
 
-use crate::bundle::columns::ColumnsRef;
 use crate::bundle::read::{Issue, Problem, ReadError, kernel_issues, pretty_at};
-use crate::bundle::{Bundle, Kernel, SCHEMA_VERSION};
+use crate::bundle::{Bundle, ColumnsRef, Kernel, SCHEMA_VERSION};
 
 /// Why a stream could not be written.
 #[derive(Debug, thiserror::Error)]
